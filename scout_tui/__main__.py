@@ -1,0 +1,3 @@
+from scout_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""Find TODO-style markers in Python comments and docstrings, and classify their blockers.
+
+Pure: source text in, `Todo`s out. String literals in code are not comments: a marker
+inside `"TODO"` passed to a function is not a TODO.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+_OWNER = re.compile(
+    r"\b(?:TODO|FIXME|HACK|XXX)\((?!#)\s*@?([\w.\- ]+?)\s*\)|\[TODO\]\(@?([\w.\-]+)\)"
+)
+_REF_REPO = re.compile(r"\b([\w.-]+/[\w.-]+)#(\d+)\b")
+_REF_URL = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/(?:pull|issues)/(\d+)")
+_REF_BARE = re.compile(r"\b(?:TODO|FIXME|HACK|XXX)\(#(\d+)\)")
+_BACKTICKED = re.compile(r"`+([A-Za-z_][\w.]*(?:\(\))?)`+")
+_DOTTED = re.compile(r"\b(torch(?:\.[A-Za-z_]\w*)+)")
+
+
+@dataclass(frozen=True)
+class Reference:
+    repo: str
+    number: int
+
+    def __str__(self) -> str:
+        return f"{self.repo}#{self.number}"
+
+
+@dataclass
+class Todo:
+    path: str
+    line: int
+    marker: str
+    text: str  # the marker's sentence(s), continuation lines joined
+    owner: str | None = None
+    references: list[Reference] = field(default_factory=list)
+    apis: list[str] = field(default_factory=list)
+    ordinal: int = 0  # among identical texts in one file, so two stay two
+
+    @property
+    def key_text(self) -> str:
+        return " ".join(self.text.lower().split())
+
+
+def _comment_blocks(source: str) -> list[tuple[int, list[str]]]:
+    """Runs of consecutive comment lines: (first line, texts without '#')."""
+    blocks: list[tuple[int, list[str]]] = []
+    last_line = -2
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        tokens = []
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        text = token.string.lstrip("#").strip()
+        line = token.start[0]
+        if blocks and line == last_line + 1:
+            blocks[-1][1].append(text)
+        else:
+            blocks.append((line, [text]))
+        last_line = line
+    return blocks
+
+
+def _docstrings(tree: ast.Module | None) -> list[tuple[int, list[str]]]:
+    if tree is None:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            value = body[0].value.value
+            if isinstance(value, str):
+                out.append((body[0].lineno, [line.strip() for line in value.split("\n")]))
+    return out
+
+
+def _extract(lines: list[str], markers_re: re.Pattern[str]) -> list[tuple[int, str, str]]:
+    """(offset, marker, text) for each marker in a block; continuation lines join until a
+    blank line or the next marker."""
+    found = []
+    for offset, line in enumerate(lines):
+        match = markers_re.search(line)
+        if not match:
+            continue
+        parts = [line[match.start() :]]
+        for following in lines[offset + 1 :]:
+            if not following or markers_re.search(following):
+                break
+            parts.append(following)
+        found.append((offset, match.group(1), " ".join(parts)))
+    return found
+
+
+def find_todos(
+    path: str,
+    source: str,
+    tree: ast.Module | None,
+    markers: list[str],
+    bare_ref_repo: str,
+) -> list[Todo]:
+    markers_re = re.compile(r"(?<![\w`'\"])(" + "|".join(map(re.escape, markers)) + r")\b")
+    todos: list[Todo] = []
+    seen: dict[str, int] = {}
+    blocks = sorted(_comment_blocks(source) + _docstrings(tree))
+    for first_line, lines in blocks:
+        for offset, marker, text in _extract(lines, markers_re):
+            todo = classify(
+                Todo(path=path, line=first_line + offset, marker=marker, text=text), bare_ref_repo
+            )
+            todo.ordinal = seen.get(todo.key_text, 0)
+            seen[todo.key_text] = todo.ordinal + 1
+            todos.append(todo)
+    return todos
+
+
+def classify(todo: Todo, bare_ref_repo: str) -> Todo:
+    text = todo.text
+    owner = _OWNER.search(text)
+    if owner:
+        todo.owner = (owner.group(1) or owner.group(2)).strip()
+    refs: list[Reference] = []
+    for match in _REF_URL.finditer(text):
+        refs.append(Reference(match.group(1), int(match.group(2))))
+    for match in _REF_REPO.finditer(_REF_URL.sub("", text)):
+        refs.append(Reference(match.group(1), int(match.group(2))))
+    for match in _REF_BARE.finditer(text):
+        refs.append(Reference(bare_ref_repo, int(match.group(1))))
+    todo.references = list(dict.fromkeys(refs))
+    apis = [m.rstrip("()") for m in _BACKTICKED.findall(text)]
+    apis += _DOTTED.findall(text)
+    todo.apis = list(dict.fromkeys(api.rstrip(".") for api in apis if len(api) > 2))
+    return todo

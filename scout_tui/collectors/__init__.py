@@ -1,0 +1,3 @@
+"""One module per scout section; importing this package registers them in report order."""
+
+from scout_tui.collectors import github_pending, todos  # noqa: F401

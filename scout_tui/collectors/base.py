@@ -1,0 +1,165 @@
+"""The collector protocol, its registry, and the events a run streams.
+
+A collector is a small class with a name, what it needs (repo / network / token / torch)
+and a generator that yields findings and progress as it goes. Adding a section of the
+scout means adding a module here and registering it: nothing else changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
+
+from scout_tui.config import Config
+from scout_tui.model import (
+    CollectorState,
+    Evidence,
+    FileRef,
+    Finding,
+    PriorReport,
+    Section,
+    fingerprint,
+)
+
+if TYPE_CHECKING:
+    from scout_tui.source import SourceTree
+
+
+class Need(StrEnum):
+    REPO = "repo"
+    NETWORK = "network"
+    TOKEN = "token"
+    TORCH = "torch"
+    GITHUB = "github"  # the GitHub layer (a later issue)
+
+
+class Skipped(Exception):
+    """Raised by a collector that cannot run; the message is the reason shown to users."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    collector: str
+    done: int
+    total: int | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class CollectorStarted:
+    collector: str
+
+
+@dataclass(frozen=True)
+class FindingFound:
+    collector: str
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class CollectorFinished:
+    state: CollectorState
+
+
+Event = CollectorStarted | Progress | FindingFound | CollectorFinished
+
+
+@dataclass
+class CollectorContext:
+    """Everything a collector may look at. The token is here, never in anything saved."""
+
+    config: Config
+    repo_path: Path
+    as_of: date
+    since: datetime
+    until: datetime
+    source: SourceTree
+    prior_reports: list[PriorReport] = field(default_factory=list)
+    baseline_commit: str | None = None  # newest commit at or before `since`
+    head_commit: str | None = None  # newest commit at or before `until`
+    token: str | None = field(default=None, repr=False)
+    online: bool = False
+    github_available: bool = False
+    torch_root: Path | None = None
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def finding(
+        self,
+        collector: str,
+        kind: str,
+        key: tuple[str, ...],
+        title: str,
+        body: str = "",
+        *,
+        suggested_fix: str = "",
+        files: list[FileRef] | None = None,
+        items: list[str] | None = None,
+        evidence: Evidence | None = None,
+    ) -> Finding:
+        """A finding whose section, priority, severity and board flag come from the rules."""
+        rule = self.config.rule(kind)
+        return Finding(
+            collector=collector,
+            kind=kind,
+            title=title,
+            body=body,
+            suggested_fix=suggested_fix,
+            section=rule.section,
+            priority=rule.priority if rule.section in _PRIORITIZED else None,
+            severity=rule.severity,
+            board_item=rule.board_item,
+            files=files or [],
+            items=items or [],
+            evidence=evidence or Evidence(),
+            fingerprint=fingerprint(kind, *key),
+        )
+
+
+_PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS}
+
+
+class Collector(Protocol):
+    name: ClassVar[str]
+    title: ClassVar[str]
+    section: ClassVar[Section]  # where its "skipped — reason" line goes in the report
+    needs: ClassVar[frozenset[Need]]
+    kinds: ClassVar[tuple[str, ...]]
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]: ...
+
+
+_REGISTRY: dict[str, type[Collector]] = {}
+C = TypeVar("C", bound=type[Collector])
+
+
+def register(cls: C) -> C:
+    if cls.name in _REGISTRY:
+        raise ValueError(f"collector {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def registered() -> dict[str, type[Collector]]:
+    """All collectors, in registration (= report) order."""
+    import scout_tui.collectors  # noqa: F401  (registers the built-in collectors)
+
+    return dict(_REGISTRY)
+
+
+def unmet_need(cls: type[Collector], ctx: CollectorContext) -> str | None:
+    """Why this collector cannot run in this context, or None."""
+    checks: list[tuple[Need, Callable[[], bool], str]] = [
+        (Need.GITHUB, lambda: ctx.github_available, "no GitHub layer yet"),
+        (Need.NETWORK, lambda: ctx.online, "offline"),
+        (Need.TOKEN, lambda: bool(ctx.token), "no GitHub token (set GH_TOKEN or GITHUB_TOKEN)"),
+        (Need.TORCH, lambda: ctx.torch_root is not None, "torch not installed"),
+    ]
+    for need, ok, reason in checks:
+        if need in cls.needs and not ok():
+            return reason
+    return None

@@ -1,0 +1,156 @@
+"""TODO unblock detection (SPEC §2.1 item 2).
+
+Every TODO/FIXME/HACK/XXX in the experiment's Python files, found fresh each run. Those
+with an upstream reference or a named API get a finding each; the rest (owned or plain)
+are one FYI list, so forty TODOs do not become forty findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import git
+
+from scout_tui.analysis.todos import Todo, find_todos
+from scout_tui.analysis.torch_api import TorchIndex
+from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.report.escape import code
+
+
+def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tuple[str, datetime]]:
+    """Author and date of each line, from one `git blame` per file."""
+    args = ["--line-porcelain"]
+    for line in lines:
+        args += ["-L", f"{line},{line}"]
+    try:
+        with ctx.source._lock:
+            out = ctx.source.repo.git.blame(*args, "--", path)
+    except git.GitCommandError:
+        return {}
+    result: dict[int, tuple[str, datetime]] = {}
+    author, when, final = "", None, 0
+    for row in out.splitlines():
+        if row and len(row.split(" ")[0]) == 40 and not row.startswith("\t"):
+            fields = row.split(" ")
+            if len(fields) >= 3 and fields[2].isdigit():
+                final = int(fields[2])
+        elif row.startswith("author "):
+            author = row[7:]
+        elif row.startswith("author-time "):
+            when = datetime.fromtimestamp(int(row[12:]), UTC)
+        elif row.startswith("\t") and when is not None:
+            result[final] = (author, when)
+    return result
+
+
+def _short(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _item(todo: Todo) -> str:
+    """A readable, line-free name for one TODO inside a grouped finding."""
+    text = " ".join(todo.text.split())
+    suffix = f" #{todo.ordinal + 1}" if todo.ordinal else ""
+    return f"{_short(todo.path)}: {text[:60]}{suffix}"
+
+
+def _context(ctx: CollectorContext, todo: Todo) -> str:
+    text = ctx.source.read(todo.path) or ""
+    lines = text.split("\n")
+    around = ctx.config.todos.context_lines
+    start = max(0, todo.line - 1 - around)
+    end = min(len(lines), todo.line + around + 3)
+    return "\n".join(f"{n + 1:>5} {lines[n]}" for n in range(start, end))
+
+
+@register
+class TodoCollector:
+    name = "todos"
+    title = "TODO unblock detection"
+    section = Section.ACTION_ITEMS
+    needs = frozenset({Need.REPO})
+    kinds = ("todo_blocked", "todo_api_available", "todo_owned", "todo_unclassified")
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        config = ctx.config
+        files = ctx.source.glob(config.project.experiment, "*.py")
+        torch = TorchIndex(ctx.torch_root) if ctx.torch_root else None
+        fyi: list[tuple[Todo, str]] = []
+        for done, path in enumerate(files, 1):
+            text = ctx.source.read(path)
+            if text is None or not any(m in text for m in config.todos.markers):
+                continue
+            todos = find_todos(
+                path,
+                text,
+                ctx.source.parse(path),
+                config.todos.markers,
+                config.todos.bare_ref_repo,
+            )
+            blame = _blame(ctx, path, [t.line for t in todos]) if todos else {}
+            for todo in todos:
+                author, when = blame.get(todo.line, ("", None))
+                age = f"{(ctx.until - when).days} days old, by {author}" if when else ""
+                finding = self._finding(ctx, todo, torch, age)
+                if finding is None:
+                    fyi.append((todo, age))
+                else:
+                    yield finding
+            if done % 10 == 0:
+                yield Progress(self.name, done, len(files), path)
+        if fyi:
+            yield self._fyi_list(ctx, fyi, torch is None)
+
+    def _finding(
+        self, ctx: CollectorContext, todo: Todo, torch: TorchIndex | None, age: str
+    ) -> Finding | None:
+        ref = FileRef(path=todo.path, line=todo.line)
+        key = (todo.path, todo.key_text, str(todo.ordinal))
+        evidence = Evidence(context=_context(ctx, todo))
+        where = f"{code(todo.path)}" + (f" ({age})" if age else "")
+        if todo.references:
+            refs = ", ".join(str(r) for r in todo.references)
+            evidence.urls = [
+                f"{ctx.config.project.web_url}/{r.repo}/issues/{r.number}" for r in todo.references
+            ]
+            return ctx.finding(
+                self.name, "todo_blocked", key,
+                f"TODO in {code(_short(todo.path))} blocked on {refs}",
+                f"{where} waits on {refs}; its state is looked up once the GitHub layer "
+                f"is available.\n\n{code(todo.text)}",
+                files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
+            )  # fmt: skip
+        present = [api for api in todo.apis if torch is not None and torch.has_name(api)]
+        if present:
+            names = ", ".join(code(api) for api in present)
+            return ctx.finding(
+                self.name, "todo_api_available", key,
+                f"TODO in {code(_short(todo.path))} names {names}, which the installed torch has",
+                f"{where}: {code(todo.text)}\n\nCheck whether it can be resolved with "
+                f"the API that exists now.",
+                files=[ref], items=present, evidence=evidence,
+            )  # fmt: skip
+        return None
+
+    def _fyi_list(
+        self, ctx: CollectorContext, todos: list[tuple[Todo, str]], no_torch: bool
+    ) -> Finding:
+        owned = sum(1 for todo, _ in todos if todo.owner)
+        lines = []
+        for todo, age in todos:
+            who = f"owned by {todo.owner}" if todo.owner else "no owner"
+            lines.append(
+                f"- {code(f'{todo.path}:{todo.line}')} ({who}{', ' + age if age else ''}): "
+                f"{code(todo.text[:120])}"
+            )
+        note = "\n\nNamed APIs not checked: skipped — torch not installed." if no_torch else ""
+        experiment = ctx.config.project.experiment
+        return ctx.finding(
+            self.name, "todo_unclassified", (experiment,),
+            f"{len(todos)} TODOs with no upstream blocker ({owned} with a named owner)",
+            "\n".join(lines) + note,
+            files=[FileRef(path=todo.path, line=todo.line) for todo, _ in todos],
+            items=sorted({_item(todo) for todo, _ in todos}),
+        )  # fmt: skip

@@ -1,0 +1,260 @@
+"""scout.toml: loaded into pydantic models, merged over the shipped default.
+
+Every value the code uses comes from here. A bad file gets one message that names the
+key, the bad value and what is allowed (and the line, where TOML gives it).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from scout_tui.model import Priority, Section, Severity
+
+CONFIG_NAME = "scout.toml"
+
+
+class ConfigError(Exception):
+    """A scout.toml that cannot be used; the message is meant for the user as is."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProjectConfig(_Strict):
+    repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    experiment: str
+    tracking_issue: int = Field(gt=0)
+    api_url: str = Field(pattern=r"^https?://")
+    web_url: str = Field(pattern=r"^https?://")
+
+
+class BoardConfig(_Strict):
+    owner: str
+    number: int = Field(gt=0)
+    project_id: str | None = None
+    status_field: str = "Status"
+    backlog_option: str = "Backlog"
+    title_prefix: str = "[NightlyScout]"
+
+
+class WindowsConfig(_Strict):
+    prior_report_days: int = Field(ge=1, le=365)
+    fyi_suppress_after: int = Field(ge=1, le=30)
+    ci_runs: int = Field(ge=1, le=100)
+    pr_review_days: int = Field(ge=0)
+    merged_pr_hours: int = Field(ge=1)
+    stale_issue_days: int = Field(ge=1)
+
+
+class Surface(_Strict):
+    name: str
+    target: str = Field(pattern=r"^[^:]+::[A-Za-z_][\w.]*$")
+    check: Literal["fields", "signature", "returns", "properties", "methods"]
+
+    @property
+    def path(self) -> str:
+        return self.target.split("::", 1)[0]
+
+    @property
+    def qualname(self) -> str:
+        return self.target.split("::", 1)[1]
+
+
+class UpstreamConfig(_Strict):
+    core_paths: list[str]
+    new_api_dirs: list[str] = []
+    models_dir: str = ""
+    surfaces: list[Surface] = []
+
+
+class TodosConfig(_Strict):
+    markers: list[str] = Field(min_length=1)
+    context_lines: int = Field(ge=0, le=20)
+    bare_ref_repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+
+
+class TorchConfig(_Strict):
+    root: str = ""
+    nightly_index: str = Field(pattern=r"^https?://")
+    python_tag: str = Field(pattern=r"^cp\d+$")
+    platform_tag: str
+    compare_url: str
+
+    @field_validator("compare_url")
+    @classmethod
+    def _has_placeholders(cls, value: str) -> str:
+        if "{old}" not in value or "{new}" not in value:
+            raise ValueError("must contain {old} and {new}")
+        return value
+
+
+class CiConfig(_Strict):
+    branch: str
+    event: str
+    workflows: list[str]
+    tests_dir: str
+
+
+class CoverageConfig(_Strict):
+    core_integration_tests: list[str] = []
+    experiment_integration_tests: str = ""
+    pass_files: list[str] = []
+    config_registries: list[str] = []
+
+
+class FreshnessConfig(_Strict):
+    monkey_patches: list[str] = []
+    private_apis: list[str] = []
+    duplicate_pairs: list[tuple[str, str]] = []
+    config_converter: str = ""
+    base_config: str = ""
+
+
+class DocsConfig(_Strict):
+    files: list[str] = []
+
+
+class Rule(_Strict):
+    section: Section
+    priority: Priority | None = None
+    severity: Severity | None = None
+    board_item: bool = False
+
+    @field_validator("section")
+    @classmethod
+    def _not_carried(cls, value: Section) -> Section:
+        if value is Section.CARRIED_FORWARD:
+            raise ValueError("carried_forward is decided by reconcile, not by a rule")
+        return value
+
+
+class Config(_Strict):
+    project: ProjectConfig
+    board: BoardConfig
+    windows: WindowsConfig
+    upstream: UpstreamConfig
+    todos: TodosConfig
+    torch: TorchConfig
+    ci: CiConfig
+    coverage: CoverageConfig
+    freshness: FreshnessConfig
+    docs: DocsConfig
+    rules: dict[str, Rule]
+    keys: dict[str, str]
+    source: str = Field(default="<shipped default>", exclude=True)
+
+    def rule(self, kind: str) -> Rule:
+        try:
+            return self.rules[kind]
+        except KeyError:
+            raise ConfigError(
+                f"{self.source}: [rules] has no entry for finding kind {kind!r}"
+            ) from None
+
+    def experiment_path(self, *parts: str) -> str:
+        return "/".join([self.project.experiment.rstrip("/"), *parts])
+
+
+def _shipped_text() -> str:
+    return resources.files("scout_tui").joinpath(CONFIG_NAME).read_text(encoding="utf-8")
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort line of a key in the TOML text, for the error message."""
+    names = [str(part) for part in loc if isinstance(part, str)]
+    if not names:
+        return None
+    table, key = names[:-1], names[-1]
+    lines = text.splitlines()
+    start = 0
+    if table:
+        header = re.compile(r"^\s*\[+\s*" + r"\s*\.\s*".join(map(re.escape, table)) + r"\s*\]+")
+        for number, line in enumerate(lines):
+            if header.match(line):
+                start = number
+                break
+    key_re = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+    for number in range(start, len(lines)):
+        if key_re.match(lines[number]):
+            return number + 1
+    return None
+
+
+def _describe(error: dict[str, Any], text: str, source: str) -> str:
+    loc = tuple(error["loc"])
+    key = ".".join(str(part) for part in loc)
+    value = error.get("input")
+    line = _line_of(text, loc)
+    where = f"{source}, line {line}" if line else source
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unknown key {key!r}"
+    if error["type"] == "missing":
+        return f"{where}: missing key {key!r}"
+    allowed = error["msg"]
+    if error["type"] == "enum" or error["type"] == "literal_error":
+        allowed = "one of " + error["ctx"]["expected"]
+    return f"{where}: {key} = {value!r} is not allowed: {allowed}"
+
+
+def load_config(path: Path | None = None) -> Config:
+    """The shipped default, with `path` (if any) merged over it."""
+    base = tomllib.loads(_shipped_text())
+    if path is None:
+        return _validate(base, _shipped_text(), "<shipped default>")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file") from None
+    try:
+        user = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return _validate(_merge(base, user), text, str(path))
+
+
+def _validate(data: dict[str, Any], text: str, source: str) -> Config:
+    try:
+        config = Config.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        messages = [_describe(error, text, source) for error in exc.errors()]
+        raise ConfigError("\n".join(messages)) from None
+    _check_keys(config)
+    return config
+
+
+def _check_keys(config: Config) -> None:
+    used = {value for value in config.keys.values()}
+    if len(used) != len(config.keys):
+        seen: dict[str, str] = {}
+        for action, key in config.keys.items():
+            if key in seen:
+                raise ConfigError(
+                    f"{config.source}: keys.{action} = {key!r} is not allowed: "
+                    f"already bound to keys.{seen[key]}"
+                )
+            seen[key] = action
+
+
+def find_config(repo: Path) -> Path | None:
+    """The checkout's own scout.toml, if it has one."""
+    candidate = repo / CONFIG_NAME
+    return candidate if candidate.is_file() else None

@@ -1,0 +1,172 @@
+"""The findings model: what a collector finds, what a reviewer decides, what a run records.
+
+These are pydantic models because they cross boundaries: the cache, `--json`, the
+committed JSON Schema and (later) the GitHub layer all read and write them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class Section(StrEnum):
+    """Report sections, in the order the report renders them."""
+
+    CI_FAILURES = "ci_failures"
+    ACTION_ITEMS = "action_items"
+    CARRIED_FORWARD = "carried_forward"
+    OPPORTUNITIES = "opportunities"
+    FYI = "fyi"
+    DOCS = "docs"
+    ALL_CLEAR = "all_clear"
+
+
+class Priority(StrEnum):
+    P0 = "P0"
+    P1 = "P1"
+    P2 = "P2"
+
+
+class Severity(StrEnum):
+    BLOCKING = "blocking"
+    SHOULD_FIX = "should-fix"
+    NICE_TO_HAVE = "nice-to-have"
+
+
+class Status(StrEnum):
+    NEW = "new"
+    CARRIED = "carried"
+    RESOLVED = "resolved"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FileRef(_Model):
+    path: str
+    line: int | None = None
+
+
+class RegressionRow(_Model):
+    nightly: str
+    status: Literal["pass", "fail"]
+    commit: str | None = None
+
+
+class TracebackFrame(_Model):
+    path: str
+    line: int
+    function: str
+    source: str = ""
+    in_experiment: bool = False
+
+
+class Evidence(_Model):
+    """What backs a finding up; the console's diff and log panes show these."""
+
+    diff: str | None = None
+    traceback: str | None = None
+    frames: list[TracebackFrame] = Field(default_factory=list)
+    failing_tests: list[str] = Field(default_factory=list)
+    error: str | None = None
+    regression: list[RegressionRow] = Field(default_factory=list)
+    compare_url: str | None = None
+    repro: str | None = None
+    context: str | None = None
+    urls: list[str] = Field(default_factory=list)
+
+
+class BoardRef(_Model):
+    item_id: str
+    url: str | None = None
+    status: str | None = None
+
+
+class Finding(_Model):
+    """One thing the scout found. Section and priority start from the `[rules]` table."""
+
+    collector: str
+    kind: str
+    title: str
+    body: str = ""
+    suggested_fix: str = ""
+    section: Section
+    priority: Priority | None = None
+    severity: Severity | None = None
+    board_item: bool = False
+    files: list[FileRef] = Field(default_factory=list)
+    # The sub-problems this finding groups (untested passes, failing tests...). Their
+    # digests travel in the report marker so tomorrow's run can tell "partial fix landed"
+    # from "situation worsened".
+    items: list[str] = Field(default_factory=list)
+    evidence: Evidence = Field(default_factory=Evidence)
+    fingerprint: str
+    status: Status = Status.NEW
+    status_update: str | None = None
+    first_reported: date | None = None
+    board: BoardRef | None = None
+
+
+def fingerprint(kind: str, *key: str) -> str:
+    """A stable id from the kind and a key that never contains a line number."""
+    digest = hashlib.sha1("\x1f".join((kind, *key)).encode()).hexdigest()[:12]
+    return f"{kind}-{digest}"
+
+
+def item_digest(item: str) -> str:
+    return hashlib.sha1(item.encode()).hexdigest()[:6]
+
+
+class CollectorState(_Model):
+    name: str
+    title: str
+    state: Literal["pending", "running", "done", "skipped", "failed"]
+    reason: str | None = None
+    findings: int = 0
+    seconds: float | None = None
+
+
+class PriorItem(_Model):
+    """An item parsed from a prior report."""
+
+    section: Section
+    priority: Priority | None = None
+    title: str
+    text: str
+    first_reported: date | None = None
+    fingerprint: str | None = None
+    item_digests: list[str] | None = None
+    board_url: str | None = None
+    checked: bool = False
+
+
+class PriorReport(_Model):
+    date: date
+    source: str
+    items: list[PriorItem] = Field(default_factory=list)
+
+
+class RunResult(_Model):
+    """One collection run: the `--json` interface and what the cache keeps per day."""
+
+    schema_version: int = SCHEMA_VERSION
+    date: date
+    since: datetime
+    repo: str
+    head: str | None = None
+    baseline_commit: str | None = None
+    prior_reports: list[PriorReport] = Field(default_factory=list)
+    prior_source: str | None = None
+    collectors: list[CollectorState] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    suppressed: list[str] = Field(
+        default_factory=list, description="Fingerprints of FYI items left out as noise."
+    )

@@ -1,0 +1,139 @@
+"""What publishing will do, computed before anything is sent (SPEC §2.4).
+
+The plan is what the confirmation modal and `publish --dry-run` show; the GitHub layer
+executes it step by step, journaling each step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+from scout_tui.config import Config
+from scout_tui.model import Finding, Section, Status
+from scout_tui.report.escape import code, neutralize
+from scout_tui.report.render import SECTION_HEADINGS, marker
+
+DRAFT_SECTIONS = {Section.ACTION_ITEMS, Section.CI_FAILURES}
+TITLE_LIMIT = 120
+
+
+@dataclass(frozen=True)
+class Draft:
+    fingerprint: str
+    title: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Step:
+    description: str
+    state: str = "planned"  # planned | skipped — <reason> | done
+
+
+@dataclass
+class PublishPlan:
+    date: date
+    report: str
+    tracking_issue: int
+    drafts: list[Draft] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+
+    def summary(self) -> str:
+        drafts = len(self.drafts)
+        parts = [
+            f"1 comment on #{self.tracking_issue}",
+            f"{drafts} Backlog draft{'s' if drafts != 1 else ''}",
+        ]
+        if self.duplicates:
+            parts.append(f"{len(self.duplicates)} skipped as duplicates of board items")
+        return ", ".join(parts)
+
+
+def normalized_title(title: str) -> str:
+    title = re.sub(r"^\s*(\[[^\]]*\]\s*)+", "", title)  # [NightlyScout][P1] prefixes
+    return " ".join(re.sub(r"[`*_]", "", title).lower().split())
+
+
+def draft_title(config: Config, finding: Finding) -> str:
+    short = " ".join(finding.title.replace("`", "").split())
+    if len(short) > TITLE_LIMIT:
+        short = short[: TITLE_LIMIT - 1].rstrip() + "…"
+    priority = f"[{finding.priority.value}]" if finding.priority else ""
+    return f"{config.board.title_prefix}{priority} {short}"
+
+
+def draft_body(config: Config, finding: Finding, report_date: date, comment_url: str | None) -> str:
+    files = ", ".join(
+        code(f"{ref.path}:{ref.line}" if ref.line else ref.path) for ref in finding.files[:10]
+    )
+    references = [f"- Report: {comment_url or 'linked once the report comment is posted'}"]
+    if files:
+        references.append(f"- Files: {files}")
+    references += [f"- {url}" for url in finding.evidence.urls]
+    priority = finding.priority.value if finding.priority else "none"
+    return "\n".join(
+        [
+            f"Source: Nightly Scout Report — {report_date.isoformat()}",
+            f"Priority: {priority}",
+            f"Section: {SECTION_HEADINGS[finding.section]}",
+            "",
+            "## Problem",
+            "",
+            neutralize(finding.body.strip() or finding.title),
+            "",
+            "## Suggested Fix",
+            "",
+            neutralize(finding.suggested_fix.strip() or "See the report for the evidence."),
+            "",
+            "## References",
+            "",
+            *references,
+            "",
+            marker(finding),
+        ]
+    )
+
+
+def wants_draft(finding: Finding) -> bool:
+    return (
+        finding.board_item
+        and finding.status is Status.NEW
+        and finding.section in DRAFT_SECTIONS
+        and finding.board is None
+    )
+
+
+def build_plan(
+    config: Config,
+    report_date: date,
+    report: str,
+    findings: Sequence[Finding],
+    board_titles: dict[str, str] | None = None,
+) -> PublishPlan:
+    """`board_titles` maps existing board items' fingerprints or normalized titles to their
+    URLs; a finding that matches one is a duplicate, not a new draft."""
+    existing = board_titles or {}
+    plan = PublishPlan(report_date, report, config.project.tracking_issue)
+    for finding in findings:
+        if not wants_draft(finding):
+            continue
+        title = draft_title(config, finding)
+        if finding.fingerprint in existing or normalized_title(title) in existing:
+            plan.duplicates.append(title)
+            continue
+        plan.drafts.append(
+            Draft(finding.fingerprint, title, draft_body(config, finding, report_date, None))
+        )
+    issue = config.project.tracking_issue
+    board = f"{config.board.owner}/projects/{config.board.number}"
+    plan.steps = [
+        Step(f"post or update today's report comment on #{issue}"),
+        *(Step(f"create draft on {board}: {d.title}") for d in plan.drafts),
+        *(Step(f"set Status = {config.board.backlog_option}: {d.title}") for d in plan.drafts),
+        Step("link each action item in the comment to its board item"),
+    ]
+    return plan

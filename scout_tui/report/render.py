@@ -1,0 +1,181 @@
+"""Render findings into the report template (SPEC §2.4 step 1).
+
+Pure: findings in, Markdown out. Titles and bodies are Markdown our collectors wrote, so
+they are only neutralized (no raw HTML, no pings); text taken verbatim from logs or code
+(tracebacks, errors, commands) goes through `code` / `fence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import date
+
+from scout_tui.model import CollectorState, Finding, Section, Status, item_digest
+from scout_tui.report.escape import code, fence, neutralize, one_line, table_cell
+
+REPORT_TITLE = "Nightly Scout Report"
+
+SECTION_HEADINGS: dict[Section, str] = {
+    Section.CI_FAILURES: "CI Failures",
+    Section.ACTION_ITEMS: "Action Items (new findings)",
+    Section.CARRIED_FORWARD: "Carried Forward (from prior reports, re-investigated)",
+    Section.OPPORTUNITIES: "Opportunities (things to consider)",
+    Section.FYI: "FYI (awareness, no action needed)",
+    Section.DOCS: "Docs",
+    Section.ALL_CLEAR: "All Clear",
+}
+NOTHING = "nothing to report"
+CI_GREEN = "CI green, nothing to report"
+CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
+
+
+def marker(finding: Finding) -> str:
+    """The hidden marker that lets tomorrow's run match this item exactly."""
+    parts = [f"scout:fp={finding.fingerprint}"]
+    if finding.items:
+        parts.append("items=" + ".".join(sorted({item_digest(i) for i in finding.items})))
+    return "<!-- " + " ".join(parts) + " -->"
+
+
+def _indent(text: str, prefix: str = "  ") -> str:
+    return "\n".join(prefix + line if line.strip() else "" for line in text.split("\n"))
+
+
+def _split_body(body: str) -> tuple[str, str]:
+    """First paragraph (goes after the em dash) and the rest (indented below)."""
+    body = body.strip()
+    if not body or body.startswith(("```", "~~~", "|", "- ", "* ")):
+        return "", body
+    first, _, rest = body.partition("\n\n")
+    return " ".join(line.strip() for line in first.split("\n")), rest.strip()
+
+
+def _files_line(finding: Finding) -> str:
+    if not finding.files:
+        return ""
+    refs = [f"{ref.path}:{ref.line}" if ref.line else ref.path for ref in finding.files[:5]]
+    more = f" and {len(finding.files) - 5} more" if len(finding.files) > 5 else ""
+    return "Files: " + ", ".join(code(ref) for ref in refs) + more
+
+
+def _ci_evidence(finding: Finding) -> str:
+    evidence = finding.evidence
+    lines: list[str] = []
+    if evidence.failing_tests:
+        lines.append("- **Failing tests**: " + ", ".join(code(t) for t in evidence.failing_tests))
+    if evidence.error:
+        lines.append("- **Error**: " + code(evidence.error))
+    if evidence.frames:
+        lines.append("- **Experiment frames**:")
+        lines.extend(
+            f"  - {code(f'{frame.path}:{frame.line}')} in {code(frame.function)}"
+            for frame in evidence.frames
+            if frame.in_experiment
+        )
+    if evidence.regression:
+        lines.append("- **Regression range**:")
+        lines.append("")
+        lines.append(_indent(regression_table(finding)))
+        lines.append("")
+    if evidence.repro:
+        lines.append("- **Repro**:")
+        lines.append(_indent(fence(evidence.repro, "bash")))
+    if evidence.traceback:
+        lines.append("- **Traceback**:")
+        lines.append(_indent(fence(evidence.traceback)))
+    return "\n".join(lines)
+
+
+def regression_table(finding: Finding) -> str:
+    evidence = finding.evidence
+    rows = ["| Nightly | Status | PyTorch Commit |", "| --- | --- | --- |"]
+    for row in evidence.regression:
+        commit = code(row.commit[:12]) if row.commit else "unknown"
+        rows.append(f"| {table_cell(row.nightly)} | {row.status} | {commit} |")
+    if evidence.compare_url:
+        rows.append("")
+        rows.append(f"[Compare the two commits]({evidence.compare_url})")
+    return "\n".join(rows)
+
+
+def render_item(finding: Finding) -> str:
+    """One list item; the layout matches what the prior-report parser reads back."""
+    summary, rest = _split_body(neutralize(finding.body))
+    title = one_line(neutralize(finding.title))
+    if finding.priority is not None:
+        title = f"[{finding.priority.value}] {title}"
+    box = "[ ] " if finding.section in CHECKBOX_SECTIONS else ""
+    head = f"- {box}**{title}**"
+    if summary:
+        head += f" — {summary}"
+    if finding.board and finding.board.url:
+        head += f" ([board item]({finding.board.url}))"
+    head += " " + marker(finding)
+    lines = [head]
+    if finding.status is Status.CARRIED and finding.first_reported:
+        update = f"; status: {finding.status_update}" if finding.status_update else ""
+        lines.append(f"  First reported {finding.first_reported.isoformat()}{update}.")
+    if rest:
+        lines.append(_indent(rest))
+    if finding.suggested_fix:
+        lines.append(_indent("Suggested fix: " + neutralize(finding.suggested_fix)))
+    files = _files_line(finding)
+    if files:
+        lines.append("  " + files)
+    if finding.section is Section.CI_FAILURES:
+        evidence = _ci_evidence(finding)
+        if evidence:
+            lines.append(_indent(evidence))
+    return "\n".join(lines)
+
+
+def _all_clear_item(finding: Finding) -> str:
+    summary, _ = _split_body(neutralize(finding.body))
+    text = one_line(neutralize(finding.title))
+    if summary:
+        text += f" — {summary}"
+    return f"- {text} {marker(finding)}"
+
+
+def _skipped_lines(section: Section, collectors: Iterable[CollectorState], homes) -> list[str]:
+    lines = []
+    for state in collectors:
+        if homes.get(state.name) != section:
+            continue
+        if state.state == "skipped":
+            lines.append(f"- _{one_line(state.title)}: skipped — {one_line(state.reason or '')}_")
+        elif state.state == "failed":
+            lines.append(f"- _{one_line(state.title)}: failed — {one_line(state.reason or '')}_")
+    return [neutralize(line) for line in lines]
+
+
+def render_report(
+    report_date: date,
+    findings: Sequence[Finding],
+    collectors: Sequence[CollectorState] = (),
+    collector_sections: dict[str, Section] | None = None,
+) -> str:
+    """The whole report. `collector_sections` says where a skipped collector is mentioned."""
+    homes = collector_sections or {}
+    by_section: dict[Section, list[Finding]] = {section: [] for section in Section}
+    for finding in findings:
+        by_section[finding.section].append(finding)
+    priority_order = {"P0": 0, "P1": 1, "P2": 2, None: 3}
+    out = [f"# {REPORT_TITLE} — {report_date.isoformat()}"]
+    for section, heading in SECTION_HEADINGS.items():
+        items = sorted(
+            by_section[section],
+            key=lambda f: (priority_order[f.priority.value if f.priority else None], f.title),
+        )
+        render = _all_clear_item if section is Section.ALL_CLEAR else render_item
+        body = [render(finding) for finding in items]
+        body += _skipped_lines(section, collectors, homes)
+        if not body:
+            ci_ran = any(
+                homes.get(state.name) == Section.CI_FAILURES and state.state == "done"
+                for state in collectors
+            )
+            body = [CI_GREEN if section is Section.CI_FAILURES and ci_ran else NOTHING]
+        out.append(f"\n## {heading}\n")
+        out.append("\n".join(body))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,139 @@
+"""The checkout being scanned: files, parsed ASTs and git history, each read once.
+
+Collectors share one SourceTree, so a file that three collectors look at is read and
+`ast.parse`d once (keyed by path for the work tree, by blob id for history).
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import git
+
+
+class NotARepository(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    summary: str
+    author: str
+    date: datetime
+    files: tuple[str, ...]
+
+
+class SourceTree:
+    def __init__(self, path: Path) -> None:
+        try:
+            self.repo = git.Repo(path, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise NotARepository(f"not a git repository: {path}") from None
+        if self.repo.bare or self.repo.working_tree_dir is None:
+            raise NotARepository(f"a bare repository has no checkout to scan: {path}")
+        self.root = Path(self.repo.working_tree_dir)
+        self._lock = threading.RLock()
+        self._text: dict[str, str | None] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+        self._blob_text: dict[tuple[str, str], str | None] = {}
+        self._blob_trees: dict[str, ast.Module | None] = {}
+
+    # -- the work tree, as it is -------------------------------------------------------
+    def read(self, path: str) -> str | None:
+        with self._lock:
+            if path not in self._text:
+                try:
+                    self._text[path] = (self.root / path).read_text(
+                        encoding="utf-8", errors="replace"
+                    )
+                except (OSError, ValueError):
+                    self._text[path] = None
+            return self._text[path]
+
+    def parse(self, path: str) -> ast.Module | None:
+        with self._lock:
+            if path not in self._trees:
+                text = self.read(path)
+                self._trees[path] = _parse(text, path)
+            return self._trees[path]
+
+    def exists(self, path: str) -> bool:
+        return (self.root / path).exists()
+
+    def glob(self, directory: str, pattern: str = "*.py") -> list[str]:
+        base = self.root / directory
+        if not base.is_dir():
+            return []
+        return sorted(
+            str(p.relative_to(self.root))
+            for p in base.rglob(pattern)
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
+        )
+
+    # -- history ---------------------------------------------------------------------
+    def commit_before(self, moment: datetime) -> str | None:
+        """The newest commit on HEAD at or before `moment`."""
+        with self._lock:
+            try:
+                out = self.repo.git.rev_list("-1", f"--before={moment.isoformat()}", "HEAD")
+            except git.GitCommandError:
+                return None
+        return out.strip() or None
+
+    def read_at(self, commit: str, path: str) -> str | None:
+        with self._lock:
+            key = (commit, path)
+            if key not in self._blob_text:
+                try:
+                    blob = self.repo.commit(commit).tree / path
+                    self._blob_text[key] = blob.data_stream.read().decode("utf-8", "replace")
+                    self._blob_trees.setdefault(blob.hexsha, None)
+                except (KeyError, ValueError, git.BadName):
+                    self._blob_text[key] = None
+            return self._blob_text[key]
+
+    def parse_at(self, commit: str, path: str) -> ast.Module | None:
+        with self._lock:
+            try:
+                blob_id = (self.repo.commit(commit).tree / path).hexsha
+            except (KeyError, ValueError, git.BadName):
+                return None
+            if self._blob_trees.get(blob_id) is None:
+                self._blob_trees[blob_id] = _parse(self.read_at(commit, path), path)
+            return self._blob_trees[blob_id]
+
+    def log(self, since: str | None, until: str | None, paths: list[str]) -> list[CommitInfo]:
+        """Commits after `since` up to `until` (commit ids) touching any of `paths`."""
+        if until is None:
+            return []
+        rev = f"{since}..{until}" if since else until
+        with self._lock:
+            commits = list(self.repo.iter_commits(rev, paths=paths or None))
+            return [
+                CommitInfo(
+                    sha=c.hexsha,
+                    summary=c.summary if isinstance(c.summary, str) else c.summary.decode(),
+                    author=c.author.name or "",
+                    date=c.committed_datetime,
+                    files=tuple(sorted(str(f) for f in c.stats.files)),
+                )
+                for c in commits
+            ]
+
+    def diff(self, commit: str, paths: list[str] | None = None) -> str:
+        with self._lock:
+            return self.repo.git.show("--format=%H %s", commit, "--", *(paths or []))
+
+
+def _parse(text: str | None, path: str) -> ast.Module | None:
+    if text is None:
+        return None
+    try:
+        return ast.parse(text, filename=path)
+    except (SyntaxError, ValueError):
+        return None

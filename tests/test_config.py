@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scout_tui.config import ConfigError, load_config
+from scout_tui.model import Priority, Section
+
+
+def test_shipped_default_is_the_torchtitan_profile(shipped_config):
+    assert shipped_config.project.repo == "pytorch/torchtitan"
+    assert shipped_config.project.experiment == "torchtitan/experiments/graph_trainer"
+    assert shipped_config.project.tracking_issue == 2856
+    assert (shipped_config.board.owner, shipped_config.board.number) == ("pytorch", 161)
+    assert shipped_config.board.project_id is None  # looked up at run time
+    assert shipped_config.windows.prior_report_days == 7
+    assert shipped_config.rule("test_dropped_from_ci").priority is Priority.P0
+    assert shipped_config.rule("surface_stable").section is Section.ALL_CLEAR
+    targets = [surface.target for surface in shipped_config.upstream.surfaces]
+    assert "torchtitan/trainer.py::Trainer.Config" in targets
+
+
+def test_user_file_is_merged_over_the_default(tmp_path: Path):
+    path = tmp_path / "scout.toml"
+    path.write_text(
+        '[project]\ntracking_issue = 99\n[rules.todo_owned]\nsection = "action_items"\n'
+        'priority = "P2"\n'
+    )
+    config = load_config(path)
+    assert config.project.tracking_issue == 99
+    assert config.project.repo == "pytorch/torchtitan"  # untouched keys keep the default
+    assert config.rule("todo_owned").priority is Priority.P2
+    assert config.rule("todo_blocked").section is Section.FYI
+
+
+def _error(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "scout.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return str(info.value)
+
+
+def test_bad_enum_names_key_value_allowed_and_line(tmp_path):
+    message = _error(
+        tmp_path, '[windows]\nci_runs = 5\n\n[rules.todo_owned]\nsection = "fyi"\npriority = "P7"\n'
+    )
+    assert "rules.todo_owned.priority" in message
+    assert "'P7'" in message
+    assert "'P0', 'P1' or 'P2'" in message
+    assert "line 6" in message
+
+
+def test_bad_type_and_range(tmp_path):
+    message = _error(tmp_path, "[windows]\nprior_report_days = -3\n")
+    assert "windows.prior_report_days = -3" in message
+    assert "greater than or equal to 1" in message
+    assert "line 2" in message
+    message = _error(tmp_path, '[board]\nnumber = "one-six-one"\n')
+    assert "board.number = 'one-six-one'" in message
+
+
+def test_unknown_key_is_named(tmp_path):
+    message = _error(tmp_path, "[project]\ntracking_isue = 2856\n")
+    assert "unknown key 'project.tracking_isue'" in message
+    assert "line 2" in message
+
+
+def test_invalid_toml_gives_line(tmp_path):
+    message = _error(tmp_path, "[project\nrepo = 1\n")
+    assert "not valid TOML" in message and "line 1" in message
+
+
+def test_carried_forward_is_not_a_rule_section(tmp_path):
+    message = _error(tmp_path, '[rules.todo_owned]\nsection = "carried_forward"\n')
+    assert "decided by reconcile" in message
+
+
+def test_duplicate_key_binding(tmp_path):
+    message = _error(tmp_path, '[keys]\naccept = "d"\n')
+    assert "keys.drop" in message or "keys.accept" in message
+    assert "already bound" in message
+
+
+def test_compare_url_placeholders(tmp_path):
+    message = _error(tmp_path, '[torch]\ncompare_url = "https://example.com/compare"\n')
+    assert "must contain {old} and {new}" in message
+
+
+def test_cli_bad_config_exit_2_one_line_no_traceback(tmp_path, sample_world):
+    bad = tmp_path / "scout.toml"
+    bad.write_text('[windows]\nci_runs = "many"\n')
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scout_tui",
+            "collect",
+            "--repo",
+            str(sample_world.repo),
+            "--config",
+            str(bad),
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("scout: error: ")
+    assert "windows.ci_runs = 'many'" in done.stderr

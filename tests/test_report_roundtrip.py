@@ -1,0 +1,178 @@
+"""render → parse → reconcile over four daily reports, each day reading the ones before."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from scout_tui.model import FileRef, Finding, Priority, PriorReport, Section, Status, fingerprint
+from scout_tui.report.parse import parse_report
+from scout_tui.report.reconcile import reconcile
+from scout_tui.report.render import render_report
+
+DAY1 = date(2026, 4, 1)
+KINDS = {"pass_untested", "stale_monkey_patch", "todo_owned", "test_not_in_ci"}
+
+
+def finding(kind, key, title, section=Section.ACTION_ITEMS, items=(), path="passes.py"):
+    return Finding(
+        collector="test", kind=kind, title=title, body="why it matters",
+        section=section, priority=Priority.P1 if section is Section.ACTION_ITEMS else None,
+        files=[FileRef(path=path, line=10)], items=list(items),
+        fingerprint=fingerprint(kind, *key),
+    )  # fmt: skip
+
+
+def untested(*names):
+    return finding("pass_untested", ("passes",), "Passes with no test", items=names)
+
+
+def patch_finding(*names):
+    return finding(
+        "stale_monkey_patch", ("patches",), "Stale monkey-patches", items=names, path="trainer.py"
+    )
+
+
+def fyi():
+    return finding("todo_owned", ("todos",), "TODOs owned by people", Section.FYI, ["a: x"])
+
+
+def in_same_file(which):
+    # Two distinct problems in one file: different keys, similar titles.
+    return finding(
+        "test_not_in_ci",
+        ("tests/test_numerics.py", which),
+        f"`{which}` in `tests/test_numerics.py` never runs in CI",
+        path="tests/test_numerics.py",
+    )
+
+
+def run_day(day, findings, priors):
+    result = reconcile(
+        findings, priors, fyi_suppress_after=3, completed_kinds=KINDS, all_collectors_completed=True
+    )
+    markdown = render_report(day, result.findings)
+    return result, parse_report(markdown, source=f"{day}.md")
+
+
+def by_title(result):
+    return {f.title: f for f in result.findings}
+
+
+def test_four_days():
+    priors: list[PriorReport] = []
+
+    day1 = [
+        untested("p1", "p2", "p3"),
+        patch_finding("forward"),
+        fyi(),
+        in_same_file("TestA"),
+        in_same_file("TestB"),
+    ]
+    result, report = run_day(DAY1, day1, priors)
+    assert all(f.status is Status.NEW for f in result.findings)
+    assert len(report.items) == 5
+    priors.append(report)
+
+    day2 = DAY1 + timedelta(days=1)
+    result, report = run_day(
+        day2,
+        [
+            untested("p1", "p2"),
+            patch_finding("forward", "combine"),
+            fyi(),
+            in_same_file("TestA"),
+            in_same_file("TestB"),
+        ],
+        priors,
+    )
+    found = by_title(result)
+    assert found["Passes with no test"].status is Status.CARRIED
+    assert found["Passes with no test"].section is Section.CARRIED_FORWARD
+    assert found["Passes with no test"].first_reported == DAY1
+    assert found["Passes with no test"].status_update == "partial fix landed: 1 of 3 fixed"
+    assert found["Stale monkey-patches"].status_update.startswith("situation worsened: 1 new")
+    assert "`combine`" in found["Stale monkey-patches"].status_update
+    assert found["TODOs owned by people"].status_update == "no change"
+    a = found["`TestA` in `tests/test_numerics.py` never runs in CI"]
+    b = found["`TestB` in `tests/test_numerics.py` never runs in CI"]
+    assert a.fingerprint != b.fingerprint
+    assert a.status is b.status is Status.CARRIED
+    priors.append(report)
+
+    day3 = DAY1 + timedelta(days=2)
+    result, report = run_day(
+        day3,
+        [untested("p1", "p2"), patch_finding("forward", "combine"), fyi(), in_same_file("TestB")],
+        priors,
+    )
+    found = by_title(result)
+    assert found["Passes with no test"].status_update == "no change"
+    assert found["Passes with no test"].first_reported == DAY1
+    resolved = [f for f in result.findings if f.status is Status.RESOLVED]
+    assert [f.title for f in resolved] == [
+        "Resolved: `TestA` in `tests/test_numerics.py` never runs in CI"
+    ]
+    assert resolved[0].section is Section.ALL_CLEAR
+    assert found["`TestB` in `tests/test_numerics.py` never runs in CI"].status is Status.CARRIED
+    assert result.suppressed == []  # only two prior reports so far
+    priors.append(report)
+
+    day4 = DAY1 + timedelta(days=3)
+    result, report = run_day(
+        day4, [patch_finding("forward", "combine"), fyi(), in_same_file("TestB")], priors
+    )
+    found = by_title(result)
+    assert fyi().fingerprint in result.suppressed
+    assert "TODOs owned by people" not in found
+    assert "TODOs owned by people" not in render_report(day4, result.findings)
+    assert "Resolved: Passes with no test" in found
+    assert found["Resolved: Passes with no test"].first_reported == DAY1
+
+
+def test_fyi_that_changed_is_not_suppressed():
+    priors = []
+    day = DAY1
+    for _n in range(3):
+        _, report = run_day(day, [fyi()], priors)
+        priors.append(report)
+        day += timedelta(days=1)
+    changed = finding(
+        "todo_owned", ("todos",), "TODOs owned by people", Section.FYI, ["a: x", "b: y"]
+    )
+    result, _ = run_day(day, [changed], priors)
+    assert result.suppressed == []
+    assert result.findings[0].status_update.startswith("situation worsened")
+
+
+def test_resolved_needs_the_collector_to_have_looked():
+    _, report = run_day(DAY1, [untested("p1")], [])
+    result = reconcile(
+        [], [report], fyi_suppress_after=3, completed_kinds=set(), all_collectors_completed=False
+    )
+    assert result.findings == []  # the collector was skipped: nothing can be called resolved
+
+
+def test_marker_less_items_match_fuzzily():
+    markdown = (
+        "# Nightly Scout Report — 2026-03-31\n\n## Action Items (things to do)\n\n"
+        "- [ ] **[P1] Passes with no test: `p1`, `p2`** — add unit tests.\n"
+        "  First reported 2026-03-20.\n"
+    )
+    prior = parse_report(markdown)
+    result = reconcile(
+        [untested("p1")],
+        [prior],
+        fyi_suppress_after=3,
+        completed_kinds=KINDS,
+        all_collectors_completed=True,
+    )
+    carried = result.findings[0]
+    assert carried.status is Status.CARRIED
+    assert carried.first_reported == date(2026, 3, 20)
+    assert carried.status_update == "no change"
+    # An unrelated title does not match.
+    other = finding("pass_untested", ("other",), "Docs mention a removed flag")
+    result = reconcile(
+        [other], [prior], fyi_suppress_after=3, completed_kinds=KINDS, all_collectors_completed=True
+    )
+    assert result.findings[0].status is Status.NEW

@@ -1,0 +1,110 @@
+"""Collectors stream: findings arrive while a collector is still running, and one
+collector's failure or skip does not stop the others."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, date, datetime
+
+from scout_tui.collectors.base import (
+    CollectorContext,
+    CollectorFinished,
+    CollectorStarted,
+    FindingFound,
+    Need,
+    Progress,
+    Skipped,
+)
+from scout_tui.collectors.runner import stream
+from scout_tui.model import Section
+from scout_tui.source import SourceTree
+
+
+def context(config, repo) -> CollectorContext:
+    return CollectorContext(
+        config=config, repo_path=repo, as_of=date(2026, 12, 2),
+        since=datetime(2026, 12, 1, tzinfo=UTC), until=datetime(2026, 12, 2, tzinfo=UTC),
+        source=SourceTree(repo), token="ghp_secret_value_123",
+    )  # fmt: skip
+
+
+release = threading.Event()
+
+
+class Slow:
+    name, title, section = "slow", "Slow", Section.FYI
+    needs = frozenset({Need.REPO})
+    kinds = ("todo_owned",)
+
+    def collect(self, ctx):
+        yield ctx.finding(self.name, "todo_owned", ("one",), "first finding")
+        yield Progress(self.name, 1, 2, "half way")
+        # Do not finish until the consumer has seen the first finding.
+        assert release.wait(10), "the consumer never saw the first finding"
+        yield ctx.finding(self.name, "todo_owned", ("two",), "second finding")
+
+
+class Broken:
+    name, title, section = "broken", "Broken", Section.FYI
+    needs = frozenset({Need.REPO})
+    kinds = ()
+
+    def collect(self, ctx):
+        yield ctx.finding(self.name, "todo_owned", ("b",), "before the crash")
+        raise RuntimeError(f"boom with {ctx.token}")
+
+
+class SkipsItself:
+    name, title, section = "skips", "Skips", Section.FYI
+    needs = frozenset({Need.REPO})
+    kinds = ()
+
+    def collect(self, ctx):
+        raise Skipped("API refused")
+        yield
+
+
+class NeedsTorch:
+    name, title, section = "torchy", "Torchy", Section.FYI
+    needs = frozenset({Need.TORCH})
+    kinds = ()
+
+    def collect(self, ctx):
+        raise AssertionError("must not run without torch")
+        yield
+
+
+def test_findings_arrive_before_the_collector_finishes(shipped_config, sample_world):
+    release.clear()
+    seen = []
+    for event in stream(context(shipped_config, sample_world.repo), [Slow]):
+        seen.append(event)
+        if isinstance(event, FindingFound) and event.finding.title == "first finding":
+            assert not any(isinstance(e, CollectorFinished) for e in seen)
+            release.set()
+    kinds = [type(e).__name__ for e in seen]
+    assert kinds == [
+        "CollectorStarted",
+        "FindingFound",
+        "Progress",
+        "FindingFound",
+        "CollectorFinished",
+    ]
+    assert seen[-1].state.state == "done" and seen[-1].state.findings == 2
+
+
+def test_failures_and_skips_are_isolated(shipped_config, sample_world):
+    release.set()
+    events = list(
+        stream(context(shipped_config, sample_world.repo), [Broken, SkipsItself, NeedsTorch, Slow])
+    )
+    states = {e.state.name: e.state for e in events if isinstance(e, CollectorFinished)}
+    assert states["broken"].state == "failed"
+    assert states["broken"].reason == "RuntimeError: boom with ***"  # token redacted
+    assert states["skips"].state == "skipped" and states["skips"].reason == "API refused"
+    assert states["torchy"].state == "skipped" and states["torchy"].reason == "torch not installed"
+    assert states["slow"].state == "done" and states["slow"].findings == 2
+    started = {e.collector for e in events if isinstance(e, CollectorStarted)}
+    assert "torchy" not in started
+    titles = {e.finding.title for e in events if isinstance(e, FindingFound)}
+    assert "before the crash" in titles  # what was found before the crash is kept
