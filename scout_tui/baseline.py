@@ -23,10 +23,11 @@ class Window:
 
     @classmethod
     def for_date(cls, as_of: date | None, now: datetime | None = None) -> Window:
-        now = now or datetime.now(UTC)
-        if as_of is None or as_of == now.date():
+        if as_of is None:
+            now = now or datetime.now(UTC)
             return cls(now.date(), now)
-        # A past day: everything up to its end, nothing after.
+        # A named day, even today: the whole day, nothing after. The same --date gives the
+        # same window whenever it runs, which is what makes a run reproducible.
         return cls(as_of, datetime.combine(as_of + timedelta(days=1), time(), UTC))
 
 

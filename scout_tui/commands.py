@@ -74,7 +74,7 @@ def _collect(args: argparse.Namespace, config: Config, cache: Cache) -> RunResul
     )
     try:
         result = run(options, on_event=_progress)
-    except (NotARepository, FileNotFoundError) as exc:
+    except (NotARepository, FileNotFoundError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     except ValueError as exc:  # unknown collector name
         raise UsageError(str(exc)) from None

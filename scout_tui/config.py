@@ -78,6 +78,7 @@ class TodosConfig(_Strict):
     markers: list[str] = Field(min_length=1)
     context_lines: int = Field(ge=0, le=20)
     bare_ref_repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
+    named_refs: dict[str, str] = {}
 
 
 class TorchConfig(_Strict):

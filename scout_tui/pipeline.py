@@ -21,7 +21,7 @@ from scout_tui.collectors.base import (
     registered,
 )
 from scout_tui.collectors.runner import stream
-from scout_tui.config import Config
+from scout_tui.config import Config, ConfigError
 from scout_tui.model import CollectorState, Finding, PriorReport, RunResult, Section
 from scout_tui.report.reconcile import reconcile
 from scout_tui.source import SourceTree
@@ -84,6 +84,19 @@ def select_collectors(only: Sequence[str] | None) -> list[type[Collector]]:
     return [available[name] for name in only]
 
 
+def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
+    """Every kind a selected collector can produce needs a rule; say so before running."""
+    missing = sorted({kind for cls in collectors for kind in cls.kinds if kind not in config.rules})
+    if missing:
+        raise ConfigError(
+            f"{config.source}: [rules] has no entry for finding kind "
+            + ", ".join(repr(kind) for kind in missing)
+            + "; add e.g. `"
+            + missing[0]
+            + ' = { section = "fyi" }`'
+        )
+
+
 def prepare(options: RunOptions) -> tuple[CollectorContext, list[PriorReport], str]:
     """The context a run's collectors share: window, baseline, checkout."""
     source = SourceTree(options.repo)
@@ -116,8 +129,9 @@ def prepare(options: RunOptions) -> tuple[CollectorContext, list[PriorReport], s
 
 
 def run(options: RunOptions, on_event: Callable[[Event], None] | None = None) -> RunResult:
-    ctx, priors, prior_source = prepare(options)
     collectors = select_collectors(options.only)
+    check_rules(options.config, collectors)
+    ctx, priors, prior_source = prepare(options)
     findings: list[Finding] = []
     states: dict[str, CollectorState] = {}
     for event in stream(ctx, collectors):

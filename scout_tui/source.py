@@ -9,10 +9,12 @@ from __future__ import annotations
 import ast
 import threading
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
+
+DIFF_LIMIT = 256 * 1024
 
 
 class NotARepository(Exception):
@@ -108,26 +110,47 @@ class SourceTree:
             return self._blob_trees[blob_id]
 
     def log(self, since: str | None, until: str | None, paths: list[str]) -> list[CommitInfo]:
-        """Commits after `since` up to `until` (commit ids) touching any of `paths`."""
+        """Commits after `since` up to `until` (commit ids) touching any of `paths`, newest
+        first, each with the files it touched among `paths`: one `git log` in all."""
         if until is None:
             return []
         rev = f"{since}..{until}" if since else until
         with self._lock:
-            commits = list(self.repo.iter_commits(rev, paths=paths or None))
-            return [
+            out = self.repo.git.log(
+                "--format=%x1e%H%x1f%an%x1f%ct%x1f%s", "--name-only", "--no-renames", rev,
+                "--", *paths,
+            )  # fmt: skip
+        commits = []
+        for record in out.split("\x1e")[1:]:
+            header, _, names = record.partition("\n")
+            sha, author, stamp, summary = header.split("\x1f", 3)
+            commits.append(
                 CommitInfo(
-                    sha=c.hexsha,
-                    summary=c.summary if isinstance(c.summary, str) else c.summary.decode(),
-                    author=c.author.name or "",
-                    date=c.committed_datetime,
-                    files=tuple(sorted(str(f) for f in c.stats.files)),
+                    sha=sha,
+                    summary=summary,
+                    author=author,
+                    date=datetime.fromtimestamp(int(stamp), UTC),
+                    files=tuple(sorted(n for n in names.splitlines() if n.strip())),
                 )
-                for c in commits
-            ]
+            )
+        return commits
 
-    def diff(self, commit: str, paths: list[str] | None = None) -> str:
+    def diff_range(self, base: str, head: str, paths: list[str]) -> str:
+        """`git diff base head -- paths`, cut at DIFF_LIMIT characters."""
         with self._lock:
-            return self.repo.git.show("--format=%H %s", commit, "--", *(paths or []))
+            text = self.repo.git.diff(base, head, "--", *paths)
+        if len(text) > DIFF_LIMIT:
+            text = text[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} characters)\n"
+        return text
+
+    def subdirs_at(self, commit: str, directory: str) -> list[str]:
+        """Names of the directories directly under `directory` at `commit`."""
+        with self._lock:
+            try:
+                tree = self.repo.commit(commit).tree / directory.rstrip("/")
+            except (KeyError, ValueError, git.BadName):
+                return []
+            return sorted(child.name for child in tree.trees)
 
 
 def _parse(text: str | None, path: str) -> ast.Module | None:

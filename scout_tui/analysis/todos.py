@@ -18,6 +18,7 @@ _OWNER = re.compile(
 _REF_REPO = re.compile(r"\b([\w.-]+/[\w.-]+)#(\d+)\b")
 _REF_URL = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/(?:pull|issues)/(\d+)")
 _REF_BARE = re.compile(r"\b(?:TODO|FIXME|HACK|XXX)\(#(\d+)\)")
+_REF_NAMED = re.compile(r"\b([A-Za-z][\w.-]*)\s+(?:PR\s+|issue\s+)?#(\d+)\b", re.IGNORECASE)
 _BACKTICKED = re.compile(r"`+([A-Za-z_][\w.]*(?:\(\))?)`+")
 _DOTTED = re.compile(r"\b(torch(?:\.[A-Za-z_]\w*)+)")
 
@@ -91,7 +92,8 @@ def _extract(lines: list[str], markers_re: re.Pattern[str]) -> list[tuple[int, s
         match = markers_re.search(line)
         if not match:
             continue
-        parts = [line[match.start() :]]
+        start = match.start() - 1 if line[: match.start()].endswith("[") else match.start()
+        parts = [line[start:]]
         for following in lines[offset + 1 :]:
             if not following or markers_re.search(following):
                 break
@@ -106,6 +108,7 @@ def find_todos(
     tree: ast.Module | None,
     markers: list[str],
     bare_ref_repo: str,
+    named_refs: dict[str, str] | None = None,
 ) -> list[Todo]:
     markers_re = re.compile(r"(?<![\w`'\"])(" + "|".join(map(re.escape, markers)) + r")\b")
     todos: list[Todo] = []
@@ -114,7 +117,9 @@ def find_todos(
     for first_line, lines in blocks:
         for offset, marker, text in _extract(lines, markers_re):
             todo = classify(
-                Todo(path=path, line=first_line + offset, marker=marker, text=text), bare_ref_repo
+                Todo(path=path, line=first_line + offset, marker=marker, text=text),
+                bare_ref_repo,
+                named_refs,
             )
             todo.ordinal = seen.get(todo.key_text, 0)
             seen[todo.key_text] = todo.ordinal + 1
@@ -122,7 +127,7 @@ def find_todos(
     return todos
 
 
-def classify(todo: Todo, bare_ref_repo: str) -> Todo:
+def classify(todo: Todo, bare_ref_repo: str, named_refs: dict[str, str] | None = None) -> Todo:
     text = todo.text
     owner = _OWNER.search(text)
     if owner:
@@ -134,6 +139,11 @@ def classify(todo: Todo, bare_ref_repo: str) -> Todo:
         refs.append(Reference(match.group(1), int(match.group(2))))
     for match in _REF_BARE.finditer(text):
         refs.append(Reference(bare_ref_repo, int(match.group(1))))
+    aliases = {name.lower(): repo for name, repo in (named_refs or {}).items()}
+    for match in _REF_NAMED.finditer(text):  # "PyTorch #186754", "torchtitan PR #12"
+        repo = aliases.get(match.group(1).lower())
+        if repo:
+            refs.append(Reference(repo, int(match.group(2))))
     todo.references = list(dict.fromkeys(refs))
     apis = [m.rstrip("()") for m in _BACKTICKED.findall(text)]
     apis += _DOTTED.findall(text)

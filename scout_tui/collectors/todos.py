@@ -8,7 +8,7 @@ are one FYI list, so forty TODOs do not become forty findings.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import git
 
@@ -45,15 +45,21 @@ def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tupl
     return result
 
 
-def _short(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
+def _days(delta: timedelta) -> str:
+    return "1 day" if delta.days == 1 else f"{delta.days} days"
 
 
-def _item(todo: Todo) -> str:
+def _short(ctx: CollectorContext, path: str) -> str:
+    """The path inside the experiment: `graph_pp/utils.py`, not a bare `utils.py`."""
+    prefix = ctx.config.project.experiment.rstrip("/") + "/"
+    return path[len(prefix) :] if path.startswith(prefix) else path
+
+
+def _item(ctx: CollectorContext, todo: Todo) -> str:
     """A readable, line-free name for one TODO inside a grouped finding."""
     text = " ".join(todo.text.split())
     suffix = f" #{todo.ordinal + 1}" if todo.ordinal else ""
-    return f"{_short(todo.path)}: {text[:60]}{suffix}"
+    return f"{_short(ctx, todo.path)}: {text[:60]}{suffix}"
 
 
 def _context(ctx: CollectorContext, todo: Todo) -> str:
@@ -88,11 +94,12 @@ class TodoCollector:
                 ctx.source.parse(path),
                 config.todos.markers,
                 config.todos.bare_ref_repo,
+                config.todos.named_refs,
             )
             blame = _blame(ctx, path, [t.line for t in todos]) if todos else {}
             for todo in todos:
                 author, when = blame.get(todo.line, ("", None))
-                age = f"{(ctx.until - when).days} days old, by {author}" if when else ""
+                age = f"{_days(ctx.until - when)} old, by {author}" if when else ""
                 finding = self._finding(ctx, todo, torch, age)
                 if finding is None:
                     fyi.append((todo, age))
@@ -107,6 +114,7 @@ class TodoCollector:
         self, ctx: CollectorContext, todo: Todo, torch: TorchIndex | None, age: str
     ) -> Finding | None:
         ref = FileRef(path=todo.path, line=todo.line)
+        short = _short(ctx, todo.path)
         key = (todo.path, todo.key_text, str(todo.ordinal))
         evidence = Evidence(context=_context(ctx, todo))
         where = f"{code(todo.path)}" + (f" ({age})" if age else "")
@@ -117,7 +125,7 @@ class TodoCollector:
             ]
             return ctx.finding(
                 self.name, "todo_blocked", key,
-                f"TODO in {code(_short(todo.path))} blocked on {refs}",
+                f"TODO in {code(short)} blocked on {refs}",
                 f"{where} waits on {refs}; its state is looked up once the GitHub layer "
                 f"is available.\n\n{code(todo.text)}",
                 files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
@@ -127,7 +135,7 @@ class TodoCollector:
             names = ", ".join(code(api) for api in present)
             return ctx.finding(
                 self.name, "todo_api_available", key,
-                f"TODO in {code(_short(todo.path))} names {names}, which the installed torch has",
+                f"TODO in {code(short)} names {names}, which the installed torch has",
                 f"{where}: {code(todo.text)}\n\nCheck whether it can be resolved with "
                 f"the API that exists now.",
                 files=[ref], items=present, evidence=evidence,
@@ -152,5 +160,5 @@ class TodoCollector:
             f"{len(todos)} TODOs with no upstream blocker ({owned} with a named owner)",
             "\n".join(lines) + note,
             files=[FileRef(path=todo.path, line=todo.line) for todo, _ in todos],
-            items=sorted({_item(todo) for todo, _ in todos}),
+            items=sorted({_item(ctx, todo) for todo, _ in todos}),
         )  # fmt: skip

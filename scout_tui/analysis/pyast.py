@@ -1,0 +1,195 @@
+"""What a Python surface looks like, read with `ast`: dataclass fields, signatures,
+return-tuple arity, properties, public names. Pure functions over parsed modules."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def find(tree: ast.Module | None, qualname: str) -> Definition | None:
+    """`Outer.Inner.method` → its node, following classes and functions by name."""
+    if tree is None:
+        return None
+    scope: list[ast.stmt] = tree.body
+    node: Definition | None = None
+    for part in qualname.split("."):
+        node = next(
+            (child for child in scope if isinstance(child, Definition) and child.name == part),
+            None,
+        )
+        if node is None:
+            return None
+        scope = node.body
+    return node
+
+
+def source_of(text: str, node: ast.AST) -> str:
+    return ast.get_source_segment(text, node, padded=True) or ""
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    annotation: str
+    default: str | None
+
+
+def dataclass_fields(node: ast.ClassDef) -> dict[str, Field]:
+    fields = {}
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            annotation = ast.unparse(statement.annotation)
+            if annotation.startswith(("ClassVar", "typing.ClassVar")):
+                continue
+            default = ast.unparse(statement.value) if statement.value is not None else None
+            fields[statement.target.id] = Field(statement.target.id, annotation, default)
+    return fields
+
+
+def compare_fields(old: dict[str, Field], new: dict[str, Field]) -> list[str]:
+    changes = [f"field `{name}` added" for name in new if name not in old]
+    changes += [f"field `{name}` removed" for name in old if name not in new]
+    for name in old.keys() & new.keys():
+        a, b = old[name], new[name]
+        if a.annotation != b.annotation:
+            changes.append(f"field `{name}` type `{a.annotation}` → `{b.annotation}`")
+        if a.default != b.default:
+            changes.append(f"field `{name}` default `{a.default}` → `{b.default}`")
+    return sorted(changes)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # positional-only | positional | *args | keyword-only | **kwargs
+    default: str | None
+    annotation: str | None
+
+
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Param]:
+    args = node.args
+    params: list[Param] = []
+    positional = args.posonlyargs + args.args
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+    defaults += list(args.defaults)
+
+    def text(expr: ast.expr | None) -> str | None:
+        return ast.unparse(expr) if expr is not None else None
+
+    for index, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
+        kind = "positional-only" if index < len(args.posonlyargs) else "positional"
+        params.append(Param(arg.arg, kind, text(default), text(arg.annotation)))
+    if args.vararg:
+        params.append(Param(args.vararg.arg, "*args", None, text(args.vararg.annotation)))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        params.append(Param(arg.arg, "keyword-only", text(default), text(arg.annotation)))
+    if args.kwarg:
+        params.append(Param(args.kwarg.arg, "**kwargs", None, text(args.kwarg.annotation)))
+    return params
+
+
+def format_signature(name: str, params: list[Param]) -> str:
+    parts: list[str] = []
+    star_done = False
+    for param in params:
+        if param.kind == "keyword-only" and not star_done:
+            parts.append("*")
+            star_done = True
+        prefix = {"*args": "*", "**kwargs": "**"}.get(param.kind, "")
+        if param.kind == "*args":
+            star_done = True
+        piece = prefix + param.name
+        if param.annotation:
+            piece += f": {param.annotation}"
+        if param.default is not None:
+            piece += f" = {param.default}" if param.annotation else f"={param.default}"
+        parts.append(piece)
+    return f"{name}({', '.join(parts)})"
+
+
+def compare_signatures(old: list[Param], new: list[Param]) -> list[str]:
+    before = {p.name: (i, p) for i, p in enumerate(old)}
+    after = {p.name: (i, p) for i, p in enumerate(new)}
+    changes = [f"parameter `{n}` added ({after[n][1].kind})" for n in after if n not in before]
+    changes += [f"parameter `{n}` removed" for n in before if n not in after]
+    common_old = [p.name for p in old if p.name in after]
+    common_new = [p.name for p in new if p.name in before]
+    if common_old != common_new:
+        changes.append("parameters reordered: " + ", ".join(common_new))
+    for name in before.keys() & after.keys():
+        a, b = before[name][1], after[name][1]
+        if a.kind != b.kind:
+            changes.append(f"parameter `{name}` became {b.kind} (was {a.kind})")
+        if a.default != b.default:
+            changes.append(f"parameter `{name}` default `{a.default}` → `{b.default}`")
+        if a.annotation != b.annotation:
+            changes.append(f"parameter `{name}` type `{a.annotation}` → `{b.annotation}`")
+    return sorted(changes)
+
+
+def return_arities(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
+    """Lengths of the tuples this function returns (0 for a non-tuple return)."""
+    arities: set[int] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Return) and child.value is not None:
+            value = child.value
+            arities.add(len(value.elts) if isinstance(value, ast.Tuple) else 0)
+    return arities
+
+
+def _decorator_names(node: Definition) -> set[str]:
+    names = set()
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        names.add(ast.unparse(target).rsplit(".", 1)[-1])
+    return names
+
+
+def properties(node: ast.ClassDef) -> set[str]:
+    return {
+        child.name
+        for child in node.body
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+        and _decorator_names(child) & {"property", "cached_property"}
+    }
+
+
+def public_methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {
+        child.name: child
+        for child in node.body
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not child.name.startswith("_")
+    }
+
+
+def is_constructor(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return "classmethod" in _decorator_names(node) or "staticmethod" in _decorator_names(node)
+
+
+def public_names(tree: ast.Module | None) -> set[str]:
+    """Top-level public functions and classes (and what `__all__` lists, when it exists)."""
+    if tree is None:
+        return set()
+    names = {
+        node.name
+        for node in tree.body
+        if isinstance(node, Definition) and not node.name.startswith("_")
+    }
+    return names
+
+
+def imported_names(tree: ast.Module | None) -> list[tuple[str, str, int]]:
+    """(module, name, line) for every `from module import name` and `import module`."""
+    if tree is None:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found += [(node.module, alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, "", node.lineno) for alias in node.names]
+    return found

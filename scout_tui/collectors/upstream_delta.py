@@ -1,0 +1,228 @@
+"""Upstream delta review (SPEC §2.1 item 1).
+
+Commits since the baseline on the configured core paths, and for each fragile surface a
+mechanical answer to "did it change?": the surface's AST at the baseline commit against
+the one at HEAD. A surface whose file no commit touched is stable without a parse.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Iterator
+
+from scout_tui.analysis import pyast
+from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
+from scout_tui.config import Surface
+from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.report.escape import code
+from scout_tui.source import CommitInfo
+
+
+def _under(path: str, prefixes: list[str]) -> bool:
+    return any(path == p.rstrip("/") or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def _surface_diff(ctx: CollectorContext, surface: Surface, base: str, head: str) -> str:
+    def segment(commit: str) -> list[str]:
+        text = ctx.source.read_at(commit, surface.path) or ""
+        node = pyast.find(ctx.source.parse_at(commit, surface.path), surface.qualname)
+        return (pyast.source_of(text, node) if node else "").splitlines(keepends=True)
+
+    return "".join(
+        difflib.unified_diff(
+            segment(base), segment(head),
+            f"a/{surface.path} ({base[:10]})", f"b/{surface.path} ({head[:10]})",
+        )
+    )  # fmt: skip
+
+
+def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definition) -> list[str]:
+    """The changes to one surface between two versions, as short sentences."""
+    check = surface.check
+    if check in ("fields", "properties", "methods") and not (
+        isinstance(old, ast.ClassDef) and isinstance(new, ast.ClassDef)
+    ):
+        return [f"`{surface.qualname}` is no longer a class"]
+    if check in ("signature", "returns") and isinstance(old, ast.ClassDef) != isinstance(
+        new, ast.ClassDef
+    ):
+        return [f"`{surface.qualname}` changed between class and function"]
+    if check == "fields":
+        return pyast.compare_fields(pyast.dataclass_fields(old), pyast.dataclass_fields(new))
+    if check == "properties":
+        before, after = pyast.properties(old), pyast.properties(new)
+        return sorted(
+            [f"property `{p}` added" for p in after - before]
+            + [f"property `{p}` removed" for p in before - after]
+        )
+    if check == "methods":
+        before, after = set(pyast.public_methods(old)), set(pyast.public_methods(new))
+        return sorted(
+            [f"method `{m}` added" for m in after - before]
+            + [f"method `{m}` removed" for m in before - after]
+        )
+    if isinstance(old, ast.ClassDef) or isinstance(new, ast.ClassDef):
+        return []
+    if check == "signature":
+        return pyast.compare_signatures(pyast.signature(old), pyast.signature(new))
+    before_arity, after_arity = pyast.return_arities(old), pyast.return_arities(new)
+    if before_arity != after_arity:
+        return [f"returns {_arity(after_arity)} (was {_arity(before_arity)})"]
+    return []
+
+
+def _changed_by(
+    ctx: CollectorContext, surface: Surface, commits: list[CommitInfo]
+) -> list[CommitInfo]:
+    """The commits that changed this surface, not merely its file."""
+    found = []
+    for commit in commits:
+        if surface.path not in commit.files:
+            continue
+        new = pyast.find(ctx.source.parse_at(commit.sha, surface.path), surface.qualname)
+        old = pyast.find(ctx.source.parse_at(commit.sha + "^", surface.path), surface.qualname)
+        if (old is None) != (new is None) or (
+            old is not None and new is not None and compare_surface(surface, old, new)
+        ):
+            found.append(commit)
+    return found
+
+
+def _arity(arities: set[int]) -> str:
+    words = [f"a {n}-tuple" if n else "a non-tuple" for n in sorted(arities)]
+    return " or ".join(words) or "nothing"
+
+
+def _commit_lines(commits: list[CommitInfo]) -> str:
+    return "\n".join(f"- {code(c.sha[:10])} {c.summary} ({c.author})" for c in commits)
+
+
+@register
+class UpstreamDeltaCollector:
+    name = "upstream_delta"
+    title = "Upstream delta review"
+    section = Section.ACTION_ITEMS
+    needs = frozenset({Need.REPO})
+    kinds = (
+        "upstream_commits", "surface_changed", "surface_missing", "surface_not_found",
+        "surface_stable", "new_public_api", "new_constructor", "new_model",
+    )  # fmt: skip
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        base, head = ctx.baseline_commit, ctx.head_commit
+        if head is None:
+            raise Skipped("no commit on HEAD before the run date")
+        if base is None:
+            raise Skipped(f"no commit before the baseline {ctx.since.date()} to compare with")
+        upstream = ctx.config.upstream
+        commits = ctx.source.log(base, head, upstream.core_paths)
+        touched = {path for commit in commits for path in commit.files}
+        yield Progress(self.name, 0, len(upstream.surfaces), f"{len(commits)} commits")
+        if commits:
+            yield ctx.finding(
+                self.name, "upstream_commits", ("core",),
+                f"{len(commits)} upstream commit{'s' if len(commits) != 1 else ''} on core "
+                f"paths since {ctx.since.date()}",
+                _commit_lines(commits),
+                items=[c.sha for c in commits],
+                evidence=Evidence(diff=ctx.source.diff_range(base, head, upstream.core_paths)),
+            )  # fmt: skip
+        for done, surface in enumerate(upstream.surfaces, 1):
+            finding = self._surface(ctx, surface, base, head, touched, commits)
+            if finding is not None:
+                yield finding
+            yield Progress(self.name, done, len(upstream.surfaces), surface.name)
+        yield from self._new_api(ctx, base, head, touched)
+        yield from self._new_models(ctx, base, head)
+
+    def _surface(
+        self,
+        ctx: CollectorContext,
+        surface: Surface,
+        base: str,
+        head: str,
+        touched: set[str],
+        commits: list[CommitInfo],
+    ) -> Finding | None:
+        key = (surface.target,)
+        ref = [FileRef(path=surface.path)]
+        new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
+        old = (
+            pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname)
+            if surface.path in touched
+            else new
+        )
+        if new is None and old is None:
+            return ctx.finding(
+                self.name, "surface_not_found", key,
+                f"Fragile surface {code(surface.target)} not found",
+                f"Neither the baseline nor HEAD has {code(surface.qualname)} in "
+                f"{code(surface.path)}: it moved or was renamed before the window. "
+                "Point `[upstream.surfaces]` in scout.toml at its new home.",
+                files=ref,
+            )  # fmt: skip
+        if new is None:
+            return ctx.finding(
+                self.name, "surface_missing", key,
+                f"{code(surface.qualname)} disappeared from {code(surface.path)}",
+                f"The experiment depends on {surface.name}; it existed at the baseline and "
+                "is gone at HEAD (moved, renamed or deleted).",
+                files=ref,
+                evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
+            )  # fmt: skip
+        if old is None:
+            old = new  # appeared inside the window: nothing to compare yet
+        changes = compare_surface(surface, old, new)
+        if not changes:
+            return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
+        ref = [FileRef(path=surface.path, line=new.lineno)]
+        by = _changed_by(ctx, surface, commits)
+        return ctx.finding(
+            self.name, "surface_changed", key,
+            f"{surface.name} changed upstream: {changes[0]}"
+            + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+            "\n".join(f"- {change}" for change in changes)
+            + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
+            suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
+            files=ref, items=changes,
+            evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
+        )  # fmt: skip
+
+    def _new_api(
+        self, ctx: CollectorContext, base: str, head: str, touched: set[str]
+    ) -> Iterator[Finding]:
+        dirs = ctx.config.upstream.new_api_dirs
+        for path in sorted(p for p in touched if p.endswith(".py") and _under(p, dirs)):
+            added = sorted(
+                pyast.public_names(ctx.source.parse_at(head, path))
+                - pyast.public_names(ctx.source.parse_at(base, path))
+            )
+            if not added:
+                continue
+            names = ", ".join(code(name) for name in added)
+            yield ctx.finding(
+                self.name, "new_public_api", (path, *added),
+                f"New upstream API in {code(path)}: {names}",
+                f"{names} appeared in {code(path)} since {ctx.since.date()}. Check whether it "
+                "replaces something the experiment hand-rolls.",
+                files=[FileRef(path=path)], items=added,
+                evidence=Evidence(diff=ctx.source.diff_range(base, head, [path])),
+            )  # fmt: skip
+
+    def _new_models(self, ctx: CollectorContext, base: str, head: str) -> Iterator[Finding]:
+        models = ctx.config.upstream.models_dir.rstrip("/")
+        if not models:
+            return
+        added = sorted(
+            set(ctx.source.subdirs_at(head, models)) - set(ctx.source.subdirs_at(base, models))
+        )
+        for name in added:
+            path = f"{models}/{name}"
+            yield ctx.finding(
+                self.name, "new_model", (path,),
+                f"New upstream model {code(path)}",
+                f"{code(path)} was added since {ctx.since.date()}; the experiment could add a "
+                "config for it.",
+                files=[FileRef(path=path)],
+            )  # fmt: skip

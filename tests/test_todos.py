@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from scout_tui.analysis.todos import Reference, find_todos
+from scout_tui.analysis.torch_api import TorchIndex
+
+SOURCE = '''\
+"""Module docstring.
+
+TODO: document the pass ordering.
+"""
+
+
+def f():
+    # TODO(alice): fold the loops
+    # into one walk.
+    x = "TODO: a string literal, not a comment"
+    # [TODO](bob) add EP support
+    # FIXME: use `torch.fx.passes.reinplace` when views work
+    # HACK: see pytorch/pytorch#161234 and
+    # https://github.com/pytorch/pytorch/pull/158000
+    # TODO(#4047): re-enable once fixed; PyTorch #186754 removed the helper
+    # XXX not a TODOLIST word: MYTODO stays out
+    return x
+
+
+def g():
+    # TODO(alice): fold the loops
+    pass
+'''
+
+
+def todos():
+    return find_todos(
+        "exp/passes.py",
+        SOURCE,
+        ast.parse(SOURCE),
+        ["TODO", "FIXME", "HACK", "XXX"],
+        "pytorch/torchtitan",
+        {"PyTorch": "pytorch/pytorch"},
+    )
+
+
+def test_comments_and_docstrings_not_string_literals():
+    found = todos()
+    assert [(t.line, t.marker) for t in found] == [
+        (3, "TODO"),
+        (8, "TODO"),
+        (11, "TODO"),
+        (12, "FIXME"),
+        (13, "HACK"),
+        (15, "TODO"),
+        (16, "XXX"),
+        (21, "TODO"),
+    ]
+    assert found[1].text == "TODO(alice): fold the loops into one walk."  # continuation joined
+    assert not any("string literal" in t.text for t in found)
+
+
+def test_owners_references_and_apis():
+    found = {t.line: t for t in todos()}
+    assert found[8].owner == "alice"
+    assert found[11].owner == "bob"
+    assert found[12].apis == ["torch.fx.passes.reinplace"]
+    assert found[13].references == [
+        Reference("pytorch/pytorch", 158000),
+        Reference("pytorch/pytorch", 161234),
+    ]
+    assert found[15].references == [
+        Reference("pytorch/torchtitan", 4047),
+        Reference("pytorch/pytorch", 186754),
+    ]
+    assert found[15].owner is None
+
+
+def test_identical_todos_in_one_file_stay_two():
+    same = [t for t in todos() if t.text == "TODO(alice): fold the loops"]
+    assert [t.ordinal for t in same] == [0]
+    first = [t for t in todos() if t.key_text.startswith("todo(alice): fold the loops")]
+    assert len(first) == 2 and first[0].key_text != first[1].key_text
+
+
+def test_torch_index_reads_sources_statically(tmp_path: Path):
+    root = tmp_path / "torch"
+    (root / "fx" / "passes").mkdir(parents=True)
+    (root / "__init__.py").write_text("from torch.fx import symbolic_trace as trace\n")
+    (root / "fx" / "__init__.py").write_text("")
+    (root / "fx" / "passes" / "reinplace.py").write_text("def reinplace(gm):\n    return gm\n")
+    (root / "fx" / "passes" / "__init__.py").write_text("X_CONST = 1\n")
+    index = TorchIndex(root)
+    assert index.has_dotted("torch.fx.passes.reinplace")
+    assert index.has_dotted("torch.fx.passes.reinplace.reinplace")
+    assert index.has_dotted("torch.fx.passes.X_CONST")
+    assert index.has_dotted("torch.trace")  # re-exported with `as`
+    assert not index.has_dotted("torch.fx.passes.nothing_here")
+    assert index.has_name("reinplace") and not index.has_name("no_such_function")

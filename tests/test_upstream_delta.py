@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import ast
+
+from scout_tui.analysis import pyast
+from scout_tui.collectors.upstream_delta import compare_surface
+from scout_tui.config import Surface
+from scout_tui.model import Section
+
+from .collector_run import by_kind, run_collector
+from .conftest import TODAY
+
+
+def test_surfaces_on_the_sample(sample_world):
+    result = run_collector(sample_world, "upstream_delta", TODAY)
+    assert result.collectors[0].state == "done", result.collectors[0].reason
+    found = by_kind(result)
+    changed = {f.title.split(" changed upstream")[0]: f for f in found["surface_changed"]}
+    assert set(changed) == {
+        "Trainer.Config fields",
+        "Trainer.post_dataloading_process() return tuple",
+        "FlexAttention.forward signature",
+    }
+    assert changed["Trainer.Config fields"].items == [
+        "field `gradient_accumulation_steps` added",
+        "field `steps` default `1000` → `2000`",
+    ]
+    assert changed["Trainer.post_dataloading_process() return tuple"].items == [
+        "returns a 4-tuple (was a 3-tuple)"
+    ]
+    assert changed["FlexAttention.forward signature"].items == [
+        "parameter `block_mask` became keyword-only (was positional)",
+        "parameter `scale` added (keyword-only)",
+    ]
+    flex = changed["FlexAttention.forward signature"]
+    assert "-    def forward(self, q, k, v, block_mask=None):" in flex.evidence.diff
+    assert "+    def forward(self, q, k, v, *, block_mask=None, scale=None):" in flex.evidence.diff
+    assert "FlexAttention.forward takes keyword-only" in flex.body  # the commit that did it
+    assert "Grow Trainer.Config" not in flex.body  # ... and only that one
+    assert flex.priority.value == "P1"
+    # Yesterday's report already had it (the change landed yesterday): carried forward.
+    assert flex.section is Section.CARRIED_FORWARD
+    assert flex.first_reported.isoformat() == "2026-12-01"
+
+    stable = sorted(f.title for f in found["surface_stable"])
+    assert stable == [
+        "BaseModel.preprocess_inputs() return tuple",
+        "CompileConfig fields",
+        "MoE.forward signature",
+        "ParallelDims properties",
+        "ParallelDims.build_mesh() signature",
+    ]
+    assert all(f.section is Section.ALL_CLEAR for f in found["surface_stable"])
+    missing = sorted(f.title for f in found["surface_not_found"])
+    assert len(missing) == 3 and "ExpertParallel._token_combine" in missing[0]
+
+    (api,) = found["new_public_api"]
+    assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
+    assert "torchtitan/distributed/bucketing.py" in api.evidence.diff
+    (model,) = found["new_model"]
+    assert model.files[0].path == "torchtitan/models/qwen9"
+    (commits,) = found["upstream_commits"]
+    assert len(commits.items) == 3 and commits.section is Section.FYI
+
+
+def test_as_of_a_past_day_ignores_later_history(sample_world):
+    # Three days ago nothing had changed yet: every surface is stable, nothing is new.
+    from datetime import timedelta
+
+    result = run_collector(sample_world, "upstream_delta", TODAY - timedelta(days=3), priors=False)
+    kinds = by_kind(result)
+    assert "surface_changed" not in kinds and "new_public_api" not in kinds
+    assert len(kinds["surface_stable"]) == 8
+
+
+def surface(check, qualname="C.f"):
+    return Surface(name="s", target=f"m.py::{qualname}", check=check)
+
+
+def node(source, qualname="C.f"):
+    return pyast.find(ast.parse(source), qualname)
+
+
+def test_compare_surface_cases():
+    old = node("class C:\n    def f(self, a, b=1, *args, c, **kw): return a, b\n")
+    renamed = node("class C:\n    def f(self, x, b=2, *args, c, **kw): return a, b, c\n")
+    assert compare_surface(surface("signature"), old, renamed) == [
+        "parameter `a` removed",
+        "parameter `b` default `1` → `2`",
+        "parameter `x` added (positional)",
+    ]
+    assert compare_surface(surface("returns"), old, renamed) == [
+        "returns a 3-tuple (was a 2-tuple)"
+    ]
+    reordered = node("class C:\n    def f(self, b=1, a=None, *args, c, **kw): pass\n")
+    assert "parameters reordered: self, b, a, args, c, kw" in compare_surface(
+        surface("signature"), old, reordered
+    )
+    props_old = node("class C:\n    @property\n    def a(self): ...\n", "C")
+    props_new = node("class C:\n    @property\n    def b(self): ...\n    def a(self): ...\n", "C")
+    assert compare_surface(surface("properties", "C"), props_old, props_new) == [
+        "property `a` removed",
+        "property `b` added",
+    ]
+    fields_old = node("class C:\n    a: int = 1\n    K: ClassVar[int] = 0\n", "C")
+    fields_new = node("class C:\n    a: str = 1\n", "C")
+    assert compare_surface(surface("fields", "C"), fields_old, fields_new) == [
+        "field `a` type `int` → `str`"
+    ]
+    function = node("def C(): pass\n", "C")
+    assert compare_surface(surface("fields", "C"), fields_old, function) == [
+        "`C` is no longer a class"
+    ]
