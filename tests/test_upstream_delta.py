@@ -60,7 +60,7 @@ def test_surfaces_on_the_sample(sample_world):
     (model,) = found["new_model"]
     assert model.files[0].path == "torchtitan/models/qwen9"
     (commits,) = found["upstream_commits"]
-    assert len(commits.items) == 3 and commits.section is Section.FYI
+    assert len(commits.items) == 2 and commits.section is Section.FYI
 
 
 def test_as_of_a_past_day_ignores_later_history(sample_world):
