@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -142,6 +143,26 @@ class SourceTree:
         if len(text) > DIFF_LIMIT:
             text = text[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} characters)\n"
         return text
+
+    def files_at(self, commit: str, directory: str) -> list[str]:
+        """Names of the files directly under `directory` at `commit`."""
+        with self._lock:
+            try:
+                tree = self.repo.commit(commit).tree / directory.rstrip("/")
+            except (KeyError, ValueError, git.BadName):
+                return []
+            return sorted(child.name for child in tree.blobs)
+
+    def since_when(self, path: str, holds: Callable[[str], bool]) -> CommitInfo | None:
+        """The commit from which `holds(text of path)` has been true without a break, walking
+        the file's history back from HEAD; None when it does not hold at HEAD."""
+        found = None
+        for commit in self.log(None, "HEAD", [path]):  # newest first
+            text = self.read_at(commit.sha, path)
+            if text is None or not holds(text):
+                break
+            found = commit
+        return found
 
     def subdirs_at(self, commit: str, directory: str) -> list[str]:
         """Names of the directories directly under `directory` at `commit`."""

@@ -1,3 +1,8 @@
 """One module per scout section; importing this package registers them in report order."""
 
-from scout_tui.collectors import github_pending, todos, upstream_delta  # noqa: F401
+from scout_tui.collectors import (  # noqa: F401
+    ci_tests,
+    github_pending,
+    todos,
+    upstream_delta,
+)

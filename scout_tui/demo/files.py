@@ -233,6 +233,11 @@ class TestGraphTrainerNumerics:
 
     def test_moe(self):
         pass
+
+
+class TestAutoParallelNumerics:
+    def test_dense_autoparallel(self):
+        pass
 """,
     f"{EXP}/tests/test_profiler.py": """\
 class TestProfiler:
@@ -282,6 +287,8 @@ jobs:
           python -m torchtitan.experiments.graph_trainer.tests.integration_tests --ngpu 8
           pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v
           pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py::TestSimpleFSDP -v
+          pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py -v \\
+            -k "dense and not AutoParallel"
           pytest torchtitan/experiments/graph_trainer/tests/test_profiler.py -v
 """,
 }

@@ -1,0 +1,280 @@
+"""Which tests does CI run? Read from the workflow files' shell, down to the test class.
+
+Pure: YAML text and test-file ASTs in, invocations and selections out. `-k` expressions are
+evaluated with pytest's own expression parser, on the names pytest itself matches against
+(directories, file name, class, function, markers).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+from _pytest.mark.expression import Expression, ParseError
+
+_SHELL_KEYS = {"run", "script"}
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# pytest options that take a separate value (`-k expr`, `--deselect id`, ...).
+_VALUE_OPTIONS = {
+    "-k", "-m", "-p", "-c", "-o", "-n", "-W", "-r", "--deselect", "--ignore", "--ignore-glob",
+    "--rootdir", "--junitxml", "--junit-xml", "--maxfail", "--durations", "--timeout",
+    "--basetemp", "--confcutdir", "--log-level", "--log-cli-level", "--tb", "--color",
+    "--import-mode", "--reruns", "--dist", "--capture", "--override-ini", "--cov-report",
+    "--cov-config", "--timeout-method", "--count", "--junit-prefix",
+}  # fmt: skip
+
+
+class WorkflowError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Invocation:
+    workflow: str
+    line: str  # the logical shell line, as written (continuations joined)
+    commented: bool
+    kind: Literal["pytest", "module"]
+    selectors: tuple[str, ...] = ()
+    keyword: str | None = None
+    deselect: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PytestItem:
+    path: str
+    cls: str | None
+    function: str
+    markers: frozenset[str] = frozenset()
+
+
+@dataclass
+class PytestFile:
+    path: str
+    items: list[PytestItem] = field(default_factory=list)
+
+    @property
+    def classes(self) -> list[str]:
+        return list(dict.fromkeys(item.cls for item in self.items if item.cls))
+
+
+# -- workflow files -----------------------------------------------------------------------
+def shell_blocks(yaml_text: str) -> list[str]:
+    """Every `run:` and `with: script:` string in a workflow."""
+    try:
+        document = yaml.safe_load(yaml_text)
+    except yaml.YAMLError as exc:
+        raise WorkflowError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
+    blocks: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _SHELL_KEYS and isinstance(value, str):
+                    blocks.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(document)
+    return blocks
+
+
+def logical_lines(block: str) -> Iterator[tuple[str, bool]]:
+    """(line, commented) with backslash continuations joined, blank lines and `set` noise out.
+
+    A commented-out command (`# pytest ...`) is returned with commented=True so a disabled
+    test can be told from one that was never there.
+    """
+    pending: list[str] = []
+    pending_commented = False
+    for raw in block.splitlines():
+        stripped = raw.strip()
+        commented = stripped.startswith("#")
+        text = stripped.lstrip("#").strip() if commented else stripped
+        if not pending:
+            pending_commented = commented
+        if text.endswith("\\"):
+            pending.append(text[:-1].strip())
+            continue
+        pending.append(text)
+        line = " ".join(part for part in pending if part)
+        pending = []
+        if line and not re.match(r"^set\s+[-+]", line):
+            yield line, pending_commented
+    if pending:
+        yield " ".join(pending), pending_commented
+
+
+def _commands(line: str) -> list[list[str]]:
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        tokens = list(lexer)
+    except ValueError:
+        tokens = line.split()
+    commands: list[list[str]] = [[]]
+    for token in tokens:
+        if token in _SEPARATORS or set(token) <= set(";&|"):
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [command for command in commands if command]
+
+
+def _pytest_args(command: list[str]) -> list[str] | None:
+    for index, token in enumerate(command):
+        if token == "pytest" or token.endswith("/pytest") or token == "py.test":
+            return command[index + 1 :]
+        if token == "-m" and index + 1 < len(command) and command[index + 1] == "pytest":
+            return command[index + 2 :]
+    return None
+
+
+def _module(command: list[str]) -> str | None:
+    for index, token in enumerate(command[:-1]):
+        if token == "-m" and re.match(r"^python[\d.]*$|/python[\d.]*$", command[max(0, index - 1)]):
+            return command[index + 1]
+    return None
+
+
+def parse_invocation(workflow: str, line: str, commented: bool) -> list[Invocation]:
+    found = []
+    for command in _commands(line):
+        while command and _ASSIGNMENT.match(command[0]):
+            command = command[1:]  # NGPU=8 pytest ...
+        args = _pytest_args(command)
+        if args is not None:
+            selectors, deselect, keyword = [], [], None
+            index = 0
+            while index < len(args):
+                token = args[index]
+                if token in _VALUE_OPTIONS and index + 1 < len(args):
+                    if token == "-k":
+                        keyword = args[index + 1]
+                    elif token == "--deselect":
+                        deselect.append(args[index + 1].removeprefix("./"))
+                    index += 2
+                    continue
+                if token.startswith("-k") and len(token) > 2 and not token.startswith("--"):
+                    keyword = token[2:]
+                elif token.startswith("--deselect="):
+                    deselect.append(token.split("=", 1)[1].removeprefix("./"))
+                elif not token.startswith("-") and "$" not in token:
+                    selectors.append(token.removeprefix("./"))
+                index += 1
+            found.append(Invocation(workflow, line, commented, "pytest", tuple(selectors),
+                                    keyword, tuple(deselect)))  # fmt: skip
+            continue
+        module = _module(command)
+        if module and module not in ("pip", "pytest", "torch.distributed.run"):
+            path = module.replace(".", "/") + ".py"
+            found.append(Invocation(workflow, line, commented, "module", (path,)))
+    return found
+
+
+def invocations(workflow: str, yaml_text: str) -> list[Invocation]:
+    found: list[Invocation] = []
+    for block in shell_blocks(yaml_text):
+        for line, commented in logical_lines(block):
+            found.extend(parse_invocation(workflow, line, commented))
+    return found
+
+
+# -- test files -----------------------------------------------------------------------------
+def _markers(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    names = set()
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        text = ast.unparse(target)
+        if ".mark." in text:
+            names.add(text.rsplit(".", 1)[-1])
+    return names
+
+
+def _is_test_class(node: ast.ClassDef, known: set[str]) -> bool:
+    """pytest collects `Test*` classes without `__init__`, and any unittest.TestCase."""
+    bases = {ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases}
+    if bases & known or any(base.endswith(("TestCase", "TestBase")) for base in bases):
+        return True
+    has_init = any(
+        isinstance(child, ast.FunctionDef) and child.name == "__init__" for child in node.body
+    )
+    return node.name.startswith("Test") and not has_init
+
+
+def read_test_file(path: str, tree: ast.Module | None) -> PytestFile:
+    """The tests pytest would collect from a file, read from its AST."""
+    result = PytestFile(path)
+    if tree is None:
+        return result
+    test_classes: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            result.items.append(PytestItem(path, None, node.name, frozenset(_markers(node))))
+        elif isinstance(node, ast.ClassDef) and _is_test_class(node, test_classes):
+            test_classes.add(node.name)
+            class_markers = _markers(node)
+            for child in node.body:
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    child.name.startswith("test")
+                ):
+                    markers = frozenset(class_markers | _markers(child))
+                    result.items.append(PytestItem(path, node.name, child.name, markers))
+    return result
+
+
+# -- selection -----------------------------------------------------------------------------
+def _selector_matches(selector: str, item: PytestItem) -> bool:
+    path, _, rest = selector.partition("::")
+    path = path.rstrip("/")
+    if not path or path == ".":
+        in_path = True
+    else:
+        in_path = item.path == path or item.path.startswith(path + "/")
+    if not in_path:
+        return False
+    if not rest:
+        return True
+    parts = rest.split("::")
+    names = [item.cls, item.function] if item.cls else [item.function]
+    parts = [re.sub(r"\[.*\]$", "", part) for part in parts]  # parametrize ids
+    return names[: len(parts)] == parts
+
+
+def keyword_matches(expression: str, item: PytestItem) -> bool:
+    """pytest's `-k` semantics: case-insensitive substring of any of the item's names."""
+    directories = item.path.split("/")[:-1]
+    names = [*directories, item.path.rsplit("/", 1)[-1], item.function, *item.markers]
+    if item.cls:
+        names.append(item.cls)
+    lowered = [name.lower() for name in names]
+
+    def matcher(ident: str, /, **kwargs: object) -> bool:
+        return any(ident.lower() in name for name in lowered)
+
+    try:
+        return Expression.compile(expression).evaluate(matcher)
+    except ParseError:
+        return True  # pytest would refuse to run; do not invent a gap from a typo
+
+
+def selects(invocation: Invocation, item: PytestItem) -> bool:
+    if invocation.kind == "module":
+        return invocation.selectors[0] == item.path
+    selectors = invocation.selectors or (".",)
+    if not any(_selector_matches(selector, item) for selector in selectors):
+        return False
+    if any(_selector_matches(selector, item) for selector in invocation.deselect):
+        return False
+    return invocation.keyword is None or keyword_matches(invocation.keyword, item)

@@ -1,0 +1,231 @@
+"""Tests missing from CI (SPEC §2.1 item 3, "tests missing from CI").
+
+Every `test_*.py` under the experiment's tests, down to the class, against what the
+workflows' shell actually selects (file and `::Class` selectors, `-k`, `--deselect`). A
+test CI ran at the baseline and no longer runs is the loudest finding; a commented-out
+invocation says "disabled", with the commit that did it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scout_tui.analysis.workflows import (
+    Invocation,
+    PytestFile,
+    WorkflowError,
+    invocations,
+    read_test_file,
+    selects,
+)
+from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.report.escape import code, fence
+from scout_tui.source import CommitInfo
+
+WORKFLOWS_DIR = ".github/workflows"
+MODULE_LEVEL = "module-level tests"
+
+
+@dataclass
+class _Gap:
+    file: PytestFile
+    groups: list[str]  # class names, or MODULE_LEVEL
+    disabled_by: list[Invocation]
+    ran_at_baseline: bool
+
+
+def _groups(file: PytestFile) -> dict[str, list]:
+    groups: dict[str, list] = {}
+    for item in file.items:
+        groups.setdefault(item.cls or MODULE_LEVEL, []).append(item)
+    return groups
+
+
+def _commented_in(text: str, workflow: str, line: str) -> bool:
+    try:
+        return any(inv.commented and inv.line == line for inv in invocations(workflow, text))
+    except WorkflowError:
+        return False
+
+
+def _runs(invs: list[Invocation], items: list) -> bool:
+    return any(selects(inv, item) for inv in invs for item in items)
+
+
+class _Workflows:
+    """Invocations of every workflow file, at the work tree or at a commit."""
+
+    def __init__(self, ctx: CollectorContext) -> None:
+        self.ctx = ctx
+        self.unreadable: dict[str, str] = {}
+
+    def _files(self, commit: str | None) -> list[str]:
+        if commit is None:
+            return self.ctx.source.glob(WORKFLOWS_DIR, "*.y*ml")
+        return [
+            f"{WORKFLOWS_DIR}/{name}"
+            for name in self.ctx.source.files_at(commit, WORKFLOWS_DIR)
+            if name.endswith((".yml", ".yaml"))
+        ]
+
+    def at(self, commit: str | None) -> list[Invocation]:
+        found: list[Invocation] = []
+        for path in self._files(commit):
+            read = self.ctx.source.read if commit is None else (
+                lambda p, c=commit: self.ctx.source.read_at(c, p)
+            )  # fmt: skip
+            text = read(path)
+            if text is None:
+                continue
+            try:
+                found += invocations(path, text)
+            except WorkflowError as exc:
+                if commit is None:
+                    self.unreadable[path] = str(exc)
+        return found
+
+
+@register
+class CiTestsCollector:
+    name = "ci_tests"
+    title = "Tests missing from CI"
+    section = Section.ACTION_ITEMS
+    needs = frozenset({Need.REPO})
+    kinds = ("test_dropped_from_ci", "test_not_in_ci", "test_disabled_in_ci",
+             "workflow_unreadable")  # fmt: skip
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        workflows = _Workflows(ctx)
+        now = workflows.at(None)
+        active = [inv for inv in now if not inv.commented]
+        commented = [inv for inv in now if inv.commented]
+        at_baseline = [inv for inv in workflows.at(ctx.baseline_commit) if not inv.commented] if (
+            ctx.baseline_commit
+        ) else []  # fmt: skip
+        for path, reason in workflows.unreadable.items():
+            yield ctx.finding(
+                self.name, "workflow_unreadable", (path,),
+                f"Workflow {code(path)} could not be read", f"{reason}; its tests count as absent.",
+                files=[FileRef(path=path)],
+            )  # fmt: skip
+        tests_dir = ctx.config.experiment_path(ctx.config.ci.tests_dir)
+        paths = ctx.source.glob(tests_dir, "test_*.py")
+        never_run: list[_Gap] = []
+        for done, path in enumerate(paths, 1):
+            file = read_test_file(path, ctx.source.parse(path))
+            for gap in self._gap(file, active, commented, at_baseline) or []:
+                whole = len(gap.groups) == len(_groups(gap.file))
+                if whole and not gap.ran_at_baseline and not gap.disabled_by:
+                    never_run.append(gap)  # reported together below: one problem, one list
+                else:
+                    yield self._finding(ctx, gap)
+            yield Progress(self.name, done, len(paths), path)
+        if never_run:
+            yield self._never_run(ctx, tests_dir, never_run)
+
+    def _gap(
+        self,
+        file: PytestFile,
+        active: list[Invocation],
+        commented: list[Invocation],
+        at_baseline: list[Invocation],
+    ) -> list[_Gap] | None:
+        missing: dict[tuple[bool, tuple], list[str]] = {}
+        disabled: dict[tuple[bool, tuple], list[Invocation]] = {}
+        for group, items in _groups(file).items():
+            if _runs(active, items):
+                continue
+            ran_before = _runs(at_baseline, items)
+            by = tuple(inv for inv in commented if _runs([inv], items))
+            key = (ran_before, tuple(inv.line for inv in by))
+            missing.setdefault(key, []).append(group)
+            disabled[key] = list(by)
+        if not missing:
+            return None
+        return [_Gap(file, groups, disabled[key], key[0]) for key, groups in missing.items()]
+
+    def _never_run(self, ctx: CollectorContext, tests_dir: str, gaps: list[_Gap]) -> Finding:
+        names = [gap.file.path.rsplit("/", 1)[-1] for gap in gaps]
+        workflow = (ctx.config.ci.workflows or [WORKFLOWS_DIR + "/<workflow>.yaml"])[0]
+        lines = "\n".join(f"pytest {gap.file.path} -v" for gap in gaps)
+        listing = "\n".join(
+            f"- {code(name)}: " + ", ".join(code(g) for g in gap.groups)
+            for name, gap in zip(names, gaps, strict=True)
+        )
+        count = f"{len(gaps)} test file{'s' if len(gaps) != 1 else ''}"
+        return ctx.finding(
+            self.name, "test_not_in_ci", (tests_dir,),
+            f"{count} never run in CI",
+            f"No workflow invocation selects these files:\n\n{listing}",
+            suggested_fix=f"Add to {code(workflow)}:\n\n{fence(lines, 'bash')}",
+            files=[FileRef(path=gap.file.path) for gap in gaps], items=names,
+        )  # fmt: skip
+
+    def _finding(self, ctx: CollectorContext, gap: _Gap) -> Finding:
+        path = gap.file.path
+        name = path.rsplit("/", 1)[-1]
+        whole = len(gap.groups) == len(_groups(gap.file))
+        what = code(name) if whole else ", ".join(code(g) for g in gap.groups) + f" in {code(name)}"
+        suggestion = self._suggestion(ctx, path, gap.groups, whole)
+        files = [FileRef(path=path)]
+        if gap.ran_at_baseline:
+            culprit = self._dropped_by(ctx, gap)
+            by = f" by {code(culprit.sha[:10])} ({culprit.summary})" if culprit else ""
+            how = (
+                f"; the line is commented out in {code(gap.disabled_by[0].workflow)}"
+                if gap.disabled_by
+                else ""
+            )
+            return ctx.finding(
+                self.name, "test_dropped_from_ci", (path, *gap.groups),
+                f"{what} no longer runs in CI",
+                f"CI ran it at the baseline ({ctx.since.date()}); it was dropped{by}{how}.",
+                suggested_fix=suggestion, files=files, items=gap.groups,
+            )  # fmt: skip
+        if gap.disabled_by:
+            invocation = gap.disabled_by[0]
+            culprit = ctx.source.since_when(
+                invocation.workflow,
+                lambda text, line=invocation.line: _commented_in(text, invocation.workflow, line),
+            )
+            by = f", since {code(culprit.sha[:10])} ({culprit.summary})" if culprit else ""
+            return ctx.finding(
+                self.name, "test_disabled_in_ci", (path, *gap.groups),
+                f"{what} is disabled in CI",
+                f"Commented out in {code(invocation.workflow)}{by}:\n\n"
+                f"{code('# ' + invocation.line)}",
+                suggested_fix=suggestion, files=files, items=gap.groups,
+                evidence=Evidence(context=invocation.line),
+            )  # fmt: skip
+        return ctx.finding(
+            self.name, "test_not_in_ci", (path, *gap.groups),
+            f"{what} never runs in CI",
+            "No workflow invocation selects "
+            + ("this file." if whole else "these classes (file selectors, `-k`, `--deselect`)."),
+            suggested_fix=suggestion, files=files, items=gap.groups,
+        )  # fmt: skip
+
+    @staticmethod
+    def _suggestion(ctx: CollectorContext, path: str, groups: list[str], whole: bool) -> str:
+        workflow = (ctx.config.ci.workflows or [WORKFLOWS_DIR + "/<workflow>.yaml"])[0]
+        if whole or groups == [MODULE_LEVEL]:
+            line = f"pytest {path} -v"
+        else:
+            line = " ".join(f"{path}::{group}" for group in groups if group != MODULE_LEVEL)
+            line = f"pytest {line} -v"
+        return f"Add to {code(workflow)}: {code(line)}"
+
+    @staticmethod
+    def _dropped_by(ctx: CollectorContext, gap: _Gap) -> CommitInfo | None:
+        """The workflow commit in the window after which the file stopped running."""
+        items = [item for item in gap.file.items if (item.cls or MODULE_LEVEL) in gap.groups]
+        workflows = _Workflows(ctx)
+        commits = ctx.source.log(ctx.baseline_commit, ctx.head_commit, [WORKFLOWS_DIR])
+        for commit in reversed(commits):  # oldest first
+            before = [i for i in workflows.at(commit.sha + "^") if not i.commented]
+            after = [i for i in workflows.at(commit.sha) if not i.commented]
+            if _runs(before, items) and not _runs(after, items):
+                return commit
+        return None

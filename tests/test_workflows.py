@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import ast
+
+from scout_tui.analysis.workflows import (
+    PytestItem,
+    invocations,
+    keyword_matches,
+    read_test_file,
+    selects,
+)
+
+from .collector_run import by_kind, run_collector
+from .conftest import TODAY
+
+WORKFLOW = r"""
+name: tests
+on: {schedule: [{cron: "0 0 * * *"}]}
+jobs:
+  gpu:
+    uses: pytorch/test-infra/.github/workflows/linux_job_v2.yml@main
+    with:
+      script: |
+        set -eux
+        NCCL_NVLS_ENABLE=0 pytest exp/tests/test_a.py::TestOne -v -k "dense"
+        torchrun --nproc_per_node=2 -m pytest exp/tests/test_b.py \
+          --deselect exp/tests/test_b.py::TestB::test_slow -x
+        python -m exp.tests.integration_tests --ngpu 8 && pytest ./exp/tests/test_c.py
+        # pytest exp/tests/test_d.py -v
+        echo "pytest is not run here" | tee log
+  cpu:
+    steps:
+      - run: python -m pip install -e . ; python -m pytest exp/tests -m "not gpu"
+"""
+
+
+def test_invocations_from_run_and_script_blocks():
+    found = invocations("wf.yaml", WORKFLOW)
+    summary = [(i.kind, i.selectors, i.keyword, i.deselect, i.commented) for i in found]
+    assert summary == [
+        ("pytest", ("exp/tests/test_a.py::TestOne",), "dense", (), False),
+        (
+            "pytest",
+            ("exp/tests/test_b.py",),
+            None,
+            ("exp/tests/test_b.py::TestB::test_slow",),
+            False,
+        ),
+        ("module", ("exp/tests/integration_tests.py",), None, (), False),
+        ("pytest", ("exp/tests/test_c.py",), None, (), False),
+        ("pytest", ("exp/tests/test_d.py",), None, (), True),
+        ("pytest", ("exp/tests",), None, (), False),
+    ]
+
+
+def item(cls, function, path="exp/tests/test_a.py", markers=()):
+    return PytestItem(path, cls, function, frozenset(markers))
+
+
+def test_keyword_semantics_are_pytests():
+    assert keyword_matches("dense", item("TestOne", "test_dense_llama"))
+    assert keyword_matches("DENSE", item("TestOne", "test_dense_llama"))  # case-insensitive
+    assert not keyword_matches("dense and not llama", item("TestOne", "test_dense_llama"))
+    assert keyword_matches("TestOne and not moe", item("TestOne", "test_dense"))
+    assert keyword_matches("test_a.py", item("TestOne", "test_x"))  # the file name counts
+    assert keyword_matches("slow", item("TestOne", "test_x", markers=["slow"]))  # markers too
+    assert keyword_matches("tests", item("TestOne", "test_x"))  # so do directories
+    assert keyword_matches("(((", item("TestOne", "test_x"))  # pytest would refuse: not a gap
+
+
+def test_selection_down_to_class_and_function():
+    wf = invocations("wf.yaml", WORKFLOW)
+    assert selects(wf[0], item("TestOne", "test_dense"))
+    assert not selects(wf[0], item("TestOne", "test_moe"))  # -k
+    assert not selects(wf[0], item("TestTwo", "test_dense"))  # ::TestOne only
+    b = "exp/tests/test_b.py"
+    assert selects(wf[1], item("TestB", "test_fast", b))
+    assert not selects(wf[1], item("TestB", "test_slow", b))  # --deselect
+    assert selects(wf[5], item("TestB", "test_fast", b))  # a directory selector
+
+
+def test_test_classes_as_pytest_collects_them():
+    source = (
+        "import unittest\nclass Helper:\n    def test_x(self): ...\n"
+        "class TestWithInit:\n    def __init__(self): ...\n    def test_y(self): ...\n"
+        "class GraphTest(unittest.TestCase):\n    def test_z(self): ...\n"
+        "class TestPlain:\n    @pytest.mark.slow\n    def test_w(self): ...\n"
+        "def test_module_level(): ...\n"
+    )
+    file = read_test_file("t/test_m.py", ast.parse(source))
+    assert [(i.cls, i.function) for i in file.items] == [
+        ("GraphTest", "test_z"),
+        ("TestPlain", "test_w"),
+        (None, "test_module_level"),
+    ]
+    assert file.items[1].markers == {"slow"}
+
+
+def test_collector_on_the_sample(sample_world):
+    found = by_kind(run_collector(sample_world, "ci_tests", TODAY))
+    (dropped,) = found["test_dropped_from_ci"]
+    assert dropped.title == "`test_profiler.py` no longer runs in CI"
+    assert dropped.priority.value == "P0"
+    assert "graph_trainer: stop running the profiler test" in dropped.body  # the culprit
+    assert "commented out" in dropped.body
+    assert "pytest torchtitan/experiments/graph_trainer/tests/test_profiler.py -v" in (
+        dropped.suggested_fix
+    )
+    (partial,) = found["test_not_in_ci"]
+    # -k "dense and not AutoParallel" keeps TestAutoParallelNumerics out; nothing selects
+    # TestGraphTrainerNumerics::test_moe, but test_dense runs, so that class counts as run.
+    assert partial.items == ["TestAutoParallelNumerics"]
+    assert "test_disabled_in_ci" not in found  # the profiler was dropped, reported as such
+
+
+def test_disabled_before_the_window_names_the_commit(sample_world):
+    from datetime import timedelta
+
+    # A week later the commented-out line is old news: disabled, not dropped.
+    found = by_kind(
+        run_collector(sample_world, "ci_tests", TODAY + timedelta(days=8), priors=False)
+    )
+    assert "test_dropped_from_ci" not in found
+    (disabled,) = found["test_disabled_in_ci"]
+    assert disabled.title == "`test_profiler.py` is disabled in CI"
+    assert "graph_trainer: stop running the profiler test" in disabled.body
+    assert "# pytest torchtitan/experiments/graph_trainer/tests/test_profiler.py -v" in (
+        disabled.body
+    )
