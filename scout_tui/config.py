@@ -120,6 +120,8 @@ class FreshnessConfig(_Strict):
 
 class DocsConfig(_Strict):
     files: list[str] = []
+    # Config classes whose fields are the `--section.option` flags the docs may name.
+    root_configs: list[str] = []
 
 
 class Rule(_Strict):

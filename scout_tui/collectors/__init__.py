@@ -2,6 +2,9 @@
 
 from scout_tui.collectors import (  # noqa: F401
     ci_tests,
+    coverage,
+    docs,
+    freshness,
     github_pending,
     todos,
     upstream_delta,

@@ -44,6 +44,7 @@ from typing import Literal
 @dataclass
 class CompileConfig:
     enable: bool = False
+    mode: Literal["jit", "aot"] = "jit"
     backend: str = "inductor"
     components: list[str] = field(default_factory=lambda: ["model", "loss"])
 
@@ -105,6 +106,13 @@ def apply_ac(model, config):
 """,
     "torchtitan/distributed/fsdp.py": """\
 def fully_shard(module, mesh, reshard_after_forward=True):
+    if mesh is None:
+        raise ValueError("fully_shard needs a device mesh")
+    for name, param in module.named_parameters():
+        if param.dim() == 0:
+            continue
+        param.placements = ("shard", 0)
+        param.mesh_name = name
     module.mesh = mesh
     module.reshard = reshard_after_forward
     return module
@@ -191,10 +199,17 @@ AVAILABLE_JOINT_PASSES = {
 }
 ''',
     f"{EXP}/simple_fsdp.py": """\
-def simple_fully_shard(module, mesh, reshard_after_forward=True):
+def simple_fully_shard(module, device_mesh, reshard=True):
     # TODO: DTensor should support this mesh collapsing operation
-    module.mesh = mesh
-    module.reshard = reshard_after_forward
+    if device_mesh is None:
+        raise ValueError("simple_fully_shard needs a device mesh")
+    for fqn, weight in module.named_parameters():
+        if weight.dim() == 0:
+            continue
+        weight.placements = ("shard", 0)
+        weight.mesh_name = fqn
+    module.mesh = device_mesh
+    module.reshard = reshard
     return module
 """,
     f"{EXP}/trainer.py": """\
@@ -206,6 +221,15 @@ def _patched_forward(self, q, k, v, block_mask=None):
 
 
 FlexAttention.forward = _patched_forward
+""",
+    f"{EXP}/llama3/__init__.py": "",
+    f"{EXP}/llama3/config_registry.py": """\
+def graph_trainer_llama3_debugmodel():
+    return {"dim": 256}
+
+
+def graph_trainer_llama3_70b():
+    return {"dim": 8192}
 """,
     f"{EXP}/tests/__init__.py": "",
     f"{EXP}/tests/test_passes.py": """\
@@ -248,11 +272,17 @@ class TestProfiler:
 from tests.integration_tests import OverrideDefinitions
 
 
+_PP_DISABLED = True
+
+
 def build_graph_trainer_test_list():
     return [
-        OverrideDefinitions([["--parallelism.data_parallel_shard_degree 4",
+        OverrideDefinitions([["--config graph_trainer_llama3_debugmodel",
+                              "--parallelism.data_parallel_shard_degree 4",
                               "--parallelism.tensor_parallel_degree 2",
                               "--compile.passes reorder"]], "FSDP+TP", "gt_fsdp_tp"),
+        OverrideDefinitions([["--parallelism.pipeline_parallel_degree 2"]], "PP", "gt_pp",
+                            disabled=_PP_DISABLED),
     ]
 """,
     f"{EXP}/README.md": """\
@@ -336,6 +366,7 @@ def _private_helper():
     return None
 ''',
             "torchtitan/models/qwen9/__init__.py": "",
+            f"{EXP}/cudagraph.py": "def wrap_in_cudagraph(fn):\n    return fn\n",
             "torchtitan/models/qwen9/model.py": "class Qwen9:\n    pass\n",
         },
     ),
@@ -368,7 +399,10 @@ FAKE_TORCH: dict[str, str] = {
     "torch/fx/passes/__init__.py": "from torch.fx.passes import reinplace\n",
     "torch/fx/passes/reinplace.py": "def reinplace(gm, *sample_args):\n    return gm\n",
     "torch/distributed/__init__.py": "",
-    "torch/distributed/tensor/__init__.py": "class DTensor:\n    pass\n",
+    "torch/distributed/tensor/__init__.py": (
+        "from torch.distributed.tensor._dtensor_spec import DTensorSpec\n\n\n"
+        "class DTensor:\n    pass\n"
+    ),
     "torch/distributed/tensor/_dtensor_spec.py": "class DTensorSpec:\n    pass\n",
 }
 

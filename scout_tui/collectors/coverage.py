@@ -1,0 +1,199 @@
+"""Coverage gaps (SPEC §2.1 item 3, "coverage gaps").
+
+Graph passes no test references (none at all, or only enabled integration tests), model
+configs no test uses, parallelism combinations core's integration tests run and the
+experiment's never do, and code added or grown since the baseline that no test mentions.
+Each kind is one finding with the list, never one finding per name.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from fnmatch import fnmatch
+
+from scout_tui.analysis import pyast
+from scout_tui.analysis.coverage import (
+    mentions,
+    override_definitions,
+    parallelism_combo,
+    pass_definitions,
+)
+from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.model import FileRef, Finding, Section
+from scout_tui.report.escape import code
+
+WORKFLOWS_DIR = ".github/workflows"
+
+
+def _enabled_strings(ctx: CollectorContext, path: str) -> str:
+    overrides = override_definitions(ctx.source.parse(path)) if path else []
+    return "\n".join(s for o in overrides if not o.disabled for s in o.strings)
+
+
+def _listing(names: list[str], limit: int = 30) -> str:
+    shown = ", ".join(code(name) for name in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+@register
+class CoverageCollector:
+    name = "coverage"
+    title = "Coverage gaps"
+    section = Section.ACTION_ITEMS
+    needs = frozenset({Need.REPO})
+    kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
+             "parallelism_gap", "new_code_untested")  # fmt: skip
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        config = ctx.config
+        experiment = config.project.experiment.rstrip("/")
+        tests_dir = config.experiment_path(config.ci.tests_dir)
+        integration = (
+            config.experiment_path(config.coverage.experiment_integration_tests)
+            if config.coverage.experiment_integration_tests
+            else ""
+        )
+        unit_paths = [p for p in ctx.source.glob(tests_dir, "*.py") if p != integration]
+        unit_text = "\n".join(ctx.source.read(p) or "" for p in unit_paths)
+        integration_text = _enabled_strings(ctx, integration)
+        yield Progress(self.name, 1, 4, "passes")
+        yield from self._passes(ctx, experiment, tests_dir, unit_text, integration_text)
+        yield Progress(self.name, 2, 4, "model configs")
+        workflows_text = "\n".join(
+            ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml")
+        )
+        yield from self._configs(ctx, experiment, unit_text, integration_text, workflows_text)
+        yield Progress(self.name, 3, 4, "parallelism")
+        yield from self._parallelism(ctx, integration)
+        yield Progress(self.name, 4, 4, "new code")
+        yield from self._new_code(ctx, experiment, tests_dir, unit_text + integration_text)
+
+    def _passes(
+        self, ctx: CollectorContext, experiment: str, tests_dir: str, unit: str, integ: str
+    ) -> Iterator[Finding]:
+        patterns = ctx.config.coverage.pass_files
+        files = [
+            p for p in ctx.source.glob(experiment, "*.py")
+            if not p.startswith(tests_dir + "/")
+            and any(fnmatch(p.rsplit("/", 1)[-1], pattern) for pattern in patterns)
+        ]  # fmt: skip
+        untested, integration_only = [], []
+        for path in files:
+            for definition in pass_definitions(path, ctx.source.parse(path)):
+                names = [definition.name, *definition.keys]
+                if any(mentions(unit, name) for name in names):
+                    continue
+                if any(mentions(integ, name) for name in names):
+                    integration_only.append(definition)
+                else:
+                    untested.append(definition)
+        if untested:
+            yield ctx.finding(
+                self.name, "pass_untested", (experiment,),
+                f"{len(untested)} graph pass{'es' if len(untested) != 1 else ''} with no test",
+                "No unit test and no enabled integration test references "
+                + _listing([d.name for d in untested]) + " (by function name or registry key).",
+                suggested_fix="Add a unit test per pass in the experiment's tests.",
+                files=[FileRef(path=d.path, line=d.line) for d in untested],
+                items=[d.name for d in untested],
+            )  # fmt: skip
+        if integration_only:
+            yield ctx.finding(
+                self.name, "pass_integration_only", (experiment,),
+                f"{len(integration_only)} graph pass"
+                f"{'es' if len(integration_only) != 1 else ''} only exercised by integration tests",
+                _listing([d.name for d in integration_only])
+                + " run only inside multi-GPU integration tests: a regression shows up late "
+                "and far from its cause.",
+                suggested_fix="Add a small unit test (a traced toy graph) for each.",
+                files=[FileRef(path=d.path, line=d.line) for d in integration_only],
+                items=[d.name for d in integration_only],
+            )  # fmt: skip
+
+    def _configs(
+        self, ctx: CollectorContext, experiment: str, unit: str, integ: str, workflows: str
+    ) -> Iterator[Finding]:
+        unused: list[tuple[str, str, int]] = []
+        for file_name in ctx.config.coverage.config_registries:
+            for path in ctx.source.glob(experiment, file_name):
+                tree = ctx.source.parse(path)
+                for name in sorted(pyast.public_names(tree)):
+                    node = pyast.find(tree, name)
+                    if not isinstance(node, ast.FunctionDef):
+                        continue
+                    if not any(mentions(text, name) for text in (unit, integ, workflows)):
+                        unused.append((name, path, node.lineno))
+        if unused:
+            yield ctx.finding(
+                self.name, "model_config_untested", (experiment,),
+                f"{len(unused)} registered model config{'s' if len(unused) != 1 else ''} "
+                "no test uses",
+                "No unit test, enabled integration test or workflow uses "
+                + _listing([name for name, _, _ in unused]) + ".",
+                files=[FileRef(path=path, line=line) for _, path, line in unused],
+                items=[name for name, _, _ in unused],
+            )  # fmt: skip
+
+    def _parallelism(self, ctx: CollectorContext, integration: str) -> Iterator[Finding]:
+        core: dict[frozenset[str], str] = {}
+        for path in ctx.config.coverage.core_integration_tests:
+            for override in override_definitions(ctx.source.parse(path)):
+                combo = parallelism_combo(override.strings)
+                if combo and not override.disabled:
+                    core.setdefault(combo, f"{path}::{override.name}")
+        if not core:
+            return
+        ours = {
+            parallelism_combo(o.strings)
+            for o in override_definitions(ctx.source.parse(integration) if integration else None)
+            if not o.disabled
+        }
+        missing = sorted(("+".join(sorted(c)), where) for c, where in core.items() if c not in ours)
+        if missing:
+            rows = "\n".join(f"- {code(combo)} (core: {code(where)})" for combo, where in missing)
+            yield ctx.finding(
+                self.name, "parallelism_gap", (integration or "integration",),
+                f"{len(missing)} parallelism combination{'s' if len(missing) != 1 else ''} "
+                "core tests but the experiment never runs",
+                f"Core's integration tests run these; no enabled entry of {code(integration)} "
+                f"does:\n\n{rows}",
+                files=[FileRef(path=integration)] if integration else [],
+                items=[combo for combo, _ in missing],
+            )  # fmt: skip
+
+    def _new_code(
+        self, ctx: CollectorContext, experiment: str, tests_dir: str, tests_text: str
+    ) -> Iterator[Finding]:
+        base, head = ctx.baseline_commit, ctx.head_commit
+        if base is None or head is None:
+            return
+        touched = {
+            path
+            for commit in ctx.source.log(base, head, [experiment])
+            for path in commit.files
+            if path.endswith(".py") and not path.startswith(tests_dir + "/")
+        }
+        untested = []
+        for path in sorted(touched):
+            after = ctx.source.read_at(head, path)
+            if after is None:
+                continue
+            before = ctx.source.read_at(base, path)
+            grew = before is None or after.count("\n") > before.count("\n")
+            stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+            module = path.removesuffix(".py").replace("/", ".")
+            if (
+                grew
+                and stem != "__init__"
+                and not (mentions(tests_text, module) or mentions(tests_text, stem))
+            ):
+                untested.append(path)
+        if untested:
+            yield ctx.finding(
+                self.name, "new_code_untested", (experiment,),
+                f"{len(untested)} file{'s' if len(untested) != 1 else ''} added or grown since "
+                f"{ctx.since.date()} with no test touching {'them' if len(untested) > 1 else 'it'}",
+                "No test imports or mentions " + _listing(untested) + ".",
+                files=[FileRef(path=path) for path in untested], items=untested,
+            )  # fmt: skip

@@ -1,0 +1,243 @@
+"""Docs freshness (SPEC §2.1 item 5).
+
+In the configured docs: paths that do not exist, test commands whose files, classes or
+tests do not exist, `--section.option` flags no config dataclass defines (or values its
+`Literal` does not allow), and passes in code that no doc mentions. Clean docs give one
+All Clear line, "docs are current".
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from collections.abc import Iterator
+from fnmatch import fnmatch
+
+from scout_tui.analysis import pyast
+from scout_tui.analysis.coverage import mentions, pass_definitions
+from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
+from scout_tui.analysis.freshness import import_map
+from scout_tui.analysis.workflows import read_test_file
+from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.model import FileRef, Finding, Section
+from scout_tui.report.escape import code
+
+ClassRef = tuple[str, ast.ClassDef]
+
+
+class ConfigTypes:
+    """Config dataclasses found by following annotations through imports, not by parsing
+    the whole repository."""
+
+    def __init__(self, ctx: CollectorContext) -> None:
+        self.ctx = ctx
+
+    def resolve(self, path: str, qualname: str, depth: int = 0) -> ClassRef | None:
+        tree = self.ctx.source.parse(path)
+        node = pyast.find(tree, qualname)
+        if isinstance(node, ast.ClassDef):
+            return path, node
+        head, _, rest = qualname.partition(".")
+        origin = import_map(tree).get(head)
+        if origin is None or depth > 6:
+            return None
+        module, name = origin.rsplit(".", 1)
+        base = module.replace(".", "/")
+        for candidate in (f"{base}.py", f"{base}/__init__.py"):
+            if self.ctx.source.exists(candidate):
+                return self.resolve(candidate, ".".join(p for p in (name, rest) if p), depth + 1)
+        return None
+
+    def fields(self, ref: ClassRef, depth: int = 0) -> dict[str, tuple[ast.expr, str]]:
+        """Annotated fields of a class and its bases: name → (annotation, defining path)."""
+        path, node = ref
+        found: dict[str, tuple[ast.expr, str]] = {}
+        if depth < 6:
+            for base in node.bases:
+                parent = self.resolve(path, ast.unparse(base), 0)
+                if parent is not None:
+                    found.update(self.fields(parent, depth + 1))
+        for statement in node.body:
+            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+                annotation = statement.annotation
+                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+                    try:
+                        annotation = ast.parse(annotation.value, mode="eval").body
+                    except SyntaxError:
+                        continue
+                found[statement.target.id] = (annotation, path)
+        return found
+
+    @staticmethod
+    def _type_names(annotation: ast.expr) -> list[str]:
+        names = []
+        for node in ast.walk(annotation):
+            if isinstance(node, ast.Attribute | ast.Name):
+                text = ast.unparse(node)
+                if text[:1].isupper() and text not in ("Literal", "Optional", "Union"):
+                    names.append(text)
+        return names
+
+    @staticmethod
+    def literal_values(annotation: ast.expr) -> list[str] | None:
+        for node in ast.walk(annotation):
+            if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("Literal"):
+                elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+                return [str(e.value) for e in elements if isinstance(e, ast.Constant)]
+        return None
+
+    def option(self, roots: list[ClassRef], flag: str) -> tuple[bool, list[str] | None]:
+        """Does `--a.b.c` name a field? With the allowed values when it is a Literal."""
+        current = roots
+        parts = flag.split(".")
+        for index, part in enumerate(parts):
+            annotations = [
+                (fields[part][0], fields[part][1])
+                for ref in current
+                for fields in [self.fields(ref)]
+                if part in fields
+            ]
+            if not annotations:
+                return False, None
+            if index == len(parts) - 1:
+                for annotation, _ in annotations:
+                    values = self.literal_values(annotation)
+                    if values is not None:
+                        return True, values
+                return True, None
+            current = [
+                resolved
+                for annotation, path in annotations
+                for name in self._type_names(annotation)
+                for resolved in [self.resolve(path, name)]
+                if resolved is not None
+            ]
+        return False, None
+
+
+@register
+class DocsCollector:
+    name = "docs"
+    title = "Docs freshness"
+    section = Section.DOCS
+    needs = frozenset({Need.REPO})
+    kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing")
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        config = ctx.config
+        docs = [
+            config.experiment_path(name) for name in config.docs.files
+            if ctx.source.exists(config.experiment_path(name))
+        ]  # fmt: skip
+        types = ConfigTypes(ctx)
+        roots = [
+            ref
+            for target in config.docs.root_configs
+            for ref in [types.resolve(*target.split("::", 1))]
+            if ref is not None
+        ]
+        inaccurate = 0
+        all_text = ""
+        for done, doc in enumerate(docs, 1):
+            text = ctx.source.read(doc) or ""
+            all_text += text
+            problems = self._paths(ctx, doc, text) + self._tests(ctx, text)
+            if roots:
+                problems += self._flags(types, roots, text)
+            problems = sorted(set(problems))
+            if problems:
+                inaccurate += 1
+                yield ctx.finding(
+                    self.name, "doc_inaccuracy", (doc,),
+                    f"{code(doc.rsplit('/', 1)[-1])}: {len(problems)} "
+                    f"inaccurac{'ies' if len(problems) != 1 else 'y'}",
+                    "\n".join(f"- line {line}: {problem}" for line, problem in problems),
+                    files=[FileRef(path=doc, line=problems[0][0])],
+                    items=[problem for _, problem in problems],
+                )  # fmt: skip
+            yield Progress(self.name, done, len(docs), doc)
+        missing = self._undocumented(ctx, all_text) if docs else []
+        if missing:
+            yield ctx.finding(
+                self.name, "doc_feature_missing", (config.project.experiment,),
+                f"{len(missing)} pass{'es' if len(missing) != 1 else ''} that no doc mentions",
+                "Not named in " + ", ".join(code(d.rsplit("/", 1)[-1]) for d in docs) + ": "
+                + ", ".join(code(name) for name in missing[:30])
+                + (f" and {len(missing) - 30} more" if len(missing) > 30 else ""),
+                items=missing,
+            )  # fmt: skip
+        if docs and not inaccurate:
+            yield ctx.finding(self.name, "docs_current", (config.project.experiment,),
+                              "Docs", "docs are current")  # fmt: skip
+
+    def _paths(self, ctx: CollectorContext, doc: str, text: str) -> list[tuple[int, str]]:
+        doc_dir = doc.rsplit("/", 1)[0]
+        bases = ["", doc_dir + "/", ctx.config.project.experiment.rstrip("/") + "/"]
+        problems = []
+        for claim in path_claims(text):
+            if claim.text.startswith("../"):  # relative to the doc, as GitHub resolves it
+                path = posixpath.normpath(posixpath.join(doc_dir, claim.text))
+                if path.startswith("../") or not ctx.source.exists(path):
+                    problems.append((claim.line, f"link {code(claim.text)} does not resolve "
+                                                 f"from {code(doc_dir + '/')}"))  # fmt: skip
+                continue
+            path = claim.text.removeprefix("./")
+            first = path.split("/", 1)[0]
+            judgeable = any(ctx.source.exists(base + first) for base in bases) or "/" not in path
+            if judgeable and not any(ctx.source.exists(base + path) for base in bases):
+                problems.append((claim.line, f"path {code(claim.text)} does not exist"))
+        return problems
+
+    def _tests(self, ctx: CollectorContext, text: str) -> list[tuple[int, str]]:
+        problems = []
+        for selector in pytest_command_claims(text):
+            if not ctx.source.exists(selector.path):
+                problems.append((selector.line, f"test file {code(selector.path)} does not exist"))
+                continue
+            if selector.cls is None:
+                continue
+            file = read_test_file(selector.path, ctx.source.parse(selector.path))
+            if selector.function is None and selector.cls not in file.classes:
+                functions = [i.function for i in file.items if i.cls is None]
+                if selector.cls not in functions:
+                    problems.append((selector.line, f"{code(selector.cls)} is not a test in "
+                                                     f"{code(selector.path)}"))  # fmt: skip
+            elif selector.function is not None and not any(
+                i.cls == selector.cls and i.function == selector.function for i in file.items
+            ):
+                test = code(f"{selector.cls}::{selector.function}")
+                problems.append(
+                    (selector.line, f"test {test} does not exist in {code(selector.path)}")
+                )
+        return problems
+
+    @staticmethod
+    def _flags(types: ConfigTypes, roots: list[ClassRef], text: str) -> list[tuple[int, str]]:
+        problems = []
+        for claim, value in flag_claims(text):
+            known, allowed = types.option(roots, claim.text)
+            if not known:
+                problems.append(
+                    (claim.line, f"flag {code('--' + claim.text)} is not a config field")
+                )
+            elif value is not None and allowed is not None and value not in allowed:
+                given = code(f"--{claim.text}={value}")
+                choices = ", ".join(code(v) for v in allowed)
+                problems.append((claim.line, f"{given}: allowed values are {choices}"))
+        return problems
+
+    @staticmethod
+    def _undocumented(ctx: CollectorContext, docs_text: str) -> list[str]:
+        config = ctx.config
+        tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
+        missing = []
+        for path in ctx.source.glob(config.project.experiment, "*.py"):
+            if path.startswith(tests_dir):
+                continue
+            if not any(fnmatch(path.rsplit("/", 1)[-1], p) for p in config.coverage.pass_files):
+                continue
+            for definition in pass_definitions(path, ctx.source.parse(path)):
+                names = [definition.name, *definition.keys]
+                if not any(mentions(docs_text, name) for name in names):
+                    missing.append(definition.keys[0] if definition.keys else definition.name)
+        return sorted(set(missing))

@@ -1,0 +1,219 @@
+"""Code freshness and technical debt (SPEC §2.1 item 4).
+
+Monkey-patches against the current upstream signature, private torch APIs (and whether
+the installed torch now has a public name for them), duplicated logic between configured
+file pairs, and how the config converter treats each base-config field.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from scout_tui.analysis import pyast
+from scout_tui.analysis.freshness import (
+    Patch,
+    converter_drift,
+    monkey_patches,
+    private_imports,
+    public_candidates,
+    signature_mismatch,
+    similar_functions,
+)
+from scout_tui.analysis.torch_api import TorchIndex
+from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.report.escape import code
+
+SIMILARITY = 0.8
+
+
+def _module_path(ctx: CollectorContext, dotted_module: str) -> str | None:
+    base = dotted_module.replace(".", "/")
+    for candidate in (f"{base}.py", f"{base}/__init__.py"):
+        if ctx.source.exists(candidate):
+            return candidate
+    return None
+
+
+@register
+class FreshnessCollector:
+    name = "freshness"
+    title = "Code freshness and technical debt"
+    section = Section.ACTION_ITEMS
+    needs = frozenset({Need.REPO})
+    kinds = ("stale_monkey_patch", "monkey_patch_stable", "private_api",
+             "private_api_public_alt", "duplicated_logic", "config_drift")  # fmt: skip
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        config = ctx.config
+        tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
+        files = [
+            p for p in ctx.source.glob(config.project.experiment, "*.py")
+            if not p.startswith(tests_dir)
+        ]  # fmt: skip
+        yield Progress(self.name, 1, 4, "monkey-patches")
+        for path in files:
+            for patch in monkey_patches(path, ctx.source.parse(path)):
+                finding = self._patch(ctx, patch)
+                if finding is not None:
+                    yield finding
+        yield Progress(self.name, 2, 4, "private APIs")
+        yield from self._private(ctx, files)
+        yield Progress(self.name, 3, 4, "duplicated logic")
+        for left, right in config.freshness.duplicate_pairs:
+            finding = self._duplicates(ctx, left, right)
+            if finding is not None:
+                yield finding
+        yield Progress(self.name, 4, 4, "config drift")
+        finding = self._drift(ctx)
+        if finding is not None:
+            yield finding
+
+    def _upstream_path(self, ctx: CollectorContext, patch: Patch) -> str | None:
+        module = patch.target.rsplit(".", 1)[0]
+        path = _module_path(ctx, module)
+        if path is not None:
+            return path
+        for configured in ctx.config.freshness.monkey_patches:
+            where, _, qualname = configured.partition("::")
+            if qualname == patch.label:
+                return where
+        return None
+
+    def _patch(self, ctx: CollectorContext, patch: Patch) -> Finding | None:
+        upstream_path = self._upstream_path(ctx, patch)
+        if upstream_path is None:
+            return None  # patching something outside this repository (torch, say)
+        key = (patch.label,)
+        files = [FileRef(path=patch.path, line=patch.line), FileRef(path=upstream_path)]
+        upstream = pyast.find(ctx.source.parse(upstream_path), patch.label)
+        if upstream is None or isinstance(upstream, ast.ClassDef):
+            return ctx.finding(
+                self.name, "stale_monkey_patch", key,
+                f"Monkey-patch of {code(patch.label)} targets a method that no longer exists",
+                f"{code(patch.path)} patches {code(patch.label)}, which {code(upstream_path)} "
+                "no longer defines: the patch silently adds a method nobody calls.",
+                files=files, items=["target missing"],
+            )  # fmt: skip
+        if patch.wraps_original:
+            return ctx.finding(
+                self.name,
+                "monkey_patch_stable",
+                key,
+                f"{patch.label} patch",
+                "wraps the original, signature-independent",
+            )
+        if patch.function is None:
+            return None
+        current = pyast.signature(upstream)
+        problems = signature_mismatch(pyast.signature(patch.function), current)
+        if not problems:
+            return ctx.finding(self.name, "monkey_patch_stable", key, f"{patch.label} patch",
+                               "signature-stable")  # fmt: skip
+        diff = (
+            f"upstream: {pyast.format_signature(patch.label, current)}\n"
+            "patch:    "
+            + pyast.format_signature(patch.function.name, pyast.signature(patch.function))
+        )
+        return ctx.finding(
+            self.name, "stale_monkey_patch", key,
+            f"Monkey-patch of {code(patch.label)} is stale: {problems[0]}",
+            "\n".join(f"- {problem}" for problem in problems),
+            suggested_fix=f"Update {code(patch.function.name)} in {code(patch.path)} to the "
+            "current upstream signature.",
+            files=files, items=problems, evidence=Evidence(diff=diff),
+        )  # fmt: skip
+
+    def _private(self, ctx: CollectorContext, files: list[str]) -> Iterator[Finding]:
+        configured = ctx.config.freshness.private_apis
+        uses: dict[str, list] = {}
+        for path in files:
+            for use in private_imports(path, ctx.source.parse(path), configured):
+                uses.setdefault(use.dotted, []).append(use)
+        if not uses:
+            return
+        experiment = ctx.config.project.experiment
+        torch = TorchIndex(ctx.torch_root) if ctx.torch_root else None
+        alternatives: dict[str, str] = {}
+        if torch is not None:
+            for dotted, found in uses.items():
+                for candidate in public_candidates(found[0]):
+                    if torch.has_dotted(candidate):
+                        alternatives[dotted] = candidate
+                        break
+        rows = "\n".join(
+            f"- {code(dotted)} in "
+            + ", ".join(code(f"{u.path.rsplit('/', 1)[-1]}:{u.line}") for u in found[:3])
+            + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+            for dotted, found in sorted(uses.items())
+        )
+        note = (
+            "" if torch else "\n\nPublic alternatives not checked: skipped — torch not installed."
+        )
+        yield ctx.finding(
+            self.name, "private_api", (experiment,),
+            f"{len(uses)} private torch API{'s' if len(uses) != 1 else ''} in use",
+            f"Private names can change in any nightly:\n\n{rows}{note}",
+            files=[FileRef(path=u.path, line=u.line) for f in uses.values() for u in f][:50],
+            items=sorted(uses),
+        )  # fmt: skip
+        if alternatives:
+            rows = "\n".join(f"- {code(a)} → {code(b)}" for a, b in sorted(alternatives.items()))
+            yield ctx.finding(
+                self.name, "private_api_public_alt", (experiment,),
+                f"{len(alternatives)} private torch import{'s' if len(alternatives) != 1 else ''}"
+                " now " + ("have" if len(alternatives) != 1 else "has") + " a public name",
+                f"The installed torch exports these publicly:\n\n{rows}",
+                suggested_fix="Import from the public location.",
+                files=[FileRef(path=u.path, line=u.line) for a in alternatives for u in uses[a]],
+                items=sorted(alternatives),
+            )  # fmt: skip
+
+    def _duplicates(self, ctx: CollectorContext, left: str, right: str) -> Finding | None:
+        pairs = similar_functions(ctx.source.parse(left), ctx.source.parse(right), SIMILARITY)
+        if not pairs:
+            return None
+        rows = "\n".join(
+            f"- {code(p.left)} ({left.rsplit('/', 1)[-1]}:{p.left_line}) ~ {code(p.right)} "
+            f"({right.rsplit('/', 1)[-1]}:{p.right_line}), {p.ratio:.0%} alike"
+            for p in pairs
+        )
+        return ctx.finding(
+            self.name, "duplicated_logic", (left, right),
+            f"{code(left.rsplit('/', 1)[-1])} duplicates logic of {code(right)}",
+            f"Functions with the same shape (names aside):\n\n{rows}",
+            suggested_fix=f"Reuse {code(right)} where the logic really is the same.",
+            files=[FileRef(path=left), FileRef(path=right)],
+            items=[f"{p.left}~{p.right}" for p in pairs],
+        )  # fmt: skip
+
+    def _drift(self, ctx: CollectorContext) -> Finding | None:
+        freshness = ctx.config.freshness
+        if not freshness.config_converter or not freshness.base_config:
+            return None
+        conv_path, _, conv_name = freshness.config_converter.partition("::")
+        base_path, _, base_name = freshness.base_config.partition("::")
+        converter = pyast.find(ctx.source.parse(conv_path), conv_name)
+        base = pyast.find(ctx.source.parse(base_path), base_name)
+        if not isinstance(converter, ast.FunctionDef) or not isinstance(base, ast.ClassDef):
+            return None
+        fields = list(pyast.dataclass_fields(base))
+        status = converter_drift(converter, fields)
+        changed = {name: how for name, how in status.items() if how != "copied"}
+        if not changed:
+            return None
+        order = {"dropped": 0, "rebuilt": 1, "overridden": 2}
+        ranked = sorted(changed.items(), key=lambda kv: (order[kv[1]], kv[0]))
+        words = {"dropped": "drops", "rebuilt": "replaces wholesale", "overridden": "overrides"}
+        head = ", ".join(f"{words[how]} {code(name)}" for name, how in ranked[:2])
+        rows = "\n".join(f"- {code(name)}: {how}" for name, how in ranked)
+        return ctx.finding(
+            self.name, "config_drift", (freshness.config_converter,),
+            f"{code(conv_name)} {head}"
+            + (f" (+{len(ranked) - 2} more)" if len(ranked) > 2 else ""),
+            f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}\n\n"
+            "A dropped or wholesale-replaced field ignores what the user configured.",
+            files=[FileRef(path=conv_path, line=converter.lineno)],
+            items=[f"{name}: {how}" for name, how in ranked],
+        )  # fmt: skip

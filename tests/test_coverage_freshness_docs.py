@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import ast
+
+from scout_tui.analysis.coverage import override_definitions, parallelism_combo, pass_definitions
+from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
+from scout_tui.analysis.freshness import converter_drift, monkey_patches, signature_mismatch
+from scout_tui.analysis.pyast import signature
+from scout_tui.model import Section
+
+from .collector_run import by_kind, run_collector
+from .conftest import TODAY
+
+
+def test_pass_definitions_from_names_decorators_and_registries():
+    tree = ast.parse(
+        "@register_pass_pipeline('fancy')\ndef build(gm): ...\n"
+        "def cse_pass(gm, ex): ...\ndef helper(): ...\n"
+        "AVAILABLE_JOINT_PASSES = {'cse': cse_pass, 'other': mod.other_pass}\n"
+    )
+    found = {(p.name, p.keys) for p in pass_definitions("p.py", tree)}
+    assert found == {("build", ("fancy",)), ("cse_pass", ("cse",)), ("other_pass", ("other",))}
+
+
+def test_override_definitions_and_combos():
+    tree = ast.parse(
+        "OFF = True\n"
+        "def f():\n"
+        "    return [OverrideDefinitions([['--parallelism.tensor_parallel_degree 2',"
+        " '--parallelism.pipeline_parallel_degree=1']], 'TP', 'tp'),\n"
+        "            OverrideDefinitions([['--parallelism.context_parallel_degree 2']],"
+        " test_name='cp', disabled=OFF)]\n"
+    )
+    tp, cp = override_definitions(tree)
+    assert (tp.name, tp.disabled, cp.name, cp.disabled) == ("tp", False, "cp", True)
+    # A degree of 1 turns nothing on.
+    assert parallelism_combo(tp.strings) == {"--parallelism.tensor_parallel_degree"}
+
+
+def test_coverage_on_the_sample(sample_world):
+    found = by_kind(run_collector(sample_world, "coverage", TODAY))
+    assert found["pass_untested"][0].items == ["bucket_pass"]
+    assert found["pass_integration_only"][0].items == ["reorder_pass"]
+    assert found["model_config_untested"][0].items == ["graph_trainer_llama3_70b"]
+    # PP is only in a disabled entry of the experiment: still a gap.
+    assert found["parallelism_gap"][0].items == [
+        "--parallelism.context_parallel_degree",
+        "--parallelism.pipeline_parallel_degree",
+    ]
+    assert found["new_code_untested"][0].items == [
+        "torchtitan/experiments/graph_trainer/cudagraph.py"
+    ]
+
+
+def test_monkey_patch_detection_and_signature_check():
+    tree = ast.parse(
+        "from pkg.mod import A, B\n"
+        "def _new(self, x, y=None): ...\n"
+        "A.forward = _new\n"
+        "B.forward = wrap(B.forward)\n"
+        "setattr(A, 'other', _new)\n"
+        "local.forward = _new\n"
+    )
+    patches = monkey_patches("e.py", tree)
+    assert [(p.label, p.wraps_original, p.function is not None) for p in patches] == [
+        ("A.forward", False, True),
+        ("B.forward", True, False),
+        ("A.other", False, True),
+    ]
+    upstream = signature(ast.parse("def f(self, x, *, y=None, scale=1): ...").body[0])
+    assert signature_mismatch(signature(patches[0].function), upstream) == [
+        "upstream has `scale` (keyword-only); the patch does not"
+    ]
+    tolerant = signature(ast.parse("def g(self, *args, **kwargs): ...").body[0])
+    assert signature_mismatch(tolerant, upstream) == []
+
+
+def test_converter_drift_generic_copy_and_overrides():
+    source = """
+def convert(base, registry):
+    d = {f.name: getattr(base, f.name) for f in fields(base)}
+    d["parallelism"] = replace(base.parallelism, backend="x")
+    d.pop("compile")
+    ac = d.get("activation_checkpoint")
+    if ac is not None:
+        d["activation_checkpoint"] = SelectiveAC.Config()
+    loss = d.get("loss")
+    d["loss"] = Wrapper.Config(**{f.name: getattr(loss, f.name) for f in fields(loss)})
+    profiler = d.get("profiler")
+    profiler.post = hook()
+    return Config(**d)
+"""
+    drift = converter_drift(ast.parse(source).body[0],
+                            ["job", "parallelism", "compile", "activation_checkpoint", "loss",
+                             "profiler"])  # fmt: skip
+    assert drift == {"job": "copied", "parallelism": "overridden", "compile": "dropped",
+                     "activation_checkpoint": "rebuilt", "loss": "overridden",
+                     "profiler": "overridden"}  # fmt: skip
+
+
+def test_freshness_on_the_sample(sample_world):
+    found = by_kind(run_collector(sample_world, "freshness", TODAY))
+    (stale,) = found["stale_monkey_patch"]
+    assert stale.items == ["upstream has `scale` (keyword-only); the patch does not"]
+    assert "upstream: FlexAttention.forward(self, q, k, v, *, block_mask=None, scale=None)" in (
+        stale.evidence.diff
+    )
+    (private,) = found["private_api"]
+    assert private.items == ["torch.distributed.tensor._dtensor_spec.DTensorSpec"]
+    (alternative,) = found["private_api_public_alt"]
+    assert "`torch.distributed.tensor.DTensorSpec`" in alternative.body
+    assert alternative.section is Section.OPPORTUNITIES
+    (duplicate,) = found["duplicated_logic"]
+    assert duplicate.items == ["simple_fully_shard~fully_shard"]  # renamed locals, same shape
+    (drift,) = found["config_drift"]
+    assert drift.items == [
+        "gradient_accumulation_steps: dropped",
+        "seed: dropped",
+        "activation_checkpoint: rebuilt",
+    ]
+
+
+def test_doc_claims():
+    text = (
+        "See `torchtitan/x.py`, [the guide](../../docs/guide.md) and `{dump}/out/`.\n"
+        "```bash\npytest tests/test_a.py::TestOne::test_x -v\n"
+        "./run_train.sh --compile.mode=turbo --metrics.no-enable_tb --module m\n```\n"
+        "Use `https://example.com/a/b.py`.\n"
+    )
+    assert [c.text for c in path_claims(text)] == ["torchtitan/x.py", "../../docs/guide.md"]
+    assert [(c.text, v) for c, v in flag_claims(text)] == [
+        ("compile.mode", "turbo"),
+        ("metrics.enable_tb", None),
+    ]
+    (selector,) = pytest_command_claims(text)
+    assert (selector.line, selector.path, selector.cls, selector.function) == (
+        3,
+        "tests/test_a.py",
+        "TestOne",
+        "test_x",
+    )
+
+
+def test_docs_on_the_sample(sample_world):
+    found = by_kind(run_collector(sample_world, "docs", TODAY))
+    problems = {f.files[0].path.rsplit("/", 1)[-1]: f.items for f in found["doc_inaccuracy"]}
+    assert problems == {
+        "README.md": ["path `torchtitan/experiments/graph_trainer/old_passes.py` does not exist"],
+        "CLAUDE.md": ["`--compile.mode=turbo`: allowed values are `jit`, `aot`"],
+    }
+    assert found["doc_feature_missing"][0].items == ["bucket_pass", "cse", "remove_noop", "reorder"]
+    assert "docs_current" not in found
+
+
+def test_clean_docs_say_docs_are_current(tmp_path):
+    import git
+
+    from scout_tui.config import load_config
+    from scout_tui.pipeline import RunOptions, run
+
+    exp = tmp_path / "torchtitan" / "experiments" / "graph_trainer"
+    exp.mkdir(parents=True)
+    (exp / "passes.py").write_text("def cse_pass(gm, example_inputs):\n    return gm\n")
+    (exp / "README.md").write_text("Passes live in `passes.py`; `cse_pass` is the only one.\n")
+    repo = git.Repo.init(tmp_path)
+    repo.index.add(["torchtitan"])
+    repo.index.commit("init", author=git.Actor("a", "a@b"), committer=git.Actor("a", "a@b"))
+    result = run(RunOptions(repo=tmp_path, config=load_config(None), offline=True,
+                            only=["docs"]))  # fmt: skip
+    assert [(f.kind, f.title, f.body) for f in result.findings] == [
+        ("docs_current", "Docs", "docs are current")
+    ]
