@@ -7,7 +7,10 @@ Collectors share one SourceTree, so a file that three collectors look at is read
 from __future__ import annotations
 
 import ast
+import hashlib
+import subprocess
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,7 +47,9 @@ class SourceTree:
         self._text: dict[str, str | None] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._blob_text: dict[tuple[str, str], str | None] = {}
+        self._blob_ids: dict[tuple[str, str], str | None] = {}
         self._blob_trees: dict[str, ast.Module | None] = {}
+        self._cat: subprocess.Popen[bytes] | None = None
 
     # -- the work tree, as it is -------------------------------------------------------
     def read(self, path: str) -> str | None:
@@ -59,10 +64,19 @@ class SourceTree:
             return self._text[path]
 
     def parse(self, path: str) -> ast.Module | None:
+        """The work-tree file's AST. Keyed by git blob id, so a file unchanged since HEAD
+        is parsed once whether it is asked for from the work tree or from a commit."""
         with self._lock:
             if path not in self._trees:
                 text = self.read(path)
-                self._trees[path] = _parse(text, path)
+                if text is None:
+                    self._trees[path] = None
+                else:
+                    data = text.encode("utf-8", "surrogateescape")
+                    blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+                    if blob_id not in self._blob_trees:
+                        self._blob_trees[blob_id] = _parse(text, path)
+                    self._trees[path] = self._blob_trees[blob_id]
             return self._trees[path]
 
     def exists(self, path: str) -> bool:
@@ -88,26 +102,46 @@ class SourceTree:
                 return None
         return out.strip() or None
 
+    def _blob(self, commit: str, path: str) -> tuple[str, bytes] | None:
+        """(blob id, bytes) of `path` at `commit`, through one long-lived `git cat-file`."""
+        if "\n" in path or "\n" in commit:
+            return None
+        with self._lock:
+            if self._cat is None or self._cat.poll() is not None:
+                self._cat = subprocess.Popen(
+                    ["git", "cat-file", "--batch"], cwd=self.root,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                )  # fmt: skip
+                weakref.finalize(self, _stop, self._cat)
+            assert self._cat.stdin is not None and self._cat.stdout is not None
+            self._cat.stdin.write(f"{commit}:{path}\n".encode())
+            self._cat.stdin.flush()
+            header = self._cat.stdout.readline().split()
+            if len(header) != 3 or header[1] != b"blob":
+                if len(header) == 3:  # a tree or commit: skip its body
+                    self._cat.stdout.read(int(header[2]) + 1)
+                return None
+            data = self._cat.stdout.read(int(header[2]))
+            self._cat.stdout.read(1)
+            return header[0].decode(), data
+
     def read_at(self, commit: str, path: str) -> str | None:
         with self._lock:
             key = (commit, path)
             if key not in self._blob_text:
-                try:
-                    blob = self.repo.commit(commit).tree / path
-                    self._blob_text[key] = blob.data_stream.read().decode("utf-8", "replace")
-                    self._blob_trees.setdefault(blob.hexsha, None)
-                except (KeyError, ValueError, git.BadName):
-                    self._blob_text[key] = None
+                found = self._blob(commit, path)
+                self._blob_ids[key] = found[0] if found else None
+                self._blob_text[key] = found[1].decode("utf-8", "replace") if found else None
             return self._blob_text[key]
 
     def parse_at(self, commit: str, path: str) -> ast.Module | None:
         with self._lock:
-            try:
-                blob_id = (self.repo.commit(commit).tree / path).hexsha
-            except (KeyError, ValueError, git.BadName):
+            text = self.read_at(commit, path)
+            blob_id = self._blob_ids.get((commit, path))
+            if blob_id is None:
                 return None
-            if self._blob_trees.get(blob_id) is None:
-                self._blob_trees[blob_id] = _parse(self.read_at(commit, path), path)
+            if blob_id not in self._blob_trees:
+                self._blob_trees[blob_id] = _parse(text, path)
             return self._blob_trees[blob_id]
 
     def log(self, since: str | None, until: str | None, paths: list[str]) -> list[CommitInfo]:
@@ -172,6 +206,12 @@ class SourceTree:
             except (KeyError, ValueError, git.BadName):
                 return []
             return sorted(child.name for child in tree.trees)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.kill()
+        process.wait()
 
 
 def _parse(text: str | None, path: str) -> ast.Module | None:

@@ -132,5 +132,18 @@ def parallelism_combo(strings: list[str]) -> frozenset[str]:
     return frozenset(flags)
 
 
+class Words:
+    """The identifiers of a text, for many "is this name mentioned?" questions."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.words = set(re.findall(r"\w+", text))
+
+    def __contains__(self, name: str) -> bool:
+        if re.fullmatch(r"\w+", name):
+            return name in self.words
+        return mentions(self.text, name)
+
+
 def mentions(text: str, name: str) -> bool:
     return re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", text) is not None

@@ -10,21 +10,6 @@ from dataclasses import dataclass
 from scout_tui.analysis import pyast
 
 
-def import_map(tree: ast.Module | None) -> dict[str, str]:
-    """Local name → dotted origin, from the module's imports."""
-    found: dict[str, str] = {}
-    for module, name, _ in pyast.imported_names(tree):
-        if name:
-            found[name] = f"{module}.{name}"
-    if tree is not None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                for alias in node.names:
-                    if alias.asname:
-                        found[alias.asname] = f"{node.module}.{alias.name}"
-    return found
-
-
 @dataclass(frozen=True)
 class Patch:
     path: str
@@ -43,10 +28,10 @@ def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
     """`Class.method = fn` and `setattr(Class, "method", fn)` on imported classes."""
     if tree is None:
         return []
-    imports = import_map(tree)
-    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    imports = pyast.import_map(tree)
+    functions = {node.name: node for node in pyast.nodes(tree, ast.FunctionDef)}
     found = []
-    for node in ast.walk(tree):
+    for node in sorted(pyast.nodes(tree, ast.Assign, ast.Expr), key=lambda n: n.lineno):
         target = value = None
         method = ""
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -55,7 +40,8 @@ def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
                 target, method, value = attribute.value.id, attribute.attr, node.value
         elif (
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-            and ast.unparse(node.value.func) == "setattr" and len(node.value.args) == 3
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "setattr"
+            and len(node.value.args) == 3
         ):  # fmt: skip
             owner, name, value = node.value.args
             if isinstance(owner, ast.Name) and isinstance(name, ast.Constant):
@@ -111,12 +97,13 @@ def private_imports(path: str, tree: ast.Module | None, configured: list[str]) -
     """Imports from torch of `_`-prefixed names or through `_`-prefixed modules, and of the
     configured private names from anywhere."""
     found = []
-    for module, name, line in pyast.imported_names(tree):
+    for item in pyast.imports(tree):
+        module, name = item.module, item.name
         if not (module == "torch" or module.startswith("torch.")):
             continue
         private_module = any(part.startswith("_") for part in module.split("."))
         if private_module or name.startswith("_") or name in configured:
-            found.append(PrivateUse(path, line, module, name))
+            found.append(PrivateUse(path, item.line, module, name))
     return found
 
 

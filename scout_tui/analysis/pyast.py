@@ -4,6 +4,7 @@ return-tuple arity, properties, public names. Pure functions over parsed modules
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 
 Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
@@ -182,14 +183,59 @@ def public_names(tree: ast.Module | None) -> set[str]:
     return names
 
 
-def imported_names(tree: ast.Module | None) -> list[tuple[str, str, int]]:
-    """(module, name, line) for every `from module import name` and `import module`."""
+@dataclass(frozen=True)
+class Import:
+    module: str
+    name: str  # "" for `import module`
+    asname: str | None
+    line: int
+
+
+# Derived facts are memoized per parsed tree: several collectors ask questions of the same
+# module, and a walk over a 2,000-line module is not free. One walk indexes every node by
+# type; the questions below read the index.
+_INDEX: weakref.WeakKeyDictionary[ast.Module, dict[type, list[ast.AST]]] = (
+    weakref.WeakKeyDictionary()
+)
+_IMPORTS: weakref.WeakKeyDictionary[ast.Module, list[Import]] = weakref.WeakKeyDictionary()
+
+
+def nodes(tree: ast.Module | None, *types: type[ast.AST]) -> list[ast.AST]:
+    """All nodes of these types in the tree, in walk order, from one memoized walk."""
     if tree is None:
         return []
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found += [(node.module, alias.name, node.lineno) for alias in node.names]
-        elif isinstance(node, ast.Import):
-            found += [(alias.name, "", node.lineno) for alias in node.names]
-    return found
+    index = _INDEX.get(tree)
+    if index is None:
+        index = {}
+        for node in ast.walk(tree):
+            index.setdefault(type(node), []).append(node)
+        _INDEX[tree] = index
+    if len(types) == 1:
+        return index.get(types[0], [])
+    return [node for kind in types for node in index.get(kind, [])]
+
+
+def imports(tree: ast.Module | None) -> list[Import]:
+    """Every import in the module, nested ones included, in source order."""
+    if tree is None:
+        return []
+    cached = _IMPORTS.get(tree)
+    if cached is None:
+        cached = []
+        for node in nodes(tree, ast.ImportFrom, ast.Import):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                cached += [Import(node.module, a.name, a.asname, node.lineno) for a in node.names]
+            elif isinstance(node, ast.Import):
+                cached += [Import(a.name, "", a.asname, node.lineno) for a in node.names]
+        cached.sort(key=lambda item: item.line)
+        _IMPORTS[tree] = cached
+    return cached
+
+
+def import_map(tree: ast.Module | None) -> dict[str, str]:
+    """Local name → dotted origin, from the module's `from x import y [as z]` imports."""
+    return {
+        item.asname or item.name: f"{item.module}.{item.name}"
+        for item in imports(tree)
+        if item.name
+    }

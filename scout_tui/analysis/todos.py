@@ -12,6 +12,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from scout_tui.analysis import pyast
+
 _OWNER = re.compile(
     r"\b(?:TODO|FIXME|HACK|XXX)\((?!#)\s*@?([\w.\- ]+?)\s*\)|\[TODO\]\(@?([\w.\-]+)\)"
 )
@@ -73,9 +75,7 @@ def _docstrings(tree: ast.Module | None) -> list[tuple[int, list[str]]]:
     if tree is None:
         return []
     out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
+    for node in pyast.nodes(tree, ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
         body = node.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             value = body[0].value.value

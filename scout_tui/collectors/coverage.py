@@ -14,7 +14,7 @@ from fnmatch import fnmatch
 
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import (
-    mentions,
+    Words,
     override_definitions,
     parallelism_combo,
     pass_definitions,
@@ -55,22 +55,24 @@ class CoverageCollector:
             else ""
         )
         unit_paths = [p for p in ctx.source.glob(tests_dir, "*.py") if p != integration]
-        unit_text = "\n".join(ctx.source.read(p) or "" for p in unit_paths)
-        integration_text = _enabled_strings(ctx, integration)
+        unit_text = Words("\n".join(ctx.source.read(p) or "" for p in unit_paths))
+        integration_text = Words(_enabled_strings(ctx, integration))
         yield Progress(self.name, 1, 4, "passes")
         yield from self._passes(ctx, experiment, tests_dir, unit_text, integration_text)
         yield Progress(self.name, 2, 4, "model configs")
-        workflows_text = "\n".join(
-            ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml")
+        workflows_text = Words(
+            "\n".join(ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml"))
         )
         yield from self._configs(ctx, experiment, unit_text, integration_text, workflows_text)
         yield Progress(self.name, 3, 4, "parallelism")
         yield from self._parallelism(ctx, integration)
         yield Progress(self.name, 4, 4, "new code")
-        yield from self._new_code(ctx, experiment, tests_dir, unit_text + integration_text)
+        yield from self._new_code(
+            ctx, experiment, tests_dir, Words(unit_text.text + "\n" + integration_text.text)
+        )
 
     def _passes(
-        self, ctx: CollectorContext, experiment: str, tests_dir: str, unit: str, integ: str
+        self, ctx: CollectorContext, experiment: str, tests_dir: str, unit: Words, integ: Words
     ) -> Iterator[Finding]:
         patterns = ctx.config.coverage.pass_files
         files = [
@@ -82,9 +84,9 @@ class CoverageCollector:
         for path in files:
             for definition in pass_definitions(path, ctx.source.parse(path)):
                 names = [definition.name, *definition.keys]
-                if any(mentions(unit, name) for name in names):
+                if any(name in unit for name in names):
                     continue
-                if any(mentions(integ, name) for name in names):
+                if any(name in integ for name in names):
                     integration_only.append(definition)
                 else:
                     untested.append(definition)
@@ -112,7 +114,7 @@ class CoverageCollector:
             )  # fmt: skip
 
     def _configs(
-        self, ctx: CollectorContext, experiment: str, unit: str, integ: str, workflows: str
+        self, ctx: CollectorContext, experiment: str, unit: Words, integ: Words, workflows: Words
     ) -> Iterator[Finding]:
         unused: list[tuple[str, str, int]] = []
         for file_name in ctx.config.coverage.config_registries:
@@ -122,7 +124,7 @@ class CoverageCollector:
                     node = pyast.find(tree, name)
                     if not isinstance(node, ast.FunctionDef):
                         continue
-                    if not any(mentions(text, name) for text in (unit, integ, workflows)):
+                    if not any(name in text for text in (unit, integ, workflows)):
                         unused.append((name, path, node.lineno))
         if unused:
             yield ctx.finding(
@@ -163,7 +165,7 @@ class CoverageCollector:
             )  # fmt: skip
 
     def _new_code(
-        self, ctx: CollectorContext, experiment: str, tests_dir: str, tests_text: str
+        self, ctx: CollectorContext, experiment: str, tests_dir: str, tests_text: Words
     ) -> Iterator[Finding]:
         base, head = ctx.baseline_commit, ctx.head_commit
         if base is None or head is None:
@@ -183,11 +185,7 @@ class CoverageCollector:
             grew = before is None or after.count("\n") > before.count("\n")
             stem = path.rsplit("/", 1)[-1].removesuffix(".py")
             module = path.removesuffix(".py").replace("/", ".")
-            if (
-                grew
-                and stem != "__init__"
-                and not (mentions(tests_text, module) or mentions(tests_text, stem))
-            ):
+            if grew and stem != "__init__" and not (module in tests_text or stem in tests_text):
                 untested.append(path)
         if untested:
             yield ctx.finding(

@@ -16,7 +16,6 @@ from fnmatch import fnmatch
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import mentions, pass_definitions
 from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
-from scout_tui.analysis.freshness import import_map
 from scout_tui.analysis.workflows import read_test_file
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.model import FileRef, Finding, Section
@@ -31,14 +30,22 @@ class ConfigTypes:
 
     def __init__(self, ctx: CollectorContext) -> None:
         self.ctx = ctx
+        self._resolved: dict[tuple[str, str], ClassRef | None] = {}
+        self._fields: dict[int, dict[str, tuple[ast.expr, str]]] = {}
 
     def resolve(self, path: str, qualname: str, depth: int = 0) -> ClassRef | None:
+        key = (path, qualname)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(path, qualname, depth)
+        return self._resolved[key]
+
+    def _resolve(self, path: str, qualname: str, depth: int) -> ClassRef | None:
         tree = self.ctx.source.parse(path)
         node = pyast.find(tree, qualname)
         if isinstance(node, ast.ClassDef):
             return path, node
         head, _, rest = qualname.partition(".")
-        origin = import_map(tree).get(head)
+        origin = pyast.import_map(tree).get(head)
         if origin is None or depth > 6:
             return None
         module, name = origin.rsplit(".", 1)
@@ -50,6 +57,11 @@ class ConfigTypes:
 
     def fields(self, ref: ClassRef, depth: int = 0) -> dict[str, tuple[ast.expr, str]]:
         """Annotated fields of a class and its bases: name → (annotation, defining path)."""
+        if id(ref[1]) not in self._fields:
+            self._fields[id(ref[1])] = self._fields_of(ref, depth)
+        return self._fields[id(ref[1])]
+
+    def _fields_of(self, ref: ClassRef, depth: int) -> dict[str, tuple[ast.expr, str]]:
         path, node = ref
         found: dict[str, tuple[ast.expr, str]] = {}
         if depth < 6:

@@ -24,9 +24,8 @@ def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tupl
     args = ["--line-porcelain"]
     for line in lines:
         args += ["-L", f"{line},{line}"]
-    try:
-        with ctx.source._lock:
-            out = ctx.source.repo.git.blame(*args, "--", path)
+    try:  # a process of its own: no need to hold the source tree's lock
+        out = ctx.source.repo.git.blame(*args, "--", path)
     except git.GitCommandError:
         return {}
     result: dict[int, tuple[str, datetime]] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Iterator
 
 from scout_tui.analysis import pyast
@@ -70,6 +71,13 @@ def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definiti
     if before_arity != after_arity:
         return [f"returns {_arity(after_arity)} (was {_arity(before_arity)})"]
     return []
+
+
+_TOP_LEVEL = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z]\w*)", re.MULTILINE)
+
+
+def _top_level_names(text: str | None) -> set[str]:
+    return set(_TOP_LEVEL.findall(text or ""))
 
 
 def _changed_by(
@@ -194,6 +202,12 @@ class UpstreamDeltaCollector:
     ) -> Iterator[Finding]:
         dirs = ctx.config.upstream.new_api_dirs
         for path in sorted(p for p in touched if p.endswith(".py") and _under(p, dirs)):
+            # Most touched files define no new top-level name: a line scan says so without
+            # parsing two versions; the AST decides only when the scan sees a difference.
+            if _top_level_names(ctx.source.read_at(head, path)) <= _top_level_names(
+                ctx.source.read_at(base, path)
+            ):
+                continue
             added = sorted(
                 pyast.public_names(ctx.source.parse_at(head, path))
                 - pyast.public_names(ctx.source.parse_at(base, path))

@@ -1,0 +1,145 @@
+"""Benchmark: all local collectors on a repository, next to a floor measured in the same run.
+
+The floor is what no implementation can skip: reading and `ast.parse`-ing every file the
+collectors looked at (work tree and baseline blobs, each once) plus one `git log` over the
+core paths. Targets (issue 3): collectors within 2x the floor; under 3 s wall from a cold
+process on torchtitan; growth linear in files and commits.
+
+    python benchmarks/collectors.py /path/to/torchtitan --date 2026-08-21 --prior DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+from scout_tui.collectors.base import Need
+from scout_tui.collectors.runner import stream
+from scout_tui.config import find_config, load_config
+from scout_tui.pipeline import RunOptions, prepare, select_collectors
+
+
+def local_collectors() -> list[str]:
+    return [
+        cls.name
+        for cls in select_collectors(None)
+        if not cls.needs & {Need.NETWORK, Need.TOKEN, Need.GITHUB}
+    ]
+
+
+def run_collectors(options: RunOptions) -> tuple[float, object, int]:
+    start = time.perf_counter()
+    ctx, _, _ = prepare(options)
+    findings = 0
+    for event in stream(ctx, select_collectors(options.only)):
+        if type(event).__name__ == "FindingFound":
+            findings += 1
+    return time.perf_counter() - start, ctx, findings
+
+
+def floor(repo: Path, ctx) -> tuple[float, int, int]:
+    """Read + parse each file the collectors parsed, once; one git log on the core paths."""
+    source = ctx.source
+    work_files = sorted(source._trees)
+    # Only blobs that were parsed (workflow YAML read at the baseline is not Python), once each.
+    # Each distinct parsed tree once: a blob equal to a work-tree file is not counted twice.
+    from_work_tree = {id(tree) for tree in source._trees.values()}
+    parsed = {
+        blob_id
+        for blob_id, tree in source._blob_trees.items()
+        if tree is not None and id(tree) not in from_work_tree
+    }
+    by_id = {blob_id: key for key, blob_id in source._blob_ids.items() if blob_id in parsed}
+    blobs = sorted(by_id.values())
+    start = time.perf_counter()
+    for path in work_files:
+        with contextlib.suppress(SyntaxError):
+            ast.parse((repo / path).read_text(encoding="utf-8", errors="replace"))
+    if blobs:
+        request = "".join(f"{commit}:{path}\n" for commit, path in blobs).encode()
+        out = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input=request,
+                             capture_output=True, check=True).stdout  # fmt: skip
+        position = 0
+        while position < len(out):
+            header_end = out.index(b"\n", position)
+            header = out[position:header_end].split()
+            if header[-1] == b"missing":
+                position = header_end + 1
+                continue
+            size = int(header[2])
+            body = out[header_end + 1 : header_end + 1 + size]
+            position = header_end + 1 + size + 1
+            if header[1] == b"blob":
+                with contextlib.suppress(SyntaxError):
+                    ast.parse(body.decode("utf-8", "replace"))
+    core = ctx.config.upstream.core_paths
+    rev = f"{ctx.baseline_commit}..{ctx.head_commit}" if ctx.baseline_commit else "HEAD"
+    subprocess.run(["git", "-C", str(repo), "log", "--name-only", "--format=%H %s", rev, "--",
+                    *core], capture_output=True, check=True)  # fmt: skip
+    return time.perf_counter() - start, len(work_files), len(blobs)
+
+
+def cold_process(repo: Path, args: argparse.Namespace, cache: Path) -> float:
+    command = [sys.executable, "-m", "scout_tui", "collect", "--offline", "--repo", str(repo),
+               "--cache-dir", str(cache)]  # fmt: skip
+    for name in local_collectors():
+        command += ["--only", name]
+    if args.date:
+        command += ["--date", args.date.isoformat()]
+    if args.prior:
+        command += ["--prior", str(args.prior)]
+    start = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--date", type=date.fromisoformat)
+    parser.add_argument("--prior", type=Path)
+    parser.add_argument("--config", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    repo = args.repo.resolve()
+    config = load_config(args.config or find_config(repo))
+    options = RunOptions(repo=repo, config=config, as_of=args.date, prior_dir=args.prior,
+                         offline=True, only=local_collectors())  # fmt: skip
+    ours, floors = [], []
+    for _ in range(args.runs):
+        # Alternate so that neither side always meets a warmer page cache.
+        seconds, ctx, findings = run_collectors(options)
+        ours.append(seconds)
+        seconds, files, blobs = floor(repo, ctx)
+        floors.append(seconds)
+    with tempfile.TemporaryDirectory() as cache:
+        cold = [cold_process(repo, args, Path(cache) / str(n)) for n in range(args.runs)]
+    tracked = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True,
+                             text=True, check=True).stdout.count("\n")  # fmt: skip
+    commits = subprocess.run(["git", "-C", str(repo), "rev-list", "--count", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    ours_m, floor_m = statistics.median(ours), statistics.median(floors)
+    print(f"repository        {repo} ({tracked} files, {commits} commits)")
+    print(f"collectors        {', '.join(local_collectors())}: {findings} findings")
+    print(f"files parsed      {files} from the work tree, {blobs} blobs from history")
+    runs = ", ".join(f"{s:.2f}" for s in ours)
+    print(f"collectors, warm  median {ours_m:.2f} s  (runs: {runs})")
+    runs = ", ".join(f"{s:.2f}" for s in floors)
+    print(f"floor, warm       median {floor_m:.2f} s  (runs: {runs})")
+    print(f"ratio             {ours_m / floor_m:.2f}x the floor (target: within 2x)")
+    print(
+        f"cold process      median {statistics.median(cold):.2f} s wall for `scout collect` "
+        f"(runs: {', '.join(f'{s:.2f}' for s in cold)}; target: under 3 s on torchtitan)"
+    )
+
+
+if __name__ == "__main__":
+    main()
