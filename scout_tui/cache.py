@@ -122,6 +122,13 @@ class Cache:
     def put_triage(self, entry: TriageEntry) -> None:
         self._put(self._key("triage", entry.fingerprint), entry)
 
+    # -- plain values (torch commits, later API responses) -----------------------------
+    def get_value(self, key: str, model: type[M]) -> M | None:
+        return self._get(self._key("value", key), model)
+
+    def put_value(self, key: str, value: BaseModel) -> None:
+        self._put(self._key("value", key), value)
+
     # -- housekeeping ------------------------------------------------------------------
     def info(self) -> dict[str, object]:
         keys = [k for k in self._store.iterkeys() if isinstance(k, str)]

@@ -87,6 +87,34 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
     cache.add_argument("--json", action="store_true", help="print JSON")
 
+    ci_log = sub.add_parser("ci-log", help="analyse a CI log you already have")
+    ci_log.add_argument("file", help="the log (saved from `gh run view --log` or the job page); "
+                        "- for stdin")  # fmt: skip
+    ci_log.add_argument("--json", action="store_true", help="print JSON")
+    ci_log.add_argument("--report", action="store_true",
+                        help="print the report's CI Failures section for this log")  # fmt: skip
+    ci_log.add_argument("--config", type=Path, help="scout.toml (experiment path, rules)")
+    ci_log.add_argument(
+        "--repo", type=Path, default=Path("."), help="checkout (for its scout.toml)"
+    )
+
+    repro = sub.add_parser("repro", help="the command that reproduces a failing CI test")
+    source = repro.add_mutually_exclusive_group(required=True)
+    source.add_argument("log", nargs="?", help="a CI log to take the failing test from")
+    source.add_argument("--command", dest="command_line", help="a `Command:` line from a CI log")
+    repro.add_argument("--test", help="which failing test (default: the first)")
+    repro.add_argument("--run", action="store_true", help="run it in --repo, streaming output")
+    repro.add_argument("--repo", type=Path, default=Path("."), help="where to run it")
+
+    commit = sub.add_parser("torch-commit", help="the PyTorch commit a nightly was built from")
+    commit.add_argument("version", help="e.g. 2.13.0.dev20260819+cu130")
+    commit.add_argument("--index-url", help="PEP 503 index (default: [torch] nightly_index)")
+    commit.add_argument("--python-tag", help="e.g. cp312 (default: [torch] python_tag)")
+    commit.add_argument("--config", type=Path, help="scout.toml")
+    commit.add_argument("--repo", type=Path, default=Path("."), help="checkout (for scout.toml)")
+    commit.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
+    commit.add_argument("--json", action="store_true", help="print JSON")
+
     demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
     demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")
     demo.add_argument("--date", type=_date, dest="as_of", help="the demo's today, YYYY-MM-DD")

@@ -25,6 +25,10 @@ def warn(message: str) -> None:
     print(f"scout: warning: {message}", file=sys.stderr)
 
 
+def config_for(args: argparse.Namespace) -> Config:
+    return _config(args)
+
+
 def _config(args: argparse.Namespace) -> Config:
     path = args.config
     if path is None:
@@ -186,12 +190,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _ci_commands():
+    from scout_tui import ci_commands
+
+    return ci_commands
+
+
 COMMANDS = {
     "collect": cmd_collect,
     "report": cmd_report,
     "publish": cmd_publish,
     "cache": cmd_cache,
     "demo": cmd_demo,
+    "ci-log": lambda args: _ci_commands().cmd_ci_log(args),
+    "repro": lambda args: _ci_commands().cmd_repro(args),
+    "torch-commit": lambda args: _ci_commands().cmd_torch_commit(args),
 }
 
 

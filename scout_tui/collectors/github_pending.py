@@ -10,19 +10,6 @@ from scout_tui.model import Finding, Section
 
 
 @register
-class CiFailureCollector:
-    name = "ci_failures"
-    title = "CI failure monitoring"
-    section = Section.CI_FAILURES
-    needs = frozenset({Need.GITHUB, Need.NETWORK, Need.TOKEN})
-    kinds = ("ci_failure",)
-
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
-        raise Skipped("no GitHub layer yet")
-        yield  # pragma: no cover  (makes this a generator)
-
-
-@register
 class OpenWorkCollector:
     name = "open_work"
     title = "Open work tracking"

@@ -1,0 +1,386 @@
+"""Analyse a CI job log: failing tests, root cause with the experiment's frames, torch
+version, the failing tests' commands.
+
+Logs come as GitHub Actions job logs (an ISO timestamp on every line, `##[group]` /
+`##[error]` markers, ANSI colours, CRLF) or as `gh run view --log` output (job, step and
+timestamp columns). Torchtitan's integration runner (tests/integration_tests/run_tests.py)
+writes each test's output as a block of `[test_name] `-prefixed lines between
+`===== [test_name] start … =====` / `command: … =====` headers and an `end of output (rc=N)`
+footer, then raises `RuntimeError: N integration test(s) failed:` listing
+`Failed test flavor: … (rc=N|timed out after Ns).` and `Command: …` per failure.
+
+A log can be 500 MB of training noise. The scan never decodes it line by line: it reads
+fixed-size chunks, finds anchors with `bytes.find` (C speed), and decodes only the few
+lines around each hit; tracebacks are read forward from their anchor with `os.pread`.
+Memory is bounded by the chunk size whatever the log's size.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+CHUNK = 8 * 1024 * 1024
+LINE_LIMIT = 64 * 1024  # longer lines are cut: a log can hold binary junk without newlines
+TRACEBACK_WINDOW = 512 * 1024  # how far past its first line a traceback is followed
+TRACEBACK_LINES = 400
+
+ANCHORS: dict[str, bytes] = {
+    "traceback": b"Traceback (most recent call last)",
+    "pytest_failed": b"FAILED ",
+    "installed": b"Successfully installed",
+    "command": b"Command: ",
+    "summary": b"integration test(s) failed",
+    "header": b"===== [",
+    "flavor": b"Failed test flavor: ",
+}
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_GH_COLUMNS = re.compile(r"^[^\t]*\t[^\t]*\t(?=\d{4}-\d{2}-\d{2}T)")
+_TIMESTAMP = re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z ?")
+_WORKFLOW_CMD = re.compile(r"^##\[(?:error|warning|notice|debug|group|endgroup|section)\]")
+_TEST_PREFIX = re.compile(r"^\[([\w.\-+]+)\] ?")
+_RANK_PREFIX = re.compile(r"^\[(?:rank|default)(\d+)\]:\s?")
+_HEADER_START = re.compile(
+    r"^===== \[([\w.\-+]+)\] start (.*?) end (.*?) flavor: (.*) \(rc=(-?\d+)\) =====$"
+)
+_HEADER_COMMAND = re.compile(r"^===== \[([\w.\-+]+)\] command: (.*) =====$")
+_HEADER_END = re.compile(r"^===== \[([\w.\-+]+)\] end of output \(rc=(-?\d+)\) =====$")
+_FLAVOR = re.compile(r"Failed test flavor: (.*) \((rc=-?\d+|timed out after [^)]*)\)\.?\s*$")
+_SUMMARY = re.compile(r"(\d+) integration test\(s\) failed")
+_PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?: - (.*))?$")
+_TORCH = re.compile(r"(?<![\w-])torch-(\d[\w.+!-]*)")
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+?)\s*$')
+_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|"
+                        r"Timeout|Failed|Fault)\w*)(?::\s?(.*))?$")  # fmt: skip
+_CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+WRAPPERS = (
+    "ChildFailedError",
+    "integration test(s) failed",
+    "CalledProcessError",
+    "Failed test flavor",
+)
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+    function: str
+    source: str = ""
+    in_experiment: bool = False
+
+
+@dataclass
+class TracebackInfo:
+    test: str | None
+    rank: int | None
+    offset: int
+    exception: str  # "torch._dynamo.exc.UserError: message"
+    frames: list[Frame]
+    text: str
+    chained: bool = False  # preceded by "The above exception was the direct cause…"
+
+    @property
+    def is_wrapper(self) -> bool:
+        return any(marker in self.exception for marker in WRAPPERS)
+
+
+@dataclass
+class TestFailure:
+    name: str
+    kind: str  # "integration" | "pytest"
+    error: str | None = None
+    reason: str | None = None  # "rc=1", "timed out after 600s"
+    command: str | None = None
+    description: str | None = None
+    frames: list[Frame] = field(default_factory=list)
+    traceback: str | None = None
+
+
+@dataclass
+class LogAnalysis:
+    failures: list[TestFailure] = field(default_factory=list)
+    torch_version: str | None = None
+    reported_failures: int | None = None  # N of "N integration test(s) failed"
+    bytes_scanned: int = 0
+    truncated: bool = False  # the log ended inside a test's output
+
+    @property
+    def failing_tests(self) -> list[str]:
+        return [failure.name for failure in self.failures]
+
+
+# -- lines -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Line:
+    offset: int
+    end: int  # offset just past the newline
+    test: str | None
+    rank: int | None
+    text: str
+
+
+def clean(raw: bytes, known_tests: set[str] | None = None) -> tuple[str | None, int | None, str]:
+    """Strip the layers a CI log wraps a line in: gh columns, timestamp, workflow command,
+    ANSI colour, the runner's `[test] ` prefix, torchrun's `[rankN]:` prefix."""
+    text = raw[:LINE_LIMIT].decode("utf-8", "replace").rstrip("\r\n")
+    text = _ANSI.sub("", text)
+    text = _GH_COLUMNS.sub("", text, count=1)
+    text = _TIMESTAMP.sub("", text, count=1)
+    text = _WORKFLOW_CMD.sub("", text, count=1)
+    test = rank = None
+    match = _TEST_PREFIX.match(text)
+    if match and (known_tests is None or match.group(1) in known_tests):
+        test = match.group(1)
+        text = text[match.end() :]
+    match = _RANK_PREFIX.match(text)
+    if match:
+        rank = int(match.group(1))
+        text = text[match.end() :]
+    return test, rank, text
+
+
+class LogFile:
+    """Random access to a log by offset, for the lines around anchors."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size
+
+    def line_at(self, position: int) -> tuple[int, int, bytes]:
+        start = max(0, position - LINE_LIMIT)
+        before = os.pread(self.fd, position - start, start)
+        newline = before.rfind(b"\n")
+        line_start = start + newline + 1 if newline >= 0 else start
+        after = os.pread(self.fd, LINE_LIMIT, position)
+        newline = after.find(b"\n")
+        line_end = position + (newline + 1 if newline >= 0 else len(after))
+        return line_start, line_end, os.pread(self.fd, line_end - line_start, line_start)
+
+    def lines_from(self, offset: int, limit: int) -> Iterator[tuple[int, int, bytes]]:
+        data = os.pread(self.fd, limit, offset)
+        position = 0
+        while position < len(data):
+            newline = data.find(b"\n", position)
+            if newline < 0:
+                if offset + len(data) < self.size:
+                    return  # the window ended mid-line
+                newline = len(data) - 1
+            yield offset + position, offset + newline + 1, data[position : newline + 1]
+            position = newline + 1
+
+
+def find_anchors(fd: int, size: int) -> list[tuple[int, str]]:
+    """(offset, anchor name) of every anchor, in file order, reading CHUNK bytes at a time."""
+    overlap = max(len(anchor) for anchor in ANCHORS.values()) - 1
+    hits: list[tuple[int, str]] = []
+    offset = 0
+    while offset < size:
+        chunk = os.pread(fd, CHUNK + overlap, offset)
+        if not chunk:
+            break
+        limit = CHUNK if offset + CHUNK < size else len(chunk)
+        for name, anchor in ANCHORS.items():
+            position = chunk.find(anchor)
+            while 0 <= position < limit:
+                hits.append((offset + position, name))
+                position = chunk.find(anchor, position + 1)
+        offset += CHUNK
+    hits.sort()
+    return hits
+
+
+# -- analysis ------------------------------------------------------------------------------
+def _read_traceback(
+    log: LogFile, start: int, test: str | None, rank: int | None, known: set[str],
+    experiment: str,
+) -> TracebackInfo | None:  # fmt: skip
+    frames: list[Frame] = []
+    kept: list[str] = []
+    pending_frame: Frame | None = None
+    count = 0
+    for _, _, raw in log.lines_from(start, TRACEBACK_WINDOW):
+        line_test, line_rank, text = clean(raw, known)
+        if (test is not None and line_test != test) or (rank is not None and line_rank != rank):
+            continue  # another test's (or rank's) interleaved output
+        count += 1
+        if count > TRACEBACK_LINES:
+            return None
+        kept.append(text)
+        if count == 1:
+            continue
+        frame = _FRAME.match(text)
+        if frame:
+            path = frame.group(1)
+            pending_frame = Frame(path, int(frame.group(2)), frame.group(3),
+                                  in_experiment=experiment in path)  # fmt: skip
+            frames.append(pending_frame)
+            continue
+        if text.startswith((" ", "\t")) or not text.strip():
+            if pending_frame is not None and text.strip() and not frames[-1].source:
+                frames[-1] = Frame(pending_frame.path, pending_frame.line,
+                                   pending_frame.function, text.strip(),
+                                   pending_frame.in_experiment)  # fmt: skip
+            continue
+        if text.startswith(("^", "~")) or set(text.strip()) <= set("^~ "):
+            continue
+        # The first unindented line after the frames is the exception.
+        return TracebackInfo(test, rank, start, text.strip(), frames, "\n".join(kept))
+    return None
+
+
+def _is_chained(log: LogFile, offset: int, test: str | None, known: set[str]) -> bool:
+    """Whether the lines just before a traceback say it continues an earlier one."""
+    start = max(0, offset - 4096)
+    window = os.pread(log.fd, offset - start, start).split(b"\n")[-6:]
+    for raw in window:
+        line_test, _, text = clean(raw, known)
+        if (test is None or line_test == test) and text.startswith(_CHAIN):
+            return True
+    return False
+
+
+def _short_path(path: str, experiment: str) -> str:
+    index = path.find(experiment)
+    return path[index:] if index >= 0 else path
+
+
+def analyse(path_or_fd: str | int, experiment: str = "torchtitan/experiments/") -> LogAnalysis:
+    """Analyse a log file. `experiment` marks the frames that point into the experiment."""
+    fd = os.open(path_or_fd, os.O_RDONLY) if isinstance(path_or_fd, str) else path_or_fd
+    try:
+        size = os.fstat(fd).st_size
+        return _analyse(LogFile(fd, size), experiment)
+    finally:
+        if isinstance(path_or_fd, str):
+            os.close(fd)
+
+
+def _analyse(log: LogFile, experiment: str) -> LogAnalysis:
+    result = LogAnalysis(bytes_scanned=log.size)
+    hits = find_anchors(log.fd, log.size)
+    # Pass 1: the headers name the tests, so `[name] ` can be told from `[titan] ` noise.
+    known: set[str] = set()
+    headers: dict[str, dict[str, str]] = {}
+    ended: set[str] = set()
+    lines: dict[int, tuple[int, int, bytes]] = {}
+    for offset, name in hits:
+        if name != "header":
+            continue
+        line_start, line_end, raw = log.line_at(offset)
+        lines[offset] = (line_start, line_end, raw)
+        _, _, text = clean(raw)
+        if match := _HEADER_START.match(text):
+            known.add(match.group(1))
+            headers.setdefault(match.group(1), {}).update(
+                description=match.group(4), rc=match.group(5)
+            )
+        elif match := _HEADER_COMMAND.match(text):
+            known.add(match.group(1))
+            headers.setdefault(match.group(1), {})["command"] = match.group(2)
+        elif match := _HEADER_END.match(text):
+            known.add(match.group(1))
+            ended.add(match.group(1))
+            headers.setdefault(match.group(1), {})["rc"] = match.group(2)
+
+    failures: dict[str, TestFailure] = {}
+    tracebacks: list[TracebackInfo] = []
+    last_flavor: TestFailure | None = None
+    seen_lines: set[int] = set()
+    for offset, name in hits:
+        line_start, line_end, raw = lines.get(offset) or log.line_at(offset)
+        if name != "traceback" and line_start in seen_lines:
+            continue  # two anchors on one line
+        seen_lines.add(line_start)
+        test, rank, text = clean(raw, known)
+        if name == "traceback":
+            info = _read_traceback(log, line_start, test, rank, known, experiment)
+            if info is not None:
+                info.chained = _is_chained(log, line_start, test, known)
+                tracebacks.append(info)
+        elif name == "installed":
+            versions = _TORCH.findall(text)
+            if versions:
+                result.torch_version = versions[-1]
+        elif name == "summary":
+            if match := _SUMMARY.search(text):
+                result.reported_failures = int(match.group(1))
+        elif name == "flavor":
+            if match := _FLAVOR.search(text):
+                description, reason = match.group(1), match.group(2)
+                test_name = next(
+                    (n for n, h in headers.items() if h.get("description") == description),
+                    _name_before(log, line_start, known) or description,
+                )
+                failure = failures.setdefault(test_name, TestFailure(test_name, "integration"))
+                failure.reason, failure.description = reason, description
+                failure.command = failure.command or headers.get(test_name, {}).get("command")
+                last_flavor = failure
+        elif name == "command":
+            index = text.find("Command: ")
+            if index >= 0 and last_flavor is not None and last_flavor.command is None:
+                last_flavor.command = text[index + len("Command: ") :].strip()
+        elif (
+            name == "pytest_failed"
+            and test is None
+            and (match := _PYTEST_FAILED.match(text.strip()))
+        ):
+            node = match.group(1)
+            failure = failures.setdefault(node, TestFailure(node, "pytest"))
+            failure.error = failure.error or (match.group(2) or None)
+    # Tests whose block ended with a non-zero rc but that no summary listed (a log cut short
+    # before the summary, say).
+    for test_name, header in headers.items():
+        if header.get("rc") not in (None, "0") and test_name not in failures:
+            failure = TestFailure(test_name, "integration", reason=f"rc={header['rc']}")
+            failure.command, failure.description = header.get("command"), header.get("description")
+            failures[test_name] = failure
+    result.truncated = bool(known - ended)
+    for failure in failures.values():
+        _attach_root_cause(failure, tracebacks, experiment)
+    result.failures = list(failures.values())
+    return result
+
+
+def _name_before(log: LogFile, offset: int, known: set[str]) -> str | None:
+    """The `  name:` line the runner prints just before a `Failed test flavor` line."""
+    start = max(0, offset - 2048)
+    for raw in reversed(os.pread(log.fd, offset - start, start).split(b"\n")[-3:]):
+        _, _, text = clean(raw, known)
+        match = re.match(r"^\s{2}([\w.\-+]+):\s*$", text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _attach_root_cause(
+    failure: TestFailure, tracebacks: list[TracebackInfo], experiment: str
+) -> None:
+    """The root cause: in the test's own output, the first failing rank's chain, and the
+    last exception of that chain (wrappers like ChildFailedError never count)."""
+    own = [tb for tb in tracebacks if tb.test == failure.name and not tb.is_wrapper]
+    if failure.kind == "pytest":
+        own = [tb for tb in tracebacks if tb.test is None and not tb.is_wrapper]
+        node_parts = failure.name.split("::")
+        # pytest tracebacks carry no test prefix: keep the one that names this test.
+        own = [tb for tb in own if any(f.function == node_parts[-1] for f in tb.frames)]
+    if not own:
+        return
+    first_rank = own[0].rank
+    chain: list[TracebackInfo] = []
+    for tb in own:
+        if tb.rank != first_rank:
+            continue
+        if chain and not tb.chained:
+            break  # a new, unrelated traceback: the first chain is the story
+        chain.append(tb)
+    root = chain[-1]
+    failure.error = failure.error if failure.kind == "pytest" and failure.error else root.exception
+    failure.frames = [
+        Frame(_short_path(f.path, experiment), f.line, f.function, f.source, f.in_experiment)
+        for f in root.frames
+    ]
+    failure.traceback = "\n\n".join(tb.text for tb in chain)

@@ -1,0 +1,153 @@
+"""`scout ci-log`, `scout repro`, `scout torch-commit`: CI failure analysis from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from scout_tui.analysis.cilog import LogAnalysis, analyse
+from scout_tui.analysis.repro import ReproError, repro_command
+from scout_tui.cache import Cache
+from scout_tui.cli import EXIT_FAILURE, EXIT_OK, UsageError, dumps, write_output
+from scout_tui.collectors.ci_failures import ci_finding, repro_for
+from scout_tui.commands import config_for, warn
+from scout_tui.nightly import NightlyError, torch_commit
+from scout_tui.report.render import render_item
+
+
+def _analyse(path: str, experiment: str) -> LogAnalysis:
+    if path == "-":
+        # stdin cannot be read by offset: spool it to a file first, a block at a time.
+        with tempfile.TemporaryFile() as spool:
+            shutil.copyfileobj(sys.stdin.buffer, spool, 1024 * 1024)
+            spool.flush()
+            return analyse(spool.fileno(), experiment)
+    if not os.path.isfile(path):
+        raise UsageError(f"no such log file: {path}")
+    try:
+        return analyse(path, experiment)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _as_json(path: str, analysis: LogAnalysis) -> dict:
+    failures = []
+    for failure in analysis.failures:
+        data = asdict(failure)
+        data["repro"] = repro_for(failure.command)
+        failures.append(data)
+    return {
+        "schema_version": 1,
+        "file": path,
+        "bytes": analysis.bytes_scanned,
+        "torch_version": analysis.torch_version,
+        "reported_failures": analysis.reported_failures,
+        "truncated": analysis.truncated,
+        "failing_tests": analysis.failing_tests,
+        "failures": failures,
+    }
+
+
+def _human(analysis: LogAnalysis) -> str:
+    if not analysis.failures:
+        return "no failing tests found in this log"
+    out = [f"{len(analysis.failures)} failing test(s)"
+           + (f", torch {analysis.torch_version}" if analysis.torch_version else "")]  # fmt: skip
+    if analysis.truncated:
+        out.append("(the log ends inside a test's output: it may be truncated)")
+    for failure in analysis.failures:
+        out.append("")
+        out.append(f"✗ {failure.name}" + (f"  [{failure.reason}]" if failure.reason else ""))
+        if failure.error:
+            out.append(f"  root cause: {failure.error}")
+        for frame in failure.frames:
+            if frame.in_experiment:
+                out.append(f"    {frame.path}:{frame.line} in {frame.function}")
+                if frame.source:
+                    out.append(f"      {frame.source}")
+        repro = repro_for(failure.command)
+        if repro:
+            out.append(f"  repro: {repro}")
+    return "\n".join(out)
+
+
+def cmd_ci_log(args: argparse.Namespace) -> int:
+    config = config_for(args)
+    analysis = _analyse(args.file, config.project.experiment)
+    if args.json:
+        write_output(dumps(_as_json(args.file, analysis)), None)
+    elif args.report:
+        finding = ci_finding(config, Path(args.file).name, analysis)
+        write_output("## CI Failures\n\n" + (render_item(finding) if finding else
+                                             "CI green, nothing to report"), None)  # fmt: skip
+    else:
+        write_output(_human(analysis), None)
+    return EXIT_OK
+
+
+def cmd_repro(args: argparse.Namespace) -> int:
+    if args.command_line:
+        command = args.command_line
+    else:
+        analysis = _analyse(args.log, "torchtitan/experiments/")
+        failures = [f for f in analysis.failures if f.command]
+        if args.test:
+            failures = [f for f in failures if f.name == args.test]
+        if not failures:
+            which = f" named {args.test}" if args.test else ""
+            raise UsageError(f"no failing test{which} with a command in {args.log}")
+        command = failures[0].command or ""
+    try:
+        repro = repro_command(command)
+    except ReproError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.run:
+        write_output(repro, None)
+        return EXIT_OK
+    print(f"$ {repro}", file=sys.stderr, flush=True)
+    try:
+        # Output streams straight through; Ctrl-C reaches the child too.
+        return subprocess.run(repro, shell=True, cwd=args.repo, check=False).returncode
+    except OSError as exc:
+        print(f"scout: error: cannot run the repro: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+class TorchCommit(BaseModel):
+    version: str
+    commit: str
+    wheel: str
+
+
+def cmd_torch_commit(args: argparse.Namespace) -> int:
+    config = config_for(args)
+    index = args.index_url or config.torch.nightly_index
+    tag = args.python_tag or config.torch.python_tag
+    cache = Cache(args.cache_dir, namespace="torch-commit", warn=warn)
+    key = f"{index.rstrip('/')}|{tag}|{args.version}"
+    cached = cache.get_value(key, TorchCommit)
+    if cached is None:
+        try:
+            found = torch_commit(args.version, index, tag, config.torch.platform_tag)
+        except NightlyError as exc:
+            print(f"scout: error: {exc}", file=sys.stderr)
+            return EXIT_FAILURE
+        for note in found.transfer.notes:
+            warn(note)
+        print(f"read {found.transfer.bytes:,} bytes in {found.transfer.requests} requests",
+              file=sys.stderr)  # fmt: skip
+        cached = TorchCommit(version=args.version, commit=found.commit, wheel=found.wheel)
+        cache.put_value(key, cached)  # a published nightly never changes: cached forever
+    if args.json:
+        write_output(cached.model_dump_json(indent=2), None)
+    else:
+        write_output(cached.commit, None)
+    return EXIT_OK

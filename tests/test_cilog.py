@@ -1,0 +1,202 @@
+"""CI log analysis over logs written like torchtitan's runner and GitHub Actions write them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scout_tui.analysis.cilog import analyse
+from scout_tui.analysis.repro import ReproError, repro_command
+from scout_tui.demo.ci_logs import (
+    TESTS,
+    TORCH_VERSION,
+    actions_format,
+    command,
+    gh_view_format,
+    pytest_log,
+    runner_log,
+)
+
+EXP = "torchtitan/experiments/graph_trainer"
+
+
+def write(tmp_path, name, lines, newline=""):
+    path = tmp_path / name
+    with open(path, "w", encoding="utf-8", newline=newline) as out:
+        for line in lines:
+            out.write(line)
+    return str(path)
+
+
+def check_runner_analysis(result):
+    assert result.torch_version == TORCH_VERSION
+    assert result.reported_failures == 3
+    by_name = {f.name: f for f in result.failures}
+    assert set(by_name) == {
+        "aot_fx_trace_llama3_fsdp_tp",
+        "jit_1d_auto_bucketing",
+        "aot_fx_trace_deepseek_v3_ep",
+    }
+    plain = by_name["aot_fx_trace_llama3_fsdp_tp"]
+    assert plain.error == (
+        "torch._dynamo.exc.UserError: Dynamic control flow is not supported "
+        "at the moment. Please use functorch.experimental.control_flow.cond"
+    )
+    assert [(f.path, f.line, f.function) for f in plain.frames if f.in_experiment] == [
+        (f"{EXP}/trainer.py", 233, "train_step"),
+        (f"{EXP}/make_fx_tracer.py", 488, "trace"),
+    ]
+    assert plain.frames[1].source == "loss = self.forward_backward_step(input_dict, labels)"
+    assert plain.reason == "rc=1"
+    assert plain.command == command(TESTS[0])
+    chained = by_name["jit_1d_auto_bucketing"]
+    # The last exception of the chain, not the KeyError that started it.
+    assert chained.error == "AssertionError: Node tangents_2 was invalid, but is output"
+    assert "KeyError: 'tangents_2'" in chained.traceback
+    assert "ChildFailedError" not in chained.error
+    timeout = by_name["aot_fx_trace_deepseek_v3_ep"]
+    assert timeout.reason == "timed out after 600s" and timeout.error is None
+    assert "aot_fx_trace_llama3_1d" not in by_name  # it passed
+
+
+def test_actions_log_with_interleaved_parallel_output(tmp_path):
+    lines = list(runner_log(interleave=True))
+    path = write(tmp_path, "job.log", actions_format(iter(lines)))
+    assert b"\r\n" in Path(path).read_bytes()[:200]  # CRLF, timestamps, ANSI colours
+    check_runner_analysis(analyse(path, EXP))
+
+
+def test_gh_run_view_format(tmp_path):
+    path = write(tmp_path, "run.log", gh_view_format(runner_log(interleave=False)))
+    check_runner_analysis(analyse(path, EXP))
+
+
+def test_pytest_step(tmp_path):
+    path = write(tmp_path, "pytest.log", (line + "\n" for line in pytest_log()))
+    result = analyse(path, EXP)
+    assert [(f.name, f.error) for f in result.failures] == [
+        (f"{EXP}/tests/test_passes.py::TestCse::test_cse", "AssertionError: 4 != 3"),
+        (
+            f"{EXP}/tests/test_numerics.py::TestSimpleFSDP::test_fsdp",
+            "RuntimeError: NCCL error: unhandled system error",
+        ),
+    ]
+    assert [f.function for f in result.failures[0].frames] == ["test_cse"]
+    assert result.failures[1].frames == []  # no traceback names it: none is borrowed
+
+
+def test_binary_junk_truncation_and_bad_bytes(tmp_path):
+    lines = [line + "\n" for line in runner_log(interleave=False)]
+    data = "".join(lines).encode()
+    junk = bytes(range(256)) * 300 + b"\xff\xfe\x00" * 1000  # no newline for 77 KB
+    cut = data.index(b"[jit_1d_auto_bucketing] [rank0]:The above exception")
+    path = tmp_path / "cut.log"
+    path.write_bytes(junk + b"\n" + data[:cut])
+    result = analyse(str(path), EXP)
+    assert result.truncated
+    names = {f.name for f in result.failures}
+    # The summary never arrived; the first test's block had ended with rc=1 already.
+    assert "aot_fx_trace_llama3_fsdp_tp" in names
+    assert result.torch_version == TORCH_VERSION
+
+
+def test_no_failures(tmp_path):
+    path = write(tmp_path, "green.log", (line + "\n" for line in runner_log(
+        [t for t in TESTS if t.outcome == "pass"])))  # fmt: skip
+    result = analyse(path, EXP)
+    assert result.failures == [] and result.torch_version == TORCH_VERSION
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            command(TESTS[0]),
+            "NGPU=4 ./run_train.sh --module graph_trainer.llama3 --config "
+            "graph_trainer_llama3_debugmodel --parallelism.data_parallel_shard_degree 2 "
+            "--parallelism.tensor_parallel_degree 2",
+        ),
+        (
+            "TORCH_TRACE='/a b/trace' NCCL_NVLS_ENABLE=0 NGPU=8 LOG_RANK=0,1 ./run_train.sh "
+            "--module m --config c --dump_folder=/tmp/x --job.description 'two words'",
+            "NCCL_NVLS_ENABLE=0 NGPU=8 ./run_train.sh --module m --config c "
+            "--job.description 'two words'",
+        ),
+        (
+            "LOG_RANK=0 ./run_train.sh --dump-folder out --config=c2",
+            "NGPU=8 ./run_train.sh --config c2",
+        ),
+    ],
+)
+def test_repro_command(line, expected):
+    assert repro_command(line) == expected
+
+
+def test_repro_errors():
+    with pytest.raises(ReproError, match="cannot parse"):
+        repro_command("NGPU=8 ./run_train.sh --flag 'unclosed")
+    with pytest.raises(ReproError, match="no program"):
+        repro_command("NGPU=8 LOG_RANK=0")
+
+
+def scout(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "scout_tui", *args], capture_output=True,
+                          text=True, input=stdin)  # fmt: skip
+
+
+def test_ci_log_cli_json_report_and_stdin(tmp_path):
+    path = write(tmp_path, "job.log", actions_format(runner_log()))
+    done = scout("ci-log", path, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["failing_tests"] == [
+        "aot_fx_trace_llama3_fsdp_tp",
+        "jit_1d_auto_bucketing",
+        "aot_fx_trace_deepseek_v3_ep",
+    ]
+    assert data["failures"][0]["repro"].startswith("NGPU=4 ./run_train.sh --module")
+    done = scout("ci-log", path, "--report")
+    assert done.stdout.startswith("## CI Failures\n\n- **[P0] `job.log` failing on torch")
+    assert "| Nightly |" not in done.stdout  # no regression range without the index
+    assert "```bash\n    NGPU=4 ./run_train.sh" in done.stdout
+    done = scout("ci-log", "-", stdin=Path(path).read_text())
+    assert "3 failing test(s), torch 2.13.0.dev20260819+cu130" in done.stdout
+    done = scout("ci-log", str(tmp_path / "missing.log"))
+    assert done.returncode == 2 and "no such log file" in done.stderr
+
+
+def test_repro_cli(tmp_path):
+    path = write(tmp_path, "job.log", actions_format(runner_log()))
+    done = scout("repro", path, "--test", "jit_1d_auto_bucketing")
+    assert done.stdout.strip().endswith("--compile.mode jit --compile.passes=auto_bucketing")
+    done = scout("repro", "--command", "NGPU=1 LOG_RANK=0 sh -c 'echo ran on $NGPU'", "--run",
+                 "--repo", str(tmp_path))  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ran on 1"
+    done = scout("repro", path, "--test", "nope")
+    assert done.returncode == 2 and "no failing test named nope" in done.stderr
+
+
+@pytest.mark.slow
+def test_500_mb_log(tmp_path):
+    """Training noise with failures spread through it; the scan stays exact."""
+    noise = "".join(
+        f"2026-08-20T06:00:00.0000000Z [titan] 2026-08-20 06:00:00,000 - root - INFO - "
+        f"\x1b[31mstep: {n:>5}\x1b[39m  \x1b[32mloss: 3.{n % 9999:04d}\x1b[39m  "
+        "memory: 41.20GiB(43.3%)  tps: 6,521  tflops: 301.2  mfu: 30.4%\r\n"
+        for n in range(20_000)
+    ).encode()
+    failing = "".join(actions_format(runner_log())).encode()
+    path = tmp_path / "big.log"
+    with open(path, "wb") as out:
+        written = 0
+        while written < 500 * 1024 * 1024:
+            out.write(noise)
+            written += len(noise)
+        out.write(failing)
+    assert os.path.getsize(path) > 500 * 1024 * 1024
+    check_runner_analysis(analyse(str(path), EXP))
