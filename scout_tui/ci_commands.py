@@ -11,15 +11,14 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from scout_tui.analysis.cilog import LogAnalysis, analyse
 from scout_tui.analysis.repro import ReproError, repro_command
 from scout_tui.cache import Cache
 from scout_tui.cli import EXIT_FAILURE, EXIT_OK, UsageError, dumps, write_output
 from scout_tui.collectors.ci_failures import ci_finding, repro_for
 from scout_tui.commands import config_for, warn
-from scout_tui.nightly import NightlyError, torch_commit
+from scout_tui.nightly import NightlyError
+from scout_tui.regression import commit_for, regression_range
 from scout_tui.report.render import render_item
 
 
@@ -85,7 +84,18 @@ def cmd_ci_log(args: argparse.Namespace) -> int:
     if args.json:
         write_output(dumps(_as_json(args.file, analysis)), None)
     elif args.report:
-        finding = ci_finding(config, Path(args.file).name, analysis)
+        rows, compare = [], None
+        if args.passing_version or analysis.torch_version:
+            if analysis.torch_version is None:
+                warn("no torch version in the log: no regression range")
+            elif args.offline:
+                warn("regression range: skipped — offline")
+            else:
+                cache = Cache(args.cache_dir, namespace="torch-commit", warn=warn)
+                rows, compare = regression_range(
+                    config, analysis.torch_version, args.passing_version, cache, note=warn
+                )
+        finding = ci_finding(config, Path(args.file).name, analysis, rows, compare)
         write_output("## CI Failures\n\n" + (render_item(finding) if finding else
                                              "CI green, nothing to report"), None)  # fmt: skip
     else:
@@ -121,33 +131,14 @@ def cmd_repro(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
 
 
-class TorchCommit(BaseModel):
-    version: str
-    commit: str
-    wheel: str
-
-
 def cmd_torch_commit(args: argparse.Namespace) -> int:
     config = config_for(args)
-    index = args.index_url or config.torch.nightly_index
-    tag = args.python_tag or config.torch.python_tag
     cache = Cache(args.cache_dir, namespace="torch-commit", warn=warn)
-    key = f"{index.rstrip('/')}|{tag}|{args.version}"
-    cached = cache.get_value(key, TorchCommit)
-    if cached is None:
-        try:
-            found = torch_commit(args.version, index, tag, config.torch.platform_tag)
-        except NightlyError as exc:
-            print(f"scout: error: {exc}", file=sys.stderr)
-            return EXIT_FAILURE
-        for note in found.transfer.notes:
-            warn(note)
-        print(f"read {found.transfer.bytes:,} bytes in {found.transfer.requests} requests",
-              file=sys.stderr)  # fmt: skip
-        cached = TorchCommit(version=args.version, commit=found.commit, wheel=found.wheel)
-        cache.put_value(key, cached)  # a published nightly never changes: cached forever
-    if args.json:
-        write_output(cached.model_dump_json(indent=2), None)
-    else:
-        write_output(cached.commit, None)
+    try:
+        found = commit_for(config, args.version, cache, args.index_url, args.python_tag,
+                           note=lambda message: print(message, file=sys.stderr))  # fmt: skip
+    except NightlyError as exc:
+        print(f"scout: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    write_output(found.model_dump_json(indent=2) if args.json else found.commit, None)
     return EXIT_OK

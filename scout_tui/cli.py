@@ -94,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     ci_log.add_argument("--report", action="store_true",
                         help="print the report's CI Failures section for this log")  # fmt: skip
     ci_log.add_argument("--config", type=Path, help="scout.toml (experiment path, rules)")
+    ci_log.add_argument("--passing-version", metavar="VERSION",
+                        help="with --report: the last passing torch nightly, for the "
+                        "regression range")  # fmt: skip
+    ci_log.add_argument("--offline", action="store_true", help="no regression-range look-ups")
+    ci_log.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
     ci_log.add_argument(
         "--repo", type=Path, default=Path("."), help="checkout (for its scout.toml)"
     )

@@ -160,9 +160,10 @@ def test_ci_log_cli_json_report_and_stdin(tmp_path):
         "aot_fx_trace_deepseek_v3_ep",
     ]
     assert data["failures"][0]["repro"].startswith("NGPU=4 ./run_train.sh --module")
-    done = scout("ci-log", path, "--report")
+    done = scout("ci-log", path, "--report", "--offline")
     assert done.stdout.startswith("## CI Failures\n\n- **[P0] `job.log` failing on torch")
-    assert "| Nightly |" not in done.stdout  # no regression range without the index
+    assert "| Nightly |" not in done.stdout  # offline: no regression range
+    assert "regression range: skipped — offline" in done.stderr
     assert "```bash\n    NGPU=4 ./run_train.sh" in done.stdout
     done = scout("ci-log", "-", stdin=Path(path).read_text())
     assert "3 failing test(s), torch 2.13.0.dev20260819+cu130" in done.stdout

@@ -1,0 +1,94 @@
+"""Benchmark: CI log analysis throughput and peak memory, next to grep over the same file.
+
+    python benchmarks/cilog.py [--mb 500] [--keep PATH]
+
+Builds a log that is mostly training noise (step/loss lines with ANSI colours, GitHub
+Actions timestamps) with the runner's failures spread through it, then times, in one run:
+`grep -c -E 'Traceback|FAILED|Successfully installed|Command: |integration test\\(s\\) failed'`
+and `analyse()` in a fresh process (for its peak RSS). Targets: within 5x grep; memory flat
+(the same peak RSS for a tenth of the log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from scout_tui.demo.ci_logs import actions_format, runner_log
+
+GREP = r"Traceback|FAILED|Successfully installed|Command: |integration test\(s\) failed"
+PROBE = """
+import json, resource, sys, time
+from scout_tui.analysis.cilog import analyse
+start = time.perf_counter()
+result = analyse(sys.argv[1], "torchtitan/experiments/graph_trainer")
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "failures": len(result.failures),
+                  "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def build(path: Path, megabytes: int) -> None:
+    noise = "".join(
+        f"2026-08-20T06:00:00.0000000Z [titan] 2026-08-20 06:00:00,000 - root - INFO - "
+        f"\x1b[31mstep: {n:>5}\x1b[39m  \x1b[32mloss: 3.{n % 9999:04d}\x1b[39m  "
+        "memory: 41.20GiB(43.3%)  tps: 6,521  tflops: 301.2  mfu: 30.4%\r\n"
+        for n in range(20_000)
+    ).encode()
+    failing = "".join(actions_format(runner_log())).encode()
+    target = megabytes * 1024 * 1024
+    with open(path, "wb") as out:
+        written = 0
+        blocks = 0
+        while written < target:
+            out.write(noise)
+            written += len(noise)
+            blocks += 1
+            if blocks % 100 == 0:  # failures spread through the noise
+                out.write(failing)
+                written += len(failing)
+        out.write(failing)
+
+
+def probe(path: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=500)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        big, small = Path(tmp) / "big.log", Path(tmp) / "small.log"
+        build(big, args.mb)
+        build(small, max(1, args.mb // 10))
+        subprocess.run(["cat", str(big)], stdout=subprocess.DEVNULL, check=True)  # warm cache
+        start = time.perf_counter()
+        grep = subprocess.run(["grep", "-c", "-E", GREP, str(big)], capture_output=True,
+                              text=True)  # fmt: skip
+        grep_seconds = time.perf_counter() - start
+        ours = probe(big)
+        ours_small = probe(small)
+        size = big.stat().st_size
+    print(f"log                {size / 2**20:,.0f} MiB, {int(grep.stdout or 0):,} anchor lines")
+    print(f"grep -c -E         {grep_seconds:.2f} s  ({size / 2**20 / grep_seconds:,.0f} MiB/s)")
+    print(
+        f"scout analyse      {ours['seconds']:.2f} s  ({size / 2**20 / ours['seconds']:,.0f} "
+        f"MiB/s), {ours['failures']} failing tests"
+    )
+    print(f"ratio              {ours['seconds'] / grep_seconds:.2f}x grep (target: within 5x)")
+    print(
+        f"peak RSS           {ours['rss_kib'] / 1024:.0f} MiB on the full log, "
+        f"{ours_small['rss_kib'] / 1024:.0f} MiB on a tenth of it (flat: the same)"
+    )
+
+
+if __name__ == "__main__":
+    main()

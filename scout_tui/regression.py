@@ -1,0 +1,61 @@
+"""The regression range: which PyTorch commits the failing and the last passing nightlies
+were built from, and the upstream compare link between them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel
+
+from scout_tui.cache import Cache
+from scout_tui.config import Config
+from scout_tui.model import RegressionRow
+from scout_tui.nightly import NightlyError, torch_commit
+
+
+class TorchCommit(BaseModel):
+    version: str
+    commit: str
+    wheel: str
+
+
+def commit_for(
+    config: Config, version: str, cache: Cache, index_url: str | None = None,
+    python_tag: str | None = None, note: Callable[[str], None] = lambda message: None,
+) -> TorchCommit:  # fmt: skip
+    """Cached forever: a published nightly never changes."""
+    index = index_url or config.torch.nightly_index
+    tag = python_tag or config.torch.python_tag
+    key = f"{index.rstrip('/')}|{tag}|{version}"
+    cached = cache.get_value(key, TorchCommit)
+    if cached is not None:
+        return cached
+    found = torch_commit(version, index, tag, config.torch.platform_tag)
+    for message in found.transfer.notes:
+        note(message)
+    note(f"read {found.transfer.bytes:,} bytes in {found.transfer.requests} requests")
+    result = TorchCommit(version=version, commit=found.commit, wheel=found.wheel)
+    cache.put_value(key, result)
+    return result
+
+
+def regression_range(
+    config: Config, failing: str, passing: str | None, cache: Cache,
+    note: Callable[[str], None] = lambda message: None,
+) -> tuple[list[RegressionRow], str | None]:  # fmt: skip
+    """Rows `| Nightly | Status | PyTorch Commit |` (a commit that cannot be looked up
+    stays unknown, with a note) and the compare URL when both commits are known."""
+    rows: list[RegressionRow] = []
+    commits: dict[str, str] = {}
+    for version, status in ((passing, "pass"), (failing, "fail")):
+        if version is None:
+            continue
+        try:
+            commits[status] = commit_for(config, version, cache, note=note).commit
+        except NightlyError as exc:
+            note(f"torch {version}: skipped — {exc}")
+        rows.append(RegressionRow(nightly=version, status=status, commit=commits.get(status)))
+    compare = None
+    if "pass" in commits and "fail" in commits and commits["pass"] != commits["fail"]:
+        compare = config.torch.compare_url.format(old=commits["pass"], new=commits["fail"])
+    return rows, compare

@@ -1,0 +1,178 @@
+"""Reading torch/version.py out of a wheel over HTTP, with and without Range support."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import requests
+
+from scout_tui.demo.file_server import FileServer, Served
+from scout_tui.nightly import NightlyError, git_version, read_member, torch_commit, wheel_url
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+WHEEL_NAME = "torch-2.13.0.dev20260819+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+REAL_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
+
+
+def make_wheel(path: Path, entries: int, version_first: bool = True, zip64: bool = False) -> Path:
+    version_py = f"__version__ = '2.13.0.dev20260819+cu130'\ngit_version = '{COMMIT}'\n"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
+        if version_first:
+            wheel.writestr("torch/__init__.py", "")
+            wheel.writestr("torch/version.py", version_py)
+        for n in range(entries):
+            # Long names make the central directory big, like torch's (1 MiB+).
+            wheel.writestr(f"torch/include/ATen/native/some/deep/path/header_{n:05d}.h", "x")
+        if not version_first:
+            wheel.writestr("torch/version.py", version_py)
+        if zip64:
+            info = zipfile.ZipInfo("torch/lib/big.bin")
+            with wheel.open(info, "w", force_zip64=True) as out:
+                out.write(b"\0" * 1024)
+    return path
+
+
+@pytest.fixture(scope="module")
+def big_wheel(tmp_path_factory) -> Path:
+    return make_wheel(tmp_path_factory.mktemp("w") / "big.whl", 12_000)
+
+
+def directory_size(path: Path) -> int:
+    with zipfile.ZipFile(path) as wheel:
+        return wheel.start_dir and (path.stat().st_size - wheel.start_dir)
+
+
+def test_ranged_read_stops_early_in_a_big_directory(big_wheel):
+    served = Served(files={WHEEL_NAME: big_wheel})
+    with FileServer(served) as index, requests.Session() as session:
+        url = f"{index.removesuffix('/simple')}/files/{WHEEL_NAME}"
+        data, transfer = read_member(session, url)
+    assert git_version(data) == COMMIT
+    assert transfer.ranged
+    assert directory_size(big_wheel) > 1024 * 1024  # the directory alone is over 1 MiB
+    assert transfer.bytes < 128 * 1024  # tail + one directory chunk + the member
+    assert transfer.bytes == served.bytes_sent
+    assert transfer.requests == 3
+
+
+def test_member_at_the_end_still_found(tmp_path):
+    wheel = make_wheel(tmp_path / "late.whl", 300, version_first=False)
+    served = Served(files={"late.whl": wheel})
+    with FileServer(served) as index, requests.Session() as session:
+        data, _ = read_member(session, f"{index.removesuffix('/simple')}/files/late.whl")
+    assert git_version(data) == COMMIT
+
+
+def test_zip64(tmp_path):
+    wheel = make_wheel(tmp_path / "z64.whl", 10, zip64=True)
+    served = Served(files={"z64.whl": wheel})
+    with FileServer(served) as index, requests.Session() as session:
+        data, _ = read_member(session, f"{index.removesuffix('/simple')}/files/z64.whl")
+    assert git_version(data) == COMMIT
+
+
+def test_server_without_ranges_falls_back_and_says_so(big_wheel):
+    served = Served(ranges=False, files={"big.whl": big_wheel})
+    with FileServer(served) as index, requests.Session() as session:
+        data, transfer = read_member(session, f"{index.removesuffix('/simple')}/files/big.whl")
+    assert git_version(data) == COMMIT
+    assert not transfer.ranged
+    assert transfer.bytes == big_wheel.stat().st_size
+    assert "ignored Range" in transfer.notes[0]
+
+
+def test_index_lookup_picks_the_right_wheel(tmp_path):
+    wheel = make_wheel(tmp_path / "w.whl", 5)
+    files = {
+        "torch-2.13.0.dev20260819+cu130-cp312-cp312-manylinux_2_28_x86_64.whl": wheel,
+        "torch-2.13.0.dev20260819+cu130-cp311-cp311-manylinux_2_28_x86_64.whl": tmp_path / "no",
+        "torch-2.13.0.dev20260819+cu130-cp312-cp312-manylinux_2_28_aarch64.whl": tmp_path / "no",
+        "torch-2.13.0.dev20260818+cu130-cp312-cp312-manylinux_2_28_x86_64.whl": tmp_path / "no",
+    }
+    with FileServer(Served(files=files)) as index:
+        found = torch_commit("2.13.0.dev20260819+cu130", index, "cp312", "manylinux")
+        assert found.commit == COMMIT
+        assert found.wheel.endswith(
+            "torch-2.13.0.dev20260819%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+        )
+        with pytest.raises(NightlyError, match=r"no torch 2\.99\.0 wheel"):
+            torch_commit("2.99.0", index, "cp312", "manylinux")
+
+
+def test_unreachable_index_is_a_clear_error():
+    with pytest.raises(NightlyError, match="cannot reach"):
+        torch_commit("2.13.0", "http://127.0.0.1:9/simple", "cp312", "manylinux")
+
+
+def test_wheel_url_parsing():
+    html = (
+        '<a href="../../files/torch-2.1.0%2Bcu121-cp312-cp312-manylinux1_x86_64.whl#sha256=1">x</a>'
+    )
+    assert wheel_url(html, "https://h/whl/nightly/torch/", "2.1.0", "cp312", "manylinux") == (
+        "https://h/whl/files/torch-2.1.0%2Bcu121-cp312-cp312-manylinux1_x86_64.whl"
+    )
+
+
+def test_torch_commit_cli_is_cached(tmp_path):
+    wheel = make_wheel(tmp_path / "w.whl", 5)
+    name = "torch-2.13.0.dev20260819+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+    served = Served(files={name: wheel})
+    command = [sys.executable, "-m", "scout_tui", "torch-commit", "2.13.0.dev20260819+cu130",
+               "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    with FileServer(served) as index:
+        first = subprocess.run([*command, "--index-url", index], capture_output=True, text=True)
+        assert first.returncode == 0, first.stderr
+        assert first.stdout.strip() == COMMIT
+        assert "bytes in" in first.stderr
+        requests_before = len(served.requests)
+        again = subprocess.run([*command, "--index-url", index], capture_output=True, text=True)
+        assert again.stdout.strip() == COMMIT
+        assert len(served.requests) == requests_before  # answered from the cache
+    down = subprocess.run([*command, "--index-url", "http://127.0.0.1:9/x", "--cache-dir",
+                           str(tmp_path / "other")], capture_output=True, text=True)  # fmt: skip
+    assert down.returncode == 1 and down.stderr.startswith("scout: error: cannot reach")
+
+
+@pytest.mark.skipif(
+    not REAL_WHEEL.is_file(), reason=f"no torch wheel on this machine ({REAL_WHEEL})"
+)
+def test_real_torch_wheel():
+    served = Served(files={REAL_WHEEL.name: REAL_WHEEL})
+    with FileServer(served) as index, requests.Session() as session:
+        data, transfer = read_member(
+            session, f"{index.removesuffix('/simple')}/files/{REAL_WHEEL.name}"
+        )
+    assert len(git_version(data)) == 40
+    assert transfer.bytes < 256 * 1024
+
+
+def test_ci_log_report_with_regression_range(tmp_path):
+    from scout_tui.demo.ci_logs import actions_format, runner_log
+
+    passing_commit = "fedcba9876543210fedcba9876543210fedcba98"
+    good = tmp_path / "good.whl"
+    with zipfile.ZipFile(good, "w") as wheel:
+        wheel.writestr("torch/version.py", f"git_version = '{passing_commit}'\n")
+    bad = make_wheel(tmp_path / "bad.whl", 5)
+    served = Served(files={
+        WHEEL_NAME: bad,
+        "torch-2.13.0.dev20260818+cu130-cp312-cp312-manylinux_2_28_x86_64.whl": good,
+    })  # fmt: skip
+    log = tmp_path / "job.log"
+    log.write_text("".join(actions_format(runner_log())))
+    with FileServer(served) as index:
+        config = tmp_path / "scout.toml"
+        config.write_text(f'[torch]\nnightly_index = "{index}"\n')
+        done = subprocess.run(
+            [sys.executable, "-m", "scout_tui", "ci-log", str(log), "--report", "--config",
+             str(config), "--passing-version", "2.13.0.dev20260818+cu130", "--cache-dir",
+             str(tmp_path / "cache")], capture_output=True, text=True,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "| 2.13.0.dev20260818+cu130 | pass | `fedcba987654` |" in done.stdout
+    assert "| 2.13.0.dev20260819+cu130 | fail | `0123456789ab` |" in done.stdout
+    assert f"compare/{passing_commit}...{COMMIT}" in done.stdout
