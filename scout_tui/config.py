@@ -129,6 +129,8 @@ class Rule(_Strict):
     priority: Priority | None = None
     severity: Severity | None = None
     board_item: bool = False
+    # Carried forward with no change: one line from this template ({first_reported}).
+    unchanged: str | None = None
 
     @field_validator("section")
     @classmethod

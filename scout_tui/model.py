@@ -112,6 +112,8 @@ class Finding(_Model):
     status: Status = Status.NEW
     status_update: str | None = None
     first_reported: date | None = None
+    # Set by reconcile when a carried finding is unchanged and its rule asks for one line.
+    unchanged_line: str | None = None
     board: BoardRef | None = None
 
 

@@ -150,6 +150,9 @@ def run(options: RunOptions, on_event: Callable[[Event], None] | None = None) ->
         fyi_suppress_after=ctx.config.windows.fyi_suppress_after,
         completed_kinds=completed_kinds,
         all_collectors_completed=len(completed) == len(registered()),
+        unchanged_lines={
+            kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
+        },
     )
     return RunResult(
         date=ctx.as_of,

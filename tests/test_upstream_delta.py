@@ -57,6 +57,12 @@ def test_surfaces_on_the_sample(sample_world):
     (api,) = found["new_public_api"]
     assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
     assert "torchtitan/distributed/bucketing.py" in api.evidence.diff
+    (constructor,) = found["new_constructor"]
+    assert constructor.items == ["from_world_size"]
+    # ... and where the experiment builds a ParallelDims by hand, which could use it.
+    assert [(f.path, f.line) for f in constructor.files][1:] == [
+        ("torchtitan/experiments/graph_trainer/trainer.py", 6)
+    ]
     (model,) = found["new_model"]
     assert model.files[0].path == "torchtitan/models/qwen9"
     (commits,) = found["upstream_commits"]

@@ -97,6 +97,21 @@ def _changed_by(
     return found
 
 
+def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]]:
+    """Calls in the experiment that construct `qualname` directly: `ParallelDims(...)`."""
+    short = qualname.rsplit(".", 1)[-1]
+    found = []
+    for path in ctx.source.glob(ctx.config.project.experiment, "*.py"):
+        text = ctx.source.read(path) or ""
+        if short + "(" not in text:
+            continue  # cheap: most files never mention the class
+        for node in pyast.nodes(ctx.source.parse(path), ast.Call):
+            name = ast.unparse(node.func)
+            if name in (qualname, short) or name.endswith("." + qualname):
+                found.append((path, node.lineno))
+    return sorted(found)
+
+
 def _arity(arities: set[int]) -> str:
     words = [f"a {n}-tuple" if n else "a non-tuple" for n in sorted(arities)]
     return " or ".join(words) or "nothing"
@@ -141,6 +156,7 @@ class UpstreamDeltaCollector:
             if finding is not None:
                 yield finding
             yield Progress(self.name, done, len(upstream.surfaces), surface.name)
+        yield from self._new_constructors(ctx, base, head, touched)
         yield from self._new_api(ctx, base, head, touched)
         yield from self._new_models(ctx, base, head)
 
@@ -196,6 +212,47 @@ class UpstreamDeltaCollector:
             files=ref, items=changes,
             evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
         )  # fmt: skip
+
+    def _new_constructors(
+        self, ctx: CollectorContext, base: str, head: str, touched: set[str]
+    ) -> Iterator[Finding]:
+        """New classmethods/staticmethods on the surfaces' classes, with the places in the
+        experiment that build such an object by hand and could use them."""
+        classes = {}
+        for surface in ctx.config.upstream.surfaces:
+            qualname = surface.qualname
+            if surface.check in ("signature", "returns"):
+                qualname = qualname.rsplit(".", 1)[0] if "." in qualname else ""
+            if qualname and surface.path in touched:
+                classes[(surface.path, qualname)] = surface
+        for (path, qualname), _surface in sorted(classes.items()):
+            old = pyast.find(ctx.source.parse_at(base, path), qualname)
+            new = pyast.find(ctx.source.parse_at(head, path), qualname)
+            if not isinstance(old, ast.ClassDef) or not isinstance(new, ast.ClassDef):
+                continue
+            before = pyast.public_methods(old)
+            added = [
+                name for name, node in sorted(pyast.public_methods(new).items())
+                if name not in before and pyast.is_constructor(node)
+            ]  # fmt: skip
+            if not added:
+                continue
+            uses = _constructions(ctx, qualname)
+            names = ", ".join(code(f"{qualname}.{name}") for name in added)
+            where = (
+                "\n\nThe experiment builds it by hand at:\n"
+                + "\n".join(f"- {code(f'{p}:{line}')}" for p, line in uses[:10])
+                if uses
+                else ""
+            )
+            yield ctx.finding(
+                self.name, "new_constructor", (path, qualname, *added),
+                f"New alternate constructor {names}",
+                f"{names} appeared upstream since {ctx.since.date()}.{where}",
+                files=[FileRef(path=path, line=new.lineno)]
+                + [FileRef(path=p, line=line) for p, line in uses[:10]],
+                items=added,
+            )  # fmt: skip
 
     def _new_api(
         self, ctx: CollectorContext, base: str, head: str, touched: set[str]

@@ -213,7 +213,12 @@ def simple_fully_shard(module, device_mesh, reshard=True):
     return module
 """,
     f"{EXP}/trainer.py": """\
+from torchtitan.distributed.parallel_dims import ParallelDims
 from torchtitan.models.common.attention import FlexAttention
+
+
+def build_dims(world_size):
+    return ParallelDims(dp_shard=world_size // 2, tp=2)
 
 
 def _patched_forward(self, q, k, v, block_mask=None):
@@ -356,6 +361,15 @@ class FlexAttention:
     def forward(self, q, k, v, *, block_mask=None, scale=None):
         return q
 """,
+            "torchtitan/distributed/parallel_dims.py": BASELINE[
+                "torchtitan/distributed/parallel_dims.py"
+            ].replace(
+                "    def build_mesh(",
+                "    @classmethod\n"
+                "    def from_world_size(cls, world_size: int, tp: int = 1):\n"
+                "        return cls(dp_shard=world_size // tp, tp=tp)\n\n"
+                "    def build_mesh(",
+            ),
             "torchtitan/distributed/bucketing.py": '''\
 def bucket_all_gathers(graph, bucket_mb: int = 25):
     """Group all-gathers into buckets of about `bucket_mb` MiB."""

@@ -26,7 +26,10 @@ _PRIORITY = re.compile(r"\[\s*(P[0-2])\s*\]", re.IGNORECASE)
 _BOLD_LEAD = re.compile(r"^\*\*(.+?)\*\*")
 _DASH = re.compile(r"\s+(?:—|–|--)\s+|\s+-\s+")
 _FIRST_REPORTED = re.compile(r"first[ -]reported(?:\s+on)?:?\s*\**\s*(\d{4}-\d{2}-\d{2})", re.I)
-_MARKER = re.compile(r"<!--\s*scout:fp=([\w.:-]+)(?:\s+items=([0-9a-f.]*))?\s*-->")
+_MARKER = re.compile(
+    r"<!--\s*scout:fp=([\w.:-]+)(?:\s+items=([0-9a-f.]*))?(?:\s+first=(\d{4}-\d{2}-\d{2}))?"
+    r"\s*-->"
+)
 _BOARD = re.compile(r"https?://[^\s)>\]]+/projects/\d+[^\s)>\]]*")
 _NOISE = re.compile(
     r"^(?:_)?(?:nothing to report|none\.?$|n/a$|ci green|all ci green|no (?:new )?findings"
@@ -94,7 +97,11 @@ def _item_from(block: _Open) -> PriorItem | None:
     checkbox = _CHECKBOX.match(first)
     priority = _PRIORITY.search(_MARKER.sub("", first))
     marker = _MARKER.search(text)
-    first_reported = _FIRST_REPORTED.search(text)
+    first_match = _FIRST_REPORTED.search(text)
+    first_text = first_match.group(1) if first_match else None
+    if marker and marker.group(3):
+        first_text = marker.group(3)  # ours, exact
+
     board = _BOARD.search(text)
     title = block.heading_title or _title_of(first)
     if not title:
@@ -104,7 +111,7 @@ def _item_from(block: _Open) -> PriorItem | None:
         priority=Priority(priority.group(1).upper()) if priority else None,
         title=title,
         text=text,
-        first_reported=date.fromisoformat(first_reported.group(1)) if first_reported else None,
+        first_reported=_date_or_none(first_text),
         fingerprint=marker.group(1) if marker else None,
         item_digests=[d for d in (marker.group(2) or "").split(".") if d]
         if marker and marker.group(2) is not None
@@ -112,6 +119,13 @@ def _item_from(block: _Open) -> PriorItem | None:
         board_url=board.group(0) if board else None,
         checked=bool(checkbox and checkbox.group(1).lower() == "x"),
     )
+
+
+def _date_or_none(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 def report_date(markdown: str) -> date | None:

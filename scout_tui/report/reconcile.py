@@ -133,6 +133,7 @@ def reconcile(
     fyi_suppress_after: int,
     completed_kinds: Iterable[str],
     all_collectors_completed: bool,
+    unchanged_lines: dict[str, str] | None = None,
 ) -> Reconciled:
     """Mark findings new / carried, add resolved lines, drop repeated unchanged FYIs.
 
@@ -166,13 +167,19 @@ def reconcile(
         section = finding.section
         if section is Section.ACTION_ITEMS:
             section = Section.CARRIED_FORWARD
+        update = status_update(finding, latest)
+        template = (unchanged_lines or {}).get(finding.kind)
+        one_line = template.format(first_reported=first.isoformat()) if (
+            template and update == "no change"
+        ) else None  # fmt: skip
         out.append(
             finding.model_copy(
                 update={
                     "status": Status.CARRIED,
                     "first_reported": first,
-                    "status_update": status_update(finding, latest),
+                    "status_update": update,
                     "section": section,
+                    "unchanged_line": one_line,
                 }
             )
         )

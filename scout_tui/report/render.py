@@ -34,6 +34,8 @@ def marker(finding: Finding) -> str:
     parts = [f"scout:fp={finding.fingerprint}"]
     if finding.items:
         parts.append("items=" + ".".join(sorted({item_digest(i) for i in finding.items})))
+    if finding.first_reported:  # survives a one-line rendering that does not say it
+        parts.append(f"first={finding.first_reported.isoformat()}")
     return "<!-- " + " ".join(parts) + " -->"
 
 
@@ -110,6 +112,8 @@ def render_item(finding: Finding) -> str:
         head += f" — {summary}"
     if finding.board and finding.board.url:
         head += f" ([board item]({finding.board.url}))"
+    if finding.unchanged_line:  # carried, unchanged, and its rule wants one line
+        return f"- {box}**{title}** — {neutralize(finding.unchanged_line)} {marker(finding)}"
     head += " " + marker(finding)
     lines = [head]
     if finding.status is Status.CARRIED and finding.first_reported:
