@@ -108,6 +108,7 @@ class CoverageConfig(_Strict):
     experiment_integration_tests: str = ""
     pass_files: list[str] = []
     config_registries: list[str] = []
+    parallelism_flags: str = r"_degree$"
 
 
 class FreshnessConfig(_Strict):

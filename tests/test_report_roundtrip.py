@@ -179,20 +179,33 @@ def test_marker_less_items_match_fuzzily():
 
 
 def test_unchanged_one_line_keeps_the_first_reported_date():
-    blocked = finding("todo_blocked", ("t",), "TODO in `passes.py` blocked on pytorch/pytorch#1",
-                      Section.FYI, ["pytorch/pytorch#1"])
+    blocked = finding(
+        "todo_blocked",
+        ("t",),
+        "TODO in `passes.py` blocked on pytorch/pytorch#1",
+        Section.FYI,
+        ["pytorch/pytorch#1"],
+    )
     lines = {"todo_blocked": "still blocked, no upstream change since {first_reported}"}
     priors = []
     day = DAY1
     for _ in range(3):
-        result = reconcile([blocked], priors, fyi_suppress_after=9, completed_kinds=KINDS,
-                           all_collectors_completed=True, unchanged_lines=lines)
+        result = reconcile(
+            [blocked],
+            priors,
+            fyi_suppress_after=9,
+            completed_kinds=KINDS,
+            all_collectors_completed=True,
+            unchanged_lines=lines,
+        )
         markdown = render_report(day, result.findings)
         priors.append(parse_report(markdown))
         day += timedelta(days=1)
     carried = result.findings[0]
     assert carried.unchanged_line == f"still blocked, no upstream change since {DAY1}"
     (line,) = [ln for ln in markdown.splitlines() if "blocked on" in ln]
-    assert line.startswith("- **TODO in `passes.py` blocked on pytorch/pytorch#1** — still "
-                           f"blocked, no upstream change since {DAY1} <!-- scout:fp=")
+    assert line.startswith(
+        "- **TODO in `passes.py` blocked on pytorch/pytorch#1** — still "
+        f"blocked, no upstream change since {DAY1} <!-- scout:fp="
+    )
     assert priors[-1].items[0].first_reported == DAY1  # carried in the marker

@@ -120,12 +120,15 @@ def override_definitions(tree: ast.Module | None) -> list[Override]:
     return found
 
 
-def parallelism_combo(strings: list[str]) -> frozenset[str]:
-    """The `--parallelism.*` options an entry turns on (a degree of 1 turns nothing on)."""
+def parallelism_combo(strings: list[str], pattern: str = r"_degree$") -> frozenset[str]:
+    """The parallelism dimensions an entry turns on: `--parallelism.*` options matching
+    `pattern` (the degrees, by default), where a degree of 1 turns nothing on."""
     flags = set()
     for text in strings:
         for match in _FLAG.finditer(text):
             flag, value = match.group(1), match.group(2)
+            if not re.search(pattern, flag):
+                continue
             if value is not None and value.strip("'\"") in ("1", "false", "False"):
                 continue
             flags.add(flag)

@@ -31,6 +31,12 @@ def _enabled_strings(ctx: CollectorContext, path: str) -> str:
     return "\n".join(s for o in overrides if not o.disabled for s in o.strings)
 
 
+def _combo_name(combo: frozenset[str]) -> str:
+    """`--parallelism.tensor_parallel_degree` + … → `tensor_parallel+…`."""
+    short = (flag.removeprefix("--parallelism.").removesuffix("_degree") for flag in combo)
+    return "+".join(sorted(short))
+
+
 def _listing(names: list[str], limit: int = 30) -> str:
     shown = ", ".join(code(name) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
@@ -138,20 +144,21 @@ class CoverageCollector:
             )  # fmt: skip
 
     def _parallelism(self, ctx: CollectorContext, integration: str) -> Iterator[Finding]:
+        pattern = ctx.config.coverage.parallelism_flags
         core: dict[frozenset[str], str] = {}
         for path in ctx.config.coverage.core_integration_tests:
             for override in override_definitions(ctx.source.parse(path)):
-                combo = parallelism_combo(override.strings)
+                combo = parallelism_combo(override.strings, pattern)
                 if combo and not override.disabled:
                     core.setdefault(combo, f"{path}::{override.name}")
         if not core:
             return
         ours = {
-            parallelism_combo(o.strings)
+            parallelism_combo(o.strings, pattern)
             for o in override_definitions(ctx.source.parse(integration) if integration else None)
             if not o.disabled
         }
-        missing = sorted(("+".join(sorted(c)), where) for c, where in core.items() if c not in ours)
+        missing = sorted((_combo_name(c), where) for c, where in core.items() if c not in ours)
         if missing:
             rows = "\n".join(f"- {code(combo)} (core: {code(where)})" for combo, where in missing)
             yield ctx.finding(

@@ -178,7 +178,7 @@ class DocsCollector:
                 + (f" and {len(missing) - 30} more" if len(missing) > 30 else ""),
                 items=missing,
             )  # fmt: skip
-        if docs and not inaccurate:
+        if docs and not inaccurate and not missing:
             yield ctx.finding(self.name, "docs_current", (config.project.experiment,),
                               "Docs", "docs are current")  # fmt: skip
 
