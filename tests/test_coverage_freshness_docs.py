@@ -43,10 +43,7 @@ def test_coverage_on_the_sample(sample_world):
     assert found["pass_integration_only"][0].items == ["reorder_pass"]
     assert found["model_config_untested"][0].items == ["graph_trainer_llama3_70b"]
     # PP is only in a disabled entry of the experiment: still a gap.
-    assert found["parallelism_gap"][0].items == [
-        "--parallelism.context_parallel_degree",
-        "--parallelism.pipeline_parallel_degree",
-    ]
+    assert found["parallelism_gap"][0].items == ["context_parallel", "pipeline_parallel"]
     assert found["new_code_untested"][0].items == [
         "torchtitan/experiments/graph_trainer/cudagraph.py"
     ]
