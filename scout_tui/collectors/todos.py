@@ -8,6 +8,7 @@ are one FYI list, so forty TODOs do not become forty findings.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import git
@@ -17,6 +18,8 @@ from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.model import Evidence, FileRef, Finding, Section
 from scout_tui.report.escape import code
+
+BLAME_PROCESSES = 4
 
 
 def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tuple[str, datetime]]:
@@ -83,7 +86,8 @@ class TodoCollector:
         files = ctx.source.glob(config.project.experiment, "*.py")
         torch = TorchIndex(ctx.torch_root) if ctx.torch_root else None
         fyi: list[tuple[Todo, str]] = []
-        for done, path in enumerate(files, 1):
+        found: list[tuple[str, list[Todo]]] = []
+        for path in files:
             text = ctx.source.read(path)
             if text is None or not any(m in text for m in config.todos.markers):
                 continue
@@ -95,7 +99,15 @@ class TodoCollector:
                 config.todos.bare_ref_repo,
                 config.todos.named_refs,
             )
-            blame = _blame(ctx, path, [t.line for t in todos]) if todos else {}
+            if todos:
+                found.append((path, todos))
+        # `git blame` is a process per file and waits on disk: a few at once.
+        with ThreadPoolExecutor(max_workers=BLAME_PROCESSES) as pool:
+            blames = [pool.submit(_blame, ctx, path, [t.line for t in todos])
+                      for path, todos in found]  # fmt: skip
+            results = [(path, todos, future.result()) for (path, todos), future in
+                       zip(found, blames, strict=True)]  # fmt: skip
+        for done, (path, todos, blame) in enumerate(results, 1):
             for todo in todos:
                 author, when = blame.get(todo.line, ("", None))
                 age = f"{_days(ctx.until - when)} old, by {author}" if when else ""
@@ -105,7 +117,7 @@ class TodoCollector:
                 else:
                     yield finding
             if done % 10 == 0:
-                yield Progress(self.name, done, len(files), path)
+                yield Progress(self.name, done, len(results), path)
         if fyi:
             yield self._fyi_list(ctx, fyi, torch is None)
 
