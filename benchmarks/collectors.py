@@ -48,7 +48,7 @@ def run_collectors(options: RunOptions) -> tuple[float, object, int]:
 def floor(repo: Path, ctx) -> tuple[float, int, int]:
     """Read + parse each file the collectors parsed, once; one git log on the core paths."""
     source = ctx.source
-    work_files = sorted(source._trees)
+    work_files = sorted(path for path, tree in source._trees.items() if tree is not None)
     # Only blobs that were parsed (workflow YAML read at the baseline is not Python), once each.
     # Each distinct parsed tree once: a blob equal to a work-tree file is not counted twice.
     from_work_tree = {id(tree) for tree in source._trees.values()}

@@ -18,7 +18,10 @@ from pathlib import Path
 
 import git
 
+from scout_tui.analysis.blame import Origin, replay
+
 DIFF_LIMIT = 256 * 1024
+MAX_RENAME_DEPTH = 8
 
 
 class NotARepository(Exception):
@@ -170,6 +173,59 @@ class SourceTree:
             )
         return commits
 
+    def former_names(self, paths: list[str], head: str) -> set[str]:
+        """Every name these files had before a rename, following chains (renames are what
+        `git blame` follows). Cheap: a path-limited log of when each file was added, then
+        rename detection only in those few commits."""
+        names: set[str] = set()
+        pending = sorted(set(paths))
+        for _ in range(MAX_RENAME_DEPTH):
+            if not pending:
+                break
+            with self._lock:
+                out = self.repo.git.log("--diff-filter=A", "--name-only", "--format=%x1e%H",
+                                        head, "--", *_covering_dirs(pending))  # fmt: skip
+            added_in: dict[str, str] = {}
+            for record in out.split("\x1e")[1:]:
+                sha, _, files = record.partition("\n")
+                for name in files.split("\n"):
+                    added_in.setdefault(name.strip(), sha.strip())  # newest add first
+            commits = {added_in[path] for path in pending if path in added_in}
+            found: list[str] = []
+            for commit in sorted(commits):
+                with self._lock:
+                    status = self.repo.git.show("-M", "--name-status", "--format=", commit)
+                for line in status.splitlines():
+                    fields = line.split("\t")
+                    renamed = len(fields) == 3 and fields[0].startswith("R")
+                    if renamed and fields[2] in pending and fields[1] not in names:
+                        names.add(fields[1])
+                        found.append(fields[1])
+            pending = found
+        return names
+
+    def blame_many(self, paths: list[str], head: str) -> dict[str, list[Origin]]:
+        """Line origins of each path at `head`, from one forward pass over the history of
+        those paths and of the names they had before renames."""
+        if not paths:
+            return {}
+        # Git matches a few directories far faster than hundreds of file names; the replay
+        # covers the other files in them too, and the result keeps only `paths`.
+        names = sorted(_covering_dirs(paths) | self.former_names(paths, head))
+        command = [
+            *("git", "log", "--reverse", "--format=%x1e%H%x1f%an%x1f%at", "-p"),
+            *("--unified=0", "-M", "--no-color", "--no-ext-diff", head, "--", *names),
+        ]
+        process = subprocess.Popen(command, cwd=self.root, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL)  # fmt: skip
+        assert process.stdout is not None
+        try:
+            origins = replay(process.stdout)
+        finally:
+            process.stdout.close()
+            process.wait()
+        return {path: origins[path] for path in paths if path in origins}
+
     def diff_range(self, base: str, head: str, paths: list[str]) -> str:
         """`git diff base head -- paths`, cut at DIFF_LIMIT characters."""
         with self._lock:
@@ -206,6 +262,15 @@ class SourceTree:
             except (KeyError, ValueError, git.BadName):
                 return []
             return sorted(child.name for child in tree.trees)
+
+
+def _covering_dirs(paths: list[str]) -> set[str]:
+    parents = sorted({path.rsplit("/", 1)[0] if "/" in path else path for path in paths})
+    kept: list[str] = []
+    for parent in parents:  # sorted: a directory comes before the ones nested in it
+        if not any(parent == k or parent.startswith(k + "/") for k in kept):
+            kept.append(parent)
+    return set(kept)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -22,6 +22,37 @@ from scout_tui.report.escape import code
 BLAME_PROCESSES = 4
 
 
+def _blame_all(
+    ctx: CollectorContext, found: list[tuple[str, list[Todo]]]
+) -> dict[str, dict[int, tuple[str, datetime]]]:
+    """Author and date of each TODO line: one forward pass over history for all files; a
+    file the pass cannot vouch for (edited in the work tree, merges) gets `git blame`."""
+    head = ctx.head_commit
+    replayed = ctx.source.blame_many([path for path, _ in found], head) if head else {}
+    result: dict[str, dict[int, tuple[str, datetime]]] = {}
+    fallback = []
+    for path, todos in found:
+        origins = replayed.get(path)
+        text = ctx.source.read(path) or ""
+        committed = ctx.source.read_at(head, path) if head else None
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        if origins is None or committed != text or len(origins) != lines:
+            fallback.append((path, todos))
+            continue
+        result[path] = {
+            todo.line: (origins[todo.line - 1].author,
+                        datetime.fromtimestamp(origins[todo.line - 1].time, UTC))
+            for todo in todos
+        }  # fmt: skip
+    # `git blame` is a process per file and waits on disk: a few at once.
+    with ThreadPoolExecutor(max_workers=BLAME_PROCESSES) as pool:
+        futures = [pool.submit(_blame, ctx, path, [t.line for t in todos])
+                   for path, todos in fallback]  # fmt: skip
+        for (path, _), future in zip(fallback, futures, strict=True):
+            result[path] = future.result()
+    return result
+
+
 def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tuple[str, datetime]]:
     """Author and date of each line, from one `git blame` per file."""
     args = ["--line-porcelain"]
@@ -101,12 +132,8 @@ class TodoCollector:
             )
             if todos:
                 found.append((path, todos))
-        # `git blame` is a process per file and waits on disk: a few at once.
-        with ThreadPoolExecutor(max_workers=BLAME_PROCESSES) as pool:
-            blames = [pool.submit(_blame, ctx, path, [t.line for t in todos])
-                      for path, todos in found]  # fmt: skip
-            results = [(path, todos, future.result()) for (path, todos), future in
-                       zip(found, blames, strict=True)]  # fmt: skip
+        blames = _blame_all(ctx, found)
+        results = [(path, todos, blames.get(path, {})) for path, todos in found]
         for done, (path, todos, blame) in enumerate(results, 1):
             for todo in todos:
                 author, when = blame.get(todo.line, ("", None))
