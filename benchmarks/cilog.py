@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scout_tui.demo.ci_logs import actions_format, runner_log
+from scout_tui.demo.ci_logs import write_noisy_log
 
 GREP = r"Traceback|FAILED|Successfully installed|Command: |integration test\(s\) failed"
 PROBE = """
@@ -31,28 +31,6 @@ seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "failures": len(result.failures),
                   "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
-
-
-def build(path: Path, megabytes: int) -> None:
-    noise = "".join(
-        f"2026-08-20T06:00:00.0000000Z [titan] 2026-08-20 06:00:00,000 - root - INFO - "
-        f"\x1b[31mstep: {n:>5}\x1b[39m  \x1b[32mloss: 3.{n % 9999:04d}\x1b[39m  "
-        "memory: 41.20GiB(43.3%)  tps: 6,521  tflops: 301.2  mfu: 30.4%\r\n"
-        for n in range(20_000)
-    ).encode()
-    failing = "".join(actions_format(runner_log())).encode()
-    target = megabytes * 1024 * 1024
-    with open(path, "wb") as out:
-        written = 0
-        blocks = 0
-        while written < target:
-            out.write(noise)
-            written += len(noise)
-            blocks += 1
-            if blocks % 100 == 0:  # failures spread through the noise
-                out.write(failing)
-                written += len(failing)
-        out.write(failing)
 
 
 def probe(path: Path) -> dict:
@@ -67,8 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         big, small = Path(tmp) / "big.log", Path(tmp) / "small.log"
-        build(big, args.mb)
-        build(small, max(1, args.mb // 10))
+        write_noisy_log(big, args.mb)
+        write_noisy_log(small, max(1, args.mb // 10))
         subprocess.run(["cat", str(big)], stdout=subprocess.DEVNULL, check=True)  # warm cache
         start = time.perf_counter()
         grep = subprocess.run(["grep", "-c", "-E", GREP, str(big)], capture_output=True,

@@ -20,6 +20,7 @@ from scout_tui.demo.ci_logs import (
     gh_view_format,
     pytest_log,
     runner_log,
+    write_noisy_log,
 )
 
 EXP = "torchtitan/experiments/graph_trainer"
@@ -185,19 +186,7 @@ def test_repro_cli(tmp_path):
 @pytest.mark.slow
 def test_500_mb_log(tmp_path):
     """Training noise with failures spread through it; the scan stays exact."""
-    noise = "".join(
-        f"2026-08-20T06:00:00.0000000Z [titan] 2026-08-20 06:00:00,000 - root - INFO - "
-        f"\x1b[31mstep: {n:>5}\x1b[39m  \x1b[32mloss: 3.{n % 9999:04d}\x1b[39m  "
-        "memory: 41.20GiB(43.3%)  tps: 6,521  tflops: 301.2  mfu: 30.4%\r\n"
-        for n in range(20_000)
-    ).encode()
-    failing = "".join(actions_format(runner_log())).encode()
     path = tmp_path / "big.log"
-    with open(path, "wb") as out:
-        written = 0
-        while written < 500 * 1024 * 1024:
-            out.write(noise)
-            written += len(noise)
-        out.write(failing)
+    write_noisy_log(path, 500)
     assert os.path.getsize(path) > 500 * 1024 * 1024
     check_runner_analysis(analyse(str(path), EXP))

@@ -10,6 +10,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 EXP = "torchtitan/experiments/graph_trainer"
 SITE = "/opt/conda/envs/py_3.12/lib/python3.12/site-packages"
@@ -213,3 +214,27 @@ def pytest_log() -> Iterator[str]:
         "RuntimeError: NCCL error: unhandled system error"
     )
     yield "========================= 2 failed, 10 passed in 41.2s ========================="
+
+
+def write_noisy_log(path: Path, megabytes: int, failures_every_mb: int = 200) -> None:
+    """A job log of about `megabytes` MiB that is mostly training noise (step/loss lines,
+    ANSI colours, timestamps), with the runner's failures spread through it and at its end."""
+    noise = "".join(
+        f"2026-08-20T06:00:00.0000000Z [titan] 2026-08-20 06:00:00,000 - root - INFO - "
+        f"\x1b[31mstep: {n:>5}\x1b[39m  \x1b[32mloss: 3.{n % 9999:04d}\x1b[39m  "
+        "memory: 41.20GiB(43.3%)  tps: 6,521  tflops: 301.2  mfu: 30.4%\r\n"
+        for n in range(20_000)
+    ).encode()
+    failing = "".join(actions_format(runner_log())).encode()
+    target = megabytes * 1024 * 1024
+    every = max(1, failures_every_mb * 1024 * 1024 // len(noise))
+    with open(path, "wb") as out:
+        written = blocks = 0
+        while written < target:
+            out.write(noise)
+            written += len(noise)
+            blocks += 1
+            if blocks % every == 0:
+                out.write(failing)
+                written += len(failing)
+        out.write(failing)
