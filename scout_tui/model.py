@@ -115,6 +115,9 @@ class Finding(_Model):
     # Set by reconcile when a carried finding is unchanged and its rule asks for one line.
     unchanged_line: str | None = None
     board: BoardRef | None = None
+    # The reviewer's decision once triaged ("accepted", or "edited" when changed by hand);
+    # dropped and merged-away findings are not in what is published at all.
+    decision: Literal["accepted", "edited"] | None = None
 
 
 def fingerprint(kind: str, *key: str) -> str:

@@ -91,6 +91,13 @@ def apply_triage(findings: Sequence[Finding], entries: Mapping[str, TriageEntry]
     for target, parts in merged.items():
         if target not in present:
             kept.extend(parts)
-    return [
-        _merge_evidence(f, merged[f.fingerprint]) if f.fingerprint in merged else f for f in kept
-    ]
+    decided = []
+    for finding in kept:
+        if finding.fingerprint in merged:
+            finding = _merge_evidence(finding, merged[finding.fingerprint])
+        entry = entries.get(finding.fingerprint)
+        touched = finding.fingerprint in merged or (entry is not None and entry != TriageEntry(
+            fingerprint=entry.fingerprint, decision=entry.decision, updated=entry.updated
+        ))  # fmt: skip
+        decided.append(finding.model_copy(update={"decision": "edited" if touched else "accepted"}))
+    return decided

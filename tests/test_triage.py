@@ -58,6 +58,9 @@ def test_drop_edit_and_merge():
     assert merged.items == ["a1", "b1"]
     assert "Merged: **B**" in merged.body
     assert out["D, retitled"].section is Section.FYI and out["D, retitled"].priority is None
+    assert (merged.decision, out["D, retitled"].decision) == ("edited", "edited")
+    plain = apply_triage([make("e", "E")], {})
+    assert plain[0].decision == "accepted"  # headless: every finding not dropped is accepted
 
 
 def test_merge_into_a_finding_that_is_gone_keeps_the_part():

@@ -51,6 +51,9 @@ def replay(lines: Iterable[bytes]) -> dict[str, list[Origin]]:
         return (target[2:] if target[:2] in (b"a/", b"b/") else target).decode("utf-8", "replace")
 
     for raw in lines:
+        first = raw[:1]
+        if (first == b"+" or first == b"-") and raw[1:3] not in (b"++", b"--"):
+            continue  # a changed line's content: most of the stream, and of no interest
         if raw.startswith(RECORD):
             flush()
             path = old_path = None

@@ -200,16 +200,40 @@ _INDEX: weakref.WeakKeyDictionary[ast.Module, dict[type, list[ast.AST]]] = (
 _IMPORTS: weakref.WeakKeyDictionary[ast.Module, list[Import]] = weakref.WeakKeyDictionary()
 
 
+_STATEMENT_INDEX: weakref.WeakKeyDictionary[ast.Module, dict[type, list[ast.AST]]] = (
+    weakref.WeakKeyDictionary()
+)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module) -> list[ast.AST]:
+    """The module and every statement in it, nested ones included, without descending into
+    expressions: a fraction of a full `ast.walk`."""
+    found: list[ast.AST] = [tree]
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for name in _BODIES:
+            children = getattr(node, name, None)
+            if children:
+                found.extend(child for child in children if isinstance(child, ast.stmt))
+                stack.extend(children)
+    return found
+
+
 def nodes(tree: ast.Module | None, *types: type[ast.AST]) -> list[ast.AST]:
-    """All nodes of these types in the tree, in walk order, from one memoized walk."""
+    """All nodes of these types in the tree, from one memoized walk. Statement types (and
+    the module) come from a walk over statements only; expression types need the full one."""
     if tree is None:
         return []
-    index = _INDEX.get(tree)
+    statements_only = all(issubclass(kind, ast.stmt | ast.Module) for kind in types)
+    cache = _STATEMENT_INDEX if statements_only else _INDEX
+    index = cache.get(tree)
     if index is None:
         index = {}
-        for node in ast.walk(tree):
+        for node in _statements(tree) if statements_only else ast.walk(tree):
             index.setdefault(type(node), []).append(node)
-        _INDEX[tree] = index
+        cache[tree] = index
     if len(types) == 1:
         return index.get(types[0], [])
     return [node for kind in types for node in index.get(kind, [])]
