@@ -63,18 +63,26 @@ def core_module(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def _bucket(n: int, per_scale: int) -> str:
+    """A subdirectory per scale step beyond the first: scale 1 keeps torchtitan's layout."""
+    return f"part_{n // per_scale}/" if n >= per_scale else ""
+
+
 def files_at_scale(scale: int) -> dict[str, str]:
     files = dict(BASELINE)
+    # At most ~100 entries a directory, as in real trees: fast-import rewrites a changed
+    # file's directory objects on every commit.
     for n in range(60 * scale):
-        files[f"{EXP}/mod_{n}.py"] = experiment_module(n)
+        files[f"{EXP}/{_bucket(n, 60)}mod_{n}.py"] = experiment_module(n)
     for n in range(20 * scale):
-        files[f"{EXP}/tests/test_mod_{n}.py"] = test_module(n)
+        files[f"{EXP}/tests/{_bucket(n, 20)}test_mod_{n}.py"] = test_module(n)
     dirs = ["torchtitan/distributed", "torchtitan/models/common", "torchtitan/components",
             "torchtitan/config", "torchtitan/tools", "scripts"]  # fmt: skip
     for n in range(500 * scale):
-        files[f"{dirs[n % len(dirs)]}/gen_{n}.py"] = core_module(n)
+        files[f"{dirs[n % len(dirs)]}/{_bucket(n, 600)}gen_{n}.py"] = core_module(n)
     runs = "\n".join(
-        f"          pytest {EXP}/tests/test_mod_{n}.py -v" for n in range(0, 20 * scale, 2)
+        f"          pytest {EXP}/tests/{_bucket(n, 20)}test_mod_{n}.py -v"
+        for n in range(0, 20 * scale, 2)
     )
     files[".github/workflows/integration_test_8gpu_graph_trainer.yaml"] = (
         "name: t\non: {schedule: [{cron: '0 0 * * *'}]}\njobs:\n  t:\n    runs-on: x\n"
