@@ -29,6 +29,15 @@ def config_for(args: argparse.Namespace) -> Config:
     return _config(args)
 
 
+def cli_processes() -> int:
+    """Collectors parse Python under the GIL: one process per core, two at most (measured:
+    the collectors split two ways). SCOUT_PROCESSES=1 keeps everything in one process."""
+    configured = os.environ.get("SCOUT_PROCESSES", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return min(2, os.cpu_count() or 1)
+
+
 def _config(args: argparse.Namespace) -> Config:
     path = args.config
     if path is None:
@@ -75,6 +84,7 @@ def _collect(args: argparse.Namespace, config: Config, cache: Cache) -> RunResul
         only=args.only,
         warn=warn,
         token=None if args.offline else find_token(),
+        processes=cli_processes(),
     )
     try:
         result = run(options, on_event=_progress)
@@ -179,7 +189,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     cache = Cache(sample.cache, namespace=_namespace(config), warn=warn)
     result = run(
         RunOptions(repo=sample.repo, config=config, as_of=today, prior_dir=sample.priors,
-                   offline=True, warn=warn),
+                   offline=True, warn=warn, processes=cli_processes()),
         on_event=_progress,
     )  # fmt: skip
     cache.put_run(result)

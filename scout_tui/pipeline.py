@@ -37,6 +37,7 @@ class RunOptions:
     only: Sequence[str] | None = None
     warn: Callable[[str], None] = lambda message: None
     token: str | None = field(default=None, repr=False)
+    processes: int = 1  # >1: forked processes (CLI only; never from a threaded app)
 
 
 def find_token() -> str | None:
@@ -134,7 +135,7 @@ def run(options: RunOptions, on_event: Callable[[Event], None] | None = None) ->
     ctx, priors, prior_source = prepare(options)
     findings: list[Finding] = []
     states: dict[str, CollectorState] = {}
-    for event in stream(ctx, collectors):
+    for event in stream(ctx, collectors, options.processes):
         if on_event is not None:
             on_event(event)
         if isinstance(event, FindingFound):

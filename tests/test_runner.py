@@ -108,3 +108,61 @@ def test_failures_and_skips_are_isolated(shipped_config, sample_world):
     assert "torchy" not in started
     titles = {e.finding.title for e in events if isinstance(e, FindingFound)}
     assert "before the crash" in titles  # what was found before the crash is kept
+
+
+class Quick:
+    name, title, section = "quick", "Quick", Section.FYI
+    needs = frozenset({Need.REPO})
+    kinds = ("todo_owned",)
+    shares, cost = "a", 1
+
+    def collect(self, ctx):
+        yield ctx.finding(self.name, "todo_owned", ("q",), "found in a process")
+        # The child's own source tree works (a git process of its own).
+        assert ctx.source.read_at(ctx.source.commit_before(ctx.until), "README.md")
+
+
+class Dies:
+    name, title, section = "dies", "Dies", Section.FYI
+    needs = frozenset({Need.REPO})
+    kinds = ()
+    shares, cost = "b", 1
+
+    def collect(self, ctx):
+        import os
+
+        yield Progress(self.name, 0, 1, "about to vanish")
+        os._exit(3)  # the whole process goes, as on a segfault or the OOM killer
+
+
+def test_partition_keeps_sharers_together():
+    from scout_tui.collectors.runner import partition
+
+    class A:
+        name, shares, cost = "a", "core", 3
+
+    class B:
+        name, shares, cost = "b", "core", 1
+
+    class C:
+        name, shares, cost = "c", "exp", 3
+
+    class D:
+        name, shares, cost = "d", "exp", 3
+
+    class E:
+        name, shares, cost = "e", "tests", 2
+
+    groups = partition([A, B, C, D, E], 2)
+    assert sorted(sorted(c.name for c in g) for g in groups) == [["a", "b", "e"], ["c", "d"]]
+    assert partition([A, B], 1) == [[A, B]]
+
+
+def test_processes_stream_and_a_dead_process_is_a_failed_collector(shipped_config, sample_world):
+    events = list(stream(context(shipped_config, sample_world.repo), [Quick, Dies], processes=2))
+    states = {e.state.name: e.state for e in events if isinstance(e, CollectorFinished)}
+    assert states["quick"].state == "done" and states["quick"].findings == 1
+    assert states["dies"].state == "failed"
+    assert states["dies"].reason == "the collector's process died"
+    found = [e.finding.title for e in events if isinstance(e, FindingFound)]
+    assert found == ["found in a process"]

@@ -129,6 +129,9 @@ class Collector(Protocol):
     section: ClassVar[Section]  # where its "skipped — reason" line goes in the report
     needs: ClassVar[frozenset[Need]]
     kinds: ClassVar[tuple[str, ...]]
+    # Optional, for running in several processes: collectors with the same `shares` read
+    # the same files and stay in one process; `cost` balances the processes.
+    # shares: ClassVar[str]; cost: ClassVar[int]
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]: ...
 

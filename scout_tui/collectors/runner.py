@@ -6,10 +6,13 @@ the others go on. The consumer (CLI, console worker, test) iterates the events.
 
 from __future__ import annotations
 
+import dataclasses
+import multiprocessing
 import queue
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from scout_tui.collectors.base import (
     Collector,
@@ -25,6 +28,7 @@ from scout_tui.collectors.base import (
 from scout_tui.model import CollectorState, Finding
 
 _DONE = object()
+_CHILD_DONE = "scout:child-done"
 
 
 def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> None:
@@ -74,8 +78,41 @@ def _redact(text: str, token: str | None) -> str:
     return text.replace(token, "***") if token else text
 
 
-def stream(ctx: CollectorContext, collectors: Sequence[type[Collector]]) -> Iterator[Event]:
-    """Yield events from all collectors as they arrive; ends when every one has finished."""
+def stream(
+    ctx: CollectorContext, collectors: Sequence[type[Collector]], processes: int = 1
+) -> Iterator[Event]:
+    """Yield events from all collectors as they arrive; ends when every one has finished.
+
+    With `processes` > 1 (and fork available) the collectors are split into that many
+    forked processes by the files they mostly read, so that parsing, which holds the GIL,
+    uses both cores; otherwise they run as threads in this process. Only fork from a
+    process with no other threads running (the CLI; not the console).
+    """
+    groups = partition(collectors, processes)
+    if len(groups) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        yield from _stream_processes(ctx, groups)
+    else:
+        yield from _stream_threads(ctx, collectors)
+
+
+def partition(collectors: Sequence[type[Collector]], bins: int) -> list[list[type[Collector]]]:
+    """Collectors that read the same files stay together; groups are balanced by cost."""
+    by_share: dict[str, list[type[Collector]]] = {}
+    for cls in collectors:
+        by_share.setdefault(getattr(cls, "shares", cls.name), []).append(cls)
+    groups: list[list[type[Collector]]] = [[] for _ in range(max(1, bins))]
+    loads = [0] * len(groups)
+    weight = lambda members: sum(getattr(c, "cost", 1) for c in members)  # noqa: E731
+    for members in sorted(by_share.values(), key=weight, reverse=True):
+        lightest = loads.index(min(loads))
+        groups[lightest].extend(members)
+        loads[lightest] += weight(members)
+    return [group for group in groups if group]
+
+
+def _stream_threads(
+    ctx: CollectorContext, collectors: Sequence[type[Collector]]
+) -> Iterator[Event]:
     events: queue.Queue = queue.Queue()
     threads = [
         threading.Thread(
@@ -99,3 +136,52 @@ def stream(ctx: CollectorContext, collectors: Sequence[type[Collector]]) -> Iter
         # The consumer stopped early (or raised): tell the collectors to stop too.
         if remaining:
             ctx.cancelled.set()
+
+
+def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any) -> None:
+    """A forked process: its own source tree (and git processes), the group's collectors."""
+    from scout_tui.source import SourceTree
+
+    local = dataclasses.replace(ctx, source=SourceTree(ctx.repo_path),
+                                cancelled=threading.Event())  # fmt: skip
+    for event in _stream_threads(local, group):
+        out.put(event)
+    out.put(_CHILD_DONE)
+
+
+def _stream_processes(
+    ctx: CollectorContext, groups: list[list[type[Collector]]]
+) -> Iterator[Event]:
+    fork = multiprocessing.get_context("fork")
+    events = fork.Queue()
+    children = [fork.Process(target=_child, args=(ctx, group, events), daemon=True)
+                for group in groups]  # fmt: skip
+    unfinished = {cls.name: cls for group in groups for cls in group}
+    for child in children:
+        child.start()
+    done = 0
+    try:
+        while done < len(children):
+            try:
+                event = events.get(timeout=0.5)
+            except queue.Empty:
+                if all(not child.is_alive() for child in children):
+                    break  # a child died without saying goodbye
+                continue
+            if event == _CHILD_DONE:
+                done += 1
+                continue
+            if isinstance(event, CollectorFinished):
+                unfinished.pop(event.state.name, None)
+            yield event
+        for cls in list(unfinished.values()):  # its process died under it
+            yield CollectorFinished(CollectorState(
+                name=cls.name, title=cls.title, state="failed",
+                reason="the collector's process died",
+            ))  # fmt: skip
+    finally:
+        for child in children:
+            if child.is_alive():
+                child.terminate()
+            child.join(timeout=5)
+        events.close()

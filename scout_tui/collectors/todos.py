@@ -109,6 +109,7 @@ class TodoCollector:
     name = "todos"
     title = "TODO unblock detection"
     section = Section.ACTION_ITEMS
+    shares, cost = "experiment", 3
     needs = frozenset({Need.REPO})
     kinds = ("todo_blocked", "todo_api_available", "todo_owned", "todo_unclassified")
 
