@@ -288,3 +288,41 @@ def selects(invocation: Invocation, item: PytestItem) -> bool:
     if any(_selector_matches(selector, item) for selector in invocation.deselect):
         return False
     return invocation.keyword is None or keyword_matches(invocation.keyword, item)
+
+
+class Selection:
+    """Invocations indexed by the file they name, so deciding a test file looks at the
+    invocations that can select it, not at every line of every workflow."""
+
+    def __init__(self, invocations: list[Invocation]) -> None:
+        self.invocations = invocations
+        self.by_file: dict[str, list[Invocation]] = {}
+        self.broad: list[Invocation] = []  # directories, no selector at all
+        for invocation in invocations:
+            paths = {
+                selector.split("::", 1)[0].rstrip("/") for selector in invocation.selectors
+            } or {"."}
+            if all(path.endswith(".py") for path in paths):
+                for path in paths:
+                    self.by_file.setdefault(path, []).append(invocation)
+            else:
+                self.broad.append(invocation)
+
+    def candidates(self, path: str) -> list[Invocation]:
+        return self.by_file.get(path, []) + self.broad
+
+    def selecting(self, items: list[PytestItem]) -> list[Invocation]:
+        if not items:
+            return []
+        return [
+            invocation
+            for invocation in self.candidates(items[0].path)
+            if any(selects(invocation, item) for item in items)
+        ]
+
+    def runs(self, items: list[PytestItem]) -> bool:
+        return bool(items) and any(
+            selects(invocation, item)
+            for invocation in self.candidates(items[0].path)
+            for item in items
+        )

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from scout_tui.analysis.workflows import (
     Invocation,
     PytestFile,
+    Selection,
     WorkflowError,
     invocations,
     read_test_file,
-    selects,
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.model import Evidence, FileRef, Finding, Section
@@ -51,7 +51,7 @@ def _commented_in(text: str, workflow: str, line: str) -> bool:
 
 
 def _runs(invs: list[Invocation], items: list) -> bool:
-    return any(selects(inv, item) for inv in invs for item in items)
+    return Selection(invs).runs(items)
 
 
 class _Workflows:
@@ -114,9 +114,14 @@ class CiTestsCollector:
         tests_dir = ctx.config.experiment_path(ctx.config.ci.tests_dir)
         paths = ctx.source.glob(tests_dir, "test_*.py")
         never_run: list[_Gap] = []
+        selection, disabled, before = (
+            Selection(active),
+            Selection(commented),
+            Selection(at_baseline),
+        )
         for done, path in enumerate(paths, 1):
             file = read_test_file(path, ctx.source.parse(path))
-            for gap in self._gap(file, active, commented, at_baseline) or []:
+            for gap in self._gap(file, selection, disabled, before) or []:
                 whole = len(gap.groups) == len(_groups(gap.file))
                 if whole and not gap.ran_at_baseline and not gap.disabled_by:
                     never_run.append(gap)  # reported together below: one problem, one list
@@ -129,17 +134,17 @@ class CiTestsCollector:
     def _gap(
         self,
         file: PytestFile,
-        active: list[Invocation],
-        commented: list[Invocation],
-        at_baseline: list[Invocation],
+        active: Selection,
+        commented: Selection,
+        at_baseline: Selection,
     ) -> list[_Gap] | None:
         missing: dict[tuple[bool, tuple], list[str]] = {}
         disabled: dict[tuple[bool, tuple], list[Invocation]] = {}
         for group, items in _groups(file).items():
-            if _runs(active, items):
+            if active.runs(items):
                 continue
-            ran_before = _runs(at_baseline, items)
-            by = tuple(inv for inv in commented if _runs([inv], items))
+            ran_before = at_baseline.runs(items)
+            by = tuple(commented.selecting(items))
             key = (ran_before, tuple(inv.line for inv in by))
             missing.setdefault(key, []).append(group)
             disabled[key] = list(by)
