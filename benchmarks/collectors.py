@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import multiprocessing
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -46,8 +48,31 @@ def run_collectors(options: RunOptions, processes: int) -> tuple[float, object, 
     return time.perf_counter() - start, ctx, findings
 
 
-def floor(repo: Path, ctx) -> tuple[float, int, int]:
-    """Read + parse each file the collectors parsed, once; one git log on the core paths."""
+@dataclass
+class FileSet:
+    work_files: list[str]
+    blobs: list[tuple[str, str]]
+    core_paths: list[str]
+    baseline_commit: str | None
+    head_commit: str | None
+
+
+def _discover(options: RunOptions, out: multiprocessing.Queue) -> None:
+    _, ctx, _ = run_collectors(options, 1)
+    out.put(file_set(ctx))
+
+
+def discover(options: RunOptions) -> FileSet:
+    fork = multiprocessing.get_context("fork")
+    out = fork.Queue()
+    child = fork.Process(target=_discover, args=(options, out))
+    child.start()
+    found = out.get()
+    child.join()
+    return found
+
+
+def file_set(ctx) -> FileSet:
     source = ctx.source
     work_files = sorted(path for path, tree in source._trees.items() if tree is not None)
     # Only blobs that were parsed (workflow YAML read at the baseline is not Python), once each.
@@ -59,7 +84,13 @@ def floor(repo: Path, ctx) -> tuple[float, int, int]:
         if tree is not None and id(tree) not in from_work_tree
     }
     by_id = {blob_id: key for key, blob_id in source._blob_ids.items() if blob_id in parsed}
-    blobs = sorted(by_id.values())
+    return FileSet(work_files, sorted(by_id.values()), ctx.config.upstream.core_paths,
+                   ctx.baseline_commit, ctx.head_commit)  # fmt: skip
+
+
+def floor(repo: Path, files: FileSet) -> tuple[float, int, int]:
+    """Read + parse each file the collectors parsed, once; one git log on the core paths."""
+    work_files, blobs = files.work_files, files.blobs
     start = time.perf_counter()
     for path in work_files:
         with contextlib.suppress(SyntaxError):
@@ -81,8 +112,8 @@ def floor(repo: Path, ctx) -> tuple[float, int, int]:
             if header[1] == b"blob":
                 with contextlib.suppress(SyntaxError):
                     ast.parse(body.decode("utf-8", "replace"))
-    core = ctx.config.upstream.core_paths
-    rev = f"{ctx.baseline_commit}..{ctx.head_commit}" if ctx.baseline_commit else "HEAD"
+    core = files.core_paths
+    rev = f"{files.baseline_commit}..{files.head_commit}" if files.baseline_commit else "HEAD"
     subprocess.run(["git", "-C", str(repo), "log", "--name-only", "--format=%H %s", rev, "--",
                     *core], capture_output=True, check=True)  # fmt: skip
     return time.perf_counter() - start, len(work_files), len(blobs)
@@ -114,8 +145,9 @@ def main() -> None:
     config = load_config(args.config or find_config(repo))
     options = RunOptions(repo=repo, config=config, as_of=args.date, prior_dir=args.prior,
                          offline=True, only=local_collectors())  # fmt: skip
-    # One in-process run learns which files the collectors parse (the floor's file set).
-    _, ctx, findings = run_collectors(options, 1)
+    # One run learns which files the collectors parse (the floor's file set); in a child, so
+    # that this process stays as small as a fresh `scout collect` when it forks collectors.
+    ctx = discover(options)
     processes = cli_processes()
     ours, floors = [], []
     for _ in range(args.runs):
