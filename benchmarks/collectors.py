@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import gc
 import multiprocessing
 import statistics
 import subprocess
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from scout_tui.cli import GC_THRESHOLDS
 from scout_tui.collectors.base import Need
 from scout_tui.collectors.runner import stream
 from scout_tui.commands import cli_processes
@@ -142,6 +144,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     repo = args.repo.resolve()
+    gc.set_threshold(*GC_THRESHOLDS)  # as `scout` itself runs
     config = load_config(args.config or find_config(repo))
     options = RunOptions(repo=repo, config=config, as_of=args.date, prior_dir=args.prior,
                          offline=True, only=local_collectors())  # fmt: skip

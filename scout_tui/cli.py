@@ -13,6 +13,7 @@ from pathlib import Path
 from scout_tui import __version__
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+GC_THRESHOLDS = (100_000, 50, 100)
 
 
 class UsageError(Exception):
@@ -137,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The collectors build millions of AST nodes that hold no reference cycles; with the
     # default thresholds the cycle collector re-scans them again and again (measured: a
     # quarter of a run on torchtitan, a third at 100x its size).
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(*GC_THRESHOLDS)
     from scout_tui.commands import dispatch
 
     try:

@@ -192,15 +192,16 @@ class SourceTree:
                     added_in.setdefault(name.strip(), sha.strip())  # newest add first
             commits = {added_in[path] for path in pending if path in added_in}
             found: list[str] = []
-            for commit in sorted(commits):
-                with self._lock:
-                    status = self.repo.git.show("-M", "--name-status", "--format=", commit)
-                for line in status.splitlines():
-                    fields = line.split("\t")
-                    renamed = len(fields) == 3 and fields[0].startswith("R")
-                    if renamed and fields[2] in pending and fields[1] not in names:
-                        names.add(fields[1])
-                        found.append(fields[1])
+            if not commits:
+                break
+            with self._lock:  # one process for all the commits that added these files
+                status = self.repo.git.show("-M", "--name-status", "--format=", *sorted(commits))
+            for line in status.splitlines():
+                fields = line.split("\t")
+                renamed = len(fields) == 3 and fields[0].startswith("R")
+                if renamed and fields[2] in pending and fields[1] not in names:
+                    names.add(fields[1])
+                    found.append(fields[1])
             pending = found
         return names
 

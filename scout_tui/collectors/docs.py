@@ -132,7 +132,7 @@ class DocsCollector:
     name = "docs"
     title = "Docs freshness"
     section = Section.DOCS
-    shares, cost = "core", 1
+    shares, cost = "core", 3  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing")
 
