@@ -96,3 +96,30 @@ def test_torch_index_reads_sources_statically(tmp_path: Path):
     assert index.has_dotted("torch.trace")  # re-exported with `as`
     assert not index.has_dotted("torch.fx.passes.nothing_here")
     assert index.has_name("reinplace") and not index.has_name("no_such_function")
+
+
+TRICKY = '''\
+TEMPLATE = """
+# TODO: inside a string, not a comment
+"""
+x = "a # TODO fake"  # TODO: the real one
+y = f"{x} # XXX also fake"
+z = "naïve"  # FIXME: after non-ASCII text
+def f():
+    s = ("# HACK not this"
+         "# nor this")  # HACK: but this
+'''
+
+
+def test_comments_told_from_strings_without_a_tokenizer():
+    found = find_todos("t.py", TRICKY, ast.parse(TRICKY), ["TODO", "FIXME", "HACK", "XXX"], "o/r")
+    assert [(t.line, t.text) for t in found] == [
+        (4, "TODO: the real one"),
+        (6, "FIXME: after non-ASCII text"),
+        (9, "HACK: but this"),
+    ]
+    # A module that does not parse falls back to the tokenizer and still finds comments.
+    broken = "def f(:\n    pass  # TODO: still found\n"
+    assert [t.text for t in find_todos("b.py", broken, None, ["TODO"], "o/r")] == [
+        "TODO: still found"
+    ]

@@ -54,10 +54,11 @@ def _comment_blocks(source: str) -> list[tuple[int, list[str]]]:
     """Runs of consecutive comment lines: (first line, texts without '#')."""
     blocks: list[tuple[int, list[str]]] = []
     last_line = -2
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    tokens = []
+    try:  # keep what was tokenized before a broken module stops the tokenizer
+        tokens.extend(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = []
+        pass
     for token in tokens:
         if token.type != tokenize.COMMENT:
             continue
@@ -69,6 +70,79 @@ def _comment_blocks(source: str) -> list[tuple[int, list[str]]]:
             blocks.append((line, [text]))
         last_line = line
     return blocks
+
+
+class _Comments:
+    """Where comments are, from the parsed module instead of a tokenizer pass: a `#` starts
+    a comment unless a string literal covers it. Only the few lines asked about are looked
+    at, descending the AST only into nodes whose lines contain them."""
+
+    def __init__(self, source: str, tree: ast.Module) -> None:
+        self.lines = source.split("\n")
+        self.statements = sorted(
+            (node for node in pyast.nodes(tree, *_STATEMENT_TYPES) if hasattr(node, "lineno")),
+            key=lambda node: node.lineno,
+        )
+        self.tree = tree
+
+    def _in_string(self, line: int, column: int) -> bool:
+        text = self.lines[line - 1]
+        byte_column = len(text[:column].encode("utf-8"))  # AST columns count UTF-8 bytes
+        containing = [s for s in self.statements if s.lineno <= line <= (s.end_lineno or 0)]
+        stack: list[ast.AST] = [containing[-1]] if containing else []
+        while stack:
+            for child in ast.iter_child_nodes(stack.pop()):
+                first, last = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
+                if first is None or last is None:
+                    stack.append(child)
+                    continue
+                if not first <= line <= last:
+                    continue
+                is_string = isinstance(child, ast.JoinedStr) or (
+                    isinstance(child, ast.Constant) and isinstance(child.value, str | bytes)
+                )
+                if not is_string:
+                    stack.append(child)
+                    continue
+                after_start = line > first or byte_column >= child.col_offset
+                before_end = line < last or byte_column < (child.end_col_offset or 0)
+                if after_start and before_end:
+                    return True
+        return False
+
+    def comment(self, line: int) -> str | None:
+        """The comment on a line (without `#`), or None."""
+        if not 1 <= line <= len(self.lines):
+            return None
+        text = self.lines[line - 1]
+        column = text.find("#")
+        while column >= 0:
+            if not self._in_string(line, column):
+                return text[column:].lstrip("#").strip()
+            column = text.find("#", column + 1)
+        return None
+
+    def blocks(self, markers_re: re.Pattern[str]) -> list[tuple[int, list[str]]]:
+        """A block from each comment line holding a marker, with the comment lines after it."""
+        found = []
+        for number, text in enumerate(self.lines, 1):
+            if "#" not in text or not markers_re.search(text):
+                continue
+            first = self.comment(number)
+            if first is None or not markers_re.search(first):
+                continue
+            block = [first]
+            following = self.comment(number + 1)
+            while following is not None:
+                block.append(following)
+                following = self.comment(number + len(block))
+            found.append((number, block))
+        return found
+
+
+_STATEMENT_TYPES = tuple(
+    kind for kind in vars(ast).values() if isinstance(kind, type) and issubclass(kind, ast.stmt)
+)
 
 
 def _docstrings(tree: ast.Module | None) -> list[tuple[int, list[str]]]:
@@ -113,9 +187,13 @@ def find_todos(
     markers_re = re.compile(r"(?<![\w`'\"])(" + "|".join(map(re.escape, markers)) + r")\b")
     todos: list[Todo] = []
     seen: dict[str, int] = {}
-    blocks = sorted(_comment_blocks(source) + _docstrings(tree))
+    # The tokenizer is the fallback for a module that does not parse.
+    comments = _Comments(source, tree).blocks(markers_re) if tree else _comment_blocks(source)
+    blocks = sorted(comments + _docstrings(tree))
     for first_line, lines in blocks:
         for offset, marker, text in _extract(lines, markers_re):
+            if tree is not None and offset and first_line + offset in {b[0] for b in comments}:
+                continue  # a marker inside a continuation: its own block reports it
             todo = classify(
                 Todo(path=path, line=first_line + offset, marker=marker, text=text),
                 bare_ref_repo,
