@@ -7,6 +7,7 @@ inside `"TODO"` passed to a function is not a TODO.
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
 import re
 import tokenize
@@ -54,11 +55,10 @@ def _comment_blocks(source: str) -> list[tuple[int, list[str]]]:
     """Runs of consecutive comment lines: (first line, texts without '#')."""
     blocks: list[tuple[int, list[str]]] = []
     last_line = -2
-    tokens = []
-    try:  # keep what was tokenized before a broken module stops the tokenizer
+    tokens: list[tokenize.TokenInfo] = []
+    # Keep what was tokenized before a broken module stops the tokenizer.
+    with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
         tokens.extend(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        pass
     for token in tokens:
         if token.type != tokenize.COMMENT:
             continue
