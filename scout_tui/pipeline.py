@@ -24,7 +24,7 @@ from scout_tui.collectors.runner import stream
 from scout_tui.config import Config, ConfigError
 from scout_tui.model import CollectorState, Finding, PriorReport, RunResult, Section
 from scout_tui.report.reconcile import reconcile
-from scout_tui.source import SourceTree
+from scout_tui.source import NotARepository, SourceTree
 
 
 @dataclass
@@ -103,6 +103,11 @@ def prepare(options: RunOptions) -> tuple[CollectorContext, list[PriorReport], s
     source = SourceTree(options.repo)
     window = Window.for_date(options.as_of)
     config = options.config
+    if not source.exists(config.project.experiment):
+        raise NotARepository(
+            f"{source.root} has no {config.project.experiment}/ — is this the right checkout? "
+            f"([project] experiment in {config.source})"
+        )
     if options.prior_dir is not None:
         all_reports = load_prior_dir(options.prior_dir, options.warn)
         prior_source = str(options.prior_dir)

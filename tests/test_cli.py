@@ -128,3 +128,14 @@ def test_cache_info_and_clear(tmp_path, sample_world):
 
 def test_committed_schema_is_current():
     assert SCHEMA_FILE.read_text() == render(), "run: python -m scout_tui.report.schema"
+
+
+def test_a_checkout_without_the_experiment_is_a_usage_error(tmp_path):
+    import git
+
+    git.Repo.init(tmp_path)
+    done = scout("collect", "--repo", str(tmp_path), "--cache-dir", str(tmp_path / "c"))
+    assert done.returncode == 2
+    assert "has no torchtitan/experiments/graph_trainer/ — is this the right checkout?" in (
+        done.stderr
+    )
