@@ -24,6 +24,15 @@ _REF_BARE = re.compile(r"\b(?:TODO|FIXME|HACK|XXX)\(#(\d+)\)")
 _REF_NAMED = re.compile(r"\b([A-Za-z][\w.-]*)\s+(?:PR\s+|issue\s+)?#(\d+)\b", re.IGNORECASE)
 _BACKTICKED = re.compile(r"`+([A-Za-z_][\w.]*(?:\(\))?)`+")
 _DOTTED = re.compile(r"\b(torch(?:\.[A-Za-z_]\w*)+)")
+_CODE_WORD = re.compile(
+    r"(?<![\w./-])(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)(?![\w/-])"
+)
+_PROPER_NOUNS = {"PyTorch", "GitHub", "TorchTitan", "TorchInductor", "JavaScript", "TypeScript"}
+_WAITING = re.compile(
+    r"\b(?:nightly|wheel|upstream|available|availability|includes?|picks? up|lands?|landed|"
+    r"exposes?|exposed|supports?|supported|released?|once|until|after)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -223,7 +232,14 @@ def classify(todo: Todo, bare_ref_repo: str, named_refs: dict[str, str] | None =
         if repo:
             refs.append(Reference(repo, int(match.group(2))))
     todo.references = list(dict.fromkeys(refs))
-    apis = [m.rstrip("()") for m in _BACKTICKED.findall(text)]
-    apis += _DOTTED.findall(text)
-    todo.apis = list(dict.fromkeys(api.rstrip(".") for api in apis if len(api) > 2))
+    # Named APIs only matter in a TODO that waits for something to exist upstream; there,
+    # backticked names, `torch.x.y` and code-shaped words (snake_case, CamelCase) count.
+    if _WAITING.search(text):
+        apis = [m.rstrip("()") for m in _BACKTICKED.findall(text)]
+        apis += _DOTTED.findall(text)
+        apis += [
+            word for word in _CODE_WORD.findall(_BACKTICKED.sub(" ", text))
+            if word not in _PROPER_NOUNS
+        ]  # fmt: skip
+        todo.apis = list(dict.fromkeys(api.rstrip(".") for api in apis if len(api) > 3))
     return todo

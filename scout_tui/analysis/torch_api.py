@@ -4,6 +4,7 @@ package on disk)."""
 
 from __future__ import annotations
 
+import ast
 import re
 import threading
 from pathlib import Path
@@ -76,3 +77,29 @@ class TorchIndex:
                     names |= self._names_in(path)
                 self._names = names
         return name.encode() in self._names
+
+    def reexports(self, public_module: str, name: str, private_module: str) -> bool:
+        """Does `public_module` import `name` from `private_module` (absolutely or
+        relatively)? Then the public name is the same object, not a namesake."""
+        parts = public_module.split(".")
+        if parts[0] != "torch":
+            return False
+        path = self._module_file(parts[1:])
+        if path is None:
+            return False
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            return False
+        package = public_module if path.name == "__init__.py" else public_module.rsplit(".", 1)[0]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            source = node.module or ""
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                source = ".".join([*base, source] if source else base)
+            if source == private_module and any(alias.name == name for alias in node.names):
+                return True
+        return False

@@ -139,8 +139,10 @@ class FreshnessCollector:
         alternatives: dict[str, str] = {}
         if torch is not None:
             for dotted, found in uses.items():
-                for candidate in public_candidates(found[0]):
-                    if torch.has_dotted(candidate):
+                use = found[0]
+                for candidate in public_candidates(use):
+                    module = candidate.rsplit(".", 1)[0]
+                    if torch.reexports(module, use.name, use.module):
                         alternatives[dotted] = candidate
                         break
         rows = "\n".join(

@@ -7,6 +7,7 @@ are one FYI list, so forty TODOs do not become forty findings.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -75,6 +76,18 @@ def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tupl
         elif row.startswith("\t") and when is not None:
             result[final] = (author, when)
     return result
+
+
+_GUARD = re.compile(
+    r"hasattr\(|getattr\([^)]*,\s*None\)|\bis (?:not )?None\b|"
+    r"except\s*\(?\s*(?:ImportError|AttributeError|ModuleNotFoundError)|__version__"
+)
+GUARD_LINES = 5
+
+
+def _nearby(ctx: CollectorContext, todo: Todo) -> str:
+    lines = (ctx.source.read(todo.path) or "").split("\n")
+    return "\n".join(lines[max(0, todo.line - 1 - GUARD_LINES) : todo.line + GUARD_LINES])
 
 
 def _days(delta: timedelta) -> str:
@@ -175,14 +188,21 @@ class TodoCollector:
                 f"is available.\n\n{code(todo.text)}",
                 files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
             )  # fmt: skip
-        present = [api for api in todo.apis if torch is not None and torch.has_name(api)]
+        # An awaited API counts only beside code that feature-detects it (a fallback for
+        # older torch); a name merely mentioned in a TODO is context, not a blocker.
+        guarded = bool(todo.apis) and _GUARD.search(_nearby(ctx, todo)) is not None
+        present = [
+            api for api in todo.apis if guarded and torch is not None and torch.has_name(api)
+        ]
         if present:
             names = ", ".join(code(api) for api in present)
             return ctx.finding(
                 self.name, "todo_api_available", key,
-                f"TODO in {code(short)} names {names}, which the installed torch has",
-                f"{where}: {code(todo.text)}\n\nCheck whether it can be resolved with "
-                f"the API that exists now.",
+                f"TODO in {code(short)} likely unblocked: the installed torch has {names}",
+                f"{where} waits for {names}, which the installed torch "
+                f"(`{ctx.torch_root}`) now defines:\n\n{code(todo.text)}",
+                suggested_fix="Drop the workaround and use the upstream API, or bump the "
+                "minimum nightly.",
                 files=[ref], items=present, evidence=evidence,
             )  # fmt: skip
         return None

@@ -179,7 +179,8 @@ def cse_pass(gm, example_inputs):
 
 
 def reorder_pass(gm, example_inputs):
-    # FIXME: use `torch.fx.passes.reinplace` when it can handle views.
+    # FIXME: use `torch.fx.passes.reinplace` once it can handle views.
+    reinplace = getattr(gm, "reinplace", None)
     label = "TODO: this string literal is not a comment"
     gm.meta["label"] = label
     return gm
