@@ -235,14 +235,17 @@ class SourceTree:
             text = text[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} characters)\n"
         return text
 
+    def _tree_at(self, commit: str, directory: str) -> git.Tree | None:
+        try:
+            return self.repo.commit(commit).tree / directory.rstrip("/")
+        except (KeyError, ValueError, git.BadName):
+            return None
+
     def files_at(self, commit: str, directory: str) -> list[str]:
         """Names of the files directly under `directory` at `commit`."""
         with self._lock:
-            try:
-                tree = self.repo.commit(commit).tree / directory.rstrip("/")
-            except (KeyError, ValueError, git.BadName):
-                return []
-            return sorted(child.name for child in tree.blobs)
+            tree = self._tree_at(commit, directory)
+            return sorted(child.name for child in tree.blobs) if tree is not None else []
 
     def since_when(self, path: str, holds: Callable[[str], bool]) -> CommitInfo | None:
         """The commit from which `holds(text of path)` has been true without a break, walking
@@ -258,11 +261,8 @@ class SourceTree:
     def subdirs_at(self, commit: str, directory: str) -> list[str]:
         """Names of the directories directly under `directory` at `commit`."""
         with self._lock:
-            try:
-                tree = self.repo.commit(commit).tree / directory.rstrip("/")
-            except (KeyError, ValueError, git.BadName):
-                return []
-            return sorted(child.name for child in tree.trees)
+            tree = self._tree_at(commit, directory)
+            return sorted(child.name for child in tree.trees) if tree is not None else []
 
 
 def _covering_dirs(paths: list[str]) -> set[str]:

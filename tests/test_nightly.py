@@ -59,26 +59,25 @@ def test_ranged_read_stops_early_in_a_big_directory(big_wheel):
     assert transfer.requests == 3
 
 
+def serve_and_read(wheel: Path, ranges: bool = True):
+    """Serve one wheel on 127.0.0.1 and read torch/version.py out of it."""
+    with FileServer(Served(ranges=ranges, files={wheel.name: wheel})) as index:
+        with requests.Session() as session:
+            return read_member(session, f"{index.removesuffix('/simple')}/files/{wheel.name}")
+
+
 def test_member_at_the_end_still_found(tmp_path):
-    wheel = make_wheel(tmp_path / "late.whl", 300, version_first=False)
-    served = Served(files={"late.whl": wheel})
-    with FileServer(served) as index, requests.Session() as session:
-        data, _ = read_member(session, f"{index.removesuffix('/simple')}/files/late.whl")
+    data, _ = serve_and_read(make_wheel(tmp_path / "late.whl", 300, version_first=False))
     assert git_version(data) == COMMIT
 
 
 def test_zip64(tmp_path):
-    wheel = make_wheel(tmp_path / "z64.whl", 10, zip64=True)
-    served = Served(files={"z64.whl": wheel})
-    with FileServer(served) as index, requests.Session() as session:
-        data, _ = read_member(session, f"{index.removesuffix('/simple')}/files/z64.whl")
+    data, _ = serve_and_read(make_wheel(tmp_path / "z64.whl", 10, zip64=True))
     assert git_version(data) == COMMIT
 
 
 def test_server_without_ranges_falls_back_and_says_so(big_wheel):
-    served = Served(ranges=False, files={"big.whl": big_wheel})
-    with FileServer(served) as index, requests.Session() as session:
-        data, transfer = read_member(session, f"{index.removesuffix('/simple')}/files/big.whl")
+    data, transfer = serve_and_read(big_wheel, ranges=False)
     assert git_version(data) == COMMIT
     assert not transfer.ranged
     assert transfer.bytes == big_wheel.stat().st_size

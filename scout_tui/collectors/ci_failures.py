@@ -7,11 +7,10 @@ cache; everything from a log onwards lives here and in `analysis/cilog.py`, so
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from scout_tui.analysis.cilog import LogAnalysis
 from scout_tui.analysis.repro import ReproError, repro_command
-from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
+from scout_tui.collectors.base import register
+from scout_tui.collectors.github_pending import AwaitingGitHub
 from scout_tui.config import Config
 from scout_tui.model import (
     Evidence,
@@ -90,13 +89,10 @@ def ci_finding(
 
 
 @register
-class CiFailureCollector:
+class CiFailureCollector(AwaitingGitHub):
+    """Fetching the scheduled runs and their logs comes with the GitHub layer."""
+
     name = "ci_failures"
     title = "CI failure monitoring"
     section = Section.CI_FAILURES
-    needs = frozenset({Need.GITHUB, Need.NETWORK, Need.TOKEN})
     kinds = ("ci_failure",)
-
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
-        raise Skipped("no GitHub layer yet")
-        yield  # pragma: no cover  (makes this a generator)
