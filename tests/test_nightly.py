@@ -61,9 +61,9 @@ def test_ranged_read_stops_early_in_a_big_directory(big_wheel):
 
 def serve_and_read(wheel: Path, ranges: bool = True):
     """Serve one wheel on 127.0.0.1 and read torch/version.py out of it."""
-    with FileServer(Served(ranges=ranges, files={wheel.name: wheel})) as index:
-        with requests.Session() as session:
-            return read_member(session, f"{index.removesuffix('/simple')}/files/{wheel.name}")
+    served = Served(ranges=ranges, files={wheel.name: wheel})
+    with FileServer(served) as index, requests.Session() as session:
+        return read_member(session, f"{index.removesuffix('/simple')}/files/{wheel.name}")
 
 
 def test_member_at_the_end_still_found(tmp_path):
