@@ -22,6 +22,7 @@ from scout_tui.analysis.blame import Origin, replay
 
 DIFF_LIMIT = 256 * 1024
 MAX_RENAME_DEPTH = 8
+FEW_PATHS = 64  # up to this many, name the files to `git log`; past it, their folders
 
 
 class NotARepository(Exception):
@@ -210,9 +211,10 @@ class SourceTree:
         those paths and of the names they had before renames."""
         if not paths:
             return {}
-        # Git matches a few directories far faster than hundreds of file names; the replay
-        # covers the other files in them too, and the result keeps only `paths`.
-        names = sorted(_covering_dirs(paths) | self.former_names(paths, head))
+        # Git matches a few directories far faster than hundreds of file names (then the
+        # replay covers the other files in them too, and the result keeps only `paths`).
+        scope = set(paths) if len(paths) <= FEW_PATHS else _covering_dirs(paths)
+        names = sorted(scope | self.former_names(paths, head))
         command = [
             *("git", "log", "--reverse", "--format=%x1e%H%x1f%an%x1f%at", "-p"),
             *("--unified=0", "-M", "--no-color", "--no-ext-diff", head, "--", *names),
