@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 import tempfile
-from datetime import date
+from datetime import UTC, datetime
 from pathlib import Path
 
 from scout_tui.cache import Cache
@@ -97,7 +97,7 @@ def _collect(args: argparse.Namespace, config: Config, cache: Cache) -> RunResul
 
 
 def _run_for(args: argparse.Namespace, config: Config, cache: Cache, fresh: bool) -> RunResult:
-    day = args.as_of or date.today()
+    day = args.as_of or datetime.now(UTC).date()  # the day `collect` files its run under
     result = None if fresh else cache.get_run(day)
     if result is None:
         result = _collect(args, config, cache)
@@ -180,7 +180,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from scout_tui.demo.sample import build_sample
 
-    today = args.as_of or date.today()
+    today = args.as_of or datetime.now(UTC).date()
     base = args.dir or Path(tempfile.mkdtemp(prefix="scout-demo-"))
     sample = build_sample(base, today)
     print(f"sample repository: {sample.repo}", file=sys.stderr)
