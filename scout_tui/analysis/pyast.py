@@ -28,7 +28,21 @@ def find(tree: ast.Module | None, qualname: str) -> Definition | None:
 
 
 def source_of(text: str, node: ast.AST) -> str:
-    return ast.get_source_segment(text, node, padded=True) or ""
+    """The whole lines a definition spans (cheaper than ast.get_source_segment, which
+    splits the entire module on every call)."""
+    first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if first is None or last is None:
+        return ""
+    start = 0
+    for _ in range(first - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return ""
+    end = start
+    for _ in range(last - first + 1):
+        found = text.find("\n", end)
+        end = len(text) if found < 0 else found + 1
+    return text[start:end]
 
 
 @dataclass(frozen=True)
