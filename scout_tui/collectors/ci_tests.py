@@ -50,8 +50,8 @@ def _commented_in(text: str, workflow: str, line: str) -> bool:
         return False
 
 
-def _runs(invs: list[Invocation], items: list) -> bool:
-    return Selection(invs).runs(items)
+def _active(found: list[Invocation]) -> Selection:
+    return Selection([invocation for invocation in found if not invocation.commented])
 
 
 class _Workflows:
@@ -230,8 +230,7 @@ class CiTestsCollector:
         workflows = _Workflows(ctx)
         commits = ctx.source.log(ctx.baseline_commit, ctx.head_commit, [WORKFLOWS_DIR])
         for commit in reversed(commits):  # oldest first
-            before = [i for i in workflows.at(commit.sha + "^") if not i.commented]
-            after = [i for i in workflows.at(commit.sha) if not i.commented]
-            if _runs(before, items) and not _runs(after, items):
+            before = _active(workflows.at(commit.sha + "^"))
+            if before.runs(items) and not _active(workflows.at(commit.sha)).runs(items):
                 return commit
         return None
