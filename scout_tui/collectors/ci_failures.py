@@ -21,7 +21,7 @@ from scout_tui.model import (
     TracebackFrame,
     fingerprint,
 )
-from scout_tui.report.escape import code
+from scout_tui.markdown import code
 
 TRACEBACK_LIMIT = 200  # lines of traceback kept as evidence
 

@@ -21,7 +21,7 @@ from scout_tui.analysis.workflows import (
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.model import Evidence, FileRef, Finding, Section
-from scout_tui.report.escape import code, fence
+from scout_tui.markdown import code, fence
 from scout_tui.source import CommitInfo
 
 WORKFLOWS_DIR = ".github/workflows"

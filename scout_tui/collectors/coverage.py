@@ -21,7 +21,7 @@ from scout_tui.analysis.coverage import (
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.model import FileRef, Finding, Section
-from scout_tui.report.escape import code
+from scout_tui.markdown import code
 
 WORKFLOWS_DIR = ".github/workflows"
 

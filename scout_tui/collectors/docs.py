@@ -19,7 +19,7 @@ from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_cla
 from scout_tui.analysis.workflows import read_test_file
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.model import FileRef, Finding, Section
-from scout_tui.report.escape import code
+from scout_tui.markdown import code
 
 ClassRef = tuple[str, ast.ClassDef]
 

@@ -13,7 +13,7 @@ from datetime import date
 from itertools import takewhile
 
 from scout_tui.model import PriorItem, Priority, PriorReport, Section
-from scout_tui.report.escape import closes
+from scout_tui.markdown import closes
 
 _TITLE_RE = re.compile(
     r"^#\s*Nightly Scout Report\b[^\n]*?(\d{4}-\d{2}-\d{2})", re.IGNORECASE | re.MULTILINE

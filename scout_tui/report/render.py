@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 
 from scout_tui.model import CollectorState, Finding, Section, Status, item_digest
-from scout_tui.report.escape import code, fence, neutralize, one_line, table_cell
+from scout_tui.markdown import code, fence, neutralize, one_line, table_cell
 
 REPORT_TITLE = "Nightly Scout Report"
 
