@@ -4,16 +4,72 @@ Three things can go wrong with such text: a ``` inside a traceback closes our fe
 raw HTML renders (or forges our hidden `<!-- scout:fp=… -->` markers), and an `@name`
 pings a person. Code spans and fences are sized to the longest backtick run inside them;
 prose gets `<` as an entity and mentions wrapped in code, where GitHub does not ping.
+
+What counts as a fence or a code span follows CommonMark (0.31) exactly, because a guess
+that differs from the real parser is how a report breaks: we leave text alone that we
+believe is code, so wherever we could disagree with the parser we make the text plain.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Iterator
 
-_MENTION = re.compile(r"(?<![\w`/.@-])@([A-Za-z0-9](?:[A-Za-z0-9/-]{0,98}[A-Za-z0-9])?)")
-# Inline code spans in Markdown we wrote ourselves: keep them as they are.
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
+# CommonMark 4.5: up to 3 spaces, then 3+ backticks or 3+ tildes; a backtick fence's info
+# string may not contain a backtick (so "```a ``b`` c```" is a code span, not a fence).
+_FENCE_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
+_FENCE_CLOSE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*$")
+# A list item's or block quote's marker: a fence after one (`- ````, `> ~~~`), or indented,
+# lands in a container we cannot see, and the container's end would end the fence.
+_CONTAINER = re.compile(r"[ \t]*(?:>|(?:[-+*]|\d{1,9}[.)])(?=[ \t]|$))")
+# A GitHub table's delimiter row (`| --- | :-: |`); GitHub splits such a table's rows at
+# every unescaped `|`, even one inside a code span.
+_DELIMITER_ROW = re.compile(r"^[ \t>]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+_CELL_PIPE = re.compile(r"(?<!\\)\|")  # GitHub: a pipe after a backslash is no cell border
+_NEWLINE = re.compile(r"\r\n?")  # CommonMark also ends a line at a lone \r
+_BACKTICKS = re.compile(r"`+")
+_PUNCTUATION = r"!-/:-@\[-`{-~"  # ASCII punctuation: what a backslash escapes
+_ESCAPE_OR_RUN = re.compile(rf"\\[{_PUNCTUATION}]|`+")
+# GitHub links `@name` and `@org/team` after anything but a letter or digit; an entity
+# (`&#64;`) renders as "@" too. A mention is made code, which GitHub does not link.
+_PROSE = re.compile(rf"\\[{_PUNCTUATION}]|<|\](?=\()|@|&(?:#0*64|#[xX]0*40|commat);")
+_NAME = re.compile(r"[A-Za-z0-9][\w-]*(?:/[\w-]+)?")
+_ALNUM = re.compile(r"[A-Za-z0-9]")
+
+
+def indentation(line: str) -> int:
+    """Columns of leading whitespace, a tab reaching the next multiple of 4."""
+    return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(4))
+
+
+def fence_open(line: str, max_indent: int | None = 3) -> str | None:
+    """The run of backticks or tildes that opens a fence on `line`, else None.
+
+    `max_indent` is CommonMark's 3 columns of indentation; None accepts any, for reading
+    reports whose fences sit inside list items.
+    """
+    match = _FENCE_OPEN.match(line)
+    if match is None:
+        return None
+    indent, run, info = match.groups()
+    if max_indent is not None and len(indent.expandtabs(4)) > max_indent:
+        return None
+    if run[0] == "`" and "`" in info:
+        return None
+    return run
+
+
+def fence_closes(line: str, opened: str, max_indent: int | None = 3) -> bool:
+    """Whether `line` closes the fence `opened`: same character, at least as long, and
+    nothing after it but spaces or tabs."""
+    match = _FENCE_CLOSE.match(line)
+    if match is None:
+        return False
+    indent, run = match.groups()
+    if max_indent is not None and len(indent.expandtabs(4)) > max_indent:
+        return False
+    return run[0] == opened[0] and len(run) >= len(opened)
 
 
 def _longest_run(text: str, char: str = "`") -> int:
@@ -30,71 +86,212 @@ def code(text: str) -> str:
     """An inline code span that holds any text, backticks included."""
     text = one_line(text)
     ticks = "`" * (_longest_run(text) + 1)
+    # CommonMark strips one space from each end when both are spaces: pad text that starts
+    # or ends with a backtick (which would otherwise join the delimiter) or is blank.
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def fence(text: str, info: str = "") -> str:
-    """A fenced block longer than any backtick run in `text`, so nothing inside closes it."""
+    """A fenced block longer than any backtick run in `text`, so nothing inside closes it.
+
+    The block's content is `text` exactly, its line endings made `\\n` (a lone `\\r` would
+    end a line for the Markdown parser but not for the report's indentation).
+    """
+    text = _NEWLINE.sub("\n", text)
     ticks = "`" * max(3, _longest_run(text) + 1)
-    body = text.replace("\r\n", "\n").rstrip("\n")
+    info = one_line(info).replace("`", "")
+    if not text:
+        return f"{ticks}{info}\n{ticks}"
+    body = text[:-1] if text.endswith("\n") else text
     return f"{ticks}{info}\n{body}\n{ticks}"
 
 
-def _neutralize_prose(text: str) -> str:
-    text = text.replace("<", "&lt;")
-    return _MENTION.sub(lambda match: code("@" + match.group(1)), text)
+class _Runs:
+    """Where each length of backtick run starts in a line, to find a span's closer fast.
+
+    Indexed lazily, one run at a time as far as a question needs, so a caller that stops
+    early (at the end of a title) does not pay for the rest of a long line.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.starts: dict[int, list[int]] = {}
+        self.pending: Iterator[re.Match[str]] | None = _BACKTICKS.finditer(text)
+
+    def next(self, length: int, position: int) -> int | None:
+        """The start of the first run of exactly `length` backticks at or after `position`."""
+        starts = self.starts.setdefault(length, [])
+        index = bisect.bisect_left(starts, position)
+        if index < len(starts):
+            return starts[index]
+        while self.pending is not None:
+            run = next(self.pending, None)
+            if run is None:
+                self.pending = None
+                break
+            start = run.start()
+            self.starts.setdefault(run.end() - start, []).append(start)
+            if run.end() - start == length and start >= position:
+                return start
+        return None
 
 
-def _neutralize_inline(text: str) -> str:
+def _pieces(text: str) -> Iterator[tuple[str, int, int]]:
+    """Split a line into ("prose" | "code" | "lone", start, end) pieces as CommonMark pairs
+    backtick runs: left to right, a backslash escapes the punctuation after it outside
+    code, a run opens a span that the next run of exactly its length closes, and a run with
+    no such partner is literal text ("lone")."""
+    runs = _Runs(text)
+    prose = 0
+    for match in _ESCAPE_OR_RUN.finditer(text):
+        start = match.start()
+        if start < prose or text[start] == "\\":
+            continue  # inside a span found earlier (backslashes are literal there), or escaped
+        run_end = match.end()
+        closer = runs.next(run_end - start, run_end)
+        if prose < start:
+            yield ("prose", prose, start)
+        if closer is None:
+            yield ("lone", start, run_end)
+            prose = run_end
+        else:
+            prose = closer + run_end - start
+            yield ("code", start, prose)
+    if prose < len(text):
+        yield ("prose", prose, len(text))
+
+
+def code_spans(line: str) -> Iterator[tuple[int, int]]:
+    """Where CommonMark finds code spans in one line of Markdown, backticks included, left
+    to right (lazily: stop early and the rest of the line is not looked at)."""
+    return ((start, end) for kind, start, end in _pieces(line) if kind == "code")
+
+
+def _mention(name: str, code_before: bool, code_after: bool) -> str:
+    # A space keeps our backticks from joining a code span's right next to them.
+    return (" " if code_before else "") + code("@" + name) + (" " if code_after else "")
+
+
+def _neutralize_prose(text: str, code_before: bool, code_after: bool) -> str:
+    """Prose between code: `<` as an entity, mentions as code, and no inline link, whose
+    target would hide backticks from the pairing `_pieces` did."""
     out: list[str] = []
-    position = 0
-    for match in _CODE_SPAN.finditer(text):
-        out.append(_neutralize_prose(text[position : match.start()]))
-        out.append(match.group(0))
+    done = position = 0
+    wrapped = -1  # where the last mention made code ends: after it comes code, not a letter
+    while (match := _PROSE.search(text, position)) is not None:
+        start, token = match.start(), match.group(0)
         position = match.end()
-    out.append(_neutralize_prose(text[position:]))
+        if token in ("<", "\\<"):
+            # `\<` renders as `&lt;` does, and leaves no `<!--` for the report parser to take.
+            out.append(text[done:start] + "&lt;")
+        elif token == "]":
+            out.append(text[done:position] + "\\")  # "](" -> "]\(", which renders the same
+        elif token[0] == "\\" and token != "\\@":
+            continue  # an escaped character stays as it is
+        else:  # "@", "\@" or "&#64;": all render as "@"
+            name = _NAME.match(text, position)
+            if name is None or (start > 0 and start != wrapped and _ALNUM.match(text, start - 1)):
+                continue  # not a mention: "a@b.com"
+            position = wrapped = name.end()
+            mention = _mention(
+                name.group(0), code_before and start == 0, code_after and position == len(text)
+            )
+            out.append(text[done:start] + mention)
+        done = position
+    out.append(text[done:])
     return "".join(out)
 
 
-def closes(candidate: str, opened: str, line: str) -> bool:
-    """CommonMark: a closing fence is the same character, at least as long, nothing after."""
-    return candidate[0] == opened[0] and len(candidate) >= len(opened) and line.strip() == candidate
+def _neutralize_text(text: str) -> str:
+    pieces = list(_pieces(text))
+    out = []
+    for index, (kind, start, end) in enumerate(pieces):
+        if kind == "code":
+            out.append(text[start:end])
+        elif kind == "lone":
+            out.append("\\`" * (end - start))  # literal either way, now also to any parser
+        else:
+            before = index > 0 and pieces[index - 1][0] == "code"
+            after = index + 1 < len(pieces) and pieces[index + 1][0] == "code"
+            out.append(_neutralize_prose(text[start:end], before, after))
+    return "".join(out)
+
+
+def _unfence(line: str, at_start: bool) -> str:
+    """Escape a fence that does not start the line (or, `at_start`, any): plain text,
+    whatever container it would land in."""
+    position = 0
+    while (match := _CONTAINER.match(line, position)) is not None:
+        position = match.end()
+    while position < len(line) and line[position] in " \t":
+        position += 1
+    if (position or at_start) and fence_open(line[position:], max_indent=0):
+        return line[:position] + "\\" + line[position:]
+    return line
+
+
+def _neutralize_line(line: str, table: bool, at_start: bool = False) -> str:
+    line = _unfence(line, at_start)
+    if table:  # each cell pairs its own backticks, as GitHub splits the row first
+        return "|".join(_neutralize_text(cell) for cell in _CELL_PIPE.split(line))
+    return _neutralize_text(line)
+
+
+def _neutralize_block(lines: list[str]) -> list[str]:
+    table = any(_DELIMITER_ROW.match(line) for line in lines)
+    return [_neutralize_line(line, table) for line in lines]
 
 
 def neutralize(markdown: str) -> str:
     """Escape raw HTML and mentions in Markdown prose; leave code spans and fences alone.
 
-    An unclosed fence is closed at the end, so it cannot swallow the rest of the report.
+    Only a fence that starts its line is one; any other (indented, after `- ` or `> `) is
+    made plain text, since the list item it would land in could end it anywhere. A fence
+    left open is closed at the end, so it cannot swallow the rest of the report.
     """
-    lines = markdown.replace("\r\n", "\n").split("\n")
     out: list[str] = []
-    prose: list[str] = []
+    block: list[str] = []
     open_fence: str | None = None
-    for line in lines:
-        match = _FENCE_LINE.match(line)
-        if open_fence is None:
-            if match:
-                if prose:
-                    out.append(_neutralize_inline("\n".join(prose)))
-                    prose = []
-                open_fence = match.group(1)
-                out.append(line)
-            else:
-                prose.append(line)
-        else:
+    for line in _NEWLINE.sub("\n", markdown).split("\n"):
+        if open_fence is not None:
             out.append(line)
-            if match and closes(match.group(1), open_fence, line):
+            if fence_closes(line, open_fence):
                 open_fence = None
-    if prose:
-        out.append(_neutralize_inline("\n".join(prose)))
+            continue
+        opened = fence_open(line, max_indent=0)
+        if opened is None and line.strip():
+            block.append(line)
+            continue
+        out.extend(_neutralize_block(block))
+        block = []
+        out.append(line)
+        open_fence = opened
+    out.extend(_neutralize_block(block))
     if open_fence is not None:
         out.append(open_fence)
     return "\n".join(out)
 
 
+def neutralize_line(text: str) -> str:
+    """`neutralize` for text that must stay on one line (a title, a list item's summary):
+    whitespace collapsed, and a fence at its start made plain text (the line may start a
+    list item: `- {title}`)."""
+    return _neutralize_line(one_line(text), table=False, at_start=True)
+
+
 def table_cell(text: str) -> str:
-    return _neutralize_prose(one_line(text)).replace("|", "\\|")
+    return neutralize_line(text).replace("|", "\\|")
 
 
-__all__ = ["code", "fence", "neutralize", "one_line", "table_cell"]
+__all__ = [
+    "code",
+    "code_spans",
+    "fence",
+    "fence_closes",
+    "fence_open",
+    "indentation",
+    "neutralize",
+    "neutralize_line",
+    "one_line",
+    "table_cell",
+]

@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from itertools import takewhile
 
+from scout_tui.markdown import fence_closes, fence_open, indentation
 from scout_tui.model import PriorItem, Priority, PriorReport, Section
-from scout_tui.markdown import closes
 
 _TITLE_RE = re.compile(
     r"^#\s*Nightly Scout Report\b[^\n]*?(\d{4}-\d{2}-\d{2})", re.IGNORECASE | re.MULTILINE
 )
 _HEADING = re.compile(r"^(#{2,4})\s+(.*?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
 _CHECKBOX = re.compile(r"^\[([ xX])\]\s*")
 _PRIORITY = re.compile(r"\[\s*(P[0-2])\s*\]", re.IGNORECASE)
@@ -153,6 +152,7 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
     current: _Open | None = None
     item_indent = 0
     in_fence: str | None = None
+    fence_indent = 0
 
     def close() -> None:
         nonlocal current
@@ -163,15 +163,17 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
         current = None
 
     for line in markdown.split("\n"):
-        fence_match = _FENCE.match(line)
+        # Fences sit inside list items at any depth, so an opener may have any indentation;
+        # its closer, CommonMark's 3 columns more at most (more is content: a traceback's).
         if in_fence is not None:
             if current is not None:
                 current.lines.append(line)
-            if fence_match and closes(fence_match.group(1), in_fence, line):
+            if fence_closes(line, in_fence, max_indent=fence_indent + 3):
                 in_fence = None
             continue
-        if fence_match:
-            in_fence = fence_match.group(1)
+        opened = fence_open(line, max_indent=None)
+        if opened:
+            in_fence, fence_indent = opened, indentation(line)
             if current is not None:
                 current.lines.append(line)
             continue

@@ -10,8 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import date
 
+from scout_tui.markdown import (
+    code,
+    fence,
+    fence_open,
+    neutralize,
+    neutralize_line,
+    one_line,
+    table_cell,
+)
 from scout_tui.model import CollectorState, Finding, Section, Status, item_digest
-from scout_tui.markdown import code, fence, neutralize, one_line, table_cell
 
 REPORT_TITLE = "Nightly Scout Report"
 
@@ -40,16 +48,29 @@ def marker(finding: Finding) -> str:
 
 
 def _indent(text: str, prefix: str = "  ") -> str:
-    return "\n".join(prefix + line if line.strip() else "" for line in text.split("\n"))
+    # A line of spaces is kept: inside a fence it is content.
+    return "\n".join(prefix + line if line else "" for line in text.split("\n"))
 
 
 def _split_body(body: str) -> tuple[str, str]:
-    """First paragraph (goes after the em dash) and the rest (indented below)."""
-    body = body.strip()
-    if not body or body.startswith(("```", "~~~", "|", "- ", "* ")):
-        return "", body
-    first, _, rest = body.partition("\n\n")
-    return " ".join(line.strip() for line in first.split("\n")), rest.strip()
+    """First paragraph (goes after the em dash) and the rest (indented below).
+
+    The paragraph ends at a blank line or at a fence: joined onto one line, a fence would
+    stop being one and its closing line would open another.
+    """
+    lines = body.strip("\n").split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if not lines or fence_open(lines[0], 0) or lines[0].startswith(("|", "- ", "* ")):
+        return "", "\n".join(lines).rstrip()
+    first = 0
+    while first < len(lines) and lines[first].strip() and not fence_open(lines[first], 0):
+        first += 1
+    summary = " ".join(line.strip() for line in lines[:first])
+    rest = lines[first:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    return summary, "\n".join(rest).rstrip()
 
 
 def _files_line(finding: Finding) -> str:
@@ -103,7 +124,7 @@ def regression_table(finding: Finding) -> str:
 def render_item(finding: Finding) -> str:
     """One list item; the layout matches what the prior-report parser reads back."""
     summary, rest = _split_body(neutralize(finding.body))
-    title = one_line(neutralize(finding.title))
+    title = neutralize_line(finding.title)
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
     box = "[ ] " if finding.section in CHECKBOX_SECTIONS else ""
@@ -113,16 +134,20 @@ def render_item(finding: Finding) -> str:
     if finding.board and finding.board.url:
         head += f" ([board item]({finding.board.url}))"
     if finding.unchanged_line:  # carried, unchanged, and its rule wants one line
-        return f"- {box}**{title}** — {neutralize(finding.unchanged_line)} {marker(finding)}"
+        line = neutralize_line(finding.unchanged_line)
+        return f"- {box}**{title}** — {line} {marker(finding)}"
     head += " " + marker(finding)
     lines = [head]
     if finding.status is Status.CARRIED and finding.first_reported:
-        update = f"; status: {finding.status_update}" if finding.status_update else ""
-        lines.append(f"  First reported {finding.first_reported.isoformat()}{update}.")
+        update = finding.status_update and f"; status: {neutralize_line(finding.status_update)}"
+        lines.append(f"  First reported {finding.first_reported.isoformat()}{update or ''}.")
     if rest:
         lines.append(_indent(rest))
     if finding.suggested_fix:
-        lines.append(_indent("Suggested fix: " + neutralize(finding.suggested_fix)))
+        fix = neutralize(finding.suggested_fix).strip("\n")
+        # A fix that starts with a fence keeps it on its own line, or it would not be one.
+        gap = "\n\n" if fence_open(fix.split("\n", 1)[0], 0) else " "
+        lines.append(_indent("Suggested fix:" + gap + fix))
     files = _files_line(finding)
     if files:
         lines.append("  " + files)
@@ -135,7 +160,7 @@ def render_item(finding: Finding) -> str:
 
 def _all_clear_item(finding: Finding) -> str:
     summary, _ = _split_body(neutralize(finding.body))
-    text = one_line(neutralize(finding.title))
+    text = neutralize_line(finding.title)
     if summary:
         text += f" — {summary}"
     return f"- {text} {marker(finding)}"
