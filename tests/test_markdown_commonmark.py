@@ -3,7 +3,7 @@
 Seeded random findings full of what breaks Markdown (backtick runs of every length at
 line starts, mid-line and in code spans, tildes, raw HTML, mentions, pipes, tables, CR
 and CRLF) go through the renderer; the parser must then see exactly the list items, code
-blocks and HTML we meant.
+blocks and HTML we meant, and the prior-report parser must read the same items back.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from markdown_it.token import Token
 
 from scout_tui.markdown import code, fence, neutralize, neutralize_line
 from scout_tui.model import Evidence, Finding, Priority, Section, Status, fingerprint
+from scout_tui.report.parse import parse_report
 from scout_tui.report.render import SECTION_HEADINGS, render_report
 
 COMMONMARK = MarkdownIt("commonmark")
@@ -316,6 +317,10 @@ def check_report(cases: list[Case], parser: MarkdownIt) -> None:
         assert {item.fingerprints[0]: item.fences for item in items} == expected
         assert len(items) == len(expected)
 
+    parsed = parse_report(markdown)
+    assert sorted((i.section, i.fingerprint, i.title) for i in parsed.items) == sorted(
+        (f.section, f.fingerprint, neutralize_line(f.title)) for f in findings
+    )
 
 
 @pytest.mark.parametrize("parser", PARSERS)

@@ -8,28 +8,41 @@ items wrapped over indented lines, missing or extra sections, code fences, board
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import date
-from itertools import takewhile
 
-from scout_tui.markdown import fence_closes, fence_open, indentation
+from scout_tui.markdown import code_spans, fence_closes, fence_open, indentation
 from scout_tui.model import PriorItem, Priority, PriorReport, Section
 
+# Every pattern here runs on text of any size, so none may backtrack over a run of the same
+# characters twice: `\s*#*\s*$` after a lazy group, or `\s+` before a literal that is not
+# there, made one heading line with 1,000 spaces take two seconds (cubic: 10,000, half an
+# hour).
 _TITLE_RE = re.compile(
     r"^#\s*Nightly Scout Report\b[^\n]*?(\d{4}-\d{2}-\d{2})", re.IGNORECASE | re.MULTILINE
 )
-_HEADING = re.compile(r"^(#{2,4})\s+(.*?)\s*#*\s*$")
-_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
+_HEADING = re.compile(r"(#{2,4})\s+(.*)")  # the closing #s are stripped without a regex
+_ITEM = re.compile(r"(\s*)(?:[-*+]|\d+[.)])\s+(.*)")
 _CHECKBOX = re.compile(r"^\[([ xX])\]\s*")
 _PRIORITY = re.compile(r"\[\s*(P[0-2])\s*\]", re.IGNORECASE)
-_BOLD_LEAD = re.compile(r"^\*\*(.+?)\*\*")
-_DASH = re.compile(r"\s+(?:—|–|--)\s+|\s+-\s+")
-_FIRST_REPORTED = re.compile(r"first[ -]reported(?:\s+on)?:?\s*\**\s*(\d{4}-\d{2}-\d{2})", re.I)
+_DASH = re.compile(r"(?<=\s)(?:—|–|--|-)(?=\s)")  # the spaces around it: `str.rstrip`
+_FIRST_REPORTED = re.compile(
+    r"first[ -]reported(?:\s+on)?:?\s*(?:\*+\s*)?(\d{4}-\d{2}-\d{2})", re.IGNORECASE
+)
 _MARKER = re.compile(
     r"<!--\s*scout:fp=([\w.:-]+)(?:\s+items=([0-9a-f.]*))?(?:\s+first=(\d{4}-\d{2}-\d{2}))?"
     r"\s*-->"
 )
-_BOARD = re.compile(r"https?://[^\s)>\]]+/projects/\d+[^\s)>\]]*")
+_LAST_MARKER = re.compile(_MARKER.pattern + r"\s*$")  # where the renderer puts ours
+# A project board link: a URL with `/projects/<n>` in it, to the end of its word.
+_URL = re.compile(r"https?://")
+_URL_END = re.compile(r"[\s)>\]]")
+_PROJECTS = re.compile(r"/projects/\d")
+_EMPHASIS = re.compile(r"\*\*|__")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_TITLE_WINDOW = 1000  # an unbolded title is at most 160 characters from its item's start
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _NOISE = re.compile(
     r"^(?:_)?(?:nothing to report|none\.?$|n/a$|ci green|all ci green|no (?:new )?findings"
     r"|[^—]*:\s*skipped\s*—|skipped\s*—)",
@@ -57,32 +70,159 @@ def section_for_heading(heading: str) -> Section | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     section: Section
-    lines: list[str] = field(default_factory=list)
+    lines: list[str]
     heading_title: str | None = None
+    fenced: set[int] | None = None  # which lines are a fence's
+
+    def add_fenced(self, line: str) -> None:
+        if self.fenced is None:
+            self.fenced = set()
+        self.fenced.add(len(self.lines))
+        self.lines.append(line)
+
+
+def _outside_code(text: str, change: Callable[[str], str]) -> str:
+    """`change` applied to the text between code spans, which are kept as they are."""
+    if "`" not in text:  # the common case, and no need to look for spans
+        return change(text)
+    out: list[str] = []
+    position = 0
+    for start, end in code_spans(text):
+        out.append(change(text[position:start]))
+        out.append(text[start:end])
+        position = end
+    out.append(change(text[position:]))
+    return "".join(out)
+
+
+def _drop_comments(text: str) -> str:
+    """`<!--…-->` removed. The regex is quadratic only in a `<!--` that nothing closes (it
+    looks for `-->` to the end, again for each), and none can be where no `-->` follows."""
+    unclosed = text.find("<!--", text.rfind("-->") + 1)
+    if unclosed < 0:
+        return _COMMENT.sub("", text)
+    return _COMMENT.sub("", text[:unclosed]) + text[unclosed:]
+
+
+def _strip_prose(text: str) -> str:
+    return _EMPHASIS.sub("", _drop_comments(text))
 
 
 def _strip_markdown(text: str) -> str:
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
-    text = re.sub(r"\*\*|__", "", text)
+    """No comments or bold, whitespace collapsed; code spans kept as they are (`**kwargs`)."""
+    if "<!--" in text or "**" in text or "__" in text:
+        text = _outside_code(text, _strip_prose)
     return " ".join(text.split())
 
 
+def _is_noise(first: str) -> bool:
+    """"nothing to report", "x: skipped — why" and the like, not an item."""
+    if "<!--" in first or "**" in first or "__" in first:
+        first = _strip_prose(first)
+    dash = first.find("—")
+    if dash >= 0:  # every pattern is decided by the first em dash: the rest stays as it is
+        first = first[: dash + 1]
+    return _NOISE.match(" ".join(first.split()).strip("_* ")) is not None
+
+
+def _bold_lead(text: str, start: int) -> str | None:
+    """What `**…**` at `start` holds (before it: a checkbox, never a backtick); a `**`
+    inside a code span does not close it."""
+    if not text.startswith("**", start):
+        return None
+    end = text.find("**", start + 3)  # at least one character in between
+    spans = code_spans(text) if end >= 0 and "`" in text[start:end] else iter(())
+    span = next(spans, None)
+    while end >= 0 and span is not None:
+        if end < span[0]:
+            break
+        if end >= span[1]:
+            span = next(spans, None)
+            continue
+        end = text.find("**", span[1])
+    return text[start + 2 : end] if end >= 0 else None
+
+
+def _without_markers(text: str) -> str:
+    if "<!--" not in text:
+        return text
+    return _outside_code(text, lambda prose: _MARKER.sub("", prose))
+
+
 def _title_of(first_line: str) -> str:
-    text = _MARKER.sub("", first_line).strip()
-    text = _CHECKBOX.sub("", text)
-    bold = _BOLD_LEAD.match(text)
-    if bold:
-        title = bold.group(1)
+    """The title: what a leading `**…**` holds, or the text up to a dash (at most 160
+    characters of it). Looks only at the start of a paragraph, however long."""
+    text = first_line.strip()
+    checkbox = _CHECKBOX.match(text)
+    start = checkbox.end() if checkbox else 0  # an offset: no copy of a long paragraph
+    bold = _bold_lead(text, start)
+    if bold is not None:
+        title = _without_markers(bold)
     else:
-        pieces = _DASH.split(_PRIORITY.sub("", text, count=1).strip(), maxsplit=1)
-        title = pieces[0]
+        window = _without_markers(text[start : start + _TITLE_WINDOW])
+        text = _PRIORITY.sub("", window, count=1).strip()
+        dash = _DASH.search(text)
+        title = text[: dash.start()].rstrip() if dash else text
         if len(title) > 160:
-            title = re.split(r"(?<=[.!?])\s", title, maxsplit=1)[0][:160]
+            title = _SENTENCE_END.split(title, maxsplit=1)[0][:160]
     title = _PRIORITY.sub("", title, count=1)
     return _strip_markdown(title).strip(" :—-")
+
+
+def _first_paragraph(block: _Open) -> str:
+    """The item's first lines, up to a blank line or a fence (no copy of a single line)."""
+    lines, fenced = block.lines, block.fenced or ()
+    words = [lines[0].strip()]
+    if not words[0] or 0 in fenced:
+        return ""
+    for index in range(1, len(lines)):
+        line = lines[index].strip()
+        if not line or index in fenced:
+            break
+        words.append(line)
+    return " ".join(words)
+
+
+def _marker(block: _Open, prose: str) -> re.Match[str] | None:
+    """Our marker: at the end of the item's first line, where the renderer puts it; else
+    the first outside code (one in a code span or a fence is text that was quoted)."""
+    if "<!--" not in prose:
+        return None
+    last = _LAST_MARKER.search(block.lines[0])
+    if last is not None and 0 not in (block.fenced or ()):
+        return last
+    # Markers come in order: one pass over each line's code spans, however many there are.
+    line_start = line_end = -1
+    spans: Iterator[tuple[int, int]] = iter(())
+    span = None
+    for match in _MARKER.finditer(prose):
+        if match.start() > line_end:
+            line_start = prose.rfind("\n", line_end + 1, match.start()) + 1 or line_end + 1
+            line_end = prose.find("\n", match.end())
+            line_end = len(prose) if line_end < 0 else line_end
+            spans = code_spans(prose[line_start:line_end])
+            span = next(spans, None)
+        where = match.start() - line_start
+        while span is not None and span[1] <= where:
+            span = next(spans, None)
+        if span is None or where < span[0]:
+            return match
+    return None
+
+
+def _board(prose: str) -> str | None:
+    position = 0
+    while (url := _URL.search(prose, position)) is not None:
+        end_match = _URL_END.search(prose, url.end())
+        end = end_match.start() if end_match else len(prose)
+        # At least one character between `://` and `/projects/`, all in one word.
+        if _PROJECTS.search(prose, url.end() + 1, end):
+            return prose[url.start() : end]
+        position = end  # a later URL in this word ends at the same place: no better
+    return None
 
 
 def _item_from(block: _Open) -> PriorItem | None:
@@ -90,34 +230,40 @@ def _item_from(block: _Open) -> PriorItem | None:
     text = "\n".join(lines).strip()
     if not text:
         return None
-    first = " ".join(line.strip() for line in takewhile(str.strip, lines))
-    if block.heading_title is None and _NOISE.match(_strip_markdown(first).strip("_* ")):
+    # Markers, dates and links in a fence are quoted text (a traceback's), not the item's.
+    fenced = block.fenced
+    prose = "\n".join(ln for i, ln in enumerate(lines) if i not in fenced) if fenced else text
+    marker = _marker(block, prose)
+    first = _first_paragraph(block)
+    if block.heading_title is None and _is_noise(first):
         return None
     checkbox = _CHECKBOX.match(first)
-    priority = _PRIORITY.search(_MARKER.sub("", first))
-    marker = _MARKER.search(text)
-    first_match = _FIRST_REPORTED.search(text)
+    priority = _PRIORITY.search(first)  # never in a marker, which has no `[`
+    first_match = _FIRST_REPORTED.search(prose)
     first_text = first_match.group(1) if first_match else None
     if marker and marker.group(3):
         first_text = marker.group(3)  # ours, exact
 
-    board = _BOARD.search(text)
+    board = _board(prose)
     title = block.heading_title or _title_of(first)
     if not title:
         return None
-    return PriorItem(
-        section=block.section,
-        priority=Priority(priority.group(1).upper()) if priority else None,
-        title=title,
-        text=text,
-        first_reported=_date_or_none(first_text),
-        fingerprint=marker.group(1) if marker else None,
-        item_digests=[d for d in (marker.group(2) or "").split(".") if d]
+    found = {
+        "priority": Priority(priority.group(1).upper()) if priority else None,
+        "first_reported": _date_or_none(first_text),
+        "fingerprint": marker.group(1) if marker else None,
+        "item_digests": [d for d in (marker.group(2) or "").split(".") if d]
         if marker and marker.group(2) is not None
         else None,
-        board_url=board.group(0) if board else None,
-        checked=bool(checkbox and checkbox.group(1).lower() == "x"),
-    )
+        "board_url": board,
+        "checked": bool(checkbox and checkbox.group(1).lower() == "x"),
+    }
+    # Only what differs from the defaults: half the memory and time per item (its set of
+    # fields given is smaller), which counts when a report has a million.
+    given = {name: value for name, value in found.items() if value}
+    if found["item_digests"] is not None:
+        given["item_digests"] = found["item_digests"]  # [] is not None
+    return PriorItem(section=block.section, title=title, text=text, **given)
 
 
 def _date_or_none(text: str | None) -> date | None:
@@ -141,8 +287,26 @@ def is_report(markdown: str) -> bool:
     return markdown.lstrip().startswith("# Nightly Scout Report")
 
 
+def _lines(text: str) -> Iterator[str]:
+    """`text.split("\\n")`, one line at a time: the whole list is 50 bytes a line more."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
+
+
+def _heading_text(text: str) -> str:
+    # An ATX heading's closing sequence, and the spaces around it.
+    return text.rstrip().rstrip("#").rstrip()
+
+
 def parse_report(markdown: str, fallback_date: date | None = None, source: str = "") -> PriorReport:
-    """Parse one report. Raises ValueError only when it has no date at all."""
+    """Parse one report. Raises ValueError only when it has no date at all.
+
+    Linear in the report's size: one pass over its lines, each looked at a bounded number
+    of times, and no pattern that backtracks over a long run of one character.
+    """
     markdown = markdown.replace("\r\n", "\n").replace("\r", "\n")
     found = report_date(markdown) or fallback_date
     if found is None:
@@ -162,24 +326,26 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
                 items.append(item)
         current = None
 
-    for line in markdown.split("\n"):
+    for line in _lines(markdown):
         # Fences sit inside list items at any depth, so an opener may have any indentation;
         # its closer, CommonMark's 3 columns more at most (more is content: a traceback's).
         if in_fence is not None:
             if current is not None:
-                current.lines.append(line)
+                current.add_fenced(line)
             if fence_closes(line, in_fence, max_indent=fence_indent + 3):
                 in_fence = None
             continue
-        opened = fence_open(line, max_indent=None)
+        stripped = line.lstrip()
+        lead = stripped[:1]
+        opened = fence_open(line, max_indent=None) if lead in ("`", "~") else None
         if opened:
             in_fence, fence_indent = opened, indentation(line)
             if current is not None:
-                current.lines.append(line)
+                current.add_fenced(line)
             continue
-        heading = _HEADING.match(line)
+        heading = _HEADING.match(line) if line.startswith("##") else None
         if heading:
-            level, text = len(heading.group(1)), heading.group(2)
+            level, text = len(heading.group(1)), _heading_text(heading.group(2))
             named = section_for_heading(text)
             if level == 2 or (named is not None and level == 3 and section != Section.CI_FAILURES):
                 close()
@@ -194,7 +360,8 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
             continue
         if section is None:
             continue
-        item = _ITEM.match(line)
+        # Rebound on every line: a match left over would keep its (maybe 20 MB) line alive.
+        item = _ITEM.match(line) if lead in ("-", "*", "+") or lead.isdecimal() else None
         if item and (current is None or current.heading_title is None):
             indent = len(item.group(1).expandtabs(4))
             if current is None or indent <= item_indent:
@@ -204,14 +371,14 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
                 continue
         if current is None:
             continue
-        if not line.strip():
+        if not stripped:
             current.lines.append("")
             continue
-        indented = len(line) - len(line.lstrip()) > item_indent
+        indented = len(line) - len(stripped) > item_indent
         previous_blank = current.lines and current.lines[-1] == ""
         if previous_blank and not indented and current.heading_title is None:
             close()  # a paragraph after the list, not part of the item
             continue
-        current.lines.append(line.strip())
+        current.lines.append(stripped.rstrip())
     close()
     return PriorReport(date=found, source=source, items=items)
