@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -9,9 +10,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from scout_tui.model import PriorReport
-from scout_tui.report.parse import parse_report
-
-_DATED_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
+from scout_tui.report.parse import is_report, parse_report, report_date
 
 
 @dataclass(frozen=True)
@@ -44,22 +43,116 @@ def since_from(reports: list[PriorReport], window: Window) -> datetime:
     return window.until - timedelta(days=1)
 
 
+MAX_REPORT_BYTES = 2 * 1024 * 1024  # real reports are ~10 KB; more is not a report
+_REPORT_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
+
+
 def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorReport]:
-    """Reports kept as `YYYY-MM-DD.md` files. A file that cannot be read is skipped, loudly."""
-    if not folder.is_dir():
-        raise FileNotFoundError(f"prior reports folder not found: {folder}")
-    reports = []
-    for path in sorted(folder.glob("*.md")):
-        name_date = _DATED_NAME.search(path.stem)
-        fallback = None
-        if name_date:
-            try:
-                fallback = date.fromisoformat(name_date.group(1))
-            except ValueError:
-                fallback = None
+    """Reports kept as `YYYY-MM-DD.md` files, oldest first.
+
+    Anything else in the folder is skipped with a warning (hidden files silently), as is a
+    file that is empty, binary, over 2 MiB or unreadable. A report whose title gives
+    another date is that date's; of two reports for one date, one is kept.
+    """
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileNotFoundError(f"prior reports folder not found: {folder}") from None
+    except OSError as exc:  # the CLI reports a FileNotFoundError as a usage error
+        raise FileNotFoundError(f"prior reports folder cannot be read: {folder}: {exc}") from None
+    by_date: dict[date, tuple[PriorReport, Path]] = {}
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.name.startswith("."):
+            continue  # .DS_Store, .gitkeep and the like
+        named = _name_date(entry.name)
+        if named is None:
+            warn(f"{path}: skipped, {_why_not_a_report(entry)}")
+            continue
+        text = _read_report(path, warn)
+        if text is None:
+            continue
         try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
-            reports.append(parse_report(text, fallback, source=str(path)))
-        except (OSError, ValueError) as exc:
-            warn(f"skipping prior report {path}: {exc}")
-    return reports
+            report = parse_report(text, named, source=str(path))
+        except ValueError as exc:
+            warn(f"{path}: skipped, {exc}")
+            continue
+        if not is_report(text):
+            warn(f"{path}: has no '# Nightly Scout Report' title; read as the report of {named}")
+        elif report_date(text) is None:
+            warn(f"{path}: its title has no valid date; read as the report of {named}")
+        elif report.date != named:
+            warn(f"{path}: its title says {report.date}, its name {named}; the title's date wins")
+        if report.date in by_date:
+            report, path = _keep_one(by_date[report.date], (report, path), warn)
+        by_date[report.date] = (report, path)
+    return [by_date[day][0] for day in sorted(by_date)]
+
+
+def _why_not_a_report(entry: os.DirEntry[str]) -> str:
+    match = re.fullmatch(r"(.*)\.md", entry.name)
+    if _entry_is_dir(entry):
+        return "a folder; prior reports are files named YYYY-MM-DD.md"
+    if match and _REPORT_NAME.fullmatch(entry.name):
+        return f"{match.group(1)} is not a date"
+    return "not named YYYY-MM-DD.md"
+
+
+def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _name_date(name: str) -> date | None:
+    match = _REPORT_NAME.fullmatch(name)
+    if match is None:
+        return None
+    try:
+        return date.fromisoformat(match.group(1))
+    except ValueError:  # 2026-02-30.md
+        return None
+
+
+def _read_report(path: Path, warn: Callable[[str], None]) -> str | None:
+    """The file's text, or None (and a warning saying why) when it cannot be a report."""
+    try:
+        if not path.is_file():
+            warn(f"{path}: skipped, not a file")
+            return None
+        size = path.stat().st_size  # before reading: a 4 GB file is not read to be refused
+        if size > MAX_REPORT_BYTES:
+            warn(f"{path}: skipped, {size / 2**20:.1f} MiB is over the 2 MiB a report can be")
+            return None
+        with path.open("rb") as handle:
+            data = handle.read(MAX_REPORT_BYTES + 1)  # it may have grown since
+    except OSError as exc:
+        warn(f"{path}: skipped, cannot be read: {exc.strerror or exc}")
+        return None
+    if len(data) > MAX_REPORT_BYTES:
+        warn(f"{path}: skipped, over the 2 MiB a report can be")
+        return None
+    if b"\0" in data:
+        warn(f"{path}: skipped, binary (it has NUL bytes)")
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        warn(f"{path}: skipped, not UTF-8 text (byte {data[exc.start]:#04x} at {exc.start})")
+        return None
+    if not text.strip():
+        warn(f"{path}: skipped, empty")
+        return None
+    return text
+
+
+def _keep_one(
+    first: tuple[PriorReport, Path], second: tuple[PriorReport, Path], warn: Callable[[str], None]
+) -> tuple[PriorReport, Path]:
+    """Of two reports for one date, the one whose file name is that date (the other's title
+    claims it); else the first by name. Deterministic: the folder is read in name order."""
+    day = first[0].date
+    keep, drop = (second, first) if second[1].name == f"{day}.md" else (first, second)
+    warn(f"{drop[1]}: skipped, a second report of {day}; kept {keep[1]}")
+    return keep
