@@ -167,3 +167,32 @@ def test_clean_docs_say_docs_are_current(tmp_path):
     assert [(f.kind, f.title, f.body) for f in result.findings] == [
         ("docs_current", "Docs", "docs are current")
     ]
+
+
+def test_doc_claims_keep_their_lines_after_fenced_blocks():
+    text = (
+        "Intro `torchtitan/a.py`.\n"  # 1
+        "\n"
+        "```bash\n"  # 3
+        "pytest tests/test_a.py -v\n"
+        "```\n"
+        "Then `torchtitan/b.py` and\n"  # 6
+        "- a list item:\n"
+        "   ~~~\n"  # 8: a fence in a list item
+        "   ./run_train.sh --compile.mode=max\n"
+        "   ~~~\n"
+        "[guide](docs/guide.md) `--metrics.log_freq=5`\n"  # 11
+        "```a ``torchtitan/c.py`` b``` is a code span, not a fence\n"
+        "`torchtitan/d.py`\n"  # 13
+    )
+    assert [(c.line, c.text) for c in path_claims(text)] == [
+        (1, "torchtitan/a.py"),
+        (6, "torchtitan/b.py"),
+        (13, "torchtitan/d.py"),
+        (11, "docs/guide.md"),
+    ]
+    assert [(c.line, c.text, v) for c, v in flag_claims(text)] == [
+        (11, "metrics.log_freq", "5"),
+        (9, "compile.mode", "max"),
+    ]
+    assert [(s.line, s.path) for s in pytest_command_claims(text)] == [(4, "tests/test_a.py")]

@@ -3,12 +3,14 @@ Pure text functions; checking the claims against the checkout is the collector's
 
 from __future__ import annotations
 
+import bisect
 import re
 import shlex
 from dataclasses import dataclass
 
+from scout_tui.markdown import fence_closes, fence_open, indentation
+
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_FENCED = re.compile(r"^(\s*)(`{3,}|~{3,})[^\n]*\n(.*?)\n\s*\2", re.MULTILINE | re.DOTALL)
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _PATHLIKE = re.compile(r"^\.{0,2}/?[\w.-]+(?:/[\w.-]+)*/?$")
 _EXTENSIONS = (".py", ".md", ".sh", ".yaml", ".yml", ".toml", ".json", ".txt", ".cfg")
@@ -24,29 +26,50 @@ class Claim:
     text: str
 
 
-def _line_of(markdown: str, offset: int) -> int:
-    return markdown.count("\n", 0, offset) + 1
+class _LineNumbers:
+    def __init__(self, text: str) -> None:
+        self.starts = [match.end() for match in re.finditer("\n", text)]
+
+    def of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) + 1
+
+
+def _unfenced(markdown: str) -> tuple[str, list[Claim]]:
+    """The Markdown with its fenced blocks' lines emptied, not removed, so that an offset in
+    it is on the line it is on in `markdown`; and the blocks' lines, as claims."""
+    prose: list[str] = []
+    fenced: list[Claim] = []
+    fence: str | None = None
+    indent = 0
+    for number, line in enumerate(markdown.split("\n"), start=1):
+        if fence is not None:
+            if fence_closes(line, fence, max_indent=indent + 3):
+                fence = None
+            elif line.strip():
+                fenced.append(Claim(number, line.strip()))
+        elif opened := fence_open(line, max_indent=None):  # a list item's may be indented
+            fence, indent = opened, indentation(line)
+        else:
+            prose.append(line)
+            continue
+        prose.append("")
+    return "\n".join(prose), fenced
 
 
 def code_snippets(markdown: str) -> list[Claim]:
     """Inline code spans and fenced blocks' lines, with their line numbers."""
-    found = [Claim(_line_of(markdown, m.start()), m.group(2).strip())
-             for m in _CODE_SPAN.finditer(_FENCED.sub("", markdown))]  # fmt: skip
-    for block in _FENCED.finditer(markdown):
-        first = _line_of(markdown, block.start(3))
-        for offset, line in enumerate(block.group(3).split("\n")):
-            if line.strip():
-                found.append(Claim(first + offset, line.strip()))
-    return found
+    prose, fenced = _unfenced(markdown)
+    lines = _LineNumbers(prose)
+    spans = [Claim(lines.of(m.start()), m.group(2).strip()) for m in _CODE_SPAN.finditer(prose)]
+    return spans + fenced
 
 
 def path_claims(markdown: str) -> list[Claim]:
     """Things that look like file paths: in code spans and link targets."""
     found = []
+    lines = _LineNumbers(markdown)
     candidates = [c for c in code_snippets(markdown) if " " not in c.text]
-    candidates += [
-        Claim(_line_of(markdown, m.start()), m.group(1)) for m in _LINK.finditer(markdown)
-    ]
+    candidates += [Claim(lines.of(m.start()), m.group(1)) for m in _LINK.finditer(markdown)]
     for claim in candidates:
         text = claim.text.split("#", 1)[0].split("::", 1)[0].rstrip(":,.")
         if "://" in claim.text or any(ch in text for ch in "{}<>*$"):
