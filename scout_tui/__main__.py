@@ -1,3 +1,5 @@
-from scout_tui.cli import main
+import sys
 
-raise SystemExit(main())
+from scout_tui.cli import entry
+
+sys.exit(entry())

@@ -1,33 +1,154 @@
-"""The on-disk cache: collector runs per day, triage state, later API responses and the
-publish journal.
+"""The on-disk cache: collector runs per checkout, experiment and day; torch commits; later
+API responses with their ETags. Everything here can be rebuilt: the user's own data
+(triage decisions, the publish journal) lives in the state store, never here.
 
-Values are stored as JSON text, never pickles, and validated on the way out. A cache that
-cannot be opened is moved aside (kept, for a post-mortem) and rebuilt; a value that does
-not validate is dropped with a warning. Either way the run goes on.
+Values are stored as JSON text, never pickles, and validated on the way out. What can go
+wrong, and what happens:
+- a cache that fails its integrity check is moved aside (kept, for a post-mortem) and
+  rebuilt — and the warning says where it went only when the move happened;
+- a read-only cache file or folder is opened read-only: runs are read, nothing is saved;
+- a cache that cannot be opened at all is left alone and the command goes on without one;
+- a value that does not validate is dropped with a warning.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import diskcache
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
-from scout_tui.model import RunResult
-from scout_tui.triage import TriageEntry
+from scout_tui.model import Checkout, RunResult
 
-CACHE_VERSION = "v1"
+CACHE_VERSION = "v2"  # v2: runs keyed by checkout; triage moved to the state store
+DB_NAME = "cache.db"  # diskcache's
 M = TypeVar("M", bound=BaseModel)
+_SQLITE_ERRORS = (sqlite3.Error, OSError, EOFError)
 
 
 def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("scout-tui", appauthor=False))
+
+
+class _Store(Protocol):
+    def get(self, key: str) -> object: ...
+    def set(self, key: str, value: str) -> object: ...
+    def delete(self, key: str) -> object: ...
+    def iterkeys(self) -> Iterator[object]: ...
+    def volume(self) -> int: ...
+    def clear(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class _ReadOnlyStore:
+    """diskcache's table read with a read-only SQLite connection: JSON text values only
+    (stored inline, or in a file beside the database when large)."""
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        path = directory / DB_NAME
+        try:
+            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            self._db.execute("SELECT count(*) FROM Cache").fetchone()
+        except sqlite3.Error:
+            # A WAL database in a read-only folder cannot even be read normally.
+            self._db = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
+            self._db.execute("SELECT count(*) FROM Cache").fetchone()
+        self._disk = diskcache.Disk(str(directory))
+
+    def get(self, key: str) -> object:
+        row = self._db.execute(
+            "SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        mode, filename, value = row
+        if mode not in (diskcache.core.MODE_RAW, diskcache.core.MODE_TEXT):
+            return None  # never unpickle
+        return self._disk.fetch(mode, filename, value, False)
+
+    def set(self, key: str, value: str) -> None:
+        return None
+
+    def delete(self, key: str) -> None:
+        return None
+
+    def iterkeys(self) -> Iterator[object]:
+        for (key,) in self._db.execute("SELECT key FROM Cache WHERE raw = 1 ORDER BY rowid"):
+            yield key
+
+    def volume(self) -> int:
+        return sum(f.stat().st_size for f in self._directory.rglob("*") if f.is_file())
+
+    def clear(self) -> int:
+        raise OSError(f"{self._directory} is read-only")
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _NoStore:
+    """No cache at all: nothing is found, nothing is kept."""
+
+    def get(self, key: str) -> object:
+        return None
+
+    def set(self, key: str, value: str) -> None:
+        return None
+
+    def delete(self, key: str) -> None:
+        return None
+
+    def iterkeys(self) -> Iterator[object]:
+        return iter(())
+
+    def volume(self) -> int:
+        return 0
+
+    def clear(self) -> int:
+        return 0
+
+    def close(self) -> None:
+        return None
+
+
+def _read_only(directory: Path) -> bool:
+    database = directory / DB_NAME
+    if not os.access(directory, os.W_OK):
+        return True
+    return database.exists() and not os.access(database, os.W_OK)
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    """An integrity problem of the file itself, as opposed to permissions or locking."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "corrupt" in text
+    )
+
+
+def _integrity_problem(database: Path) -> str | None:
+    """What SQLite's quick check says is wrong with the file, or None (also when the file
+    cannot be checked for another reason: opening it will say what)."""
+    if not database.exists():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        try:
+            rows = db.execute("PRAGMA quick_check").fetchall()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc) if _is_corrupt(exc) else None
+    verdict = "; ".join(str(row[0]) for row in rows[:3])
+    return None if verdict == "ok" else verdict
 
 
 class Cache:
@@ -35,44 +156,81 @@ class Cache:
         self,
         directory: Path | None = None,
         *,
-        namespace: str = "default",
         warn: Callable[[str], None] = lambda message: None,
+        create: bool = True,
     ) -> None:
+        """`create=False` opens only a cache that exists (`cache info`, `cache clear`)."""
         self.root = directory or default_cache_dir()
         self.directory = self.root / CACHE_VERSION
-        self.namespace = namespace
         self._warn = warn
-        self._store = self._open()
+        self.read_only = False
+        self.exists = (self.directory / DB_NAME).exists()
+        self._store: _Store = self._open() if (create or self.exists) else _NoStore()
 
-    def _open(self) -> diskcache.Cache:
+    # -- opening ----------------------------------------------------------------------
+    def _open(self) -> _Store:
         try:
-            store = diskcache.Cache(str(self.directory))
-            store.check(fix=False)  # reads every row: a truncated or garbled db raises here
-            return store
-        except (sqlite3.Error, OSError, EOFError) as exc:
-            aside = self.directory.with_name(f"{CACHE_VERSION}.corrupt-{int(time.time())}")
-            self._warn(
-                f"cache at {self.directory} is unreadable ({type(exc).__name__}: {exc}); "
-                f"moved it to {aside} and starting a fresh one"
-            )
-            try:
-                self.directory.rename(aside)
-            except OSError:
-                import shutil
-
-                shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self._warn(f"cannot create the cache at {self.directory} ({exc.strerror or exc}); "
+                       "going on without a cache")  # fmt: skip
+            return _NoStore()
+        if _read_only(self.directory):
+            return self._open_read_only()
+        problem = _integrity_problem(self.directory / DB_NAME)
+        if problem:
+            return self._move_aside(problem)
+        try:
             return diskcache.Cache(str(self.directory))
+        except _SQLITE_ERRORS as exc:
+            if _is_corrupt(exc):
+                return self._move_aside(exc)
+            if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc).lower():
+                return self._open_read_only()
+            self._warn(f"cannot open the cache at {self.directory} ({type(exc).__name__}: "
+                       f"{exc}); going on without a cache")  # fmt: skip
+            return _NoStore()
+
+    def _open_read_only(self) -> _Store:
+        self.read_only = True
+        if not (self.directory / DB_NAME).exists():
+            self._warn(f"the cache folder {self.directory} is read-only; going on without a "
+                       "cache (nothing will be saved)")  # fmt: skip
+            return _NoStore()
+        try:
+            store = _ReadOnlyStore(self.directory)
+        except sqlite3.Error as exc:
+            self._warn(f"the cache at {self.directory} is read-only and cannot be read ({exc}); "
+                       "going on without a cache")  # fmt: skip
+            return _NoStore()
+        self._warn(f"the cache at {self.directory} is read-only: reading it, saving nothing")
+        return store
+
+    def _move_aside(self, problem: object) -> _Store:
+        aside = self.directory.with_name(f"{CACHE_VERSION}.corrupt-{int(time.time())}")
+        try:
+            self.directory.rename(aside)
+        except OSError as exc:
+            self._warn(f"the cache at {self.directory} is corrupt ({problem}) and cannot be moved "
+                       f"aside ({exc.strerror or exc}); going on without a cache")  # fmt: skip
+            return _NoStore()
+        self._warn(f"the cache at {self.directory} was corrupt ({problem}); moved it to {aside} "
+                   "and started a fresh one")  # fmt: skip
+        try:
+            return diskcache.Cache(str(self.directory))
+        except _SQLITE_ERRORS as exc:
+            self._warn(f"cannot start a fresh cache at {self.directory} ({exc}); going on "
+                       "without a cache")  # fmt: skip
+            return _NoStore()
 
     def close(self) -> None:
         self._store.close()
 
-    def _key(self, *parts: str) -> str:
-        return "/".join((self.namespace, *parts))
-
+    # -- values -----------------------------------------------------------------------
     def _get(self, key: str, model: type[M]) -> M | None:
         try:
             raw = self._store.get(key)
-        except (sqlite3.Error, OSError, EOFError, ValueError) as exc:
+        except (*_SQLITE_ERRORS, ValueError) as exc:
             self._warn(f"cache entry {key} unreadable ({exc}); ignoring it")
             return None
         if raw is None:
@@ -84,60 +242,57 @@ class Cache:
         except (ValidationError, TypeError, ValueError) as exc:
             reason = str(exc).splitlines()[0]
             self._warn(f"cache entry {key} is invalid ({reason}); dropping it")
-            self._store.delete(key)
+            self._forget(key)
             return None
 
+    def _forget(self, key: str) -> None:
+        try:
+            self._store.delete(key)
+        except _SQLITE_ERRORS:
+            pass
+
     def _put(self, key: str, value: BaseModel) -> None:
-        self._store.set(key, value.model_dump_json())
+        try:
+            self._store.set(key, value.model_dump_json())
+        except _SQLITE_ERRORS as exc:
+            self._warn(f"cannot save {key} in the cache ({exc}); going on")
 
     # -- runs ------------------------------------------------------------------------
+    @staticmethod
+    def _run_key(checkout: Checkout, experiment: str, day: date,
+                 only: list[str] | None = None) -> str:  # fmt: skip
+        key = f"run/{checkout.id}/{experiment}/{day.isoformat()}"
+        return key + ("/only=" + ",".join(sorted(only)) if only else "")
+
     def put_run(self, run: RunResult) -> None:
-        self._put(self._key("run", run.date.isoformat()), run)
+        """The day's run. A run of some collectors (--only) is kept apart, so it never
+        replaces the day's full run; a cancelled run is not kept."""
+        if run.checkout is None or run.cancelled:
+            return
+        self._put(self._run_key(run.checkout, run.experiment, run.date, run.only), run)
 
-    def get_run(self, day: date) -> RunResult | None:
-        return self._get(self._key("run", day.isoformat()), RunResult)
-
-    def run_dates(self) -> list[date]:
-        prefix = self._key("run", "")
-        days = []
-        for key in self._store.iterkeys():
-            if isinstance(key, str) and key.startswith(prefix):
-                try:
-                    days.append(date.fromisoformat(key[len(prefix) :]))
-                except ValueError:
-                    continue
-        return sorted(days)
-
-    # -- triage ----------------------------------------------------------------------
-    def triage(self) -> dict[str, TriageEntry]:
-        prefix = self._key("triage", "")
-        entries = {}
-        for key in list(self._store.iterkeys()):
-            if isinstance(key, str) and key.startswith(prefix):
-                entry = self._get(key, TriageEntry)
-                if entry is not None:
-                    entries[entry.fingerprint] = entry
-        return entries
-
-    def put_triage(self, entry: TriageEntry) -> None:
-        self._put(self._key("triage", entry.fingerprint), entry)
+    def get_run(self, checkout: Checkout, experiment: str, day: date,
+                only: list[str] | None = None) -> RunResult | None:  # fmt: skip
+        return self._get(self._run_key(checkout, experiment, day, only), RunResult)
 
     # -- plain values (torch commits, later API responses) -----------------------------
     def get_value(self, key: str, model: type[M]) -> M | None:
-        return self._get(self._key("value", key), model)
+        return self._get(f"value/{key}", model)
 
     def put_value(self, key: str, value: BaseModel) -> None:
-        self._put(self._key("value", key), value)
+        self._put(f"value/{key}", value)
 
     # -- housekeeping ------------------------------------------------------------------
     def info(self) -> dict[str, object]:
         keys = [k for k in self._store.iterkeys() if isinstance(k, str)]
+        runs = sorted({k.split("/")[-1] for k in keys if k.startswith("run/") and "/only=" not in k})
         return {
             "path": str(self.directory),
+            "exists": self.exists,
+            "read_only": self.read_only,
             "bytes": self._store.volume(),
             "entries": len(keys),
-            "runs": sorted({k.rsplit("/", 1)[1] for k in keys if "/run/" in k}),
-            "triage_decisions": sum(1 for k in keys if "/triage/" in k),
+            "runs": runs,
         }
 
     def clear(self) -> int:

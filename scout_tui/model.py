@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: checkout, experiment, collected_at, only, cancelled
 
 
 class Section(StrEnum):
@@ -133,10 +133,15 @@ def item_digest(item: str) -> str:
 class CollectorState(_Model):
     name: str
     title: str
-    state: Literal["pending", "running", "done", "skipped", "failed"]
+    state: Literal["pending", "running", "done", "skipped", "failed", "cancelled"]
     reason: str | None = None
     findings: int = 0
     seconds: float | None = None
+    by_request: bool = Field(
+        default=False,
+        description="Skipped because the user asked for it (--offline): not a problem for "
+        "--strict.",
+    )
 
 
 class PriorItem(_Model):
@@ -159,6 +164,35 @@ class PriorReport(_Model):
     items: list[PriorItem] = Field(default_factory=list)
 
 
+class Checkout(_Model):
+    """Which checkout a run scanned. Runs and triage decisions are filed under `id`, so a
+    second worktree, a fork or the demo repository never sees another checkout's."""
+
+    path: str = Field(description="The resolved top-level directory of the work tree.")
+    git_dir: str = Field(description="The resolved git common directory.")
+    id: str = Field(description="A digest of both.")
+
+    @classmethod
+    def of(cls, path: str, git_dir: str) -> Checkout:
+        digest = hashlib.sha1(f"{path}\0{git_dir}".encode()).hexdigest()[:16]
+        return cls(path=path, git_dir=git_dir, id=digest)
+
+
+class TriageEntry(_Model):
+    """A reviewer's decision on one finding, kept in the state store by fingerprint."""
+
+    fingerprint: str
+    decision: Literal["accepted", "dropped", "merged"] | None = None
+    reason: str | None = None
+    merged_into: str | None = None
+    section: Section | None = None
+    priority: Priority | None = None
+    priority_set: bool = False  # distinguishes "set to no priority" from "not touched"
+    title: str | None = None
+    body: str | None = None
+    updated: datetime | None = None
+
+
 class RunResult(_Model):
     """One collection run: the `--json` interface and what the cache keeps per day."""
 
@@ -166,7 +200,13 @@ class RunResult(_Model):
     date: date
     since: datetime
     repo: str
-    head: str | None = None
+    checkout: Checkout | None = None
+    experiment: str = ""
+    collected_at: datetime | None = None
+    head: str | None = Field(
+        default=None,
+        description="The commit scanned: HEAD, or with --date the last commit of that day.",
+    )
     baseline_commit: str | None = None
     prior_reports: list[PriorReport] = Field(default_factory=list)
     prior_source: str | None = None
@@ -175,3 +215,12 @@ class RunResult(_Model):
     suppressed: list[str] = Field(
         default_factory=list, description="Fingerprints of FYI items left out as noise."
     )
+    only: list[str] | None = Field(
+        default=None, description="The collectors asked for with --only; null: all of them."
+    )
+    cancelled: bool = Field(default=False, description="Stopped before every collector ended.")
+
+    @property
+    def complete(self) -> bool:
+        """A run of every collector to its end: the only kind that stands for the day."""
+        return self.only is None and not self.cancelled

@@ -1,30 +1,32 @@
-"""baseline → collectors → reconcile: one run, as the CLI and the console drive it."""
+"""baseline → collectors → reconcile: one run, streamed as events from start to finish."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
-import shutil
-import subprocess
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from scout_tui.baseline import Window, in_window, load_prior_dir, since_from
-from scout_tui.collectors.base import (
-    Collector,
-    CollectorContext,
+from scout_tui.collectors.base import Collector, CollectorContext, registered
+from scout_tui.collectors.runner import stream
+from scout_tui.config import Config, ConfigError
+from scout_tui.errors import UsageError
+from scout_tui.events import (
     CollectorFinished,
     Event,
     FindingFound,
-    registered,
+    RunFinished,
+    RunStarted,
+    RunWarning,
 )
-from scout_tui.collectors.runner import stream
-from scout_tui.config import Config, ConfigError
 from scout_tui.model import CollectorState, Finding, PriorReport, RunResult, Section
 from scout_tui.report.reconcile import reconcile
 from scout_tui.source import NotARepository, SourceTree
+
+NO_PRIOR_SOURCE = "skipped — no GitHub layer yet (use --prior DIR)"
 
 
 @dataclass
@@ -35,26 +37,8 @@ class RunOptions:
     prior_dir: Path | None = None
     offline: bool = False
     only: Sequence[str] | None = None
-    warn: Callable[[str], None] = lambda message: None
     token: str | None = field(default=None, repr=False)
     processes: int = 1  # >1: forked processes (CLI only; never from a threaded app)
-
-
-def find_token() -> str | None:
-    """GH_TOKEN, GITHUB_TOKEN, then `gh auth token`; None when there is none."""
-    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
-        if os.environ.get(name):
-            return os.environ[name]
-    if shutil.which("gh"):
-        try:
-            done = subprocess.run(
-                ["gh", "auth", "token"], capture_output=True, text=True, timeout=5, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        token = done.stdout.strip()
-        return token if done.returncode == 0 and token else None
-    return None
 
 
 def find_torch_root(configured: str) -> Path | None:
@@ -81,8 +65,10 @@ def select_collectors(only: Sequence[str] | None) -> list[type[Collector]]:
         return list(available.values())
     unknown = [name for name in only if name not in available]
     if unknown:
-        raise ValueError(f"unknown collector {', '.join(unknown)}; known: {', '.join(available)}")
-    return [available[name] for name in only]
+        raise UsageError(
+            f"unknown collector {', '.join(unknown)}; known: {', '.join(available)}"
+        )
+    return [available[name] for name in dict.fromkeys(only)]
 
 
 def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
@@ -98,9 +84,18 @@ def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
         )
 
 
-def prepare(options: RunOptions) -> tuple[CollectorContext, list[PriorReport], str]:
+@dataclass
+class Prepared:
+    ctx: CollectorContext
+    priors: list[PriorReport]
+    prior_source: str
+    warnings: list[str]
+
+
+def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:
     """The context a run's collectors share: window, baseline, checkout."""
-    source = SourceTree(options.repo)
+    cancel = cancel or threading.Event()
+    source = SourceTree(options.repo, cancel=cancel)
     window = Window.for_date(options.as_of)
     config = options.config
     if not source.exists(config.project.experiment):
@@ -108,12 +103,22 @@ def prepare(options: RunOptions) -> tuple[CollectorContext, list[PriorReport], s
             f"{source.root} has no {config.project.experiment}/ — is this the right checkout? "
             f"([project] experiment in {config.source})"
         )
+    head = source.commit_before(window.until) if options.as_of else source.head()
+    if head is None:
+        first = source.first_commit_date()
+        if first is None:
+            raise NotARepository(f"{source.root} has no commits yet")
+        raise UsageError(
+            f"--date {window.as_of.isoformat()} is before the repository's first commit "
+            f"({first.date().isoformat()})"
+        )
+    warnings: list[str] = []
     if options.prior_dir is not None:
-        all_reports = load_prior_dir(options.prior_dir, options.warn)
-        prior_source = str(options.prior_dir)
+        all_reports = load_prior_dir(options.prior_dir, warnings.append)
+        prior_source = str(options.prior_dir.resolve())
     else:
         all_reports = []
-        prior_source = "skipped — no GitHub layer yet (use --prior DIR)"
+        prior_source = NO_PRIOR_SOURCE
     priors = in_window(all_reports, window.as_of, config.windows.prior_report_days)
     since = since_from(priors, window)
     ctx = CollectorContext(
@@ -125,34 +130,55 @@ def prepare(options: RunOptions) -> tuple[CollectorContext, list[PriorReport], s
         source=source,
         prior_reports=priors,
         baseline_commit=source.commit_before(since),
-        head_commit=source.commit_before(window.until),
+        head_commit=head,
         token=options.token,
         online=not options.offline,
         github_available=False,
         torch_root=find_torch_root(config.torch.root),
+        cancelled=cancel,
     )
-    return ctx, priors, prior_source
+    return Prepared(ctx, priors, prior_source, warnings)
 
 
-def run(options: RunOptions, on_event: Callable[[Event], None] | None = None) -> RunResult:
+def run_events(options: RunOptions, cancel: threading.Event | None = None) -> Iterator[Event]:
+    """The whole run as events, the last one `RunFinished` with the reconciled result.
+
+    Setting `cancel` stops every collector promptly (inside long steps, not only between
+    findings); the run still finishes, with the collectors that did not end `cancelled`.
+    """
+    cancel = cancel or threading.Event()
     collectors = select_collectors(options.only)
     check_rules(options.config, collectors)
-    ctx, priors, prior_source = prepare(options)
+    prepared = prepare(options, cancel)
+    ctx = prepared.ctx
+    checkout = ctx.source.checkout()
+    yield RunStarted(
+        date=ctx.as_of,
+        since=ctx.since,
+        checkout=checkout,
+        head=ctx.head_commit,
+        baseline_commit=ctx.baseline_commit,
+        collectors=[CollectorState(name=cls.name, title=cls.title, state="pending")
+                    for cls in collectors],  # fmt: skip
+        prior_reports=[report.date for report in prepared.priors],
+        prior_source=prepared.prior_source,
+    )
+    for warning in prepared.warnings:
+        yield RunWarning(warning)
     findings: list[Finding] = []
     states: dict[str, CollectorState] = {}
     for event in stream(ctx, collectors, options.processes):
-        if on_event is not None:
-            on_event(event)
         if isinstance(event, FindingFound):
             findings.append(event.finding)
         elif isinstance(event, CollectorFinished):
             states[event.state.name] = event.state
+        yield event
     ordered_states = [states[cls.name] for cls in collectors]
     completed = {s.name for s in ordered_states if s.state == "done"}
     completed_kinds = {kind for cls in collectors if cls.name in completed for kind in cls.kinds}
     reconciled = reconcile(
         _dedupe(findings),
-        priors,
+        prepared.priors,
         fyi_suppress_after=ctx.config.windows.fyi_suppress_after,
         completed_kinds=completed_kinds,
         all_collectors_completed=len(completed) == len(registered()),
@@ -160,18 +186,41 @@ def run(options: RunOptions, on_event: Callable[[Event], None] | None = None) ->
             kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
         },
     )
-    return RunResult(
-        date=ctx.as_of,
-        since=ctx.since,
-        repo=str(ctx.source.root),
-        head=ctx.head_commit,
-        baseline_commit=ctx.baseline_commit,
-        prior_reports=priors,
-        prior_source=prior_source,
-        collectors=ordered_states,
-        findings=reconciled.findings,
-        suppressed=reconciled.suppressed,
+    yield RunFinished(
+        RunResult(
+            date=ctx.as_of,
+            since=ctx.since,
+            repo=str(ctx.source.root),
+            checkout=checkout,
+            experiment=ctx.config.project.experiment,
+            collected_at=datetime.now(UTC),
+            head=ctx.head_commit,
+            baseline_commit=ctx.baseline_commit,
+            prior_reports=prepared.priors,
+            prior_source=prepared.prior_source,
+            collectors=ordered_states,
+            findings=reconciled.findings,
+            suppressed=reconciled.suppressed,
+            only=[cls.name for cls in collectors] if options.only else None,
+            cancelled=any(state.state == "cancelled" for state in ordered_states),
+        )
     )
+
+
+def run(
+    options: RunOptions,
+    on_event: Callable[[Event], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """`run_events` for callers that only want the result (and maybe to watch)."""
+    result = None
+    for event in run_events(options, cancel):
+        if on_event is not None:
+            on_event(event)
+        if isinstance(event, RunFinished):
+            result = event.result
+    assert result is not None
+    return result
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import git
 
-from scout_tui.analysis.blame import Origin, replay
+from scout_tui.analysis.blame import Origin, Stopped, replay
+from scout_tui.errors import Cancelled
+from scout_tui.model import Checkout
 
 DIFF_LIMIT = 256 * 1024
 MAX_RENAME_DEPTH = 8
@@ -39,7 +41,10 @@ class CommitInfo:
 
 
 class SourceTree:
-    def __init__(self, path: Path) -> None:
+    """`cancel`, when set, stops every long step: the next read or parse raises Cancelled,
+    and a running history replay stops at its next commit (its git process is killed)."""
+
+    def __init__(self, path: Path, cancel: threading.Event | None = None) -> None:
         try:
             self.repo = git.Repo(path, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -54,9 +59,36 @@ class SourceTree:
         self._blob_ids: dict[tuple[str, str], str | None] = {}
         self._blob_trees: dict[str, ast.Module | None] = {}
         self._cat: subprocess.Popen[bytes] | None = None
+        self._cancel = cancel or threading.Event()
+
+    def _check(self) -> None:
+        if self._cancel.is_set():
+            raise Cancelled
+
+    # -- identity ----------------------------------------------------------------------
+    def checkout(self) -> Checkout:
+        return Checkout.of(str(self.root.resolve()), str(Path(self.repo.common_dir).resolve()))
+
+    def head(self) -> str | None:
+        """HEAD's commit; None in a repository with no commits yet."""
+        with self._lock:
+            try:
+                return self.repo.head.commit.hexsha
+            except ValueError:
+                return None
+
+    def first_commit_date(self) -> datetime | None:
+        with self._lock:
+            try:
+                out = self.repo.git.log("--max-parents=0", "--format=%ct", "HEAD")
+            except git.GitCommandError:
+                return None
+        stamps = [int(line) for line in out.split() if line.isdigit()]
+        return datetime.fromtimestamp(min(stamps), UTC) if stamps else None
 
     # -- the work tree, as it is -------------------------------------------------------
     def read(self, path: str) -> str | None:
+        self._check()
         with self._lock:
             if path not in self._text:
                 try:
@@ -70,6 +102,7 @@ class SourceTree:
     def parse(self, path: str) -> ast.Module | None:
         """The work-tree file's AST. Keyed by git blob id, so a file unchanged since HEAD
         is parsed once whether it is asked for from the work tree or from a commit."""
+        self._check()
         with self._lock:
             if path not in self._trees:
                 text = self.read(path)
@@ -130,6 +163,7 @@ class SourceTree:
             return header[0].decode(), data
 
     def read_at(self, commit: str, path: str) -> str | None:
+        self._check()
         with self._lock:
             key = (commit, path)
             if key not in self._blob_text:
@@ -153,6 +187,7 @@ class SourceTree:
         first, each with the files it touched among `paths`: one `git log` in all."""
         if until is None:
             return []
+        self._check()
         rev = f"{since}..{until}" if since else until
         with self._lock:
             out = self.repo.git.log(
@@ -211,6 +246,7 @@ class SourceTree:
         those paths and of the names they had before renames."""
         if not paths:
             return {}
+        self._check()
         # Git matches a few directories far faster than hundreds of file names (then the
         # replay covers the other files in them too, and the result keeps only `paths`).
         scope = set(paths) if len(paths) <= FEW_PATHS else _covering_dirs(paths)
@@ -223,8 +259,12 @@ class SourceTree:
                                    stderr=subprocess.DEVNULL)  # fmt: skip
         assert process.stdout is not None
         try:
-            origins = replay(process.stdout)
+            origins = replay(process.stdout, should_stop=self._cancel.is_set)
+        except Stopped:
+            raise Cancelled from None
         finally:
+            if self._cancel.is_set():
+                process.kill()
             process.stdout.close()
             process.wait()
         return {path: origins[path] for path in paths if path in origins}

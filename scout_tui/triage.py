@@ -1,50 +1,69 @@
 """A reviewer's decisions on findings, and how they change what gets published.
 
 Decisions are keyed by fingerprint, so they survive reruns: a dropped finding is not
-proposed again tomorrow, an edited title stays edited.
+proposed again tomorrow, an edited title stays edited. Pure: the state store keeps the
+entries, this module says what an action makes of them and what a run looks like after.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
-from typing import Literal
+from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from scout_tui.model import (
+    Evidence,
+    FileRef,
+    Finding,
+    Priority,
+    Section,
+    Status,
+    TriageEntry,
+)
 
-from scout_tui.model import Evidence, FileRef, Finding, Priority, Section
-
-DEMOTE_ORDER: list[Priority | None] = [Priority.P0, Priority.P1, Priority.P2, None]
-
-
-class TriageEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    fingerprint: str
-    decision: Literal["accepted", "dropped", "merged"] | None = None
-    reason: str | None = None
-    merged_into: str | None = None
-    section: Section | None = None
-    priority: Priority | None = None
-    priority_set: bool = False  # distinguishes "set to no priority" from "not touched"
-    title: str | None = None
-    body: str | None = None
-    updated: datetime = Field(default_factory=lambda: datetime.now(UTC))
+PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
+_DEMOTED = {Priority.P0: Priority.P1, Priority.P1: Priority.P2}
+_PROMOTED = {None: Priority.P2, Priority.P2: Priority.P1, Priority.P1: Priority.P0}
 
 
-def demoted(finding: Finding) -> tuple[Section, Priority | None]:
-    """P0 → P1 → P2 → FYI."""
-    if finding.section in (Section.FYI, Section.ALL_CLEAR):
-        return finding.section, None
-    position = DEMOTE_ORDER.index(finding.priority) if finding.priority in DEMOTE_ORDER else 2
-    following = DEMOTE_ORDER[min(position + 1, len(DEMOTE_ORDER) - 1)]
-    return (Section.FYI, None) if following is None else (finding.section, following)
+class TriageError(Exception):
+    """An action that cannot apply (merge into itself, into a dropped finding...)."""
 
 
-def _edited(finding: Finding, entry: TriageEntry) -> Finding:
+# -- the table of demote / promote -----------------------------------------------------
+def demoted(section: Section, priority: Priority | None) -> tuple[Section, Priority | None] | None:
+    """P0 → P1 → P2 → FYI; Opportunities and Docs → FYI. None: nothing lower."""
+    if section in PRIORITIZED:
+        if priority in _DEMOTED:
+            return section, _DEMOTED[priority]
+        return Section.FYI, None
+    if section in (Section.OPPORTUNITIES, Section.DOCS):
+        return Section.FYI, None
+    return None
+
+
+def promoted(section: Section, priority: Priority | None) -> tuple[Section, Priority | None] | None:
+    """FYI, Opportunities, Docs → Action Items P2 → P1 → P0. None: nothing higher."""
+    if section in PRIORITIZED:
+        return (section, _PROMOTED[priority]) if priority in _PROMOTED else None
+    if section in (Section.FYI, Section.OPPORTUNITIES, Section.DOCS):
+        return Section.ACTION_ITEMS, Priority.P2
+    return None
+
+
+# -- one finding as decided -------------------------------------------------------------
+def edited(finding: Finding, entry: TriageEntry | None) -> Finding:
+    """The finding with the entry's section, priority, title and body. A carried finding
+    moved to Action Items stays under Carried Forward (reconcile decided it is not new)."""
+    if entry is None:
+        return finding
     update: dict = {}
     if entry.section is not None:
-        update["section"] = entry.section
+        section = entry.section
+        if section is Section.ACTION_ITEMS and finding.status is Status.CARRIED:
+            section = Section.CARRIED_FORWARD
+        update["section"] = section
+        if section not in PRIORITIZED and not entry.priority_set:
+            update["priority"] = None
     if entry.priority_set:
         update["priority"] = entry.priority
     if entry.title:
@@ -52,6 +71,133 @@ def _edited(finding: Finding, entry: TriageEntry) -> Finding:
     if entry.body is not None:
         update["body"] = entry.body
     return finding.model_copy(update=update) if update else finding
+
+
+def _rank(section: Section, priority: Priority | None) -> int:
+    if section in PRIORITIZED:
+        return {Priority.P0: 0, Priority.P1: 1, Priority.P2: 2}.get(priority, 3)  # type: ignore[arg-type]
+    return {Section.OPPORTUNITIES: 4, Section.DOCS: 4, Section.FYI: 5}.get(section, 6)
+
+
+def decision_label(finding: Finding, entry: TriageEntry | None) -> str:
+    """What the reviewer did, in a word: the tree's badge and `triage list`'s column."""
+    if entry is None:
+        return ""
+    if entry.decision == "dropped":
+        return "dropped"
+    if entry.decision == "merged":
+        return "merged"
+    after = edited(finding, entry)
+    before_rank = _rank(finding.section, finding.priority)
+    after_rank = _rank(after.section, after.priority)
+    if entry.title or entry.body is not None:
+        return "edited"
+    if after_rank > before_rank:
+        return "demoted"
+    if after_rank < before_rank:
+        return "promoted"
+    return "accepted" if entry.decision == "accepted" else ""
+
+
+def reviewed(entry: TriageEntry | None) -> bool:
+    return entry is not None and (
+        entry.decision is not None or entry.section is not None or entry.priority_set
+        or bool(entry.title) or entry.body is not None
+    )  # fmt: skip
+
+
+# -- actions: what each makes of an entry -----------------------------------------------
+def _base(fingerprint: str, entry: TriageEntry | None) -> TriageEntry:
+    return entry or TriageEntry(fingerprint=fingerprint)
+
+
+def accept(fingerprint: str, entry: TriageEntry | None) -> TriageEntry:
+    """Accepted as it stands (edits kept); un-drops and un-merges."""
+    return _base(fingerprint, entry).model_copy(
+        update={"decision": "accepted", "reason": None, "merged_into": None}
+    )
+
+
+def drop(fingerprint: str, entry: TriageEntry | None, reason: str) -> TriageEntry:
+    if not reason.strip():
+        raise TriageError("a drop needs a reason (it is remembered: the finding is not "
+                          "proposed again)")  # fmt: skip
+    return _base(fingerprint, entry).model_copy(
+        update={"decision": "dropped", "reason": reason.strip(), "merged_into": None}
+    )
+
+
+def move(finding: Finding, entry: TriageEntry | None, up: bool) -> TriageEntry | None:
+    """Demote (up=False) or promote the finding as it stands after earlier decisions;
+    None when it is already at the bottom or top."""
+    current = edited(finding, entry)
+    section = Section.ACTION_ITEMS if current.section is Section.CARRIED_FORWARD else (
+        current.section
+    )  # fmt: skip
+    target = (promoted if up else demoted)(section, current.priority)
+    if target is None:
+        return None
+    return _base(finding.fingerprint, entry).model_copy(
+        update={"section": target[0], "priority": target[1], "priority_set": True}
+    )
+
+
+def edit(
+    fingerprint: str,
+    entry: TriageEntry | None,
+    *,
+    title: str | None = None,
+    body: str | None = None,
+    section: Section | None = None,
+    priority: Priority | None = None,
+    set_priority: bool = False,
+) -> TriageEntry:
+    if section is Section.CARRIED_FORWARD:
+        raise TriageError("carried_forward is decided by reconcile; use action_items")
+    update: dict = {}
+    if title is not None:
+        if not title.strip():
+            raise TriageError("a title cannot be empty")
+        update["title"] = " ".join(title.split())
+    if body is not None:
+        update["body"] = body
+    if section is not None:
+        update["section"] = section
+    if set_priority:
+        update.update(priority=priority, priority_set=True)
+    return _base(fingerprint, entry).model_copy(update=update)
+
+
+def merge_into(
+    fingerprint: str, entry: TriageEntry | None, target: str, entries: Mapping[str, TriageEntry]
+) -> TriageEntry:
+    if fingerprint == target:
+        raise TriageError(f"cannot merge {fingerprint} into itself")
+    target_entry = entries.get(target)
+    if target_entry is not None and target_entry.decision in ("dropped", "merged"):
+        raise TriageError(f"cannot merge into {target}: it is {target_entry.decision}")
+    return _base(fingerprint, entry).model_copy(
+        update={"decision": "merged", "merged_into": target, "reason": None}
+    )
+
+
+# -- the run as decided -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Decided:
+    """A finding of the run, as the reviewer left it (for lists and the console)."""
+
+    original: Finding
+    current: Finding
+    entry: TriageEntry | None
+    label: str
+
+
+def decided(findings: Sequence[Finding], entries: Mapping[str, TriageEntry]) -> list[Decided]:
+    out = []
+    for finding in findings:
+        entry = entries.get(finding.fingerprint)
+        out.append(Decided(finding, edited(finding, entry), entry, decision_label(finding, entry)))
+    return out
 
 
 def _merge_evidence(into: Finding, others: Sequence[Finding]) -> Finding:
@@ -83,21 +229,24 @@ def apply_triage(findings: Sequence[Finding], entries: Mapping[str, TriageEntry]
         if entry and entry.decision == "dropped":
             continue
         if entry and entry.decision == "merged" and entry.merged_into:
-            merged.setdefault(entry.merged_into, []).append(_edited(finding, entry))
+            merged.setdefault(entry.merged_into, []).append(edited(finding, entry))
             continue
-        kept.append(_edited(finding, entry) if entry else finding)
+        kept.append(edited(finding, entry))
     present = {finding.fingerprint for finding in kept}
     # A merge whose target is gone today (resolved or dropped): keep the parts visible.
     for target, parts in merged.items():
         if target not in present:
             kept.extend(parts)
-    decided = []
+    published = []
     for finding in kept:
         if finding.fingerprint in merged:
             finding = _merge_evidence(finding, merged[finding.fingerprint])
         entry = entries.get(finding.fingerprint)
-        touched = finding.fingerprint in merged or (entry is not None and entry != TriageEntry(
-            fingerprint=entry.fingerprint, decision=entry.decision, updated=entry.updated
+        touched = finding.fingerprint in merged or (entry is not None and (
+            entry.section is not None or entry.priority_set or bool(entry.title)
+            or entry.body is not None
         ))  # fmt: skip
-        decided.append(finding.model_copy(update={"decision": "edited" if touched else "accepted"}))
-    return decided
+        published.append(
+            finding.model_copy(update={"decision": "edited" if touched else "accepted"})
+        )
+    return published

@@ -10,7 +10,7 @@ not match its content is left to `git blame` by the caller.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -25,9 +25,16 @@ class Origin:
     time: int
 
 
-def replay(lines: Iterable[bytes]) -> dict[str, list[Origin]]:
+class Stopped(Exception):  # noqa: N818
+    """`should_stop` said so: the replay ends where it is."""
+
+
+def replay(
+    lines: Iterable[bytes], should_stop: Callable[[], bool] = lambda: False
+) -> dict[str, list[Origin]]:
     """Line origins per path, from `git log --reverse --format=%x1e%H%x1f%an%x1f%at -p
-    --unified=0 -M` output, given line by line."""
+    --unified=0 -M` output, given line by line. `should_stop` is asked at each commit; when
+    it answers True the replay raises `Stopped`."""
     files: dict[str, list[Origin]] = {}
     origin: Origin | None = None
     old_path: str | None = None
@@ -55,6 +62,8 @@ def replay(lines: Iterable[bytes]) -> dict[str, list[Origin]]:
         if (first == b"+" or first == b"-") and raw[1:3] not in (b"++", b"--"):
             continue  # a changed line's content: most of the stream, and of no interest
         if raw.startswith(RECORD):
+            if should_stop():
+                raise Stopped
             flush()
             path = old_path = None
             sha, author, stamp = raw[1:].rstrip(b"\n").split(FIELD, 2)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from scout_tui.config import Config
+from scout_tui.events import CollectorFinished, CollectorStarted, Event, FindingFound, Progress
 from scout_tui.model import (
-    CollectorState,
     Evidence,
     FileRef,
     Finding,
@@ -40,33 +40,6 @@ class Need(StrEnum):
 
 class Skipped(Exception):
     """Raised by a collector that cannot run; the message is the reason shown to users."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    collector: str
-    done: int
-    total: int | None = None
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class CollectorStarted:
-    collector: str
-
-
-@dataclass(frozen=True)
-class FindingFound:
-    collector: str
-    finding: Finding
-
-
-@dataclass(frozen=True)
-class CollectorFinished:
-    state: CollectorState
-
-
-Event = CollectorStarted | Progress | FindingFound | CollectorFinished
 
 
 @dataclass
@@ -154,15 +127,27 @@ def registered() -> dict[str, type[Collector]]:
     return dict(_REGISTRY)
 
 
-def unmet_need(cls: type[Collector], ctx: CollectorContext) -> str | None:
+@dataclass(frozen=True)
+class Unmet:
+    reason: str
+    by_request: bool  # the user asked for it (--offline): not a problem for --strict
+
+
+def unmet_need(cls: type[Collector], ctx: CollectorContext) -> Unmet | None:
     """Why this collector cannot run in this context, or None."""
-    checks: list[tuple[Need, Callable[[], bool], str]] = [
-        (Need.GITHUB, lambda: ctx.github_available, "no GitHub layer yet"),
-        (Need.NETWORK, lambda: ctx.online, "offline"),
-        (Need.TOKEN, lambda: bool(ctx.token), "no GitHub token (set GH_TOKEN or GITHUB_TOKEN)"),
-        (Need.TORCH, lambda: ctx.torch_root is not None, "torch not installed"),
-    ]
-    for need, ok, reason in checks:
+    checks: list[tuple[Need, Callable[[], bool], str, bool]] = [
+        (Need.NETWORK, lambda: ctx.online, "offline", True),
+        (Need.GITHUB, lambda: ctx.github_available, "no GitHub layer yet", False),
+        (Need.TOKEN, lambda: bool(ctx.token), "no GitHub token (set GH_TOKEN or GITHUB_TOKEN)",
+         False),
+        (Need.TORCH, lambda: ctx.torch_root is not None, "torch not installed", False),
+    ]  # fmt: skip
+    for need, ok, reason, by_request in checks:
         if need in cls.needs and not ok():
-            return reason
+            return Unmet(reason, by_request)
     return None
+
+
+__all__ = [
+    "CollectorFinished", "CollectorStarted", "Event", "FindingFound", "Progress", "Skipped",
+]  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import queue
+import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -25,17 +26,20 @@ from scout_tui.collectors.base import (
     Skipped,
     unmet_need,
 )
+from scout_tui.errors import Cancelled, redact
 from scout_tui.model import CollectorState, Finding
 
 _DONE = object()
 _CHILD_DONE = "scout:child-done"
+POLL = 0.1  # how often the parent looks at a cancel request while children run
+CANCEL_GRACE = 10.0  # seconds children get to wind down after a cancel before being killed
 
 
 def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> None:
     started = time.perf_counter()
     count = 0
 
-    def finish(state: str, reason: str | None = None) -> None:
+    def finish(state: str, reason: str | None = None, by_request: bool = False) -> None:
         out.put(
             CollectorFinished(
                 CollectorState(
@@ -45,37 +49,43 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
                     reason=reason,
                     findings=count,
                     seconds=round(time.perf_counter() - started, 3),
+                    by_request=by_request,
                 )
             )
         )
 
-    reason = unmet_need(cls, ctx)
-    if reason:
-        finish("skipped", reason)
+    unmet = unmet_need(cls, ctx)
+    if unmet:
+        finish("skipped", unmet.reason, unmet.by_request)
+        return
+    if ctx.cancelled.is_set():
+        finish("cancelled")
         return
     out.put(CollectorStarted(cls.name))
     try:
         for produced in cls().collect(ctx):
             if ctx.cancelled.is_set():
-                finish("failed", "cancelled")
+                finish("cancelled")
                 return
             if isinstance(produced, Finding):
                 count += 1
                 out.put(FindingFound(cls.name, produced))
             elif isinstance(produced, Progress):
                 out.put(produced)
+    except Cancelled:
+        finish("cancelled")
+        return
     except Skipped as exc:
         finish("skipped", str(exc))
         return
     except Exception as exc:  # one collector's bug must not stop the others
-        message = _redact(f"{type(exc).__name__}: {exc}", ctx.token)
-        finish("failed", message)
+        if ctx.cancelled.is_set():  # e.g. its git process was stopped under it
+            finish("cancelled")
+            return
+        message = f"{type(exc).__name__}: {exc}"
+        finish("failed", redact(message.replace(ctx.token, "***") if ctx.token else message))
         return
     finish("done")
-
-
-def _redact(text: str, token: str | None) -> str:
-    return text.replace(token, "***") if token else text
 
 
 def stream(
@@ -138,12 +148,29 @@ def _stream_threads(
             ctx.cancelled.set()
 
 
-def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any) -> None:
-    """A forked process: its own source tree (and git processes), the group's collectors."""
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel: Any) -> None:
+    """A forked process: its own source tree (and git processes), the group's collectors.
+
+    Ctrl-C is the parent's to handle (it kills its children); a SIGTERM sent to the whole
+    process group, or the parent's cancel event, winds the collectors down as cancelled."""
+    local_cancel = threading.Event()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: local_cancel.set())
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+    def watch() -> None:  # polls: a lock shared with a process that may be killed can hang
+        while not cancel.value and not local_cancel.is_set():
+            time.sleep(POLL)
+        local_cancel.set()
+
+    threading.Thread(target=watch, daemon=True).start()
     from scout_tui.source import SourceTree
 
-    local = dataclasses.replace(ctx, source=SourceTree(ctx.repo_path),
-                                cancelled=threading.Event())  # fmt: skip
+    local = dataclasses.replace(ctx, source=SourceTree(ctx.repo_path, cancel=local_cancel),
+                                cancelled=local_cancel)  # fmt: skip
     for event in _stream_threads(local, group):
         out.put(event)
     out.put(_CHILD_DONE)
@@ -154,16 +181,30 @@ def _stream_processes(
 ) -> Iterator[Event]:
     fork = multiprocessing.get_context("fork")
     events = fork.Queue()
-    children = [fork.Process(target=_child, args=(ctx, group, events), daemon=True)
+    cancel = fork.RawValue("b", 0)  # no lock: set by the parent, polled by the children
+    children = [fork.Process(target=_child, args=(ctx, group, events, cancel), daemon=True)
                 for group in groups]  # fmt: skip
     unfinished = {cls.name: cls for group in groups for cls in group}
-    for child in children:
-        child.start()
+    # No signal may reach a child before it has set its own handlers (a KeyboardInterrupt
+    # there would print a traceback): block them across the fork.
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        for child in children:
+            child.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     done = 0
+    finished = False
+    cancelled_at: float | None = None
     try:
         while done < len(children):
+            if ctx.cancelled.is_set() and cancelled_at is None:
+                cancel.value = 1
+                cancelled_at = time.monotonic()
+            if cancelled_at is not None and time.monotonic() - cancelled_at > CANCEL_GRACE:
+                break
             try:
-                event = events.get(timeout=0.5)
+                event = events.get(timeout=POLL)
             except queue.Empty:
                 if all(not child.is_alive() for child in children):
                     break  # a child died without saying goodbye
@@ -174,14 +215,23 @@ def _stream_processes(
             if isinstance(event, CollectorFinished):
                 unfinished.pop(event.state.name, None)
             yield event
-        for cls in list(unfinished.values()):  # its process died under it
+        for cls in list(unfinished.values()):  # its process died, or was stopped
+            state, reason = (
+                ("cancelled", None) if ctx.cancelled.is_set()
+                else ("failed", "the collector's process died")
+            )  # fmt: skip
             yield CollectorFinished(CollectorState(
-                name=cls.name, title=cls.title, state="failed",
-                reason="the collector's process died",
+                name=cls.name, title=cls.title, state=state, reason=reason,
             ))  # fmt: skip
+        finished = True
     finally:
+        cancel.value = 1
         for child in children:
             if child.is_alive():
-                child.terminate()
+                if finished:
+                    child.join(timeout=5)
+                if child.is_alive():  # interrupted, or stuck: no grace
+                    child.kill()
             child.join(timeout=5)
         events.close()
+        events.cancel_join_thread()

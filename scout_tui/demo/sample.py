@@ -27,6 +27,7 @@ class Sample:
     priors: Path
     config: Path
     cache: Path
+    state: Path  # the demo's own triage decisions, never the user's
     torch_root: Path
 
 
@@ -121,4 +122,4 @@ def build_sample(base: Path, today: date) -> Sample:
     )
     cache = base / "cache"
     Cache(cache).close()
-    return Sample(base, repo_path, priors, config_path, cache, torch_root)
+    return Sample(base, repo_path, priors, config_path, cache, base / "state", torch_root)

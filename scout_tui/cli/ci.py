@@ -13,11 +13,14 @@ from pathlib import Path
 
 from scout_tui.analysis.cilog import LogAnalysis, analyse
 from scout_tui.analysis.repro import ReproError, repro_command
+from packaging.version import InvalidVersion, Version
+
 from scout_tui.cache import Cache
-from scout_tui.cli import EXIT_FAILURE, EXIT_OK, UsageError, dumps, write_output
+from scout_tui.cli.common import config_near, warn
 from scout_tui.collectors.ci_failures import ci_finding, repro_for
-from scout_tui.commands import config_for, warn
+from scout_tui.errors import EXIT_FAILURE, EXIT_OK, UsageError
 from scout_tui.nightly import NightlyError
+from scout_tui.output import dumps, write_output
 from scout_tui.regression import commit_for, regression_range
 from scout_tui.report.render import render_item
 
@@ -79,7 +82,7 @@ def _human(analysis: LogAnalysis) -> str:
 
 
 def cmd_ci_log(args: argparse.Namespace) -> int:
-    config = config_for(args)
+    config = config_near(args.repo, args.config)
     analysis = _analyse(args.file, config.project.experiment)
     if args.json:
         write_output(dumps(_as_json(args.file, analysis)), None)
@@ -91,7 +94,7 @@ def cmd_ci_log(args: argparse.Namespace) -> int:
             elif args.offline:
                 warn("regression range: skipped — offline")
             else:
-                cache = Cache(args.cache_dir, namespace="torch-commit", warn=warn)
+                cache = Cache(args.cache_dir, warn=warn)
                 rows, compare = regression_range(
                     config, analysis.torch_version, args.passing_version, cache, note=warn
                 )
@@ -132,8 +135,13 @@ def cmd_repro(args: argparse.Namespace) -> int:
 
 
 def cmd_torch_commit(args: argparse.Namespace) -> int:
-    config = config_for(args)
-    cache = Cache(args.cache_dir, namespace="torch-commit", warn=warn)
+    try:  # before any network call: a typo must not cost a download
+        Version(args.version)
+    except InvalidVersion:
+        raise UsageError(f"not a torch version: {args.version!r} "
+                         "(e.g. 2.13.0.dev20260819+cu130)") from None  # fmt: skip
+    config = config_near(args.repo, args.config)
+    cache = Cache(args.cache_dir, warn=warn)
     try:
         found = commit_for(config, args.version, cache, args.index_url, args.python_tag,
                            note=lambda message: print(message, file=sys.stderr))  # fmt: skip

@@ -1,0 +1,96 @@
+"""What the subcommands share: messages on stderr, the session from the arguments, the
+progress lines, --strict."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from scout_tui.config import Config, ConfigError, find_config, load_config
+from scout_tui.errors import EXIT_FAILURE, EXIT_OK, redact
+from scout_tui.events import CollectorFinished, Event, FindingFound, RunWarning
+from scout_tui.model import RunResult
+from scout_tui.session import Session, SessionOptions
+
+
+def warn(message: str) -> None:
+    print(f"scout: warning: {redact(message)}", file=sys.stderr)
+
+
+def cli_processes() -> int:
+    """Collectors parse Python under the GIL: one process per core, two at most (measured:
+    the collectors split two ways). SCOUT_PROCESSES=1 keeps everything in one process."""
+    configured = os.environ.get("SCOUT_PROCESSES", "")
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return min(2, os.cpu_count() or 1)
+
+
+def open_session(args: argparse.Namespace) -> Session:
+    options = SessionOptions(
+        repo=args.repo,
+        config=args.config,
+        cache_dir=args.cache_dir,
+        state_dir=args.state_dir,
+        as_of=args.as_of,
+        prior_dir=args.prior,
+        offline=args.offline,
+        only=getattr(args, "only", None),
+        processes=cli_processes(),
+    )
+    return Session(options, warn=warn)
+
+
+def config_near(repo: Path, config: Path | None) -> Config:
+    """For commands that need no checkout: --config, else the scout.toml of the checkout
+    around `repo` if there is one, else the shipped default."""
+    from scout_tui.errors import UsageError
+
+    path = config
+    if path is None:
+        top = _toplevel(repo)
+        path = find_config(top) if top else None
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _toplevel(path: Path) -> Path | None:
+    for candidate in [path.resolve(), *path.resolve().parents]:
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def progress(event: Event) -> None:
+    """A line on stderr per finished collector; with SCOUT_VERBOSE, one per finding."""
+    if isinstance(event, CollectorFinished):
+        state = event.state
+        detail = {
+            "done": f"done, {state.findings} finding{'s' if state.findings != 1 else ''}",
+            "skipped": f"skipped — {state.reason}",
+            "failed": f"failed — {state.reason}",
+            "cancelled": "cancelled",
+        }.get(state.state, state.state)
+        seconds = f" ({state.seconds:.2f} s)" if state.seconds is not None else ""
+        print(f"  {state.title}: {detail}{seconds}", file=sys.stderr)
+    elif isinstance(event, RunWarning):
+        warn(event.message)
+    elif isinstance(event, FindingFound) and os.environ.get("SCOUT_VERBOSE"):
+        print(f"    + {event.finding.title}", file=sys.stderr)
+
+
+def strict_exit(args: argparse.Namespace, result: RunResult) -> int:
+    """--strict: each skipped or failed collector named with why; one the user asked to
+    skip (--offline) does not count."""
+    if not getattr(args, "strict", False):
+        return EXIT_OK
+    problems = [state for state in result.collectors
+                if state.state in ("skipped", "failed") and not state.by_request]  # fmt: skip
+    for state in problems:
+        print(f"scout: strict: {state.title} ({state.name}) {state.state} — {state.reason}",
+              file=sys.stderr)  # fmt: skip
+    return EXIT_FAILURE if problems else EXIT_OK

@@ -1,0 +1,219 @@
+"""Arguments in, a command run, an exit code out. What each command does is in the modules
+beside this one; what they share (the session, the run, the report) is `scout_tui.session`."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+from scout_tui import __version__
+from scout_tui.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ScoutError, UsageError, redact
+
+# The collectors build millions of AST nodes that hold no reference cycles; with the
+# default thresholds the cycle collector re-scans them again and again (measured: a
+# quarter of a run on torchtitan, a third at 100x its size).
+GC_THRESHOLDS = (100_000, 50, 100)
+SECTIONS = ("ci_failures", "action_items", "opportunities", "fyi", "docs", "all_clear")
+
+COMMANDS = {  # command → "module:function", imported only when run
+    "collect": "scout_tui.cli.run:cmd_collect",
+    "report": "scout_tui.cli.run:cmd_report",
+    "publish": "scout_tui.cli.run:cmd_publish",
+    "cache": "scout_tui.cli.run:cmd_cache",
+    "demo": "scout_tui.cli.run:cmd_demo",
+    "triage": "scout_tui.cli.triage:cmd_triage",
+    "ci-log": "scout_tui.cli.ci:cmd_ci_log",
+    "repro": "scout_tui.cli.ci:cmd_repro",
+    "torch-commit": "scout_tui.cli.ci:cmd_torch_commit",
+}
+
+
+def _date(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
+
+
+def _checkout_options(parser: argparse.ArgumentParser) -> None:
+    """Which checkout, as of which day, with which configuration, cache and state."""
+    parser.add_argument("--repo", type=Path, default=Path("."),
+                        help="checkout to scan; any folder inside it (default: here)")
+    parser.add_argument("--config", type=Path,
+                        help="scout.toml (default: the checkout's, then the shipped default)")
+    parser.add_argument("--cache-dir", type=Path,
+                        help="cache location (default: the platform cache dir)")
+    parser.add_argument("--state-dir", type=Path,
+                        help="where triage decisions and the publish journal live "
+                        "(default: $SCOUT_STATE_DIR, then the platform data dir)")
+    parser.add_argument("--date", type=_date, dest="as_of",
+                        help="run as of this day, YYYY-MM-DD (default: today, UTC)")
+    parser.add_argument("--prior", type=Path, metavar="DIR",
+                        help="prior reports as YYYY-MM-DD.md files in DIR")
+    parser.add_argument("--offline", action="store_true",
+                        help="no network: collectors that need it are skipped")  # fmt: skip
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", action="append", metavar="COLLECTOR",
+                        help="run only this collector (repeatable)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when a collector is skipped or fails (not when you asked "
+                        "for it with --offline)")  # fmt: skip
+
+
+def _output(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON (see schema/)")
+    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                        help="write to FILE instead of stdout (- is stdout)")  # fmt: skip
+
+
+def _triage_parser(sub: argparse._SubParsersAction) -> None:
+    triage = sub.add_parser(
+        "triage", help="the console's decisions, headless: list, accept, drop, merge, undo…",
+        description="Decide on the findings of the day's run (collected first when there is "
+        "none). FP is a fingerprint, or a unique prefix of it or of its hex part.",
+    )  # fmt: skip
+    actions = triage.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    def action(name: str, help_text: str, fps: bool = True) -> argparse.ArgumentParser:
+        parser = actions.add_parser(name, help=help_text, description=help_text)
+        _checkout_options(parser)
+        if fps:
+            parser.add_argument("fingerprints", nargs="+", metavar="FP")
+        return parser
+
+    listing = action("list", "the findings with their decisions", fps=False)
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    action("accept", "accept findings as they stand")
+    drop = action("drop", "drop findings; they are not proposed again")
+    drop.add_argument("--reason", required=True, help="why (remembered)")
+    action("demote", "P0 → P1 → P2 → FYI; Opportunities and Docs → FYI")
+    action("promote", "FYI → Action Items P2 → P1 → P0; Opportunities and Docs → P2")
+    merge = action("merge", "merge findings into one (one board item)")
+    merge.add_argument("--into", required=True, metavar="FP", help="the finding they join")
+    edit = action("edit", "change a finding's title, priority, section or body", fps=False)
+    edit.add_argument("fingerprint", metavar="FP")
+    edit.add_argument("--title")
+    edit.add_argument("--priority", choices=["P0", "P1", "P2", "none"])
+    edit.add_argument("--section", choices=SECTIONS)
+    edit.add_argument("--body-file", type=Path, metavar="FILE",
+                      help="the new body, as Markdown (- for stdin)")  # fmt: skip
+    action("undo", "undo the last decision (it survives restarts)", fps=False)
+    action("redo", "redo what undo undid", fps=False)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scout",
+        description="Nightly scout: find what nobody has acted on yet, triage it, publish it.",
+    )
+    parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    collect = sub.add_parser("collect", help="run the collectors and cache the run")
+    _checkout_options(collect)
+    _run_options(collect)
+    _output(collect)
+    collect.add_argument("--events", action="store_true",
+                         help="stream the run's events as JSON lines on stdout (for a console "
+                         "running the collection in a child process; SIGTERM cancels)")  # fmt: skip
+
+    report = sub.add_parser("report", help="render the report from the day's cached run")
+    _checkout_options(report)
+    _run_options(report)
+    _output(report)
+    report.add_argument("--recollect", action="store_true", help="collect again first")
+
+    publish = sub.add_parser("publish", help="post the report and file Backlog drafts")
+    _checkout_options(publish)
+    publish.add_argument("--dry-run", action="store_true", help="print the plan, send nothing")
+    publish.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    publish.add_argument("--recollect", action="store_true", help="collect again first")
+
+    _triage_parser(sub)
+
+    cache = sub.add_parser("cache", help="show or clear the cache (never your decisions)")
+    cache.add_argument("action", choices=["info", "clear"])
+    cache.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
+    cache.add_argument("--json", action="store_true", help="print JSON")
+
+    ci_log = sub.add_parser("ci-log", help="analyse a CI log you already have")
+    ci_log.add_argument("file", help="the log (saved from `gh run view --log` or the job page, "
+                        "gzip or GitHub's .zip log archive); - for stdin")  # fmt: skip
+    ci_log.add_argument("--json", action="store_true", help="print JSON")
+    ci_log.add_argument("--report", action="store_true",
+                        help="print the report's CI Failures section for this log")  # fmt: skip
+    ci_log.add_argument("--config", type=Path, help="scout.toml (experiment path, rules)")
+    ci_log.add_argument("--passing-version", metavar="VERSION",
+                        help="with --report: the last passing torch nightly, for the "
+                        "regression range")  # fmt: skip
+    ci_log.add_argument("--offline", action="store_true", help="no regression-range look-ups")
+    ci_log.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
+    ci_log.add_argument(
+        "--repo", type=Path, default=Path("."), help="checkout (for its scout.toml)"
+    )
+
+    repro = sub.add_parser("repro", help="the command that reproduces a failing CI test")
+    source = repro.add_mutually_exclusive_group(required=True)
+    source.add_argument("log", nargs="?", help="a CI log to take the failing test from")
+    source.add_argument("--command", dest="command_line", help="a `Command:` line from a CI log")
+    repro.add_argument("--test", help="which failing test (default: the first)")
+    repro.add_argument("--run", action="store_true", help="run it in --repo, streaming output")
+    repro.add_argument("--repo", type=Path, default=Path("."), help="where to run it")
+
+    commit = sub.add_parser("torch-commit", help="the PyTorch commit a nightly was built from")
+    commit.add_argument("version", help="e.g. 2.13.0.dev20260819+cu130")
+    commit.add_argument("--index-url", help="PEP 503 index (default: [torch] nightly_index)")
+    commit.add_argument("--python-tag", help="e.g. cp312 (default: [torch] python_tag)")
+    commit.add_argument("--config", type=Path, help="scout.toml")
+    commit.add_argument("--repo", type=Path, default=Path("."), help="checkout (for scout.toml)")
+    commit.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
+    commit.add_argument("--json", action="store_true", help="print JSON")
+
+    demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
+    demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")
+    demo.add_argument("--date", type=_date, dest="as_of", help="the demo's today, YYYY-MM-DD")
+    demo.add_argument("--json", action="store_true", help="print the run as JSON")
+    return parser
+
+
+def _silence_stdout() -> None:
+    """The reader went away (`scout report | head`): say nothing more, on exit included."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
+    gc.set_threshold(*GC_THRESHOLDS)
+    module, _, function = COMMANDS[args.command].partition(":")
+    try:
+        return getattr(importlib.import_module(module), function)(args)
+    except UsageError as exc:
+        print(f"scout: error: {redact(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except ScoutError as exc:
+        print(f"scout: error: {redact(str(exc))}", file=sys.stderr)
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_FAILURE
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        if os.environ.get("SCOUT_DEBUG"):
+            raise
+        print(f"scout: error: {redact(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+        return EXIT_FAILURE

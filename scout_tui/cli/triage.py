@@ -1,0 +1,192 @@
+"""`scout triage`: the console's decisions, headless, for scripts and cron.
+
+Every action resolves all its fingerprints first (nothing is recorded when one is unknown
+or ambiguous), then records one undoable action in the state store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from scout_tui import triage
+from scout_tui.cli.common import open_session, progress
+from scout_tui.errors import EXIT_OK, UsageError
+from scout_tui.model import Finding, Priority, RunResult, Section, TriageEntry
+from scout_tui.output import write_output
+from scout_tui.session import Session
+from scout_tui.state import Change
+
+SECTION_ORDER = list(Section)
+PRIORITY_ORDER = {"P0": 0, "P1": 1, "P2": 2, None: 3}
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    session = open_session(args)
+    if args.action in ("undo", "redo"):
+        return _undo_redo(session, args.action)
+    run = session.day_run(on_event=progress)
+    if args.action == "list":
+        return _list(session, run, args.json)
+    if args.action == "edit":
+        return _edit(session, run, args)
+    findings = [session.resolve(run, reference) for reference in args.fingerprints]
+    if args.action == "merge":
+        target = session.resolve(run, args.into)
+        changes = session.change(
+            f"merge {_short_list(findings)} into {target.fingerprint}",
+            [f.fingerprint for f in findings] + _merged_into(session, findings, target),
+            lambda fp, entry, entries: _merge(fp, entry, entries, findings, target),
+        )
+        return _said(changes, run, "merged")
+    if args.action in ("demote", "promote"):
+        by_fp = {f.fingerprint: f for f in findings}
+        up = args.action == "promote"
+        stuck = []
+
+        def move(fp: str, entry: TriageEntry | None, _: dict) -> TriageEntry | None:
+            moved = triage.move(by_fp[fp], entry, up)
+            if moved is None:
+                stuck.append(fp)
+                return entry
+            return moved
+
+        changes = session.change(f"{args.action} {_short_list(findings)}", list(by_fp), move)
+        for fp in stuck:
+            where = "top" if up else "bottom"
+            print(f"{fp}: already at the {where}, unchanged", file=sys.stderr)
+        return _said(changes, run, args.action + "d")
+    if args.action == "accept":
+        changes = session.change(f"accept {_short_list(findings)}",
+                                 [f.fingerprint for f in findings],
+                                 lambda fp, entry, _: triage.accept(fp, entry))  # fmt: skip
+        return _said(changes, run, "accepted")
+    if args.action == "drop":
+        reason = args.reason
+        if not reason.strip():
+            raise UsageError("--reason cannot be empty: a drop is remembered, say why")
+        changes = session.change(f"drop {_short_list(findings)}",
+                                 [f.fingerprint for f in findings],
+                                 lambda fp, entry, _: triage.drop(fp, entry, reason))  # fmt: skip
+        return _said(changes, run, "dropped")
+    raise UsageError(f"unknown triage action {args.action}")
+
+
+def _merged_into(session: Session, parts: list[Finding], target: Finding) -> list[str]:
+    """Findings already merged into one of the parts follow it into the new target."""
+    moving = {part.fingerprint for part in parts}
+    return [fp for fp, entry in session.decisions().items()
+            if entry.decision == "merged" and entry.merged_into in moving
+            and fp not in moving and fp != target.fingerprint]  # fmt: skip
+
+
+def _merge(fp: str, entry: TriageEntry | None, entries: dict[str, TriageEntry],
+           parts: list[Finding], target: Finding) -> TriageEntry:  # fmt: skip
+    try:
+        return triage.merge_into(fp, entry, target.fingerprint, entries)
+    except triage.TriageError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _edit(session: Session, run: RunResult, args: argparse.Namespace) -> int:
+    finding = session.resolve(run, args.fingerprint)
+    body = None
+    if args.body_file is not None:
+        body = _read_body(args.body_file)
+    if args.title is None and args.priority is None and args.section is None and body is None:
+        raise UsageError("nothing to edit: give --title, --priority, --section or --body-file")
+    priority = None if args.priority in (None, "none") else Priority(args.priority)
+
+    def decide(fp: str, entry: TriageEntry | None, _: dict) -> TriageEntry:
+        try:
+            return triage.edit(fp, entry, title=args.title, body=body,
+                               section=Section(args.section) if args.section else None,
+                               priority=priority, set_priority=args.priority is not None)  # fmt: skip
+        except triage.TriageError as exc:
+            raise UsageError(str(exc)) from None
+
+    changes = session.change(f"edit {finding.fingerprint}", [finding.fingerprint], decide)
+    return _said(changes, run, "edited")
+
+
+def _read_body(path: Path) -> str:
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise UsageError(f"--body-file {path}: cannot read: {detail}") from None
+
+
+def _undo_redo(session: Session, op: str) -> int:
+    action = session.undo() if op == "undo" else session.redo()
+    if action is None:
+        write_output(f"nothing to {op}", None)
+        return EXIT_OK
+    done = "undid" if op == "undo" else "redid"
+    count = len(action.changes)
+    write_output(f"{done}: {action.label} ({count} finding{'s' if count != 1 else ''})", None)
+    return EXIT_OK
+
+
+def _short_list(findings: list[Finding]) -> str:
+    names = [f.fingerprint for f in findings[:3]]
+    return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
+
+
+def _said(changes: list[Change], run: RunResult, verb: str) -> int:
+    titles = {f.fingerprint: f.title for f in run.findings}
+    if not changes:
+        write_output("nothing changed", None)
+        return EXIT_OK
+    lines = []
+    for change in changes:
+        after = change.after
+        what = verb
+        if verb == "merged" and after is not None and after.merged_into:
+            what = f"merged into {after.merged_into}"
+        lines.append(f"{what}: {change.fingerprint}  {titles.get(change.fingerprint, '')}")
+    write_output("\n".join(lines), None)
+    return EXIT_OK
+
+
+def _list(session: Session, run: RunResult, as_json: bool) -> int:
+    rows = sorted(
+        session.decided(run),
+        key=lambda d: (SECTION_ORDER.index(d.current.section),
+                       PRIORITY_ORDER[d.current.priority.value if d.current.priority else None],
+                       d.current.title),
+    )  # fmt: skip
+    if as_json:
+        data = [
+            {
+                "fingerprint": d.original.fingerprint,
+                "section": d.current.section.value,
+                "priority": d.current.priority.value if d.current.priority else None,
+                "decision": d.label or None,
+                "reason": d.entry.reason if d.entry else None,
+                "merged_into": d.entry.merged_into if d.entry else None,
+                "status": d.original.status.value,
+                "title": d.current.title,
+            }
+            for d in rows
+        ]
+        write_output(json.dumps(data, indent=2), None)
+        return EXIT_OK
+    if not rows:
+        write_output(f"no findings in the run of {run.date}", None)
+        return EXIT_OK
+    width = max(len(d.original.fingerprint) for d in rows)
+    reviewed = sum(1 for d in rows if triage.reviewed(d.entry))
+    out = [f"{run.date}: {len(rows)} findings, {reviewed} reviewed"]
+    for d in rows:
+        priority = d.current.priority.value if d.current.priority else "-"
+        label = d.label or "-"
+        if d.label == "merged" and d.entry and d.entry.merged_into:
+            label = f"merged→{d.entry.merged_into.rsplit('-', 1)[-1][:6]}"
+        out.append(f"{d.original.fingerprint:<{width}}  {d.current.section.value:<15} "
+                   f"{priority:<2}  {label:<14} {d.current.title}")  # fmt: skip
+    write_output("\n".join(out), None)
+    return EXIT_OK

@@ -1,0 +1,205 @@
+"""One checkout's scout, as the CLI and the console both use it: its configuration, cache
+and state; the day's run (collected, or as cached); the run as triaged; the report; the
+publish plan; and the reviewer's actions with undo and redo.
+
+Errors a user can act on come out as `UsageError` (bad usage or configuration) or
+`ScoutError`; nothing here prints — `warn` is the caller's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+
+from scout_tui import triage
+from scout_tui.cache import Cache
+from scout_tui.config import Config, ConfigError, find_config, load_config
+from scout_tui.errors import UsageError
+from scout_tui.events import Event, RunFinished, RunWarning
+from scout_tui.github.auth import find_token
+from scout_tui.model import Finding, RunResult, TriageEntry
+from scout_tui.pipeline import RunOptions, collector_sections, run_events
+from scout_tui.publish.plan import PublishPlan, build_plan
+from scout_tui.report.render import render_report
+from scout_tui.source import NotARepository, SourceTree
+from scout_tui.state import Action, Change, StateStore, scope_of
+
+SHOWN_CANDIDATES = 8
+
+
+@dataclass
+class SessionOptions:
+    repo: Path = Path(".")
+    config: Path | None = None
+    cache_dir: Path | None = None
+    state_dir: Path | None = None
+    as_of: date | None = None
+    prior_dir: Path | None = None
+    offline: bool = False
+    only: Sequence[str] | None = None
+    processes: int = 1  # >1 forks: only from a process with no other threads (the CLI)
+
+
+def utc_today() -> date:
+    return datetime.now(UTC).date()
+
+
+class Session:
+    def __init__(
+        self, options: SessionOptions, warn: Callable[[str], None] = lambda message: None
+    ) -> None:
+        self.options = options
+        self.warn = warn
+        try:
+            self.source = SourceTree(options.repo)
+        except NotARepository as exc:
+            raise UsageError(str(exc)) from None
+        self.checkout = self.source.checkout()
+        # A scout.toml is the checkout's, wherever in it --repo points.
+        config_path = options.config or find_config(Path(self.checkout.path))
+        try:
+            self.config: Config = load_config(config_path)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        self.experiment = self.config.project.experiment
+        self.day = options.as_of or utc_today()
+        self.cache = Cache(options.cache_dir, warn=warn)
+        self.state = StateStore(options.state_dir)
+        self.scope = scope_of(self.checkout, self.experiment)
+
+    # -- the day's run ------------------------------------------------------------------
+    def run_options(self) -> RunOptions:
+        return RunOptions(
+            repo=Path(self.checkout.path),
+            config=self.config,
+            as_of=self.options.as_of,
+            prior_dir=self.options.prior_dir,
+            offline=self.options.offline,
+            only=self.options.only,
+            token=None if self.options.offline else find_token(),
+            processes=self.options.processes,
+        )
+
+    def events(self, cancel: threading.Event | None = None) -> Iterator[Event]:
+        """Collect, streaming every event; the finished run is cached (unless cancelled)."""
+        try:
+            for event in run_events(self.run_options(), cancel):
+                if isinstance(event, RunFinished):
+                    self.cache.put_run(event.result)
+                yield event
+        except (NotARepository, ConfigError, FileNotFoundError) as exc:
+            raise UsageError(str(exc)) from None
+
+    def collect(
+        self,
+        on_event: Callable[[Event], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunResult:
+        result = None
+        for event in self.events(cancel):
+            if on_event is not None:
+                on_event(event)
+            elif isinstance(event, RunWarning):
+                self.warn(event.message)
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
+    def cached_run(self) -> RunResult | None:
+        only = list(self.options.only) if self.options.only else None
+        return self.cache.get_run(self.checkout, self.experiment, self.day, only)
+
+    def scanned_commit(self) -> str | None:
+        """The commit a run would scan now: HEAD, or the last commit of --date's day."""
+        if self.options.as_of is None:
+            return self.source.head()
+        end = datetime.combine(self.options.as_of + timedelta(days=1), time(), UTC)
+        return self.source.commit_before(end)
+
+    def day_run(
+        self, recollect: bool = False, on_event: Callable[[Event], None] | None = None
+    ) -> RunResult:
+        """The day's run: the cached one (what was reviewed is what gets published), or a
+        new collection when there is none, when asked, or when --prior names other
+        reports than the cached run read."""
+        cached = None if recollect else self.cached_run()
+        prior = self.options.prior_dir
+        if cached is not None and prior is not None and cached.prior_source != str(
+            prior.resolve()
+        ):
+            self.warn(f"the cached run read prior reports from {cached.prior_source}, not "
+                      f"{prior}: collecting again")  # fmt: skip
+            cached = None
+        if cached is None:
+            return self.collect(on_event)
+        now = self.scanned_commit()
+        if cached.head and now and cached.head != now:
+            when = cached.collected_at.strftime("%H:%M UTC") if cached.collected_at else "earlier"
+            self.warn(f"the cached run scanned {cached.head[:12]} ({when}); the checkout is now "
+                      f"at {now[:12]}: using the cached run, which is what was reviewed "
+                      "(--recollect to collect again)")  # fmt: skip
+        return cached
+
+    # -- triage -------------------------------------------------------------------------
+    def decisions(self) -> dict[str, TriageEntry]:
+        return self.state.decisions(self.scope)
+
+    def decided(self, run: RunResult) -> list[triage.Decided]:
+        return triage.decided(run.findings, self.decisions())
+
+    def triaged(self, run: RunResult) -> RunResult:
+        """The run as it will be published: every finding not dropped counts as accepted."""
+        findings = triage.apply_triage(run.findings, self.decisions())
+        return run.model_copy(update={"findings": findings})
+
+    def resolve(self, run: RunResult, reference: str) -> Finding:
+        """A fingerprint, or a unique prefix of it or of its hex part."""
+        reference = reference.strip()
+        exact = [f for f in run.findings if f.fingerprint == reference]
+        if exact:
+            return exact[0]
+        matches = [
+            f for f in run.findings
+            if reference and (f.fingerprint.startswith(reference)
+                              or f.fingerprint.rsplit("-", 1)[-1].startswith(reference))
+        ]  # fmt: skip
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise UsageError(f"no finding {reference!r} in the run of {run.date} "
+                             "(`scout triage list` shows them)")  # fmt: skip
+        shown = ", ".join(f.fingerprint for f in matches[:SHOWN_CANDIDATES])
+        more = f" and {len(matches) - SHOWN_CANDIDATES} more" if len(matches) > SHOWN_CANDIDATES \
+            else ""  # fmt: skip
+        raise UsageError(f"{reference!r} matches {len(matches)} findings: {shown}{more}")
+
+    def change(
+        self,
+        label: str,
+        fingerprints: Sequence[str],
+        decide: Callable[[str, TriageEntry | None, dict[str, TriageEntry]], TriageEntry | None],
+    ) -> list[Change]:
+        """Record one undoable action (see StateStore.change)."""
+        return self.state.change(self.scope, label, fingerprints, decide,
+                                 checkout=self.checkout, experiment=self.experiment)  # fmt: skip
+
+    def undo(self) -> Action | None:
+        return self.state.undo(self.scope)
+
+    def redo(self) -> Action | None:
+        return self.state.redo(self.scope)
+
+    # -- what leaves -----------------------------------------------------------------------
+    def report_markdown(self, run: RunResult) -> str:
+        return render_markdown(run)
+
+    def plan(self, run: RunResult) -> PublishPlan:
+        return build_plan(self.config, run.date, render_markdown(run), run.findings)
+
+
+def render_markdown(run: RunResult) -> str:
+    return render_report(run.date, run.findings, run.collectors, collector_sections())

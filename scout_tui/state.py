@@ -1,0 +1,299 @@
+"""The user's own data: triage decisions with their undo history, and the publish journal.
+
+Not a cache: it lives under the platform *data* dir (or `--state-dir` / SCOUT_STATE_DIR),
+`scout cache clear` and cache recovery never touch it, and a damaged store is reported and
+left exactly as it is, never moved or rebuilt.
+
+One SQLite file. Every change is one IMMEDIATE transaction, so the console, a cron publish
+and `scout triage` serialize their writes instead of racing; a decision is read and written
+inside the same transaction that records it in the history. The history is append-only:
+each action records, per fingerprint, the entry before and after; undo and redo are rows
+of their own, so both work across restarts and the log says who did what, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import platformdirs
+
+from scout_tui.errors import ScoutError
+from scout_tui.model import Checkout, TriageEntry
+
+STATE_FILE = "state.sqlite3"
+BUSY_TIMEOUT_MS = 10_000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS scopes (
+    scope TEXT PRIMARY KEY, checkout TEXT NOT NULL, experiment TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS decisions (
+    scope TEXT NOT NULL, fingerprint TEXT NOT NULL, entry TEXT NOT NULL,
+    PRIMARY KEY (scope, fingerprint));
+CREATE TABLE IF NOT EXISTS history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, at TEXT NOT NULL,
+    op TEXT NOT NULL CHECK (op IN ('do', 'undo', 'redo')), target INTEGER,
+    label TEXT NOT NULL, changes TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS history_by_scope ON history (scope, id);
+CREATE TABLE IF NOT EXISTS journal (
+    scope TEXT NOT NULL, day TEXT NOT NULL, step TEXT NOT NULL, data TEXT NOT NULL,
+    at TEXT NOT NULL, PRIMARY KEY (scope, day, step));
+"""
+
+
+def default_state_dir() -> Path:
+    configured = os.environ.get("SCOUT_STATE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(platformdirs.user_data_dir("scout-tui", appauthor=False))
+
+
+class StateError(ScoutError):
+    """The state store cannot be read or written; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Change:
+    fingerprint: str
+    before: TriageEntry | None
+    after: TriageEntry | None
+
+    def to_json(self) -> dict:
+        dump = lambda e: e.model_dump(mode="json") if e else None  # noqa: E731
+        return {"fingerprint": self.fingerprint, "before": dump(self.before),
+                "after": dump(self.after)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: dict) -> Change:
+        load = lambda d: TriageEntry.model_validate(d) if d else None  # noqa: E731
+        return cls(data["fingerprint"], load(data["before"]), load(data["after"]))
+
+
+@dataclass(frozen=True)
+class Action:
+    """One row of the history: what was done (or undone, or redone)."""
+
+    id: int
+    op: str
+    label: str
+    changes: tuple[Change, ...]
+    at: datetime
+
+
+def scope_of(checkout: Checkout, experiment: str) -> str:
+    return f"{checkout.id}:{experiment}"
+
+
+class StateStore:
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or default_state_dir()
+        self.path = self.directory / STATE_FILE
+
+    # -- connections ------------------------------------------------------------------
+    def _fail(self, doing: str, exc: BaseException) -> StateError:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+            exc, sqlite3.OperationalError
+        ):
+            return StateError(f"the state store {self.path} is unreadable ({detail}); it is left "
+                              "as it is: move it away or use --state-dir")  # fmt: skip
+        if "readonly" in detail.lower() or "read-only" in detail.lower() or (
+            isinstance(exc, PermissionError)
+        ):
+            return StateError(f"cannot {doing}: the state store {self.path} is read-only")
+        return StateError(f"cannot {doing}: the state store {self.path}: {detail}")
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection | None]:
+        """A read-only connection; None when there is no store yet (nothing decided)."""
+        if not self.path.exists():
+            yield None
+            return
+        try:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                 timeout=BUSY_TIMEOUT_MS / 1000)  # fmt: skip
+        except sqlite3.Error as exc:
+            raise self._fail("read decisions", exc) from None
+        try:
+            tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'decisions'")
+            yield db if tables.fetchone()[0] else None  # an empty file: nothing decided yet
+        except sqlite3.Error as exc:
+            raise self._fail("read decisions", exc) from None
+        finally:
+            db.close()
+
+    @contextmanager
+    def _writing(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction: committed when the block ends, rolled back on error."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                 isolation_level=None)  # fmt: skip
+        except (OSError, sqlite3.Error) as exc:
+            raise self._fail(doing, exc) from None
+        try:
+            db.execute("PRAGMA synchronous = FULL")
+            db.executescript(_SCHEMA)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise self._fail(doing, exc) from None
+        finally:
+            db.close()
+
+    # -- decisions --------------------------------------------------------------------
+    def decisions(self, scope: str) -> dict[str, TriageEntry]:
+        with self._reading() as db:
+            if db is None:
+                return {}
+            rows = db.execute("SELECT fingerprint, entry FROM decisions WHERE scope = ?",
+                              (scope,)).fetchall()  # fmt: skip
+        return {fingerprint: TriageEntry.model_validate_json(entry) for fingerprint, entry in rows}
+
+    def change(
+        self,
+        scope: str,
+        label: str,
+        fingerprints: Sequence[str],
+        decide: Callable[[str, TriageEntry | None, dict[str, TriageEntry]], TriageEntry | None],
+        *,
+        checkout: Checkout | None = None,
+        experiment: str = "",
+    ) -> list[Change]:
+        """Apply `decide(fingerprint, current entry, all entries)` to each fingerprint, and
+        record the changes as one undoable action. Nothing changed → nothing recorded."""
+        with self._writing(f"record {label!r}") as db:
+            if checkout is not None:
+                db.execute("INSERT OR IGNORE INTO scopes VALUES (?, ?, ?)",
+                           (scope, checkout.path, experiment))  # fmt: skip
+            current = _decisions(db, scope)
+            changes = []
+            for fingerprint in fingerprints:
+                before = current.get(fingerprint)
+                after = decide(fingerprint, before, current)
+                if after is not None:
+                    after = after.model_copy(update={"updated": datetime.now(UTC)})
+                if _same(before, after):
+                    continue
+                changes.append(Change(fingerprint, before, after))
+                _store(db, scope, fingerprint, after)
+                if after is None:
+                    current.pop(fingerprint, None)
+                else:
+                    current[fingerprint] = after
+            if changes:
+                _append(db, scope, "do", None, label, changes)
+        return changes
+
+    def undo(self, scope: str) -> Action | None:
+        return self._step(scope, "undo")
+
+    def redo(self, scope: str) -> Action | None:
+        return self._step(scope, "redo")
+
+    def _step(self, scope: str, op: str) -> Action | None:
+        with self._writing(op) as db:
+            undoable, redoable = _stacks(db, scope)
+            stack = undoable if op == "undo" else redoable
+            if not stack:
+                return None
+            target = _action(db, stack[-1])
+            for change in target.changes:
+                _store(db, scope, change.fingerprint,
+                       change.before if op == "undo" else change.after)  # fmt: skip
+            _append(db, scope, op, target.id, target.label, list(target.changes))
+            return target
+
+    def history(self, scope: str) -> list[Action]:
+        with self._reading() as db:
+            if db is None:
+                return []
+            rows = db.execute("SELECT id FROM history WHERE scope = ? ORDER BY id",
+                              (scope,)).fetchall()  # fmt: skip
+            return [_action(db, row[0]) for row in rows]
+
+    def can_undo(self, scope: str) -> tuple[bool, bool]:
+        with self._reading() as db:
+            if db is None:
+                return False, False
+            undoable, redoable = _stacks(db, scope)
+        return bool(undoable), bool(redoable)
+
+    # -- the publish journal ------------------------------------------------------------
+    def journal(self, scope: str, day: str) -> dict[str, dict]:
+        with self._reading() as db:
+            if db is None:
+                return {}
+            rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND day = ?",
+                              (scope, day)).fetchall()  # fmt: skip
+        return {step: json.loads(data) for step, data in rows}
+
+    def record_step(self, scope: str, day: str, step: str, data: dict) -> None:
+        with self._writing(f"record publish step {step!r}") as db:
+            db.execute("INSERT OR REPLACE INTO journal VALUES (?, ?, ?, ?, ?)",
+                       (scope, day, step, json.dumps(data), datetime.now(UTC).isoformat()))  # fmt: skip
+
+
+def _same(before: TriageEntry | None, after: TriageEntry | None) -> bool:
+    if before is None or after is None:
+        return before is after
+    return before.model_dump(exclude={"updated"}) == after.model_dump(exclude={"updated"})
+
+
+def _decisions(db: sqlite3.Connection, scope: str) -> dict[str, TriageEntry]:
+    rows = db.execute("SELECT fingerprint, entry FROM decisions WHERE scope = ?", (scope,))
+    return {fingerprint: TriageEntry.model_validate_json(entry) for fingerprint, entry in rows}
+
+
+def _store(db: sqlite3.Connection, scope: str, fingerprint: str, entry: TriageEntry | None) -> None:
+    if entry is None:
+        db.execute("DELETE FROM decisions WHERE scope = ? AND fingerprint = ?",
+                   (scope, fingerprint))  # fmt: skip
+    else:
+        db.execute("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?)",
+                   (scope, fingerprint, entry.model_dump_json()))  # fmt: skip
+
+
+def _append(db: sqlite3.Connection, scope: str, op: str, target: int | None, label: str,
+            changes: list[Change]) -> None:  # fmt: skip
+    db.execute(
+        "INSERT INTO history (scope, at, op, target, label, changes) VALUES (?, ?, ?, ?, ?, ?)",
+        (scope, datetime.now(UTC).isoformat(), op, target, label,
+         json.dumps([change.to_json() for change in changes])),
+    )  # fmt: skip
+
+
+def _action(db: sqlite3.Connection, action_id: int) -> Action:
+    op, label, changes, at = db.execute(
+        "SELECT op, label, changes, at FROM history WHERE id = ?", (action_id,)
+    ).fetchone()
+    return Action(action_id, op, label, tuple(Change.from_json(c) for c in json.loads(changes)),
+                  datetime.fromisoformat(at))  # fmt: skip
+
+
+def _stacks(db: sqlite3.Connection, scope: str) -> tuple[list[int], list[int]]:
+    """The undo and redo stacks, replayed from the history: an action undoes the latest
+    action not undone; a new action empties the redo stack, as in any editor."""
+    undoable: list[int] = []
+    redoable: list[int] = []
+    for action_id, op, target in db.execute(
+        "SELECT id, op, target FROM history WHERE scope = ? ORDER BY id", (scope,)
+    ):
+        if op == "do":
+            undoable.append(action_id)
+            redoable.clear()
+        elif op == "undo" and undoable and undoable[-1] == target:
+            redoable.append(undoable.pop())
+        elif op == "redo" and redoable and redoable[-1] == target:
+            undoable.append(redoable.pop())
+    return undoable, redoable
