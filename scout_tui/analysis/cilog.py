@@ -13,6 +13,9 @@ A log can be 500 MB of training noise. The scan never decodes it line by line: i
 fixed-size chunks, finds anchors with `bytes.find` (C speed), and decodes only the few
 lines around each hit; tracebacks are read forward from their anchor with `os.pread`.
 Memory is bounded by the chunk size whatever the log's size.
+
+The same chunk scan counts the log's lines and tells a text log from binary data (see
+`scan_log`), so an empty or binary input is not mistaken for a green CI run.
 """
 
 from __future__ import annotations
@@ -107,10 +110,19 @@ class LogAnalysis:
     reported_failures: int | None = None  # N of "N integration test(s) failed"
     bytes_scanned: int = 0
     truncated: bool = False  # the log ended inside a test's output
+    lines: int = 0  # text lines, the last one counted even without its newline
+    binary: bool = False  # mostly not text: see `scan_log` for the rule
 
     @property
     def failing_tests(self) -> list[str]:
         return [failure.name for failure in self.failures]
+
+    @property
+    def holds_log(self) -> bool:
+        """Whether the input held a text log at all: False when it has no line (an empty
+        file, /dev/null) or is binary data. When this is False and no failure was found,
+        say "no log lines in FILE" (exit 1), never "CI green"."""
+        return self.lines > 0 and not self.binary
 
 
 # -- lines -------------------------------------------------------------------------------
@@ -173,24 +185,85 @@ class LogFile:
             position = newline + 1
 
 
-def find_anchors(fd: int, size: int) -> list[tuple[int, str]]:
-    """(offset, anchor name) of every anchor, in file order, reading CHUNK bytes at a time."""
+# Control bytes a text log does not hold (tab, newline, vertical tab, form feed, carriage
+# return, backspace and escape are text: logs hold them).
+_CONTROL = bytes(b for b in [*range(32), 127] if b not in b"\t\n\v\f\r\b\x1b")
+_CONTROL_TO_NUL = bytes.maketrans(_CONTROL, b"\0" * len(_CONTROL))
+TEXT_BLOCK = 512  # the binary rule's unit: see `scan_log`
+TEXT_SHARE = 0.1  # under this share of text blocks, the data is binary
+# CPython's forward search skips on the anchor's last byte, its backward search on the
+# first. A space or `[` is everywhere in a log, so anchors ending in one are searched
+# backwards (keyed on `F`, `C`, `=`): fewer false starts, a faster scan.
+_BACKWARD = frozenset(name for name, anchor in ANCHORS.items() if anchor[-1:] in (b" ", b"["))
+
+
+@dataclass
+class LogScan:
+    hits: list[tuple[int, str]]  # (offset, anchor name), in file order
+    lines: int
+    binary: bool
+
+
+def _binary_bytes(chunk: bytes, limit: int) -> int:
+    """Bytes of `chunk[:limit]` in TEXT_BLOCK-sized blocks that hold a control byte."""
+    marks = chunk.translate(_CONTROL_TO_NUL)
+    dirty = 0
+    position = marks.find(b"\0", 0, limit)
+    while position >= 0:
+        block_end = (position // TEXT_BLOCK + 1) * TEXT_BLOCK
+        dirty += min(block_end, limit) - (block_end - TEXT_BLOCK)
+        position = marks.find(b"\0", block_end, limit)
+    return dirty
+
+
+def scan_log(fd: int, size: int, chunk_size: int = CHUNK) -> LogScan:
+    """One pass over the log, `chunk_size` bytes at a time: every anchor's offset, the
+    number of lines (the last one counted even without its newline) and whether the data
+    is binary.
+
+    Binary means that under a tenth (TEXT_SHARE) of the bytes are text, counted in blocks
+    of TEXT_BLOCK bytes: a block is text when it holds no NUL and no other control byte
+    (tab, CR, VT, form feed, backspace and escape are text; bytes >= 0x80 are too, for
+    UTF-8). Random bytes, executables and compressed data are binary (their text share is
+    0-4%); a log with a blob of junk inside is not, unless the junk is nine tenths of it.
+    Blocks are only inspected in chunks that hold a NUL byte (a `memchr`), so a text log
+    pays nothing for the rule and a chunk without NUL counts as text.
+    """
     overlap = max(len(anchor) for anchor in ANCHORS.values()) - 1
     hits: list[tuple[int, str]] = []
+    newlines = scanned = binary_bytes = 0
+    last_byte = b""
     offset = 0
     while offset < size:
-        chunk = os.pread(fd, CHUNK + overlap, offset)
+        chunk = os.pread(fd, chunk_size + overlap, offset)
         if not chunk:
             break
-        limit = CHUNK if offset + CHUNK < size else len(chunk)
+        limit = chunk_size if offset + chunk_size < size else len(chunk)
         for name, anchor in ANCHORS.items():
-            position = chunk.find(anchor)
-            while 0 <= position < limit:
-                hits.append((offset + position, name))
-                position = chunk.find(anchor, position + 1)
-        offset += CHUNK
+            if name in _BACKWARD:
+                position = chunk.rfind(anchor, 0, limit + len(anchor) - 1)
+                while position >= 0:
+                    hits.append((offset + position, name))
+                    position = chunk.rfind(anchor, 0, position + len(anchor) - 1)
+            else:
+                position = chunk.find(anchor)
+                while 0 <= position < limit:
+                    hits.append((offset + position, name))
+                    position = chunk.find(anchor, position + 1)
+        newlines += chunk.count(b"\n", 0, limit)
+        if chunk.find(b"\0", 0, limit) >= 0:
+            binary_bytes += _binary_bytes(chunk, limit)
+        scanned += min(limit, len(chunk))
+        last_byte = chunk[limit - 1 : limit] or last_byte
+        offset += chunk_size
     hits.sort()
-    return hits
+    lines = newlines + (last_byte not in (b"", b"\n"))
+    return LogScan(hits, lines, binary=scanned - binary_bytes < TEXT_SHARE * scanned)
+
+
+def find_anchors(fd: int, size: int) -> list[tuple[int, str]]:
+    """(offset, anchor name) of every anchor, in file order, reading CHUNK bytes at a time."""
+    return scan_log(fd, size).hits
 
 
 # -- analysis ------------------------------------------------------------------------------
@@ -260,8 +333,9 @@ def analyse(path_or_fd: str | int, experiment: str = "torchtitan/experiments/") 
 
 
 def _analyse(log: LogFile, experiment: str) -> LogAnalysis:
-    result = LogAnalysis(bytes_scanned=log.size)
-    hits = find_anchors(log.fd, log.size)
+    scan = scan_log(log.fd, log.size)
+    result = LogAnalysis(bytes_scanned=log.size, lines=scan.lines, binary=scan.binary)
+    hits = scan.hits
     # Pass 1: the headers name the tests, so `[name] ` can be told from `[titan] ` noise.
     known: set[str] = set()
     headers: dict[str, dict[str, str]] = {}
