@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from scout_tui.commands import cli_processes
+
 from scout_tui.cli import GC_THRESHOLDS
 from scout_tui.collectors.base import Need
 from scout_tui.collectors.runner import stream
-from scout_tui.commands import cli_processes
 from scout_tui.config import find_config, load_config
 from scout_tui.pipeline import RunOptions, prepare, select_collectors
 

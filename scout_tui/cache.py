@@ -13,6 +13,7 @@ wrong, and what happens:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -246,10 +247,8 @@ class Cache:
             return None
 
     def _forget(self, key: str) -> None:
-        try:
+        with contextlib.suppress(*_SQLITE_ERRORS):
             self._store.delete(key)
-        except _SQLITE_ERRORS:
-            pass
 
     def _put(self, key: str, value: BaseModel) -> None:
         try:
@@ -285,7 +284,9 @@ class Cache:
     # -- housekeeping ------------------------------------------------------------------
     def info(self) -> dict[str, object]:
         keys = [k for k in self._store.iterkeys() if isinstance(k, str)]
-        runs = sorted({k.split("/")[-1] for k in keys if k.startswith("run/") and "/only=" not in k})
+        runs = sorted(
+            {k.split("/")[-1] for k in keys if k.startswith("run/") and "/only=" not in k}
+        )
         return {
             "path": str(self.directory),
             "exists": self.exists,

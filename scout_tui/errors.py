@@ -17,7 +17,7 @@ class ScoutError(Exception):
     """A failure the user can act on, said in one line (exit code 1)."""
 
 
-class Cancelled(Exception):  # noqa: N818 (a state, not a failure)
+class Cancelled(Exception):
     """The caller asked the run to stop; raised inside long steps so they stop promptly."""
 
 

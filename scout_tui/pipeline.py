@@ -158,8 +158,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         checkout=checkout,
         head=ctx.head_commit,
         baseline_commit=ctx.baseline_commit,
-        collectors=[CollectorState(name=cls.name, title=cls.title, state="pending")
-                    for cls in collectors],  # fmt: skip
+        collectors=[
+            CollectorState(name=cls.name, title=cls.title, state="pending") for cls in collectors
+        ],
         prior_reports=[report.date for report in prepared.priors],
         prior_source=prepared.prior_source,
     )

@@ -240,8 +240,8 @@ class StateStore:
 
     def record_step(self, scope: str, day: str, step: str, data: dict) -> None:
         with self._writing(f"record publish step {step!r}") as db:
-            db.execute("INSERT OR REPLACE INTO journal VALUES (?, ?, ?, ?, ?)",
-                       (scope, day, step, json.dumps(data), datetime.now(UTC).isoformat()))  # fmt: skip
+            row = (scope, day, step, json.dumps(data), datetime.now(UTC).isoformat())
+            db.execute("INSERT OR REPLACE INTO journal VALUES (?, ?, ?, ?, ?)", row)
 
 
 def _same(before: TriageEntry | None, after: TriageEntry | None) -> bool:

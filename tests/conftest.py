@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 
@@ -10,6 +11,17 @@ from scout_tui.demo.sample import Sample, build_sample
 
 TODAY = date(2026, 12, 2)
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests and the commands they start never touch the user's cache or state."""
+    home = tmp_path_factory.mktemp("xdg")
+    os.environ["XDG_CACHE_HOME"] = str(home / "cache")
+    os.environ["XDG_DATA_HOME"] = str(home / "data")
+    os.environ.pop("SCOUT_STATE_DIR", None)
+    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
+        os.environ[name] = ""
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +41,10 @@ def sample_world(tmp_path_factory: pytest.TempPathFactory) -> Sample:
 @pytest.fixture
 def fresh_world(tmp_path: Path) -> Sample:
     return build_sample(tmp_path / "world", TODAY)
+
+
+@pytest.fixture(scope="session")
+def long_history(tmp_path_factory: pytest.TempPathFactory) -> Sample:
+    from tests.history import build_long_history
+
+    return build_long_history(tmp_path_factory.mktemp("long"), TODAY)

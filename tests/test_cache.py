@@ -1,35 +1,44 @@
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+import pytest
+
 from scout_tui.cache import CACHE_VERSION, Cache
-from scout_tui.model import RunResult
-from scout_tui.triage import TriageEntry
+from scout_tui.model import Checkout, RunResult
+from tests.cli import DAY, scout, scout_read_only, world_args
+
+HERE = Checkout.of("/src/a", "/src/a/.git")
+THERE = Checkout.of("/src/b", "/src/a/.git")  # a second worktree of the same repository
 
 
-def a_run(day=date(2026, 4, 2)) -> RunResult:
-    return RunResult(date=day, since=datetime(2026, 4, 1, tzinfo=UTC), repo="/r")
+def a_run(day=date(2026, 4, 2), checkout=HERE, experiment="exp", **extra) -> RunResult:
+    return RunResult(date=day, since=datetime(2026, 4, 1, tzinfo=UTC), repo=checkout.path,
+                     checkout=checkout, experiment=experiment, **extra)  # fmt: skip
 
 
-def test_round_trip(tmp_path):
-    cache = Cache(tmp_path, namespace="o/r:exp")
+def test_runs_are_filed_by_checkout_experiment_and_day(tmp_path):
+    cache = Cache(tmp_path)
     cache.put_run(a_run())
-    cache.put_triage(TriageEntry(fingerprint="k-1", decision="dropped", reason="noise"))
-    assert cache.get_run(date(2026, 4, 2)) == a_run()
-    assert cache.get_run(date(2026, 4, 3)) is None
-    assert cache.triage()["k-1"].reason == "noise"
-    other = Cache(tmp_path, namespace="o/r:other-exp")  # another profile shares nothing
-    assert other.get_run(date(2026, 4, 2)) is None and other.triage() == {}
-    info = cache.info()
-    assert info["runs"] == ["2026-04-02"] and info["triage_decisions"] == 1
+    assert cache.get_run(HERE, "exp", date(2026, 4, 2)) == a_run()
+    assert cache.get_run(HERE, "exp", date(2026, 4, 3)) is None
+    assert cache.get_run(THERE, "exp", date(2026, 4, 2)) is None
+    assert cache.get_run(HERE, "other-exp", date(2026, 4, 2)) is None
+    assert cache.info()["runs"] == ["2026-04-02"]
+
+
+def test_partial_and_cancelled_runs_never_stand_for_the_day(tmp_path):
+    cache = Cache(tmp_path)
+    cache.put_run(a_run())
+    cache.put_run(a_run(only=["docs"], suppressed=["x"]))
+    cache.put_run(a_run(cancelled=True, suppressed=["cancelled"]))
+    assert cache.get_run(HERE, "exp", date(2026, 4, 2)) == a_run()
+    assert cache.get_run(HERE, "exp", date(2026, 4, 2), ["docs"]).suppressed == ["x"]
 
 
 def test_truncated_db_is_moved_aside_and_rebuilt(tmp_path):
-    cache = Cache(tmp_path, namespace="n")
+    cache = Cache(tmp_path)
     for day in range(1, 28):
         cache.put_run(a_run(date(2026, 4, day)))
     cache.close()
@@ -37,59 +46,88 @@ def test_truncated_db_is_moved_aside_and_rebuilt(tmp_path):
     data = db.read_bytes()
     db.write_bytes(data[: len(data) // 3])
     warnings: list[str] = []
-    rebuilt = Cache(tmp_path, namespace="n", warn=warnings.append)
-    assert len(warnings) == 1 and "unreadable" in warnings[0] and "moved it to" in warnings[0]
-    assert rebuilt.get_run(date(2026, 4, 2)) is None
+    rebuilt = Cache(tmp_path, warn=warnings.append)
+    assert len(warnings) == 1 and "was corrupt" in warnings[0] and "moved it to" in warnings[0]
+    assert rebuilt.get_run(HERE, "exp", date(2026, 4, 2)) is None
     rebuilt.put_run(a_run())
-    assert rebuilt.get_run(date(2026, 4, 2)) == a_run()
+    assert rebuilt.get_run(HERE, "exp", date(2026, 4, 2)) == a_run()
     aside = [p for p in tmp_path.iterdir() if p.name.startswith(f"{CACHE_VERSION}.corrupt-")]
     assert len(aside) == 1 and (aside[0] / "cache.db").stat().st_size == len(data) // 3
 
 
 def test_bad_values_are_dropped_with_a_warning(tmp_path):
     warnings: list[str] = []
-    cache = Cache(tmp_path, namespace="n", warn=warnings.append)
+    cache = Cache(tmp_path, warn=warnings.append)
     cache.put_run(a_run())
-    cache._store.set("n/run/2026-04-02", '{"schema_version": 1, "date": "not a date"}')
-    cache._store.set("n/triage/x-1", {"a pickled": "dict"})
-    assert cache.get_run(date(2026, 4, 2)) is None
-    assert cache.triage() == {}
+    key = f"run/{HERE.id}/exp/2026-04-02"
+    cache._store.set(key, '{"schema_version": 1, "date": "not a date"}')
+    cache._store.set("value/x", {"a pickled": "dict"})
+    assert cache.get_run(HERE, "exp", date(2026, 4, 2)) is None
+    assert cache.get_value("x", RunResult) is None
     assert len(warnings) == 2 and all("dropping it" in w for w in warnings)
-    assert "n/run/2026-04-02" not in cache._store  # dropped, so the next run rebuilds it
-
-
-def _scout(*args, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "scout_tui", *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
+    assert key not in cache._store  # dropped, so the next run rebuilds it
 
 
 def test_cli_survives_a_corrupt_cache_and_never_stores_the_token(tmp_path, sample_world):
-    cache_dir = tmp_path / "cache"
     token = "ghp_SENTINELtoken0123456789abcdef"
-    common = [
-        "--repo",
-        str(sample_world.repo),
-        "--config",
-        str(sample_world.config),
-        "--prior",
-        str(sample_world.priors),
-        "--date",
-        "2026-12-02",
-        "--cache-dir",
-        str(cache_dir),
-    ]
-    done = _scout("collect", *common, env={"GH_TOKEN": token})
+    args = world_args(sample_world, tmp_path)
+    done = scout("collect", *args, env={"GH_TOKEN": token})
     assert done.returncode == 0, done.stderr
-    (cache_dir / CACHE_VERSION / "cache.db").write_bytes(b"SQLite format 3\x00garbage" * 10)
-    done = _scout("report", *common, env={"GH_TOKEN": token})
+    (tmp_path / "cache" / CACHE_VERSION / "cache.db").write_bytes(b"SQLite format 3\x00junk" * 10)
+    done = scout("report", *args, env={"GH_TOKEN": token})
     assert done.returncode == 0, done.stderr
-    assert "cache at" in done.stderr and "starting a fresh one" in done.stderr
-    assert done.stdout.startswith("# Nightly Scout Report — 2026-12-02")
-    for path in Path(cache_dir).rglob("*"):
-        if path.is_file():
-            assert token.encode() not in path.read_bytes(), path
+    assert "was corrupt" in done.stderr and "started a fresh one" in done.stderr
+    assert done.stdout.startswith(f"# Nightly Scout Report — {DAY}")
+    for folder in (tmp_path / "cache", tmp_path / "state"):
+        for path in Path(folder).rglob("*"):
+            if path.is_file():
+                assert token.encode() not in path.read_bytes(), path
     assert token not in done.stdout + done.stderr
+
+
+def _collected(tmp_path, world) -> list[str]:
+    args = world_args(world, tmp_path)
+    assert scout("collect", *args).returncode == 0
+    return args
+
+
+def test_a_read_only_cache_folder_is_read_and_nothing_is_saved(tmp_path, sample_world):
+    args = _collected(tmp_path, sample_world)
+    folder = tmp_path / "cache" / CACHE_VERSION
+    before = sorted((p.name, p.stat().st_size) for p in folder.iterdir())
+    done = scout_read_only([folder], "report", *args)
+    if done is None:
+        pytest.skip("no user namespaces here to make a read-only mount")
+    assert done.returncode == 0, done.stderr
+    assert "is read-only: reading it, saving nothing" in done.stderr
+    assert "TODO unblock detection" not in done.stderr  # the cached run was read
+    assert done.stdout.startswith("# Nightly Scout Report")
+    assert "Traceback" not in done.stderr and "OperationalError" not in done.stderr
+    assert "moved" not in done.stderr
+    assert sorted((p.name, p.stat().st_size) for p in folder.iterdir()) == before
+
+
+def test_a_read_only_cache_file_is_read(tmp_path, sample_world):
+    args = _collected(tmp_path, sample_world)
+    database = tmp_path / "cache" / CACHE_VERSION / "cache.db"
+    done = scout_read_only([database], "report", *args, "--recollect")
+    if done is None:
+        pytest.skip("no user namespaces here to make a read-only mount")
+    assert done.returncode == 0, done.stderr
+    assert "read-only" in done.stderr and "moved" not in done.stderr
+    assert "OperationalError" not in done.stderr
+    assert done.stdout.startswith("# Nightly Scout Report")
+
+
+def test_a_corrupt_cache_that_cannot_be_moved_is_left_alone(tmp_path, sample_world):
+    args = _collected(tmp_path, sample_world)
+    root = tmp_path / "cache"
+    (root / CACHE_VERSION / "cache.db").write_bytes(b"not a database at all" * 100)
+    done = scout_read_only([root], "report", *args)
+    if done is None:
+        pytest.skip("no user namespaces here to make a read-only mount")
+    assert done.returncode == 0, done.stderr
+    assert "moved it to" not in done.stderr  # never a false "moved it"
+    assert "going on without a cache" in done.stderr
+    assert done.stdout.startswith("# Nightly Scout Report")
+    assert (root / CACHE_VERSION / "cache.db").read_bytes() == b"not a database at all" * 100

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from scout_tui.demo.ci_logs import (
     runner_log,
     write_noisy_log,
 )
+from tests.cli import scout
 
 EXP = "torchtitan/experiments/graph_trainer"
 
@@ -143,11 +142,6 @@ def test_repro_errors():
         repro_command("NGPU=8 ./run_train.sh --flag 'unclosed")
     with pytest.raises(ReproError, match="no program"):
         repro_command("NGPU=8 LOG_RANK=0")
-
-
-def scout(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "scout_tui", *args], capture_output=True,
-                          text=True, input=stdin)  # fmt: skip
 
 
 def test_ci_log_cli_json_report_and_stdin(tmp_path):

@@ -2,40 +2,21 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
+import threading
 
+import git
 import pytest
 
-from scout_tui.model import RunResult
+from scout_tui.demo.sample import build_sample
+from scout_tui.model import SCHEMA_VERSION, RunResult
 from scout_tui.report.schema import SCHEMA_FILE, render
+from tests.cli import DAY, scout, world_args
 
-SUBCOMMANDS = ["collect", "report", "publish", "cache", "demo"]
-
-
-def scout(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "scout_tui", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "GH_TOKEN": ""},
-    )
-
-
-def common(world, tmp_path):
-    return [
-        "--repo",
-        str(world.repo),
-        "--config",
-        str(world.config),
-        "--prior",
-        str(world.priors),
-        "--date",
-        "2026-12-02",
-        "--cache-dir",
-        str(tmp_path / "cache"),
-    ]
+SUBCOMMANDS = ["collect", "report", "publish", "triage", "cache", "demo", "ci-log", "repro",
+               "torch-commit"]  # fmt: skip
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
@@ -52,36 +33,43 @@ def test_bare_scout_shows_help():
 
 def test_headless_commands_do_not_import_textual():
     code = (
-        "import sys, scout_tui.cli, scout_tui.commands, scout_tui.pipeline;"
-        "print('textual' in sys.modules)"
+        "import sys, scout_tui.cli.dispatch, scout_tui.cli.run, scout_tui.cli.triage, "
+        "scout_tui.cli.ci, scout_tui.session; print('textual' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
 
 
 def test_not_a_git_folder_is_usage_error(tmp_path):
-    done = scout("collect", "--repo", str(tmp_path), "--cache-dir", str(tmp_path / "c"))
+    done = scout("collect", "--repo", tmp_path, "--cache-dir", tmp_path / "c")
     assert done.returncode == 2
     assert done.stderr.strip() == f"scout: error: not a git repository: {tmp_path}"
+    done = scout("report", "--repo", tmp_path / "nonexistent", "--cache-dir", tmp_path / "c")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "not a git repository" in done.stderr
 
 
 def test_missing_prior_folder_and_unknown_collector(tmp_path, sample_world):
     base = ["--repo", str(sample_world.repo), "--cache-dir", str(tmp_path / "c")]
-    done = scout("collect", *base, "--prior", str(tmp_path / "nope"))
+    done = scout("collect", *base, "--prior", tmp_path / "nope")
     assert done.returncode == 2 and "prior reports folder not found" in done.stderr
     done = scout("collect", *base, "--only", "nonsense")
     assert done.returncode == 2 and "unknown collector nonsense" in done.stderr
 
 
 def test_collect_json_is_the_documented_interface(tmp_path, sample_world):
-    done = scout("collect", *common(sample_world, tmp_path), "--json")
+    done = scout("collect", *world_args(sample_world, tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     run = RunResult.model_validate(data)  # validates against the models the schema comes from
-    assert data["schema_version"] == 1
-    assert run.date.isoformat() == "2026-12-02"
+    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert run.date.isoformat() == DAY
     assert [p.date.isoformat() for p in run.prior_reports] == ["2026-11-30", "2026-12-01"]
     assert run.since.isoformat() == "2026-12-01T00:00:00+00:00"
+    assert run.checkout is not None and run.checkout.path == str(sample_world.repo.resolve())
+    assert run.experiment == "torchtitan/experiments/graph_trainer"
+    assert run.collected_at is not None and run.complete
+    assert run.head == git.Repo(sample_world.repo).head.commit.hexsha
     states = {c.name: c.state for c in run.collectors}
     assert states["todos"] == "done" and states["ci_failures"] == "skipped"
     assert any(f.kind == "todo_blocked" for f in run.findings)
@@ -89,41 +77,178 @@ def test_collect_json_is_the_documented_interface(tmp_path, sample_world):
     assert "TODO unblock detection: done" in done.stderr
 
 
-def test_strict_turns_skips_into_exit_1(tmp_path, sample_world):
-    done = scout("collect", *common(sample_world, tmp_path), "--strict")
-    assert done.returncode == 1  # the GitHub collectors are skipped
-    done = scout("collect", *common(sample_world, tmp_path), "--strict", "--only", "todos")
+def test_strict_names_each_problem_but_not_what_was_asked_for(tmp_path, sample_world):
+    done = scout("collect", *world_args(sample_world, tmp_path), "--strict")
+    assert done.returncode == 1  # the GitHub collectors cannot run: no GitHub layer
+    named = [line for line in done.stderr.splitlines() if line.startswith("scout: strict:")]
+    assert named == [
+        "scout: strict: Open work tracking (open_work) skipped — no GitHub layer yet",
+        "scout: strict: CI failure monitoring (ci_failures) skipped — no GitHub layer yet",
+    ]
+    # Skipped because the user said --offline: not a problem.
+    done = scout("collect", *world_args(sample_world, tmp_path), "--strict", "--offline")
+    assert done.returncode == 0, done.stderr
+    done = scout("collect", *world_args(sample_world, tmp_path), "--strict", "--only", "todos")
     assert done.returncode == 0
 
 
 def test_report_uses_the_cached_run_and_writes_a_file(tmp_path, sample_world):
-    assert scout("collect", *common(sample_world, tmp_path)).returncode == 0
+    assert scout("collect", *world_args(sample_world, tmp_path)).returncode == 0
     out = tmp_path / "out" / "report.md"
-    done = scout("report", *common(sample_world, tmp_path), "-o", str(out))
+    done = scout("report", *world_args(sample_world, tmp_path), "-o", out)
     assert done.returncode == 0, done.stderr
     assert "TODO unblock detection" not in done.stderr  # no second collection
     text = out.read_text()
-    assert text.startswith("# Nightly Scout Report — 2026-12-02\n")
+    assert text.startswith(f"# Nightly Scout Report — {DAY}\n")
     assert "## Carried Forward (from prior reports, re-investigated)" in text
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~_umask()
 
 
-def test_publish_dry_run_prints_the_plan(tmp_path, sample_world):
-    done = scout("publish", *common(sample_world, tmp_path), "--dry-run")
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_run_belongs_to_its_checkout(tmp_path):
+    """Same profile, same day, two checkouts: each reports its own run."""
+    a = build_sample(tmp_path / "a", __import__("datetime").date(2026, 12, 2))
+    b = tmp_path / "b"
+    git.Repo(a.repo).git.worktree("add", str(b), "HEAD~2")  # a second worktree, older
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
+             "--config", str(a.config), "--date", DAY, "--offline"]  # fmt: skip
+    assert scout("collect", "--repo", a.repo, *cache).returncode == 0
+    done_b = scout("report", "--repo", b, *cache, "--json")
+    assert done_b.returncode == 0, done_b.stderr
+    assert "TODO unblock detection: done" in done_b.stderr  # B had no run: it collected
+    run_b = RunResult.model_validate_json(done_b.stdout)
+    run_a = RunResult.model_validate_json(scout("report", "--repo", a.repo, *cache,
+                                                "--json").stdout)  # fmt: skip
+    assert run_b.checkout.path == str(b.resolve()) and run_a.checkout.path == str(a.repo.resolve())
+    assert run_b.checkout.id != run_a.checkout.id
+    assert run_b.head != run_a.head
+
+
+def test_a_stale_cached_run_is_used_with_a_warning(tmp_path, fresh_world):
+    args = world_args(fresh_world, tmp_path)
+    args[args.index("--date") + 1] = "2026-12-05"  # HEAD is what a run as of then scans
+    assert scout("collect", *args).returncode == 0
+    repo = git.Repo(fresh_world.repo)
+    (fresh_world.repo / "NEW.md").write_text("new\n")
+    repo.index.add(["NEW.md"])
+    repo.index.commit("a commit after the collection")
+    done = scout("report", *args)
+    assert done.returncode == 0
+    assert "using the cached run, which is what was reviewed" in done.stderr
+    assert "TODO unblock detection" not in done.stderr
+    done = scout("report", *args, "--recollect")
+    assert "TODO unblock detection: done" in done.stderr and "cached run scanned" not in (
+        done.stderr
+    )
+
+
+def test_an_only_run_never_replaces_the_days_run(tmp_path, sample_world):
+    args = world_args(sample_world, tmp_path)
+    assert scout("collect", *args).returncode == 0
+    assert scout("collect", *args, "--only", "docs").returncode == 0
+    done = scout("report", *args, "--json")
+    run = RunResult.model_validate_json(done.stdout)
+    assert run.only is None and len(run.collectors) == 8
+    assert "Docs freshness" not in done.stderr  # from the cache, not collected again
+    done = scout("report", *args, "--only", "docs", "--json")
+    assert RunResult.model_validate_json(done.stdout).only == ["docs"]
+    assert "Docs freshness" not in done.stderr  # the --only run was cached apart
+
+
+def test_report_honours_prior(tmp_path, sample_world):
+    args = world_args(sample_world, tmp_path, prior=False)
+    assert scout("collect", *args).returncode == 0
+    done = scout("report", *args, "--prior", sample_world.priors, "--json")
+    assert done.returncode == 0
+    assert "collecting again" in done.stderr
+    run = RunResult.model_validate_json(done.stdout)
+    assert [p.date.isoformat() for p in run.prior_reports] == ["2026-11-30", "2026-12-01"]
+
+
+def test_date_before_the_first_commit_is_a_usage_error(tmp_path, sample_world):
+    args = world_args(sample_world, tmp_path, day="2020-01-01")
+    done = scout("collect", *args)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("scout: error: --date 2020-01-01 is before the repository's "
+                                   "first commit (2026-11-26)")  # fmt: skip
+
+
+def test_scout_toml_is_found_from_the_checkout_root(tmp_path, fresh_world):
+    (fresh_world.repo / "scout.toml").write_text('[project]\ntracking_issue = 4242\n')
+    subfolder = fresh_world.repo / "torchtitan"
+    done = scout("publish", "--repo", subfolder, "--date", DAY, "--offline", "--dry-run",
+                 "--cache-dir", tmp_path / "c", "--state-dir", tmp_path / "s")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Publish plan for 2026-12-02: 1 comment on #2856" in done.stdout
-    assert "[skipped — no GitHub layer yet] post or update today's report comment" in done.stdout
-    done = scout("publish", *common(sample_world, tmp_path))
-    assert done.returncode == 1 and "--dry-run" in done.stderr
+    assert "1 comment on #4242" in done.stdout
 
 
+# -- -o ------------------------------------------------------------------------------------
+def test_output_through_a_symlink_writes_its_target(tmp_path, sample_world):
+    target = tmp_path / "real.md"
+    target.write_text("old\n")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    done = scout("report", *world_args(sample_world, tmp_path), "-o", link)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and target.read_text().startswith("# Nightly Scout Report")
+
+
+def test_output_into_a_fifo_writes_into_it(tmp_path, sample_world):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    done = scout("report", *world_args(sample_world, tmp_path), "-o", fifo)
+    reader.join(timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a FIFO, not replaced by a file
+    assert received[0].startswith(b"# Nightly Scout Report")
+
+
+def test_output_to_a_device_and_to_stdout(tmp_path, sample_world):
+    done = scout("report", *world_args(sample_world, tmp_path), "-o", "/dev/null")
+    assert done.returncode == 0 and done.stdout == ""
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    done = scout("report", *world_args(sample_world, tmp_path), "-o", "-")
+    assert done.stdout.startswith("# Nightly Scout Report")
+
+
+def test_output_to_a_directory_is_a_usage_error_that_leaves_nothing(tmp_path, sample_world):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    done = scout("collect", *world_args(sample_world, tmp_path), "--json", "-o", folder)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"scout: error: -o {folder}: is a directory"
+    assert list(folder.iterdir()) == []
+    assert "TODO unblock detection" not in done.stderr  # refused before collecting
+    assert not (tmp_path / "cache").exists()
+
+
+# -- cache -----------------------------------------------------------------------------------
 def test_cache_info_and_clear(tmp_path, sample_world):
-    assert scout("collect", *common(sample_world, tmp_path)).returncode == 0
-    done = scout("cache", "info", "--json", "--cache-dir", str(tmp_path / "cache"))
-    assert json.loads(done.stdout)["runs"] == ["2026-12-02"]
-    done = scout("cache", "clear", "--cache-dir", str(tmp_path / "cache"))
+    assert scout("collect", *world_args(sample_world, tmp_path)).returncode == 0
+    done = scout("cache", "info", "--json", "--cache-dir", tmp_path / "cache")
+    assert json.loads(done.stdout)["runs"] == [DAY]
+    done = scout("cache", "clear", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 0 and "cleared" in done.stdout
-    done = scout("cache", "info", "--json", "--cache-dir", str(tmp_path / "cache"))
+    done = scout("cache", "info", "--json", "--cache-dir", tmp_path / "cache")
     assert json.loads(done.stdout)["runs"] == []
+
+
+def test_cache_commands_on_no_cache_create_nothing(tmp_path):
+    missing = tmp_path / "no-cache"
+    done = scout("cache", "clear", "--cache-dir", missing)
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"no cache at {missing / 'v2'}; nothing to clear"
+    done = scout("cache", "info", "--cache-dir", missing)
+    assert done.returncode == 0 and "no cache at" in done.stdout
+    assert not missing.exists()
 
 
 def test_committed_schema_is_current():
@@ -131,10 +256,8 @@ def test_committed_schema_is_current():
 
 
 def test_a_checkout_without_the_experiment_is_a_usage_error(tmp_path):
-    import git
-
     git.Repo.init(tmp_path)
-    done = scout("collect", "--repo", str(tmp_path), "--cache-dir", str(tmp_path / "c"))
+    done = scout("collect", "--repo", tmp_path, "--cache-dir", tmp_path / "c")
     assert done.returncode == 2
     assert "has no torchtitan/experiments/graph_trainer/ — is this the right checkout?" in (
         done.stderr

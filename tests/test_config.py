@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scout_tui.config import ConfigError, load_config
 from scout_tui.model import Priority, Section
+from tests.cli import scout
 
 
 def test_shipped_default_is_the_torchtitan_profile(shipped_config):
@@ -93,22 +92,8 @@ def test_compare_url_placeholders(tmp_path):
 def test_cli_bad_config_exit_2_one_line_no_traceback(tmp_path, sample_world):
     bad = tmp_path / "scout.toml"
     bad.write_text('[windows]\nci_runs = "many"\n')
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scout_tui",
-            "collect",
-            "--repo",
-            str(sample_world.repo),
-            "--config",
-            str(bad),
-            "--cache-dir",
-            str(tmp_path / "c"),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = scout("collect", "--repo", sample_world.repo, "--config", bad,
+                 "--cache-dir", tmp_path / "c")  # fmt: skip
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("scout: error: ")

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from scout_tui.report.parse import parse_report
+from tests.cli import scout
 
 
 def test_demo_prints_a_report_built_by_the_collectors(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scout_tui",
-            "demo",
-            "--dir",
-            str(tmp_path / "d"),
-            "--date",
-            "2026-12-02",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    done = scout("demo", "--dir", tmp_path / "d", "--date", "2026-12-02")
     assert done.returncode == 0, done.stderr
     report = parse_report(done.stdout)
     titles = {item.title: item for item in report.items}
@@ -35,4 +20,4 @@ def test_demo_prints_a_report_built_by_the_collectors(tmp_path):
     assert "partial fix landed: 1 of 4 fixed" in done.stdout
     # A TODO naming an API the stand-in torch has is an opportunity.
     assert any("torch.fx.passes.reinplace" in t for t in titles)
-    assert "CI failure monitoring: skipped — no GitHub layer yet" in done.stdout
+    assert "CI failure monitoring: skipped — offline" in done.stdout

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import requests
 
 from scout_tui.demo.file_server import FileServer, Served
 from scout_tui.nightly import NightlyError, git_version, read_member, torch_commit, wheel_url
+from tests.cli import scout
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 WHEEL_NAME = "torch-2.13.0.dev20260819+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"
@@ -120,19 +119,22 @@ def test_torch_commit_cli_is_cached(tmp_path):
     wheel = make_wheel(tmp_path / "w.whl", 5)
     name = "torch-2.13.0.dev20260819+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"
     served = Served(files={name: wheel})
-    command = [sys.executable, "-m", "scout_tui", "torch-commit", "2.13.0.dev20260819+cu130",
-               "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    command = ["torch-commit", "2.13.0.dev20260819+cu130", "--cache-dir", tmp_path / "cache"]
     with FileServer(served) as index:
-        first = subprocess.run([*command, "--index-url", index], capture_output=True, text=True)
+        first = scout(*command, "--index-url", index)
         assert first.returncode == 0, first.stderr
         assert first.stdout.strip() == COMMIT
         assert "bytes in" in first.stderr
         requests_before = len(served.requests)
-        again = subprocess.run([*command, "--index-url", index], capture_output=True, text=True)
+        again = scout(*command, "--index-url", index)
         assert again.stdout.strip() == COMMIT
         assert len(served.requests) == requests_before  # answered from the cache
-    down = subprocess.run([*command, "--index-url", "http://127.0.0.1:9/x", "--cache-dir",
-                           str(tmp_path / "other")], capture_output=True, text=True)  # fmt: skip
+        # A version that is not one is refused before anything is sent.
+        typo = scout("torch-commit", "2.13.0.dev2026O819", "--index-url", index)
+        assert typo.returncode == 2 and "not a torch version" in typo.stderr
+        assert len(served.requests) == requests_before
+    down = scout(*command[:2], "--index-url", "http://127.0.0.1:9/x", "--cache-dir",
+                 tmp_path / "other")  # fmt: skip
     assert down.returncode == 1 and down.stderr.startswith("scout: error: cannot reach")
 
 
@@ -166,11 +168,8 @@ def test_ci_log_report_with_regression_range(tmp_path):
     with FileServer(served) as index:
         config = tmp_path / "scout.toml"
         config.write_text(f'[torch]\nnightly_index = "{index}"\n')
-        done = subprocess.run(
-            [sys.executable, "-m", "scout_tui", "ci-log", str(log), "--report", "--config",
-             str(config), "--passing-version", "2.13.0.dev20260818+cu130", "--cache-dir",
-             str(tmp_path / "cache")], capture_output=True, text=True,
-        )  # fmt: skip
+        done = scout("ci-log", log, "--report", "--config", config, "--passing-version",
+                     "2.13.0.dev20260818+cu130", "--cache-dir", tmp_path / "cache")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "| 2.13.0.dev20260818+cu130 | pass | `fedcba987654` |" in done.stdout
     assert "| 2.13.0.dev20260819+cu130 | fail | `0123456789ab` |" in done.stdout

@@ -1,7 +1,17 @@
 from __future__ import annotations
 
-from scout_tui.model import FileRef, Finding, Priority, Section, fingerprint
-from scout_tui.triage import TriageEntry, apply_triage, demoted
+import pytest
+
+from scout_tui.model import FileRef, Finding, Priority, Section, Status, TriageEntry, fingerprint
+from scout_tui.triage import (
+    TriageError,
+    apply_triage,
+    decision_label,
+    demoted,
+    merge_into,
+    move,
+    promoted,
+)
 
 
 def make(key, title, priority=Priority.P1, section=Section.ACTION_ITEMS, files=(), items=()):
@@ -18,19 +28,52 @@ def make(key, title, priority=Priority.P1, section=Section.ACTION_ITEMS, files=(
     )
 
 
-def test_demote_walks_p0_p1_p2_fyi():
+A, OPP, D, F, C = (Section.ACTION_ITEMS, Section.OPPORTUNITIES, Section.DOCS, Section.FYI,
+                 Section.ALL_CLEAR)  # fmt: skip
+P0, P1, P2 = Priority.P0, Priority.P1, Priority.P2
+
+
+@pytest.mark.parametrize(("start", "down", "up"), [
+    ((A, P0), (A, P1), None),
+    ((A, P1), (A, P2), (A, P0)),
+    ((A, P2), (F, None), (A, P1)),
+    ((OPP, None), (F, None), (A, P2)),
+    ((D, None), (F, None), (A, P2)),
+    ((F, None), None, (A, P2)),
+    ((C, None), None, None),
+    ((Section.CI_FAILURES, P0), (Section.CI_FAILURES, P1), None),
+])  # fmt: skip
+def test_the_demote_promote_table(start, down, up):
+    assert demoted(*start) == down
+    assert promoted(*start) == up
+
+
+def test_demote_walks_p0_p1_p2_fyi_and_back_up_from_the_entry():
     finding = make("a", "A", Priority.P0)
-    steps = []
-    for _ in range(4):
-        section, priority = demoted(finding)
-        finding = finding.model_copy(update={"section": section, "priority": priority})
-        steps.append((section, priority))
-    assert steps == [
-        (Section.ACTION_ITEMS, Priority.P1),
-        (Section.ACTION_ITEMS, Priority.P2),
-        (Section.FYI, None),
-        (Section.FYI, None),
-    ]
+    entry, steps = None, []
+    for _ in range(3):
+        entry = move(finding, entry, up=False)
+        steps.append((entry.section, entry.priority))
+    assert steps == [(A, P1), (A, P2), (F, None)]
+    assert move(finding, entry, up=False) is None  # nothing below FYI
+    assert decision_label(finding, entry) == "demoted"
+    entry = move(finding, entry, up=True)
+    assert (entry.section, entry.priority) == (A, P2)
+
+
+def test_a_carried_finding_promoted_from_fyi_stays_carried():
+    finding = make("a", "A", None, Section.FYI).model_copy(update={"status": Status.CARRIED})
+    entry = move(finding, None, up=True)
+    [published] = apply_triage([finding], {finding.fingerprint: entry})
+    assert (published.section, published.priority) == (Section.CARRIED_FORWARD, P2)
+
+
+def test_merge_refuses_itself_and_a_dropped_target():
+    with pytest.raises(TriageError, match="into itself"):
+        merge_into("k-1", None, "k-1", {})
+    dropped = {"k-2": TriageEntry(fingerprint="k-2", decision="dropped", reason="noise")}
+    with pytest.raises(TriageError, match="it is dropped"):
+        merge_into("k-1", None, "k-2", dropped)
 
 
 def test_drop_edit_and_merge():

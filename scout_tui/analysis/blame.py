@@ -25,7 +25,7 @@ class Origin:
     time: int
 
 
-class Stopped(Exception):  # noqa: N818
+class Stopped(Exception):
     """`should_stop` said so: the replay ends where it is."""
 
 

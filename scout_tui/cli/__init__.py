@@ -7,6 +7,7 @@ subcommands never import Textual.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from collections.abc import Sequence
@@ -16,10 +17,8 @@ EXIT_INTERRUPTED = 130  # scout_tui.errors says the same; not imported here, on 
 
 def interrupted() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not print a traceback
-    try:
+    with contextlib.suppress(OSError):
         print("scout: interrupted", file=sys.stderr, flush=True)
-    except OSError:
-        pass
     return EXIT_INTERRUPTED
 
 

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from scout_tui.analysis.cilog import LogAnalysis, analyse
-from scout_tui.analysis.repro import ReproError, repro_command
 from packaging.version import InvalidVersion, Version
 
+from scout_tui.analysis.cilog import LogAnalysis, analyse
+from scout_tui.analysis.log_input import LogInputError, open_log
+from scout_tui.analysis.repro import ReproError, repro_command
 from scout_tui.cache import Cache
 from scout_tui.cli.common import config_near, warn
 from scout_tui.collectors.ci_failures import ci_finding, repro_for
-from scout_tui.errors import EXIT_FAILURE, EXIT_OK, UsageError
+from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
 from scout_tui.nightly import NightlyError
 from scout_tui.output import dumps, write_output
 from scout_tui.regression import commit_for, regression_range
@@ -26,18 +24,19 @@ from scout_tui.report.render import render_item
 
 
 def _analyse(path: str, experiment: str) -> LogAnalysis:
-    if path == "-":
-        # stdin cannot be read by offset: spool it to a file first, a block at a time.
-        with tempfile.TemporaryFile() as spool:
-            shutil.copyfileobj(sys.stdin.buffer, spool, 1024 * 1024)
-            spool.flush()
-            return analyse(spool.fileno(), experiment)
-    if not os.path.isfile(path):
-        raise UsageError(f"no such log file: {path}")
+    """Any log a user has: a file, stdin, a pipe, gzip, GitHub's .zip log archive. Input
+    that holds no log (empty, /dev/null, binary data) is an error, never "CI green"."""
     try:
-        return analyse(path, experiment)
+        with open_log(path) as log:
+            analysis = analyse(log.fd, experiment)
+    except LogInputError as exc:
+        raise (UsageError if exc.usage else ScoutError)(exc.message) from None
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ScoutError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not analysis.failures and not analysis.holds_log:
+        what = "binary data, not a log" if analysis.binary else "no log lines"
+        raise ScoutError(f"{what} in {log.name}")
+    return analysis
 
 
 def _as_json(path: str, analysis: LogAnalysis) -> dict:
@@ -50,6 +49,7 @@ def _as_json(path: str, analysis: LogAnalysis) -> dict:
         "schema_version": 1,
         "file": path,
         "bytes": analysis.bytes_scanned,
+        "lines": analysis.lines,
         "torch_version": analysis.torch_version,
         "reported_failures": analysis.reported_failures,
         "truncated": analysis.truncated,

@@ -97,8 +97,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
         if args.json and args.action == "info":
             write_output(dumps(cache.info()), None)
         else:
-            write_output(f"no cache at {cache.directory}"
-                         + ("; nothing to clear" if args.action == "clear" else ""), None)  # fmt: skip
+            nothing = "; nothing to clear" if args.action == "clear" else ""
+            write_output(f"no cache at {cache.directory}{nothing}", None)
         return EXIT_OK
     if args.action == "clear":
         try:

@@ -100,9 +100,11 @@ def _edit(session: Session, run: RunResult, args: argparse.Namespace) -> int:
 
     def decide(fp: str, entry: TriageEntry | None, _: dict) -> TriageEntry:
         try:
-            return triage.edit(fp, entry, title=args.title, body=body,
-                               section=Section(args.section) if args.section else None,
-                               priority=priority, set_priority=args.priority is not None)  # fmt: skip
+            return triage.edit(
+                fp, entry, title=args.title, body=body,
+                section=Section(args.section) if args.section else None,
+                priority=priority, set_priority=args.priority is not None,
+            )  # fmt: skip
         except triage.TriageError as exc:
             raise UsageError(str(exc)) from None
 

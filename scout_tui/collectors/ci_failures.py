@@ -12,6 +12,7 @@ from scout_tui.analysis.repro import ReproError, repro_command
 from scout_tui.collectors.base import register
 from scout_tui.collectors.github_pending import AwaitingGitHub
 from scout_tui.config import Config
+from scout_tui.markdown import code
 from scout_tui.model import (
     Evidence,
     FileRef,
@@ -21,7 +22,6 @@ from scout_tui.model import (
     TracebackFrame,
     fingerprint,
 )
-from scout_tui.markdown import code
 
 TRACEBACK_LIMIT = 200  # lines of traceback kept as evidence
 

@@ -20,8 +20,8 @@ from scout_tui.analysis.workflows import (
     read_test_file,
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
-from scout_tui.model import Evidence, FileRef, Finding, Section
 from scout_tui.markdown import code, fence
+from scout_tui.model import Evidence, FileRef, Finding, Section
 from scout_tui.source import CommitInfo
 
 WORKFLOWS_DIR = ".github/workflows"

@@ -20,8 +20,8 @@ from scout_tui.analysis.coverage import (
     pass_definitions,
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
-from scout_tui.model import FileRef, Finding, Section
 from scout_tui.markdown import code
+from scout_tui.model import FileRef, Finding, Section
 
 WORKFLOWS_DIR = ".github/workflows"
 

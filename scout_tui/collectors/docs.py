@@ -18,8 +18,8 @@ from scout_tui.analysis.coverage import mentions, pass_definitions
 from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
 from scout_tui.analysis.workflows import read_test_file
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
-from scout_tui.model import FileRef, Finding, Section
 from scout_tui.markdown import code
+from scout_tui.model import FileRef, Finding, Section
 
 ClassRef = tuple[str, ast.ClassDef]
 

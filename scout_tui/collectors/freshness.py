@@ -22,8 +22,8 @@ from scout_tui.analysis.freshness import (
 )
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
-from scout_tui.model import Evidence, FileRef, Finding, Section
 from scout_tui.markdown import code
+from scout_tui.model import Evidence, FileRef, Finding, Section
 
 SIMILARITY = 0.8
 

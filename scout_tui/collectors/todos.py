@@ -17,8 +17,8 @@ import git
 from scout_tui.analysis.todos import Todo, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
-from scout_tui.model import Evidence, FileRef, Finding, Section
 from scout_tui.markdown import code
+from scout_tui.model import Evidence, FileRef, Finding, Section
 
 BLAME_PROCESSES = 4
 

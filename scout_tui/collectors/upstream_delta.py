@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from scout_tui.analysis import pyast
 from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
 from scout_tui.config import Surface
-from scout_tui.model import Evidence, FileRef, Finding, Section
 from scout_tui.markdown import code
+from scout_tui.model import Evidence, FileRef, Finding, Section
 from scout_tui.source import CommitInfo
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from scout_tui.config import Config
-from scout_tui.model import Finding, Section, Status
 from scout_tui.markdown import code, neutralize
+from scout_tui.model import Finding, Section, Status
 from scout_tui.report.render import SECTION_HEADINGS, marker
 
 DRAFT_SECTIONS = {Section.ACTION_ITEMS, Section.CI_FAILURES}

@@ -1,0 +1,48 @@
+"""Ctrl-C at any moment: `scout: interrupted`, exit 130, no traceback, the cache intact.
+
+The signal goes to the whole process group, as a terminal sends it: the forked collector
+processes and their git processes get it too."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.cli import scout, world_args
+from tests.history import group_gone, processes_in, wait_for
+
+MOMENTS = [0.1, 0.25, 0.5, 0.9, "replay"]  # seconds after start, or: during the blame replay
+
+
+def test_ctrl_c_at_several_moments(tmp_path, long_history):
+    args = ["collect", *world_args(long_history, tmp_path)]
+    assert scout(*args).returncode == 0  # a run in the cache, to check it survives
+    interrupted = 0
+    for moment in MOMENTS:
+        child = subprocess.Popen([sys.executable, "-m", "scout_tui", *args],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 start_new_session=True,
+                                 env={**os.environ, "SCOUT_PROCESSES": "2"})  # fmt: skip
+        if moment == "replay":
+            wait_for(lambda: processes_in(long_history.repo.resolve(), "git", "--reverse"))
+        else:
+            time.sleep(moment)
+        os.killpg(child.pid, signal.SIGINT)
+        _out, err = child.communicate(timeout=60)
+        assert group_gone(child.pid), f"processes left after Ctrl-C at {moment}"
+        if child.returncode == 0:  # it finished first: nothing to check
+            continue
+        interrupted += 1
+        stderr = err.decode()
+        assert child.returncode == 130, (moment, stderr)
+        assert "Traceback" not in stderr and "Error" not in stderr, (moment, stderr)
+        assert stderr.endswith("scout: interrupted\n"), (moment, stderr)
+    assert interrupted >= len(MOMENTS) - 1
+    info = json.loads(scout("cache", "info", "--json", "--cache-dir", tmp_path / "cache").stdout)
+    assert info["runs"] == ["2026-12-02"]
+    done = scout("report", *world_args(long_history, tmp_path))
+    assert done.returncode == 0 and "TODO unblock detection" not in done.stderr  # from cache

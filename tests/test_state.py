@@ -1,0 +1,118 @@
+"""The state store: the user's decisions and their history, on real SQLite files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from scout_tui.state import StateError, StateStore
+from scout_tui.triage import accept, drop
+from tests.cli import read_only
+
+SCOPE = "abc:exp"
+
+
+def test_undo_and_redo_survive_a_restart(tmp_path):
+    store = StateStore(tmp_path)
+    store.change(SCOPE, "accept a", ["k-a"], lambda fp, e, _: accept(fp, e))
+    store.change(SCOPE, "drop b", ["k-b"], lambda fp, e, _: drop(fp, e, "noise"))
+    restarted = StateStore(tmp_path)  # a new process would see exactly this
+    assert set(restarted.decisions(SCOPE)) == {"k-a", "k-b"}
+    undone = restarted.undo(SCOPE)
+    assert undone.label == "drop b"
+    assert set(StateStore(tmp_path).decisions(SCOPE)) == {"k-a"}
+    assert StateStore(tmp_path).redo(SCOPE).label == "drop b"
+    assert StateStore(tmp_path).decisions(SCOPE)["k-b"].reason == "noise"
+    # Undo twice, then a new action: the redo stack is gone, as in any editor.
+    store.undo(SCOPE)
+    store.undo(SCOPE)
+    assert store.decisions(SCOPE) == {}
+    store.change(SCOPE, "accept c", ["k-c"], lambda fp, e, _: accept(fp, e))
+    assert store.redo(SCOPE) is None
+    assert [a.op for a in store.history(SCOPE)] == ["do", "do", "undo", "redo", "undo", "undo",
+                                                     "do"]  # fmt: skip
+
+
+def test_nothing_changed_records_nothing(tmp_path):
+    store = StateStore(tmp_path)
+    store.change(SCOPE, "accept a", ["k-a"], lambda fp, e, _: accept(fp, e))
+    assert store.change(SCOPE, "accept a again", ["k-a"], lambda fp, e, _: accept(fp, e)) == []
+    assert len(store.history(SCOPE)) == 1
+
+
+def test_scopes_are_apart(tmp_path):
+    store = StateStore(tmp_path)
+    store.change(SCOPE, "accept a", ["k-a"], lambda fp, e, _: accept(fp, e))
+    assert store.decisions("other:exp") == {}
+    assert store.undo("other:exp") is None
+
+
+def test_reading_a_store_that_does_not_exist_creates_nothing(tmp_path):
+    store = StateStore(tmp_path / "none")
+    assert store.decisions(SCOPE) == {} and store.history(SCOPE) == []
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_corrupt_store_is_reported_and_left_as_it_is(tmp_path):
+    (tmp_path / "state.sqlite3").write_bytes(b"these are not my decisions" * 100)
+    store = StateStore(tmp_path)
+    with pytest.raises(StateError, match=r"is unreadable .* left as it is"):
+        store.decisions(SCOPE)
+    with pytest.raises(StateError, match="is unreadable"):
+        store.change(SCOPE, "accept", ["k"], lambda fp, e, _: accept(fp, e))
+    assert (tmp_path / "state.sqlite3").read_bytes() == b"these are not my decisions" * 100
+
+
+def test_concurrent_writers_lose_nothing(tmp_path):
+    """Two processes (the console and a cron `scout triage`, say) writing at once."""
+    script = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from scout_tui.state import StateStore
+        from scout_tui.triage import accept
+        store = StateStore(Path({str(tmp_path)!r}))
+        for n in range(60):
+            fp = f"k-{{sys.argv[1]}}-{{n}}"
+            store.change({SCOPE!r}, "accept " + fp, [fp], lambda f, e, _: accept(f, e))
+    """)
+    writers = [subprocess.Popen([sys.executable, "-c", script, name]) for name in "ab"]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    store = StateStore(tmp_path)
+    assert len(store.decisions(SCOPE)) == 120
+    assert len(store.history(SCOPE)) == 120
+
+
+def test_a_read_only_store_is_read_but_refuses_writes_clearly(tmp_path):
+    store = StateStore(tmp_path)
+    store.change(SCOPE, "drop a", ["k-a"], lambda fp, e, _: drop(fp, e, "noise"))
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from scout_tui.state import StateError, StateStore
+        from scout_tui.triage import accept
+        store = StateStore(Path({str(tmp_path)!r}))
+        print(sorted(store.decisions({SCOPE!r})))
+        try:
+            store.change({SCOPE!r}, "accept b", ["k-b"], lambda f, e, _: accept(f, e))
+        except StateError as exc:
+            print(exc)
+    """)
+    prefix = read_only(tmp_path)
+    if prefix is None:
+        pytest.skip("no user namespaces here to make a read-only mount")
+    done = subprocess.run([*prefix, sys.executable, "-c", script], capture_output=True,
+                          text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "['k-a']"
+    path = tmp_path / "state.sqlite3"
+    assert lines[1] == f"cannot record 'accept b': the state store {path} is read-only"
+
+
+def test_the_publish_journal(tmp_path):
+    store = StateStore(tmp_path)
+    assert store.journal(SCOPE, "2026-12-02") == {}
+    store.record_step(SCOPE, "2026-12-02", "comment", {"id": 7})
+    assert StateStore(tmp_path).journal(SCOPE, "2026-12-02") == {"comment": {"id": 7}}

@@ -1,0 +1,106 @@
+"""`scout triage`, the headless mirror of the console's actions, as a script uses it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli import scout, world_args
+
+
+@pytest.fixture
+def args(tmp_path, sample_world):
+    args = world_args(sample_world, tmp_path)
+    assert scout("collect", *args).returncode == 0
+    return args
+
+
+def listing(args) -> dict[str, dict]:
+    done = scout("triage", "list", *args, "--json")
+    assert done.returncode == 0, done.stderr
+    return {row["fingerprint"]: row for row in json.loads(done.stdout)}
+
+
+def test_list_shows_every_finding_and_its_decision(args):
+    rows = listing(args)
+    assert rows and all(row["decision"] is None for row in rows.values())
+    done = scout("triage", "list", *args)
+    assert done.stdout.splitlines()[0].endswith(f"{len(rows)} findings, 0 reviewed")
+
+
+def test_each_action_then_undo_and_redo_across_processes(args):
+    rows = listing(args)
+    p1 = next(fp for fp, row in rows.items() if row["priority"] == "P1")
+    fyi = next(fp for fp, row in rows.items() if row["section"] == "fyi")
+    # Promoted to Action Items; a carried one stays under Carried Forward.
+    promoted_to = "carried_forward" if rows[fyi]["status"] == "carried" else "action_items"
+    hex_prefix = p1.rsplit("-", 1)[1][:8]
+
+    done = scout("triage", "demote", hex_prefix, *args)  # a prefix of the hex part
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"demoted: {p1}")
+    assert listing(args)[p1]["priority"] == "P2" and listing(args)[p1]["decision"] == "demoted"
+
+    assert scout("triage", "promote", fyi, *args).returncode == 0
+    assert (listing(args)[fyi]["section"], listing(args)[fyi]["priority"]) == (promoted_to, "P2")
+    assert scout("triage", "drop", fyi, "--reason", "noise for us", *args).returncode == 0
+    report = scout("report", *args).stdout
+    assert fyi not in report  # dropped: not published
+
+    done = scout("triage", "undo", *args)
+    assert done.stdout.strip() == f"undid: drop {fyi} (1 finding)"
+    assert listing(args)[fyi]["decision"] == "promoted"
+    assert fyi in scout("report", *args).stdout
+    assert scout("triage", "redo", *args).stdout.startswith("redid: drop")
+    assert listing(args)[fyi]["decision"] == "dropped"
+
+
+def test_merge_and_edit(args, tmp_path):
+    rows = listing(args)
+    a, b, target = list(rows)[:3]
+    done = scout("triage", "merge", a, b, "--into", target, *args)
+    assert done.returncode == 0, done.stderr
+    assert listing(args)[a]["merged_into"] == target
+    body = tmp_path / "body.md"
+    body.write_text("A body written by hand.\n")
+    done = scout("triage", "edit", target, "--title", "A better title", "--priority", "P0",
+                 "--section", "action_items", "--body-file", body, *args)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    row = listing(args)[target]
+    assert (row["title"], row["priority"], row["decision"]) == ("A better title", "P0", "edited")
+    report = scout("report", *args).stdout
+    assert "**[P0] A better title** — A body written by hand." in report
+    assert "Merged: **" in report
+
+
+def test_unknown_ambiguous_and_impossible_references_change_nothing(args):
+    rows = listing(args)
+    done = scout("triage", "accept", "no-such-finding", *args)
+    assert done.returncode == 2 and "no finding 'no-such-finding'" in done.stderr
+    kinds = [fp.rsplit("-", 1)[0] for fp in rows]
+    kind = next(k for k in kinds if kinds.count(k) > 1)
+    same_kind = [fp for fp in rows if fp.startswith(kind + "-")]
+    done = scout("triage", "accept", next(iter(rows)), kind, *args)
+    assert done.returncode == 2 and f"matches {len(same_kind)} findings" in done.stderr
+    assert all(fp in done.stderr for fp in same_kind[:8])
+    a = next(iter(rows))
+    done = scout("triage", "merge", a, "--into", a, *args)
+    assert done.returncode == 2 and "into itself" in done.stderr
+    assert scout("triage", "drop", a, "--reason", "  ", *args).returncode == 2
+    assert all(row["decision"] is None for row in listing(args).values())  # nothing recorded
+    done = scout("triage", "undo", *args)
+    assert done.returncode == 0 and done.stdout.strip() == "nothing to undo"
+
+
+def test_decisions_survive_cache_clear_and_carry_to_the_next_day(args, tmp_path):
+    rows = listing(args)
+    fp = next(iter(rows))
+    assert scout("triage", "drop", fp, "--reason", "not ours", *args).returncode == 0
+    assert scout("cache", "clear", "--cache-dir", tmp_path / "cache").returncode == 0
+    assert listing(args)[fp]["decision"] == "dropped"  # collected again, still dropped
+    tomorrow = list(args)
+    tomorrow[tomorrow.index("--date") + 1] = "2026-12-03"
+    later = listing(tomorrow)
+    if fp in later:  # a finding that is still there tomorrow stays dropped
+        assert later[fp]["decision"] == "dropped"
