@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import ast
+from datetime import date
 from pathlib import Path
 
 from scout_tui.analysis.todos import Reference, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
+from tests.collector_run import run_collector
 
 SOURCE = '''\
 """Module docstring.
@@ -138,3 +140,21 @@ def test_awaited_apis_need_waiting_language_and_code_shape():
     plain = classify(Todo("p.py", 1, "TODO", "TODO: when we move the chain behind ``target``, "
                           "collapse the prefetch gap of wait_tensor"), "o/r")  # fmt: skip
     assert plain.apis == []
+
+
+def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world):
+    import os
+    import re
+    import subprocess
+
+    passes = fresh_world.repo / "torchtitan/experiments/graph_trainer/passes.py"
+    passes.write_text(passes.read_text() + "\n# TODO(bob): added after the day asked for\n")
+    stamp = "2026-12-02T10:00:00Z"
+    dates = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+    subprocess.run(["git", "commit", "-qam", "a later TODO"], cwd=fresh_world.repo, check=True,
+                   env={**os.environ, **dates})  # fmt: skip
+    result = run_collector(fresh_world, "todos", date(2026, 11, 30))
+    text = "\n".join(f.body for f in result.findings)
+    assert "added after 2026-11-30, by Sample Dev" in text
+    assert "4 days old" in text  # the others: as of the 30th, not of today
+    assert re.search(r"-\d+ days? old", text) is None

@@ -94,6 +94,16 @@ def _days(delta: timedelta) -> str:
     return "1 day" if delta.days == 1 else f"{delta.days} days"
 
 
+def _age(ctx: CollectorContext, author: str, when: datetime | None) -> str:
+    """As of the run's day. The work tree can hold lines written after a --date in the
+    past: those have no age as of then."""
+    if when is None:
+        return ""
+    if when >= ctx.until:
+        return f"added after {ctx.as_of.isoformat()}, by {author}"
+    return f"{_days(ctx.until - when)} old, by {author}"
+
+
 def _short(ctx: CollectorContext, path: str) -> str:
     """The path inside the experiment: `graph_pp/utils.py`, not a bare `utils.py`."""
     prefix = ctx.config.project.experiment.rstrip("/") + "/"
@@ -145,7 +155,7 @@ class TodoCollector:
             blame = blames.get(path, {})
             for todo in todos:
                 author, when = blame.get(todo.line, ("", None))
-                age = f"{_days(ctx.until - when)} old, by {author}" if when else ""
+                age = _age(ctx, author, when)
                 finding = self._finding(ctx, todo, torch, age)
                 if finding is None:
                     fyi.append((todo, age))
