@@ -17,6 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scout_tui.model import Priority, Section, Severity
 
 CONFIG_NAME = "scout.toml"
+# The console's actions, by the ids `[keys]` binds (the console issue's table).
+ACTION_IDS = (
+    "accept", "demote", "promote", "drop", "mark", "merge", "edit", "edit_external", "undo",
+    "redo", "copy_repro", "run_repro", "open_url", "filter", "preview", "publish", "rerun",
+    "next_unreviewed", "zoom", "help", "quit",
+)  # fmt: skip
+_KEY = re.compile(r"^[\w+-]+(?:,[\w+-]+)*$")
 
 
 class ConfigError(Exception):
@@ -248,6 +255,13 @@ def _validate(data: dict[str, Any], text: str, source: str) -> Config:
 
 
 def _check_keys(config: Config) -> None:
+    for action, key in config.keys.items():
+        if action not in ACTION_IDS:
+            raise ConfigError(f"{config.source}: unknown key binding keys.{action}: the actions "
+                              f"are {', '.join(ACTION_IDS)}")  # fmt: skip
+        if not _KEY.match(key):
+            raise ConfigError(f"{config.source}: keys.{action} = {key!r} is not allowed: a key "
+                              "name such as 'a', 'minus', 'ctrl+r', or several with commas")  # fmt: skip
     used = {value for value in config.keys.values()}
     if len(used) != len(config.keys):
         seen: dict[str, str] = {}

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
-from pathlib import Path
 
 import pytest
 
@@ -78,10 +77,15 @@ def test_cli_survives_a_corrupt_cache_and_never_stores_the_token(tmp_path, sampl
     assert done.returncode == 0, done.stderr
     assert "was corrupt" in done.stderr and "started a fresh one" in done.stderr
     assert done.stdout.startswith(f"# Nightly Scout Report — {DAY}")
-    for folder in (tmp_path / "cache", tmp_path / "state"):
-        for path in Path(folder).rglob("*"):
-            if path.is_file():
-                assert token.encode() not in path.read_bytes(), path
+    fp = RunResult.model_validate_json(scout("report", *args, "--json").stdout).findings[0]
+    done_triage = scout("triage", "accept", fp.fingerprint, *args, env={"GH_TOKEN": token})
+    assert done_triage.returncode == 0, done_triage.stderr
+    written = [p for folder in ("cache", "state") for p in (tmp_path / folder).rglob("*")
+               if p.is_file()]  # fmt: skip
+    names = {p.name for p in written}
+    assert {"cache.db", "state.sqlite3"} <= names  # the check below looks at real files
+    for path in written:
+        assert token.encode() not in path.read_bytes(), path
     assert token not in done.stdout + done.stderr
 
 

@@ -184,3 +184,58 @@ def test_500_mb_log(tmp_path):
     write_noisy_log(path, 500)
     assert os.path.getsize(path) > 500 * 1024 * 1024
     check_runner_analysis(analyse(str(path), EXP))
+
+
+def test_ci_log_inputs_that_hold_no_log_are_never_green(tmp_path):
+    """Each gets the right answer: read it, or say what is wrong with the right exit code."""
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    binary = tmp_path / "core.bin"
+    binary.write_bytes(os.urandom(200_000))
+    cases = [
+        (empty, 1, f"scout: error: no log lines in {empty}"),
+        ("/dev/null", 1, "scout: error: no log lines in /dev/null"),
+        (binary, 1, f"scout: error: {binary} is binary data, not a log"),
+        (tmp_path, 2, f"scout: error: {tmp_path} is a directory"),
+    ]
+    for path, code, message in cases:
+        for extra in ([], ["--report", "--offline"], ["--json"]):
+            done = scout("ci-log", path, *extra)
+            assert (done.returncode, done.stderr.strip()) == (code, message), (path, extra)
+            assert "CI green" not in done.stdout
+
+
+def test_ci_log_reads_pipes_gzip_and_githubs_log_archive(tmp_path):
+    import gzip
+    import subprocess
+    import sys
+    import zipfile
+
+    text = "".join(actions_format(runner_log()))
+    plain = write(tmp_path, "job.log", actions_format(runner_log()))
+    expected = scout("ci-log", plain, "--json")
+    failing = json.loads(expected.stdout)["failing_tests"]
+    assert len(failing) == 3
+
+    packed = tmp_path / "job.log.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    archive = tmp_path / "logs_123.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("0_build.txt", "2026-12-01T00:00:00Z build ok\n")
+        zipped.writestr("1_integration.txt", text)
+        zipped.writestr("integration/3_Run tests.txt", text)  # the same, split by step
+    for source in (packed, archive):
+        done = scout("ci-log", source, "--json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["failing_tests"] == failing  # found once, not twice
+    # A pipe, the way a shell hands one over: bash's <(cmd) is /dev/fd/63.
+    done = subprocess.run(
+        ["bash", "-c", 'exec "$0" -m scout_tui ci-log <(cat "$1") --json', sys.executable,
+         str(plain)], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["failing_tests"] == failing
+    # A log with no failure in it is green; a log that is not there is a usage error.
+    green = write(tmp_path, "green.log", ["2026-12-01T00:00:00.0Z all 12 tests passed\n"])
+    done = scout("ci-log", green, "--report", "--offline")
+    assert done.returncode == 0 and "CI green, nothing to report" in done.stdout

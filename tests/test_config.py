@@ -74,14 +74,29 @@ def test_invalid_toml_gives_line(tmp_path):
 
 
 def test_carried_forward_is_not_a_rule_section(tmp_path):
-    message = _error(tmp_path, '[rules.todo_owned]\nsection = "carried_forward"\n')
+    message = _error(tmp_path, '[rules.todo_blocked]\nsection = "carried_forward"\n')
     assert "decided by reconcile" in message
 
 
 def test_duplicate_key_binding(tmp_path):
-    message = _error(tmp_path, '[keys]\naccept = "d"\n')
+    message = _error(tmp_path, '[keys]\naccept = "x"\n')
     assert "keys.drop" in message or "keys.accept" in message
     assert "already bound" in message
+
+
+def test_key_bindings_name_the_consoles_actions(tmp_path):
+    message = _error(tmp_path, '[keys]\naccpet = "y"\n')
+    assert message.startswith(f"{tmp_path / 'scout.toml'}: unknown key binding keys.accpet")
+    assert "accept, demote, promote, drop" in message
+    message = _error(tmp_path, '[keys]\nzoom = "z z"\n')
+    assert "keys.zoom = 'z z' is not allowed" in message
+
+
+def test_the_shipped_keys_bind_every_action(shipped_config):
+    from scout_tui.config import ACTION_IDS
+
+    assert set(shipped_config.keys) == set(ACTION_IDS)
+    assert shipped_config.keys["drop"] == "x"
 
 
 def test_compare_url_placeholders(tmp_path):
@@ -98,3 +113,21 @@ def test_cli_bad_config_exit_2_one_line_no_traceback(tmp_path, sample_world):
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("scout: error: ")
     assert "windows.ci_runs = 'many'" in done.stderr
+
+
+def test_every_rule_is_for_a_kind_some_collector_emits(shipped_config):
+    """A kind declared but never emitted, or a rule for no kind, is dead configuration."""
+    import inspect
+
+    from scout_tui.collectors.base import registered
+
+    declared = {kind: cls for cls in registered().values() for kind in cls.kinds}
+    assert set(shipped_config.rules) == set(declared) | {"resolved"}
+    from scout_tui.collectors.github_pending import AwaitingGitHub
+
+    for kind, cls in declared.items():
+        if issubclass(cls, AwaitingGitHub) and cls.collect is AwaitingGitHub.collect:
+            continue  # its kinds come with the GitHub collectors
+        source = inspect.getsource(inspect.getmodule(cls))
+        uses = source.count(f'"{kind}"')
+        assert uses >= 2, f"{cls.name} declares {kind!r} but never emits it"

@@ -34,8 +34,9 @@ def _analyse(path: str, experiment: str) -> LogAnalysis:
     except OSError as exc:
         raise ScoutError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not analysis.failures and not analysis.holds_log:
-        what = "binary data, not a log" if analysis.binary else "no log lines"
-        raise ScoutError(f"{what} in {log.name}")
+        if analysis.binary:
+            raise ScoutError(f"{log.name} is binary data, not a log")
+        raise ScoutError(f"no log lines in {log.name}")
     return analysis
 
 

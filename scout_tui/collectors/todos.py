@@ -133,7 +133,7 @@ class TodoCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "history", 10  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    kinds = ("todo_blocked", "todo_api_available", "todo_owned", "todo_unclassified")
+    kinds = ("todo_blocked", "todo_api_available", "todo_unclassified")
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         markers = ctx.config.todos.markers
