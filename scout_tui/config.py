@@ -260,8 +260,10 @@ def _check_keys(config: Config) -> None:
             raise ConfigError(f"{config.source}: unknown key binding keys.{action}: the actions "
                               f"are {', '.join(ACTION_IDS)}")  # fmt: skip
         if not _KEY.match(key):
-            raise ConfigError(f"{config.source}: keys.{action} = {key!r} is not allowed: a key "
-                              "name such as 'a', 'minus', 'ctrl+r', or several with commas")  # fmt: skip
+            raise ConfigError(
+                f"{config.source}: keys.{action} = {key!r} is not allowed: a key name such as "
+                "'a', 'minus', 'ctrl+r', or several with commas"
+            )
     used = {value for value in config.keys.values()}
     if len(used) != len(config.keys):
         seen: dict[str, str] = {}
