@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from scout_tui.commands import cli_processes
+from scout_tui.cli.common import cli_processes
 
-from scout_tui.cli import GC_THRESHOLDS
+from scout_tui.cli.dispatch import GC_THRESHOLDS
 from scout_tui.collectors.base import Need
 from scout_tui.collectors.runner import stream
 from scout_tui.config import find_config, load_config
@@ -43,7 +43,7 @@ def local_collectors() -> list[str]:
 
 def run_collectors(options: RunOptions, processes: int) -> tuple[float, object, int]:
     start = time.perf_counter()
-    ctx, _, _ = prepare(options)
+    ctx = prepare(options).ctx
     findings = 0
     for event in stream(ctx, select_collectors(options.only), processes):
         if type(event).__name__ == "FindingFound":
@@ -124,7 +124,7 @@ def floor(repo: Path, files: FileSet) -> tuple[float, int, int]:
 
 def cold_process(repo: Path, args: argparse.Namespace, cache: Path) -> float:
     command = [sys.executable, "-m", "scout_tui", "collect", "--offline", "--repo", str(repo),
-               "--cache-dir", str(cache)]  # fmt: skip
+               "--cache-dir", str(cache), "--state-dir", str(cache / "state")]  # fmt: skip
     for name in local_collectors():
         command += ["--only", name]
     if args.date:
