@@ -25,7 +25,6 @@ from datetime import date
 from pathlib import Path
 
 from scout_tui.cli.common import cli_processes
-
 from scout_tui.cli.dispatch import GC_THRESHOLDS
 from scout_tui.collectors.base import Need
 from scout_tui.collectors.runner import stream
