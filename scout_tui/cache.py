@@ -26,6 +26,7 @@ import diskcache
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
+from scout_tui.errors import sigint_received
 from scout_tui.model import Checkout, RunResult
 
 CACHE_VERSION = "v2"  # v2: runs keyed by checkout; triage moved to the state store
@@ -241,6 +242,8 @@ class Cache:
                 raise TypeError(f"expected JSON text, found {type(raw).__name__}")
             return model.model_validate_json(raw)
         except (ValidationError, TypeError, ValueError) as exc:
+            if sigint_received():  # a Ctrl-C inside validation, not a bad value
+                raise KeyboardInterrupt from None
             reason = str(exc).splitlines()[0]
             self._warn(f"cache entry {key} is invalid ({reason}); dropping it")
             self._forget(key)

@@ -22,6 +22,18 @@ class Cancelled(Exception):
 
 
 _SECRETS: set[str] = set()
+_SIGINT = {"received": False}
+
+
+def note_sigint() -> None:
+    _SIGINT["received"] = True
+
+
+def sigint_received() -> bool:
+    """True once Ctrl-C was pressed in this process, even when a library swallowed the
+    KeyboardInterrupt (pydantic-core can turn one raised inside validation into a
+    validation error): nothing may then be taken for bad data and thrown away."""
+    return _SIGINT["received"]
 
 
 def register_secret(secret: str | None) -> None:

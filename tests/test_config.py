@@ -25,13 +25,13 @@ def test_shipped_default_is_the_torchtitan_profile(shipped_config):
 def test_user_file_is_merged_over_the_default(tmp_path: Path):
     path = tmp_path / "scout.toml"
     path.write_text(
-        '[project]\ntracking_issue = 99\n[rules.todo_owned]\nsection = "action_items"\n'
+        '[project]\ntracking_issue = 99\n[rules.todo_unclassified]\nsection = "action_items"\n'
         'priority = "P2"\n'
     )
     config = load_config(path)
     assert config.project.tracking_issue == 99
     assert config.project.repo == "pytorch/torchtitan"  # untouched keys keep the default
-    assert config.rule("todo_owned").priority is Priority.P2
+    assert config.rule("todo_unclassified").priority is Priority.P2
     assert config.rule("todo_blocked").section is Section.FYI
 
 
@@ -45,9 +45,10 @@ def _error(tmp_path: Path, text: str) -> str:
 
 def test_bad_enum_names_key_value_allowed_and_line(tmp_path):
     message = _error(
-        tmp_path, '[windows]\nci_runs = 5\n\n[rules.todo_owned]\nsection = "fyi"\npriority = "P7"\n'
+        tmp_path,
+        '[windows]\nci_runs = 5\n\n[rules.todo_unclassified]\nsection = "fyi"\npriority = "P7"\n',
     )
-    assert "rules.todo_owned.priority" in message
+    assert "rules.todo_unclassified.priority" in message
     assert "'P7'" in message
     assert "'P0', 'P1' or 'P2'" in message
     assert "line 6" in message

@@ -15,7 +15,9 @@ import time
 from tests.cli import scout, world_args
 from tests.history import group_gone, processes_in, wait_for
 
-MOMENTS = [0.1, 0.25, 0.5, 0.9, "replay"]  # seconds after start, or: during the blame replay
+# From 0.15 s: before that the interpreter itself may still be starting (site, runpy), before
+# any code of ours runs.
+MOMENTS = [0.15, 0.3, 0.5, 0.9, "replay"]  # seconds after start, or: during the blame replay
 
 
 def test_ctrl_c_at_several_moments(tmp_path, long_history):

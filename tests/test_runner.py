@@ -34,14 +34,14 @@ release = threading.Event()
 class Slow:
     name, title, section = "slow", "Slow", Section.FYI
     needs = frozenset({Need.REPO})
-    kinds = ("todo_owned",)
+    kinds = ("todo_unclassified",)
 
     def collect(self, ctx):
-        yield ctx.finding(self.name, "todo_owned", ("one",), "first finding")
+        yield ctx.finding(self.name, "todo_unclassified", ("one",), "first finding")
         yield Progress(self.name, 1, 2, "half way")
         # Do not finish until the consumer has seen the first finding.
         assert release.wait(10), "the consumer never saw the first finding"
-        yield ctx.finding(self.name, "todo_owned", ("two",), "second finding")
+        yield ctx.finding(self.name, "todo_unclassified", ("two",), "second finding")
 
 
 class Broken:
@@ -50,7 +50,7 @@ class Broken:
     kinds = ()
 
     def collect(self, ctx):
-        yield ctx.finding(self.name, "todo_owned", ("b",), "before the crash")
+        yield ctx.finding(self.name, "todo_unclassified", ("b",), "before the crash")
         raise RuntimeError(f"boom with {ctx.token}")
 
 
@@ -113,11 +113,11 @@ def test_failures_and_skips_are_isolated(shipped_config, sample_world):
 class Quick:
     name, title, section = "quick", "Quick", Section.FYI
     needs = frozenset({Need.REPO})
-    kinds = ("todo_owned",)
+    kinds = ("todo_unclassified",)
     shares, cost = "a", 1
 
     def collect(self, ctx):
-        yield ctx.finding(self.name, "todo_owned", ("q",), "found in a process")
+        yield ctx.finding(self.name, "todo_unclassified", ("q",), "found in a process")
         # The child's own source tree works (a git process of its own).
         assert ctx.source.read_at(ctx.source.commit_before(ctx.until), "README.md")
 

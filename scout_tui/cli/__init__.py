@@ -1,18 +1,34 @@
 """The `scout` command.
 
-Nothing heavy is imported before Ctrl-C is handled: a Ctrl-C at any moment, during imports
-included, prints `scout: interrupted` and exits 130 without a traceback. Headless
-subcommands never import Textual.
+Ctrl-C at any moment once this module runs — during the imports of the command's modules
+included, in a forked collector too — prints `scout: interrupted` and exits 130 without a
+traceback. Nothing heavy is imported before the handler is in place. Headless subcommands
+never import Textual.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
-EXIT_INTERRUPTED = 130  # scout_tui.errors says the same; not imported here, on purpose
+from scout_tui.errors import EXIT_INTERRUPTED, note_sigint, sigint_received  # tiny, no imports
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    note_sigint()
+    raise KeyboardInterrupt
+
+
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """A Ctrl-C that landed in a finalizer would be printed as "Exception ignored" and
+    lost: raise it again, where the main flow can handle it."""
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+        return
+    sys.__unraisablehook__(unraisable)
 
 
 def interrupted() -> int:
@@ -23,16 +39,28 @@ def interrupted() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+        sys.unraisablehook = _unraisable
     try:
         from scout_tui.cli.dispatch import run
 
-        return run(argv)
+        code = run(argv)
     except KeyboardInterrupt:
         return interrupted()
+    return interrupted() if sigint_received() else code
 
 
 def entry() -> int:
     """The console script: `main`, then no Ctrl-C during interpreter shutdown."""
     code = main()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if code == EXIT_INTERRUPTED:
+        # CPython 3.11 remembers a KeyboardInterrupt that went through exec() of a string
+        # (dataclasses does that while our modules import) and would kill the process with
+        # SIGINT at exit, however it was handled: leave now, the exit code as said.
+        with contextlib.suppress(OSError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
     return code

@@ -13,7 +13,15 @@ from datetime import date
 from pathlib import Path
 
 from scout_tui import __version__
-from scout_tui.errors import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ScoutError, UsageError, redact
+from scout_tui.errors import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    ScoutError,
+    UsageError,
+    redact,
+    sigint_received,
+)
 
 # The collectors build millions of AST nodes that hold no reference cycles; with the
 # default thresholds the cycle collector re-scans them again and again (measured: a
@@ -203,6 +211,16 @@ def run(argv: Sequence[str] | None = None) -> int:
     module, _, function = COMMANDS[args.command].partition(":")
     try:
         return getattr(importlib.import_module(module), function)(args)
+    except Exception:
+        if sigint_received():  # the error is a Ctrl-C that a library turned into another
+            raise KeyboardInterrupt from None
+        return _failed()
+
+
+def _failed() -> int:
+    """The exception being handled, said in one line, as its exit code."""
+    try:
+        raise
     except UsageError as exc:
         print(f"scout: error: {redact(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
