@@ -36,7 +36,7 @@ def local_collectors() -> list[str]:
     return [
         cls.name
         for cls in select_collectors(None)
-        if not cls.needs & {Need.NETWORK, Need.TOKEN, Need.GITHUB}
+        if not cls.needs & {Need.NETWORK, Need.GITHUB}
     ]
 
 

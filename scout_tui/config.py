@@ -51,6 +51,17 @@ class BoardConfig(_Strict):
     title_prefix: str = "[NightlyScout]"
 
 
+class GithubConfig(_Strict):
+    """How scout talks to GitHub. The defaults are what GitHub asks of integrations."""
+
+    mutation_interval: float = Field(default=1.0, ge=0, le=60)  # seconds between writes
+    timeout: float = Field(default=15.0, gt=0, le=300)  # seconds per request
+    retries: int = Field(default=4, ge=0, le=20)
+    backoff: float = Field(default=1.0, ge=0, le=60)  # first wait; doubles each retry
+    secondary_rate_wait: float = Field(default=60.0, ge=0, le=3600)
+    max_rate_limit_wait: float = Field(default=300.0, ge=0, le=3600)  # longer: give up
+
+
 class WindowsConfig(_Strict):
     prior_report_days: int = Field(ge=1, le=365)
     fyi_suppress_after: int = Field(ge=1, le=30)
@@ -151,6 +162,7 @@ class Rule(_Strict):
 class Config(_Strict):
     project: ProjectConfig
     board: BoardConfig
+    github: GithubConfig = GithubConfig()
     windows: WindowsConfig
     upstream: UpstreamConfig
     todos: TodosConfig

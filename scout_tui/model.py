@@ -115,9 +115,10 @@ class Finding(_Model):
     # Set by reconcile when a carried finding is unchanged and its rule asks for one line.
     unchanged_line: str | None = None
     board: BoardRef | None = None
-    # The reviewer's decision once triaged ("accepted", or "edited" when changed by hand);
+    # The reviewer's decision once triaged ("accepted"; "edited" when changed by hand;
+    # "promoted" when moved up into Action Items, which files a draft even if carried);
     # dropped and merged-away findings are not in what is published at all.
-    decision: Literal["accepted", "edited"] | None = None
+    decision: Literal["accepted", "edited", "promoted"] | None = None
 
 
 def fingerprint(kind: str, *key: str) -> str:

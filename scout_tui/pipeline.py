@@ -6,7 +6,7 @@ import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from scout_tui.baseline import Window, in_window, load_prior_dir, since_from
@@ -22,11 +22,12 @@ from scout_tui.events import (
     RunStarted,
     RunWarning,
 )
-from scout_tui.model import CollectorState, Finding, PriorReport, RunResult, Section
+from scout_tui.github.api import GitHub, GitHubError, board_item_url
+from scout_tui.model import BoardRef, CollectorState, Finding, PriorReport, RunResult, Section
+from scout_tui.report.board import board_index, normalized_title
+from scout_tui.report.parse import is_report, parse_report
 from scout_tui.report.reconcile import reconcile
 from scout_tui.source import NotARepository, SourceTree
-
-NO_PRIOR_SOURCE = "skipped — no GitHub layer yet (use --prior DIR)"
 
 
 @dataclass
@@ -37,8 +38,13 @@ class RunOptions:
     prior_dir: Path | None = None
     offline: bool = False
     only: Sequence[str] | None = None
-    token: str | None = field(default=None, repr=False)
     processes: int = 1  # >1: forked processes (CLI only; never from a threaded app)
+    github: GitHub | None = field(default=None, repr=False)
+    github_reason: str = "no GitHub connection"  # why `github` is None
+    web_url: str = "https://github.com"  # for board item links
+
+
+BOARD_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD, Section.CI_FAILURES}
 
 
 def find_torch_root(configured: str) -> Path | None:
@@ -116,9 +122,11 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     if options.prior_dir is not None:
         all_reports = load_prior_dir(options.prior_dir, warnings.append)
         prior_source = str(options.prior_dir.resolve())
+    elif options.github is not None:
+        all_reports, prior_source = _reports_on_github(options, window, warnings)
     else:
         all_reports = []
-        prior_source = NO_PRIOR_SOURCE
+        prior_source = f"skipped — {options.github_reason} (or use --prior DIR)"
     priors = in_window(all_reports, window.as_of, config.windows.prior_report_days)
     since = since_from(priors, window)
     ctx = CollectorContext(
@@ -131,13 +139,66 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         prior_reports=priors,
         baseline_commit=source.commit_before(since),
         head_commit=head,
-        token=options.token,
         online=not options.offline,
-        github_available=False,
+        github=options.github,
+        github_reason=options.github_reason,
         torch_root=find_torch_root(config.torch.root),
         cancelled=cancel,
     )
     return Prepared(ctx, priors, prior_source, warnings)
+
+
+def _reports_on_github(
+    options: RunOptions, window: Window, warnings: list[str]
+) -> tuple[list[PriorReport], str]:
+    """Prior reports: the tracking issue's comments that are reports, whoever wrote them."""
+    assert options.github is not None
+    project = options.config.project
+    where = f"{options.web_url.rstrip('/')}/{project.repo}/issues/{project.tracking_issue}"
+    first = window.as_of - timedelta(days=options.config.windows.prior_report_days)
+    try:
+        comments = options.github.comments(project.repo, project.tracking_issue,
+                                           datetime.combine(first, time(), UTC))  # fmt: skip
+    except GitHubError as exc:
+        warnings.append(f"prior reports: skipped — {exc}")
+        return [], f"skipped — {exc}"
+    reports = []
+    for comment in comments:
+        if not is_report(comment.body):
+            continue
+        try:
+            reports.append(parse_report(comment.body, comment.created_at.date(), comment.url))
+        except ValueError as exc:
+            warnings.append(f"prior report {comment.url} skipped: {exc}")
+    return reports, where
+
+
+def _with_board(options: RunOptions, findings: list[Finding],
+                warnings: list[str]) -> list[Finding]:  # fmt: skip
+    """Each finding that has a board item, with its link and status (drafts are matched by
+    their fingerprint marker, items filed by hand by title)."""
+    if options.github is None:
+        return findings
+    board_config = options.config.board
+    try:
+        board = options.github.board(board_config.owner, board_config.number,
+                                     board_config.status_field)  # fmt: skip
+        index = board_index(options.github.board_items(board, board_config.status_field))
+    except GitHubError as exc:
+        warnings.append(f"board items: skipped — {exc}")
+        return findings
+    linked = []
+    for finding in findings:
+        item = index.get(finding.fingerprint)
+        if item is None and finding.section in BOARD_SECTIONS:
+            item = index.get(normalized_title(finding.title))
+        if item is not None:
+            url = board_item_url(options.web_url, board, item)
+            finding = finding.model_copy(
+                update={"board": BoardRef(item_id=item.id, url=url, status=item.status)}
+            )
+        linked.append(finding)
+    return linked
 
 
 def run_events(options: RunOptions, cancel: threading.Event | None = None) -> Iterator[Event]:
@@ -187,6 +248,10 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
         },
     )
+    board_warnings: list[str] = []
+    linked = _with_board(options, reconciled.findings, board_warnings)
+    for warning in board_warnings:
+        yield RunWarning(warning)
     yield RunFinished(
         RunResult(
             date=ctx.as_of,
@@ -200,7 +265,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             prior_reports=prepared.priors,
             prior_source=prepared.prior_source,
             collectors=ordered_states,
-            findings=reconciled.findings,
+            findings=linked,
             suppressed=reconciled.suppressed,
             only=[cls.name for cls in collectors] if options.only else None,
             cancelled=any(state.state == "cancelled" for state in ordered_states),

@@ -8,21 +8,25 @@ Errors a user can act on come out as `UsageError` (bad usage or configuration) o
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from scout_tui import triage
 from scout_tui.cache import Cache
 from scout_tui.config import Config, ConfigError, find_config, load_config
-from scout_tui.errors import UsageError
+from scout_tui.errors import ScoutError, UsageError
 from scout_tui.events import Event, RunFinished, RunWarning
+from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token
+from scout_tui.github.client import GitHubClient
 from scout_tui.model import Finding, RunResult, TriageEntry
 from scout_tui.pipeline import RunOptions, collector_sections, run_events
-from scout_tui.publish.plan import PublishPlan, build_plan
+from scout_tui.publish.execute import Publisher, Target, plan_against_board
+from scout_tui.publish.plan import PublishPlan
 from scout_tui.report.render import render_report
 from scout_tui.source import NotARepository, SourceTree
 from scout_tui.state import Action, Change, StateStore, scope_of
@@ -41,6 +45,8 @@ class SessionOptions:
     offline: bool = False
     only: Sequence[str] | None = None
     processes: int = 1  # >1 forks: only from a process with no other threads (the CLI)
+    api_url: str | None = None  # GitHub's API: this, else $SCOUT_GITHUB_API_URL, else scout.toml
+    token: str | None = field(default=None, repr=False)  # else GH_TOKEN, GITHUB_TOKEN, gh
 
 
 def utc_today() -> date:
@@ -69,9 +75,40 @@ class Session:
         self.cache = Cache(options.cache_dir, warn=warn)
         self.state = StateStore(options.state_dir)
         self.scope = scope_of(self.checkout, self.experiment)
+        self._github: GitHub | None = None
+        self._github_reason: str | None = None
+
+    # -- GitHub ------------------------------------------------------------------------------
+    @property
+    def api_url(self) -> str:
+        return (self.options.api_url or os.environ.get("SCOUT_GITHUB_API_URL")
+                or self.config.project.api_url).rstrip("/")  # fmt: skip
+
+    @property
+    def web_url(self) -> str:
+        """Where links point: scout.toml's web URL for its API; GitHub Enterprise's host for
+        `https://HOST/api/v3`; the server itself for anything else (the local server)."""
+        if self.api_url == self.config.project.api_url.rstrip("/"):
+            return self.config.project.web_url.rstrip("/")
+        return self.api_url.removesuffix("/api/v3")
+
+    def github(self) -> tuple[GitHub | None, str]:
+        """The GitHub client, or None and why (said as "skipped — <why>")."""
+        if self._github is None and self._github_reason is None:
+            if self.options.offline:
+                self._github_reason = "offline"
+            else:
+                token = self.options.token or find_token()
+                if token is None:
+                    self._github_reason = ("no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or "
+                                           "`gh auth login`)")  # fmt: skip
+                else:
+                    self._github = GitHubClient(self.api_url, token, self.config.github)
+        return self._github, self._github_reason or ""
 
     # -- the day's run ------------------------------------------------------------------
     def run_options(self) -> RunOptions:
+        github, reason = self.github()
         return RunOptions(
             repo=Path(self.checkout.path),
             config=self.config,
@@ -79,8 +116,10 @@ class Session:
             prior_dir=self.options.prior_dir,
             offline=self.options.offline,
             only=self.options.only,
-            token=None if self.options.offline else find_token(),
             processes=self.options.processes,
+            github=github,
+            github_reason=reason,
+            web_url=self.web_url,
         )
 
     def events(self, cancel: threading.Event | None = None) -> Iterator[Event]:
@@ -197,8 +236,25 @@ class Session:
     def report_markdown(self, run: RunResult) -> str:
         return render_markdown(run)
 
-    def plan(self, run: RunResult) -> PublishPlan:
-        return build_plan(self.config, run.date, render_markdown(run), run.findings)
+    def plan(self, run: RunResult, board_items: list[BoardItem] | None = None) -> PublishPlan:
+        """What publishing `run` (triaged) would do; with the board's items, the findings
+        already on it are duplicates, not drafts."""
+        return plan_against_board(self.config, run, render_markdown(run), board_items)
+
+    def board_items(self) -> list[BoardItem]:
+        github, reason = self.github()
+        if github is None:
+            raise ScoutError(f"the board cannot be read: {reason}")
+        board_config = self.config.board
+        board = github.board(board_config.owner, board_config.number, board_config.status_field)
+        return github.board_items(board, board_config.status_field)
+
+    def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
+        github, reason = self.github()
+        if github is None:
+            raise UsageError(f"publishing needs GitHub: {reason}")
+        target = Target.of(self.config, self.api_url, self.web_url)
+        return Publisher(github, self.state, self.config, target, render_markdown, note)
 
 
 def render_markdown(run: RunResult) -> str:

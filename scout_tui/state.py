@@ -13,6 +13,7 @@ of their own, so both work across restarts and the log says who did what, in ord
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
@@ -228,6 +229,25 @@ class StateStore:
                 return False, False
             undoable, redoable = _stacks(db, scope)
         return bool(undoable), bool(redoable)
+
+    @contextmanager
+    def lock(self, name: str, what: str) -> Iterator[None]:
+        """An exclusive lock across processes (a cron publish and the console's), held for
+        the block; a second holder is refused at once, not made to wait."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle = open(self.directory / f"{name}.lock", "a+")  # noqa: SIM115
+        except OSError as exc:
+            raise self._fail(what, exc) from None
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise StateError(f"cannot {what}: another scout is doing it right now "
+                                 f"({self.directory / (name + '.lock')})") from None  # fmt: skip
+            yield
+        finally:
+            handle.close()
 
     # -- the publish journal ------------------------------------------------------------
     def journal(self, scope: str, day: str) -> dict[str, dict]:

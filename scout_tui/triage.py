@@ -62,6 +62,8 @@ def edited(finding: Finding, entry: TriageEntry | None) -> Finding:
         if section is Section.ACTION_ITEMS and finding.status is Status.CARRIED:
             section = Section.CARRIED_FORWARD
         update["section"] = section
+        if section in PRIORITIZED and finding.section not in PRIORITIZED:
+            update["board_item"] = True  # promoted into Action Items: it gets a draft
         if section not in PRIORITIZED and not entry.priority_set:
             update["priority"] = None
     if entry.priority_set:
@@ -237,6 +239,7 @@ def apply_triage(findings: Sequence[Finding], entries: Mapping[str, TriageEntry]
     for target, parts in merged.items():
         if target not in present:
             kept.extend(parts)
+    originals = {finding.fingerprint: finding for finding in findings}
     published = []
     for finding in kept:
         if finding.fingerprint in merged:
@@ -246,7 +249,9 @@ def apply_triage(findings: Sequence[Finding], entries: Mapping[str, TriageEntry]
             entry.section is not None or entry.priority_set or bool(entry.title)
             or entry.body is not None
         ))  # fmt: skip
-        published.append(
-            finding.model_copy(update={"decision": "edited" if touched else "accepted"})
-        )
+        decision = "edited" if touched else "accepted"
+        original = originals[finding.fingerprint]
+        if original.section not in PRIORITIZED and finding.section in PRIORITIZED:
+            decision = "promoted"
+        published.append(finding.model_copy(update={"decision": decision}))
     return published

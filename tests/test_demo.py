@@ -20,4 +20,8 @@ def test_demo_prints_a_report_built_by_the_collectors(tmp_path):
     assert "partial fix landed: 1 of 4 fixed" in done.stdout
     # A TODO naming an API the stand-in torch has is an opportunity.
     assert any("torch.fx.passes.reinplace" in t for t in titles)
-    assert "CI failure monitoring: skipped — offline" in done.stdout
+    assert "CI failure monitoring: skipped — not built yet" in done.stdout
+    # The prior reports came from the local GitHub's tracking issue; the run was published.
+    assert "local GitHub:      http://127.0.0.1:" in done.stderr
+    assert "published: report comment posted: http://127.0.0.1:" in done.stderr
+    assert "published: 1 Backlog draft(s) added" in done.stderr

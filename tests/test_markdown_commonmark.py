@@ -26,6 +26,7 @@ COMMONMARK = MarkdownIt("commonmark")
 GITHUB = MarkdownIt("commonmark").enable(["table", "strikethrough"])  # GitHub's extras
 PARSERS = [pytest.param(COMMONMARK, id="commonmark"), pytest.param(GITHUB, id="tables")]
 DAY = date(2026, 4, 2)
+REPORT_MARKER = re.compile(r"<!-- scout:report date=\d{4}-\d{2}-\d{2} -->")
 MARKER = re.compile(r"<!-- scout:fp=([\w.:-]+)(?: items=[0-9a-f.]*)?(?: first=[\d-]+)? -->")
 MENTION = re.compile(r"(?<![A-Za-z0-9])@[A-Za-z0-9]")  # stricter than GitHub's own rule
 REAL_TODO = "TODO(x): Delete this shim once ``_split_block_mask`` captures ..."
@@ -267,6 +268,10 @@ def read(markdown: str, parser: MarkdownIt) -> dict[str, list[Item]]:
                 sections[heading] = []
             index += 3
             continue
+        if token.type == "html_block" and heading is None:  # the report marker, under the title
+            assert REPORT_MARKER.fullmatch(token.content.strip()), token.content
+            index += 1
+            continue
         if token.type == "paragraph_open":  # "nothing to report"
             assert tokens[index + 1].content in ("nothing to report", "CI green, nothing to report")
             index += 3
@@ -295,6 +300,8 @@ def check_safe(markdown: str, parser: MarkdownIt, markers: int) -> None:
     """No HTML but our markers, no code block but fences, no mention or link outside code."""
     found = 0
     for token in children(parser.parse(markdown)):
+        if token.type == "html_block" and REPORT_MARKER.fullmatch(token.content.strip()):
+            continue  # the report's own marker, right under its title
         assert token.type not in ("html_block", "code_block", "link_open", "image"), token
         if token.type == "html_inline":
             assert MARKER.fullmatch(token.content), token.content

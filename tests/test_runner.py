@@ -16,6 +16,7 @@ from scout_tui.collectors.base import (
     Skipped,
 )
 from scout_tui.collectors.runner import stream
+from scout_tui.errors import register_secret
 from scout_tui.model import Section
 from scout_tui.source import SourceTree
 
@@ -24,8 +25,12 @@ def context(config, repo) -> CollectorContext:
     return CollectorContext(
         config=config, repo_path=repo, as_of=date(2026, 12, 2),
         since=datetime(2026, 12, 1, tzinfo=UTC), until=datetime(2026, 12, 2, tzinfo=UTC),
-        source=SourceTree(repo), token="ghp_secret_value_123",
+        source=SourceTree(repo),
     )  # fmt: skip
+
+
+SECRET = "ghp_secret_value_123"
+register_secret(SECRET)  # the token in use, as github.auth registers it
 
 
 release = threading.Event()
@@ -51,7 +56,7 @@ class Broken:
 
     def collect(self, ctx):
         yield ctx.finding(self.name, "todo_unclassified", ("b",), "before the crash")
-        raise RuntimeError(f"boom with {ctx.token}")
+        raise RuntimeError(f"boom with {SECRET}")
 
 
 class SkipsItself:

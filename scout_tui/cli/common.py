@@ -39,6 +39,7 @@ def open_session(args: argparse.Namespace) -> Session:
         offline=args.offline,
         only=getattr(args, "only", None),
         processes=cli_processes(),
+        api_url=getattr(args, "api_url", None),
     )
     return Session(options, warn=warn)
 

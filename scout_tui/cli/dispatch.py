@@ -35,6 +35,7 @@ COMMANDS = {  # command → "module:function", imported only when run
     "publish": "scout_tui.cli.run:cmd_publish",
     "cache": "scout_tui.cli.run:cmd_cache",
     "demo": "scout_tui.cli.run:cmd_demo",
+    "serve-github": "scout_tui.cli.serve:cmd_serve_github",
     "triage": "scout_tui.cli.triage:cmd_triage",
     "ci-log": "scout_tui.cli.ci:cmd_ci_log",
     "repro": "scout_tui.cli.ci:cmd_repro",
@@ -65,7 +66,10 @@ def _checkout_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prior", type=Path, metavar="DIR",
                         help="prior reports as YYYY-MM-DD.md files in DIR")
     parser.add_argument("--offline", action="store_true",
-                        help="no network: collectors that need it are skipped")  # fmt: skip
+                        help="no network: collectors that need it are skipped")
+    parser.add_argument("--api-url", metavar="URL",
+                        help="GitHub's API (default: $SCOUT_GITHUB_API_URL, then [project] "
+                        "api_url; GitHub Enterprise: https://HOST/api/v3)")  # fmt: skip
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -141,8 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     publish = sub.add_parser("publish", help="post the report and file Backlog drafts")
     _checkout_options(publish)
-    publish.add_argument("--dry-run", action="store_true", help="print the plan, send nothing")
-    publish.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    publish.add_argument("--dry-run", action="store_true",
+                         help="print the exact plan, bodies included; change nothing")
+    publish.add_argument("--yes", action="store_true",
+                         help="do not ask (cron: every finding not dropped counts as accepted)")
     publish.add_argument("--recollect", action="store_true", help="collect again first")
 
     _triage_parser(sub)
@@ -184,6 +190,23 @@ def build_parser() -> argparse.ArgumentParser:
     commit.add_argument("--repo", type=Path, default=Path("."), help="checkout (for scout.toml)")
     commit.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
     commit.add_argument("--json", action="store_true", help="print JSON")
+
+    serve = sub.add_parser(
+        "serve-github", help="a local GitHub-compatible server (REST + Projects v2 GraphQL)",
+        description="Serve a GitHub stand-in on 127.0.0.1 for tests and demos; the first line "
+        "on stdout is `listening on http://127.0.0.1:PORT`.",
+    )  # fmt: skip
+    serve.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
+    serve.add_argument("--state", type=Path, metavar="FILE",
+                       help="keep the world in this JSON file (loaded if it exists, saved after "
+                       "each change); default: the demo's sample world, in memory")
+    serve.add_argument("--token", action="append", metavar="TOKEN",
+                       help="a token it accepts (repeatable; default: demo-token)")
+    serve.add_argument("--fault", action="append", metavar="N:KIND", default=[],
+                       help="fail the Nth request, or TEXT:KIND every request whose "
+                       "`METHOD /path` (and GraphQL field) contains TEXT; KIND: 500, 502, "
+                       "ratelimit, timeout, drop, hang, optionally -after (applied, then "
+                       "failed) and *K (the first K only)")  # fmt: skip
 
     demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
     demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")

@@ -9,13 +9,17 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 
 from scout_tui.cache import Cache
 from scout_tui.cli.common import cli_processes, open_session, progress, strict_exit, warn
-from scout_tui.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from scout_tui.config import load_config
+from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
 from scout_tui.events import RunFinished, to_json_line
+from scout_tui.github.api import GitHubError
 from scout_tui.output import check_target, dumps, write_output
+from scout_tui.publish.plan import PublishPlan
 from scout_tui.session import Session, SessionOptions, utc_today
 
 
@@ -76,19 +80,56 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     session = open_session(args)
-    result = session.triaged(session.day_run(args.recollect, on_event=progress))
-    plan = session.plan(result)
+    github, reason = session.github()
     if not args.dry_run:
-        print("scout: error: publishing needs the GitHub layer, which is not built yet; "
-              "use --dry-run to see the plan", file=sys.stderr)  # fmt: skip
-        return EXIT_FAILURE
+        if github is None:
+            raise UsageError(f"publishing needs GitHub: {reason} (--dry-run shows the plan)")
+        if not args.yes and not sys.stdin.isatty():
+            raise UsageError("publishing asks for a confirmation: run it in a terminal, or "
+                             "pass --yes (every finding not dropped counts as accepted)")
+        try:  # before anything else: a token that cannot write is said at once
+            session.publisher(note=warn).check_access()
+        except GitHubError as exc:
+            raise ScoutError(str(exc)) from None
+    result = session.triaged(session.day_run(args.recollect, on_event=progress))
+    items = None
+    if github is not None:
+        try:
+            items = session.board_items()
+        except GitHubError as exc:
+            if not args.dry_run:
+                raise
+            reason = str(exc)
+    plan = session.plan(result, items)
+    if args.dry_run:
+        write_output(_plan_text(plan, session, items is not None, reason), None)
+        return EXIT_OK
+    if not args.yes:
+        print(f"Publish {plan.date}: {plan.summary()} (to {session.api_url})", file=sys.stderr)
+        answer = input("Go ahead? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("nothing published", file=sys.stderr)
+            return EXIT_OK
+    try:
+        outcome = session.publisher(note=warn).publish(result)
+    except GitHubError as exc:
+        raise ScoutError(f"{exc} — what was done is journaled: run it again to finish") \
+            from None
+    write_output("\n".join(outcome.summary()), None)
+    return EXIT_OK
+
+
+def _plan_text(plan: PublishPlan, session: Session, board_checked: bool, reason: str) -> str:
     out = [f"Publish plan for {plan.date}: {plan.summary()}", ""]
-    out += [f"  [skipped — no GitHub layer yet] {step.description}" for step in plan.steps]
-    out += ["", "=" * 72, "Report comment:", "=" * 72, plan.report]
+    if not board_checked:
+        out.append(f"  (the board was not checked for duplicates: {reason})")
+    out += [f"  {step.description}" for step in plan.steps]
+    out += [f"  duplicate of a board item, no draft: {title}" for title in plan.duplicates]
+    out += ["", "=" * 72, f"Report comment on {session.config.project.repo}"
+            f"#{plan.tracking_issue}:", "=" * 72, plan.report]  # fmt: skip
     for draft in plan.drafts:
         out += ["=" * 72, f"Draft: {draft.title}", "=" * 72, draft.body, ""]
-    write_output("\n".join(out), None)
-    return EXIT_OK
+    return "\n".join(out)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -118,22 +159,32 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    """The whole loop with no network and no token: a sample repository, a local GitHub
+    holding the prior reports and the board, a collection, the report, and a publish."""
+    from scout_tui.demo.github_world import DEMO_TOKEN, demo_world
     from scout_tui.demo.sample import build_sample
+    from scout_tui.github.server.http import LocalGitHub
 
     today = args.as_of or utc_today()
     base = args.dir or Path(tempfile.mkdtemp(prefix="scout-demo-"))
     sample = build_sample(base, today)
-    print(f"sample repository: {sample.repo}", file=sys.stderr)
-    print(f"prior reports:     {sample.priors}", file=sys.stderr)
-    session = Session(
-        SessionOptions(repo=sample.repo, config=sample.config, cache_dir=sample.cache,
-                       state_dir=sample.state, as_of=today, prior_dir=sample.priors,
-                       offline=True, processes=cli_processes()),
-        warn=warn,
-    )  # fmt: skip
-    result = session.triaged(session.collect(on_event=progress))
-    if args.json:
-        write_output(result.model_dump_json(indent=2), None)
-    else:
-        write_output(session.report_markdown(result), None)
+    priors = {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
+              for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
+    with LocalGitHub(demo_world(load_config(sample.config), priors)) as github:
+        print(f"sample repository: {sample.repo}", file=sys.stderr)
+        print(f"local GitHub:      {github.url} (prior reports on the tracking issue)",
+              file=sys.stderr)  # fmt: skip
+        session = Session(
+            SessionOptions(repo=sample.repo, config=sample.config, cache_dir=sample.cache,
+                           state_dir=sample.state, as_of=today, processes=cli_processes(),
+                           api_url=github.url, token=DEMO_TOKEN),
+            warn=warn,
+        )  # fmt: skip
+        result = session.triaged(session.collect(on_event=progress))
+        if args.json:
+            write_output(result.model_dump_json(indent=2), None)
+        else:
+            write_output(session.report_markdown(result), None)
+        for line in session.publisher(note=warn).publish(result).summary():
+            print(f"published: {line}", file=sys.stderr)
     return EXIT_OK

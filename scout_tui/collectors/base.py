@@ -27,13 +27,13 @@ from scout_tui.model import (
 )
 
 if TYPE_CHECKING:
+    from scout_tui.github.api import GitHub
     from scout_tui.source import SourceTree
 
 
 class Need(StrEnum):
     REPO = "repo"
     NETWORK = "network"
-    TOKEN = "token"
     TORCH = "torch"
     GITHUB = "github"  # the GitHub layer (a later issue)
 
@@ -55,9 +55,11 @@ class CollectorContext:
     prior_reports: list[PriorReport] = field(default_factory=list)
     baseline_commit: str | None = None  # newest commit at or before `since`
     head_commit: str | None = None  # newest commit at or before `until`
-    token: str | None = field(default=None, repr=False)
     online: bool = False
-    github_available: bool = False
+    # GitHub, or why there is none ("offline", "no GitHub token (…)"): what GitHub
+    # collectors say when they are skipped.
+    github: GitHub | None = None
+    github_reason: str = "no GitHub connection"
     torch_root: Path | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
 
@@ -137,9 +139,7 @@ def unmet_need(cls: type[Collector], ctx: CollectorContext) -> Unmet | None:
     """Why this collector cannot run in this context, or None."""
     checks: list[tuple[Need, Callable[[], bool], str, bool]] = [
         (Need.NETWORK, lambda: ctx.online, "offline", True),
-        (Need.GITHUB, lambda: ctx.github_available, "no GitHub layer yet", False),
-        (Need.TOKEN, lambda: bool(ctx.token), "no GitHub token (set GH_TOKEN or GITHUB_TOKEN)",
-         False),
+        (Need.GITHUB, lambda: ctx.github is not None, ctx.github_reason, False),
         (Need.TORCH, lambda: ctx.torch_root is not None, "torch not installed", False),
     ]  # fmt: skip
     for need, ok, reason, by_request in checks:

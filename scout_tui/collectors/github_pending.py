@@ -12,10 +12,10 @@ from scout_tui.model import Finding, Section
 class AwaitingGitHub:
     """A collector whose data comes from GitHub, before the GitHub layer exists."""
 
-    needs = frozenset({Need.GITHUB, Need.NETWORK, Need.TOKEN})
+    needs = frozenset({Need.GITHUB, Need.NETWORK})
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
-        raise Skipped("no GitHub layer yet")
+        raise Skipped("not built yet (the GitHub collectors come next)")
         yield  # pragma: no cover  (makes this a generator)
 
 

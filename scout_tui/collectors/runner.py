@@ -22,6 +22,7 @@ from scout_tui.collectors.base import (
     CollectorStarted,
     Event,
     FindingFound,
+    Need,
     Progress,
     Skipped,
     unmet_need,
@@ -29,6 +30,7 @@ from scout_tui.collectors.base import (
 from scout_tui.errors import Cancelled, redact
 from scout_tui.model import CollectorState, Finding
 
+NETWORK_NEEDS = frozenset({Need.NETWORK, Need.GITHUB})
 _DONE = object()
 _CHILD_DONE = "scout:child-done"
 POLL = 0.1  # how often the parent looks at a cancel request while children run
@@ -83,7 +85,7 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
             finish("cancelled")
             return
         message = f"{type(exc).__name__}: {exc}"
-        finish("failed", redact(message.replace(ctx.token, "***") if ctx.token else message))
+        finish("failed", redact(message))
         return
     finish("done")
 
@@ -98,9 +100,13 @@ def stream(
     uses both cores; otherwise they run as threads in this process. Only fork from a
     process with no other threads running (the CLI; not the console).
     """
-    groups = partition(collectors, processes)
+    # Network collectors wait on sockets, not the GIL: they stay in this process's threads
+    # (a forked child would inherit connection pools and locks mid-use).
+    local = [cls for cls in collectors if not cls.needs & NETWORK_NEEDS]
+    network = [cls for cls in collectors if cls.needs & NETWORK_NEEDS]
+    groups = partition(local, processes)
     if len(groups) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        yield from _stream_processes(ctx, groups)
+        yield from _stream_processes(ctx, groups, network)
     else:
         yield from _stream_threads(ctx, collectors)
 
@@ -177,14 +183,15 @@ def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel
 
 
 def _stream_processes(
-    ctx: CollectorContext, groups: list[list[type[Collector]]]
+    ctx: CollectorContext, groups: list[list[type[Collector]]],
+    threaded: Sequence[type[Collector]] = (),
 ) -> Iterator[Event]:
     fork = multiprocessing.get_context("fork")
     events = fork.Queue()
     cancel = fork.RawValue("b", 0)  # no lock: set by the parent, polled by the children
     children = [fork.Process(target=_child, args=(ctx, group, events, cancel), daemon=True)
                 for group in groups]  # fmt: skip
-    unfinished = {cls.name: cls for group in groups for cls in group}
+    unfinished = {cls.name: cls for group in [*groups, threaded] for cls in group}
     # No signal may reach a child before it has set its own handlers (a KeyboardInterrupt
     # there would print a traceback): block them across the fork.
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
@@ -193,11 +200,21 @@ def _stream_processes(
             child.start()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+    def in_threads() -> None:  # after the forks: no thread of ours may be forked mid-step
+        for event in _stream_threads(ctx, threaded):
+            events.put(event)
+        events.put(_CHILD_DONE)
+
+    helper = threading.Thread(target=in_threads, name="network-collectors", daemon=True)
+    if threaded:
+        helper.start()
+    expected = len(children) + (1 if threaded else 0)
     done = 0
     finished = False
     cancelled_at: float | None = None
     try:
-        while done < len(children):
+        while done < expected:
             if ctx.cancelled.is_set() and cancelled_at is None:
                 cancel.value = 1
                 cancelled_at = time.monotonic()
@@ -206,7 +223,7 @@ def _stream_processes(
             try:
                 event = events.get(timeout=POLL)
             except queue.Empty:
-                if all(not child.is_alive() for child in children):
+                if not helper.is_alive() and all(not child.is_alive() for child in children):
                     break  # a child died without saying goodbye
                 continue
             if event == _CHILD_DONE:

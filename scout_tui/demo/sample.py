@@ -77,6 +77,7 @@ def write_config(path: Path, torch_root: Path) -> Path:
     path.write_text(
         "# scout.toml for the demo's sample repository; the rest is the shipped default.\n"
         '[project]\nrepo = "demo/minititan"\n\n'
+        "[github]  # the demo's GitHub is local: no need to pace writes\nmutation_interval = 0\n\n"
         f'[torch]\nroot = "{torch_root.as_posix()}"\n',
         encoding="utf-8",
     )

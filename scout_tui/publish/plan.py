@@ -6,7 +6,6 @@ executes it step by step, journaling each step.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -14,6 +13,7 @@ from datetime import date
 from scout_tui.config import Config
 from scout_tui.markdown import code, neutralize
 from scout_tui.model import Finding, Section, Status
+from scout_tui.report.board import normalized_title
 from scout_tui.report.render import SECTION_HEADINGS, marker
 
 DRAFT_SECTIONS = {Section.ACTION_ITEMS, Section.CI_FAILURES}
@@ -51,11 +51,6 @@ class PublishPlan:
         if self.duplicates:
             parts.append(f"{len(self.duplicates)} skipped as duplicates of board items")
         return ", ".join(parts)
-
-
-def normalized_title(title: str) -> str:
-    title = re.sub(r"^\s*(\[[^\]]*\]\s*)+", "", title)  # [NightlyScout][P1] prefixes
-    return " ".join(re.sub(r"[`*_]", "", title).lower().split())
 
 
 def draft_title(config: Config, finding: Finding) -> str:
@@ -99,11 +94,13 @@ def draft_body(config: Config, finding: Finding, report_date: date, comment_url:
 
 
 def wants_draft(finding: Finding) -> bool:
+    """A new Action Item — or one the reviewer promoted into Action Items today — with no
+    board item yet."""
     return (
         finding.board_item
-        and finding.status is Status.NEW
-        and finding.section in DRAFT_SECTIONS
         and finding.board is None
+        and finding.section in DRAFT_SECTIONS | {Section.CARRIED_FORWARD}
+        and (finding.status is Status.NEW or finding.decision == "promoted")
     )
 
 

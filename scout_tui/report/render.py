@@ -37,6 +37,11 @@ CI_GREEN = "CI green, nothing to report"
 CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
 
 
+def report_marker(report_date: date) -> str:
+    """Says "scout wrote this report": publish edits only a comment that carries it."""
+    return f"<!-- scout:report date={report_date.isoformat()} -->"
+
+
 def marker(finding: Finding) -> str:
     """The hidden marker that lets tomorrow's run match this item exactly."""
     parts = [f"scout:fp={finding.fingerprint}"]
@@ -190,7 +195,7 @@ def render_report(
     for finding in findings:
         by_section[finding.section].append(finding)
     priority_order = {"P0": 0, "P1": 1, "P2": 2, None: 3}
-    out = [f"# {REPORT_TITLE} — {report_date.isoformat()}"]
+    out = [f"# {REPORT_TITLE} — {report_date.isoformat()}", report_marker(report_date)]
     for section, heading in SECTION_HEADINGS.items():
         items = sorted(
             by_section[section],

@@ -1,0 +1,134 @@
+"""What the rest of scout needs from GitHub, as one small protocol, and the plain values it
+deals in. `client.GitHubClient` is the real one (PyGithub over HTTP); everything above the
+GitHub layer sees only this."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import BinaryIO, Protocol
+
+from scout_tui.errors import ScoutError
+
+
+class GitHubError(ScoutError):
+    """A GitHub call that failed, in one line (the token never in it). `transient`: worth
+    another try (5xx, rate limits, timeouts, dropped connections)."""
+
+    def __init__(self, message: str, *, status: int | None = None, transient: bool = False,
+                 retry_after: float | None = None) -> None:  # fmt: skip
+        super().__init__(message)
+        self.status = status
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    author: str
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    url: str
+
+
+@dataclass(frozen=True)
+class Board:
+    """A Projects v2 board and its status field, looked up fresh on every run."""
+
+    id: str
+    owner: str
+    owner_type: str  # "orgs" or "users", as in the board's web address
+    number: int
+    title: str
+    status_field_id: str | None
+    status_options: dict[str, str]  # option name → option id
+
+
+@dataclass(frozen=True)
+class BoardItem:
+    id: str
+    database_id: int | None  # the number in a board item link
+    title: str
+    body: str
+    status: str | None
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    remaining: int
+    limit: int
+    reset: datetime | None
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    id: int
+    number: int
+    status: str
+    conclusion: str | None
+    created_at: datetime
+    head_sha: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    name: str
+    conclusion: str | None
+    url: str
+
+
+@dataclass(frozen=True)
+class IssueState:
+    repo: str
+    number: int
+    title: str
+    state: str  # open | closed
+    is_pull: bool
+    merged: bool
+    merged_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    closed_at: datetime | None
+    author: str
+    url: str
+
+
+class GitHub(Protocol):
+    api_url: str
+
+    # who and how much
+    def viewer(self) -> str: ...
+    def scopes(self) -> list[str] | None: ...  # None: a token without OAuth scopes
+    def rate_limit(self) -> RateLimit | None: ...
+
+    # the tracking issue
+    def comments(self, repo: str, issue: int, since: datetime | None) -> list[Comment]: ...
+    def create_comment(self, repo: str, issue: int, body: str,
+                       applied: Callable[[], Comment | None] | None = None) -> Comment: ...
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment: ...
+
+    # the board
+    def board(self, owner: str, number: int, status_field: str) -> Board: ...
+    def board_items(self, board: Board, status_field: str) -> list[BoardItem]: ...
+    def add_draft(self, board: Board, title: str, body: str,
+                  applied: Callable[[], BoardItem | None] | None = None) -> BoardItem: ...
+    def set_status(self, board: Board, item_id: str, option_id: str) -> None: ...
+
+    # what the GitHub collectors read
+    def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,
+                      limit: int) -> list[WorkflowRun]: ...
+    def run_jobs(self, repo: str, run_id: int) -> list[Job]: ...
+    def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int: ...
+    def issue_state(self, repo: str, number: int) -> IssueState: ...
+    def search_issues(self, query: str, limit: int) -> list[IssueState]: ...
+
+
+def board_item_url(web_url: str, board: Board, item: BoardItem) -> str:
+    """The link GitHub's board shows for an item (`itemId` is its full database id)."""
+    return (f"{web_url.rstrip('/')}/{board.owner_type}/{board.owner}/projects/{board.number}"
+            f"?pane=issue&itemId={item.database_id}")  # fmt: skip

@@ -1,0 +1,248 @@
+"""`POST /graphql`: GitHub's Projects v2 subset (schema.graphql) executed by graphql-core
+over the server's world. Objects below are thin views: graphql-core's default resolver
+reads their attributes and calls their methods with the field's arguments."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from graphql import GraphQLError, GraphQLSchema, build_schema, graphql_sync
+
+from scout_tui.github.server.world import Item, Project, ProjectField, World
+
+MAX_PAGE = 100
+
+
+@cache
+def schema() -> GraphQLSchema:
+    sdl = resources.files(__package__).joinpath("schema.graphql").read_text(encoding="utf-8")
+    built = build_schema(sdl)
+    for name in ("Node", "ProjectV2FieldConfiguration", "ProjectV2ItemContent",
+                 "ProjectV2ItemFieldValue"):  # fmt: skip
+        built.type_map[name].resolve_type = lambda obj, *_: obj.typename  # type: ignore[attr-defined]
+    return built
+
+
+def _cursor(n: int) -> str:
+    return base64.b64encode(f"cursor:{n}".encode()).decode()
+
+
+def _offset(after: str | None) -> int:
+    if not after:
+        return 0
+    try:
+        return int(base64.b64decode(after).decode().split(":", 1)[1])
+    except (ValueError, IndexError):
+        raise GraphQLError(f"`{after}` does not appear to be a valid cursor.") from None
+
+
+def _page(nodes: Sequence[Any], first: int | None, after: str | None) -> dict:
+    if first is None:
+        raise GraphQLError("You must provide a `first` or `last` value to properly paginate.")
+    if first > MAX_PAGE:
+        raise GraphQLError(f"Requesting {first} records exceeds the `first` limit of "
+                           f"{MAX_PAGE} records.")  # fmt: skip
+    start = _offset(after)
+    chunk = list(nodes[start : start + first])
+    end = start + len(chunk)
+    return {
+        "nodes": chunk,
+        "totalCount": len(nodes),
+        "pageInfo": {"hasNextPage": end < len(nodes), "hasPreviousPage": start > 0,
+                     "startCursor": _cursor(start + 1) if chunk else None,
+                     "endCursor": _cursor(end) if chunk else None},
+    }
+
+
+class _Field:
+    def __init__(self, field: ProjectField) -> None:
+        self.id, self.name, self.dataType = field.id, field.name, field.data_type
+        self._field = field
+        self.typename = {"SINGLE_SELECT": "ProjectV2SingleSelectField",
+                         "ITERATION": "ProjectV2IterationField"}.get(field.data_type,
+                                                                   "ProjectV2Field")  # fmt: skip
+
+    def options(self, info: Any, names: list[str] | None = None) -> list[dict]:
+        return [{"id": o.id, "name": o.name} for o in self._field.options
+                if names is None or o.name in names]  # fmt: skip
+
+
+class _Draft:
+    typename = "DraftIssue"
+
+    def __init__(self, item: Item) -> None:
+        self.id, self.title, self.body = item.draft_id, item.title, item.body
+
+
+class _SingleSelectValue:
+    typename = "ProjectV2ItemFieldSingleSelectValue"
+
+    def __init__(self, item: Item, field: ProjectField, option_id: str) -> None:
+        self.id = f"PVTFSV_{item.full_database_id}_{field.id}"
+        self.optionId = option_id
+        self.name = next((o.name for o in field.options if o.id == option_id), None)
+        self.field = _Field(field)
+
+
+class _Item:
+    typename = "ProjectV2Item"
+
+    def __init__(self, project: Project, item: Item) -> None:
+        self._project, self._item = project, item
+        self.id, self.fullDatabaseId = item.id, str(item.full_database_id)
+        self.type, self.isArchived = "DRAFT_ISSUE", item.archived
+        self.createdAt = item.created_at.isoformat().replace("+00:00", "Z")
+        self.content = _Draft(item)
+
+    def _values(self) -> list[_SingleSelectValue]:
+        fields = {f.id: f for f in self._project.fields}
+        return [_SingleSelectValue(self._item, fields[fid], oid)
+                for fid, oid in self._item.values.items() if fid in fields]  # fmt: skip
+
+    def fieldValueByName(self, info: Any, name: str) -> _SingleSelectValue | None:
+        return next((v for v in self._values() if v.field.name == name), None)
+
+    def fieldValues(self, info: Any, first: int | None = None, after: str | None = None,
+                    **_: Any) -> dict:  # fmt: skip
+        return _page(self._values(), first, after)
+
+
+class _Project:
+    typename = "ProjectV2"
+
+    def __init__(self, project: Project, base_url: str) -> None:
+        self._project = project
+        self.id, self.number, self.title = project.id, project.number, project.title
+        self.closed, self.fullDatabaseId = False, str(project.full_database_id)
+        self.url = f"{base_url}/orgs/{project.owner}/projects/{project.number}"
+
+    def field(self, info: Any, name: str) -> _Field | None:
+        found = self._project.field(name)
+        return _Field(found) if found else None
+
+    def fields(self, info: Any, first: int | None = None, after: str | None = None,
+               **_: Any) -> dict:  # fmt: skip
+        return _page([_Field(f) for f in self._project.fields], first, after)
+
+    def items(self, info: Any, first: int | None = None, after: str | None = None,
+              **_: Any) -> dict:  # fmt: skip
+        return _page([_Item(self._project, i) for i in self._project.items], first, after)
+
+
+class _Owner:
+    def __init__(self, api: GraphQLApi, login: str, typename: str, node_id: str) -> None:
+        self._api, self.login, self.typename, self.id = api, login, typename, node_id
+
+    def projectV2(self, info: Any, number: int) -> _Project:
+        project = self._api.world.project(self.login, number)
+        if project is None:
+            raise GraphQLError(f"Could not resolve to a ProjectV2 with the number {number}.")
+        return _Project(project, self._api.base_url)
+
+
+class GraphQLApi:
+    """Runs one request against the world; the caller holds the world's lock."""
+
+    def __init__(self, world: World, viewer: str, base_url: str,
+                 after_write: Callable[[], None]) -> None:  # fmt: skip
+        self.world, self.viewer_login, self.base_url = world, viewer, base_url
+        self._after_write = after_write
+
+    # -- queries ------------------------------------------------------------------------
+    def _owner(self, login: str, kind: str) -> _Owner | None:
+        account = self.world.account(login)
+        if account is None or account.type != kind:
+            raise GraphQLError(f"Could not resolve to an {kind} with the login of '{login}'.")
+        return _Owner(self, account.login, kind, account.node_id)
+
+    def organization(self, info: Any, login: str) -> _Owner | None:
+        return self._owner(login, "Organization")
+
+    def user(self, info: Any, login: str) -> _Owner | None:
+        return self._owner(login, "User")
+
+    def viewer(self, info: Any) -> _Owner:
+        account = self.world.account(self.viewer_login)
+        assert account is not None
+        return _Owner(self, account.login, "User", account.node_id)
+
+    def node(self, info: Any, id: str) -> Any:  # GitHub's argument name
+        for project in self.world.projects:
+            if project.id == id:
+                return _Project(project, self.base_url)
+            for item in project.items:
+                if item.id == id:
+                    return _Item(project, item)
+        return None
+
+    # -- mutations ----------------------------------------------------------------------
+    def _project_by_id(self, project_id: str) -> Project:
+        project = next((p for p in self.world.projects if p.id == project_id), None)
+        if project is None:
+            raise GraphQLError(f"Could not resolve to a node with the global id of "
+                               f"'{project_id}'")  # fmt: skip
+        return project
+
+    def addProjectV2DraftIssue(self, info: Any, input: dict) -> dict:
+        project = self._project_by_id(input["projectId"])
+        if not input["title"].strip():
+            raise GraphQLError("Title can't be blank")
+        number = self.world.new_id()
+        item = Item(id=f"PVTI_lADO{number}", full_database_id=number, draft_id=f"DI_lADO{number}",
+                    title=input["title"], body=input.get("body") or "")  # fmt: skip
+        status = project.field("Status")
+        if project.default_status and status is not None:
+            option = next((o for o in status.options if o.name == project.default_status), None)
+            if option is not None:
+                item.values[status.id] = option.id
+        project.items.append(item)
+        self._after_write()
+        return {"clientMutationId": input.get("clientMutationId"),
+                "projectItem": _Item(project, item)}  # fmt: skip
+
+    def updateProjectV2ItemFieldValue(self, info: Any, input: dict) -> dict:
+        project = self._project_by_id(input["projectId"])
+        item = next((i for i in project.items if i.id == input["itemId"]), None)
+        field = next((f for f in project.fields if f.id == input["fieldId"]), None)
+        if item is None or field is None:
+            missing = input["itemId"] if item is None else input["fieldId"]
+            raise GraphQLError(f"Could not resolve to a node with the global id of '{missing}'")
+        option = (input.get("value") or {}).get("singleSelectOptionId")
+        if field.data_type != "SINGLE_SELECT" or option not in {o.id for o in field.options}:
+            raise GraphQLError("The single select option Id does not belong to the field")
+        item.values[field.id] = option
+        self._after_write()
+        return {"clientMutationId": input.get("clientMutationId"),
+                "projectV2Item": _Item(project, item)}  # fmt: skip
+
+    def updateProjectV2DraftIssue(self, info: Any, input: dict) -> dict:
+        for project in self.world.projects:
+            for item in project.items:
+                if item.draft_id == input["draftIssueId"]:
+                    if input.get("title") is not None:
+                        item.title = input["title"]
+                    if input.get("body") is not None:
+                        item.body = input["body"]
+                    self._after_write()
+                    return {"clientMutationId": input.get("clientMutationId"),
+                            "draftIssue": _Draft(item)}  # fmt: skip
+        raise GraphQLError(f"Could not resolve to a node with the global id of "
+                           f"'{input['draftIssueId']}'")  # fmt: skip
+
+    def execute(self, query: str, variables: dict | None, operation: str | None) -> dict:
+        result = graphql_sync(schema(), query, root_value=self, variable_values=variables,
+                              operation_name=operation)  # fmt: skip
+        out: dict = {"data": result.data}
+        if result.errors:
+            out["errors"] = [
+                {"message": e.message, "type": "NOT_FOUND" if "Could not resolve" in e.message
+                 else None, "path": e.path,
+                 "locations": [{"line": loc.line, "column": loc.column}
+                               for loc in (e.locations or [])]}
+                for e in result.errors
+            ]  # fmt: skip
+        return out
