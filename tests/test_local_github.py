@@ -50,7 +50,8 @@ def test_comments_paginate_with_link_headers(tmp_path):
                   .get_issue(2856).get_comments()]  # fmt: skip
         assert bodies == [f"c{n}" for n in range(7)]
         answer = requests.get(f"{server.url}/repos/pytorch/torchtitan/issues/2856/comments",
-                              params={"per_page": 3}, headers={"Authorization": f"token {TOKEN}"})  # fmt: skip
+                              params={"per_page": 3},
+                              headers={"Authorization": f"token {TOKEN}"})  # fmt: skip
         assert 'rel="next"' in answer.headers["Link"] and 'page=3' in answer.headers["Link"]
 
 
