@@ -94,6 +94,19 @@ class StateStore:
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory or default_state_dir()
         self.path = self.directory / STATE_FILE
+        self._checked = False
+
+    def _check_integrity(self, db: sqlite3.Connection) -> None:
+        """Once per store: a damaged file is refused before anything is read from it or
+        written to it (SQLite can read around a damaged page without noticing)."""
+        if self._checked:
+            return
+        rows = db.execute("PRAGMA quick_check").fetchall()
+        verdict = "; ".join(str(row[0]) for row in rows[:2])
+        if verdict != "ok":
+            raise StateError(f"the state store {self.path} is damaged ({verdict}); it is left "
+                             "as it is: move it away or use --state-dir")  # fmt: skip
+        self._checked = True
 
     # -- connections ------------------------------------------------------------------
     def _fail(self, doing: str, exc: BaseException) -> StateError:
@@ -121,6 +134,7 @@ class StateStore:
         except sqlite3.Error as exc:
             raise self._fail("read decisions", exc) from None
         try:
+            self._check_integrity(db)
             tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'decisions'")
             yield db if tables.fetchone()[0] else None  # an empty file: nothing decided yet
         except sqlite3.Error as exc:
@@ -138,6 +152,7 @@ class StateStore:
         except (OSError, sqlite3.Error) as exc:
             raise self._fail(doing, exc) from None
         try:
+            self._check_integrity(db)
             db.execute("PRAGMA synchronous = FULL")
             db.executescript(_SCHEMA)
             db.execute("BEGIN IMMEDIATE")

@@ -149,7 +149,30 @@ def test_resolved_needs_the_collector_to_have_looked():
     result = reconcile(
         [], [report], fyi_suppress_after=3, completed_kinds=set(), all_collectors_completed=False
     )
-    assert result.findings == []  # the collector was skipped: nothing can be called resolved
+    # The collector was skipped: nothing can be called resolved, and nothing is dropped
+    # either — the item is carried, saying it was not re-checked.
+    [carried] = result.findings
+    assert carried.kind == "prior_unchecked" and carried.status_update == "not re-checked"
+    assert carried.section is Section.CARRIED_FORWARD and carried.priority is not None
+    assert "its check (pass_untested) did not run today" in carried.body
+    assert not any(f.title.startswith("Resolved") for f in result.findings)
+
+
+def test_an_llm_written_item_scout_cannot_find_is_carried_not_dropped():
+    markdown = (
+        "# Nightly Scout Report — 2026-04-06\n\n## Action Items (new findings)\n\n"
+        "- [ ] **[P0] `test_numerics.py` fully disabled in CI** — re-enable it. First\n"
+        "  reported 2026-04-02.\n"
+    )
+    report = parse_report(markdown)
+    result = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"pass_untested"},
+                       all_collectors_completed=False)  # fmt: skip
+    [carried] = result.findings
+    assert (carried.title, carried.priority, carried.first_reported.isoformat()) == (
+        "`test_numerics.py` fully disabled in CI", Priority.P0, "2026-04-02")
+    again = reconcile([], [parse_report(render_report(DAY1, [carried]))], fyi_suppress_after=3,
+                      completed_kinds=set(), all_collectors_completed=False)  # fmt: skip
+    assert [f.fingerprint for f in again.findings] == [carried.fingerprint]  # stable
 
 
 def test_marker_less_items_match_fuzzily():

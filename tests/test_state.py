@@ -116,3 +116,20 @@ def test_the_publish_journal(tmp_path):
     assert store.journal(SCOPE, "2026-12-02") == {}
     store.record_step(SCOPE, "2026-12-02", "comment", {"id": 7})
     assert StateStore(tmp_path).journal(SCOPE, "2026-12-02") == {"comment": {"id": 7}}
+
+
+def test_a_partly_damaged_store_is_refused_and_not_written(tmp_path):
+    store = StateStore(tmp_path)
+    for n in range(200):  # several pages
+        store.change(SCOPE, f"accept {n}", [f"k-{n:03d}-" + "x" * 200],
+                     lambda fp, e, _: accept(fp, e))  # fmt: skip
+    path = tmp_path / "state.sqlite3"
+    data = bytearray(path.read_bytes())
+    data[4096:8192] = bytes(4096)  # zero page 2, as a bad sector or a crash might
+    path.write_bytes(bytes(data))
+    damaged = bytes(data)
+    for action in (lambda s: s.decisions(SCOPE), lambda s: s.undo(SCOPE),
+                   lambda s: s.change(SCOPE, "x", ["k"], lambda fp, e, _: accept(fp, e))):
+        with pytest.raises(StateError, match="is (damaged|unreadable) .* left as it is"):
+            action(StateStore(tmp_path))
+    assert path.read_bytes() == damaged  # left exactly as it was

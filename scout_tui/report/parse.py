@@ -28,7 +28,7 @@ _CHECKBOX = re.compile(r"^\[([ xX])\]\s*")
 _PRIORITY = re.compile(r"\[\s*(P[0-2])\s*\]", re.IGNORECASE)
 _DASH = re.compile(r"(?<=\s)(?:—|–|--|-)(?=\s)")  # the spaces around it: `str.rstrip`
 _FIRST_REPORTED = re.compile(
-    r"first[ -]reported(?:\s+on)?:?\s*(?:\*+\s*)?(\d{4}-\d{2}-\d{2})", re.IGNORECASE
+    r"first[ \t-]*\n?[ \t]*reported(?:\s+on)?:?\s*(?:\*+\s*)?(\d{4}-\d{2}-\d{2})", re.IGNORECASE
 )
 _MARKER = re.compile(
     r"<!--\s*scout:fp=([\w.:-]+)(?:\s+items=([0-9a-f.]*))?(?:\s+first=(\d{4}-\d{2}-\d{2}))?"

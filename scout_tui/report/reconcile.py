@@ -22,6 +22,10 @@ from scout_tui.model import (
 )
 
 FUZZY_THRESHOLD = 0.5
+# An actionable item of the latest report that scout did not find again and could not check
+# (its collector did not run, or scout has no check for it: an LLM wrote it) is carried
+# forward as "not re-checked", never silently dropped.
+UNCHECKED_CARRY = {Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
 RESOLVABLE = {
     Section.CI_FAILURES,
     Section.ACTION_ITEMS,
@@ -206,9 +210,11 @@ def _resolved(
             continue
         kind = item.fingerprint.rsplit("-", 1)[0] if item.fingerprint else None
         looked = kind in completed_kinds if kind else all_completed
-        if not looked:
-            continue
         since: date = item.first_reported or latest.date
+        if not looked:
+            if item.section in UNCHECKED_CARRY:
+                resolved.append(_unchecked(item, latest, since))
+            continue
         resolved.append(
             Finding(
                 collector="reconcile",
@@ -222,3 +228,25 @@ def _resolved(
             )
         )
     return resolved
+
+
+def _unchecked(item: PriorItem, latest: PriorReport, since: date) -> Finding:
+    if item.fingerprint and not item.fingerprint.startswith("prior_unchecked-"):
+        why = f"its check ({item.fingerprint.rsplit('-', 1)[0]}) did not run today"
+    else:
+        why = "scout did not find it again and cannot tell whether it is fixed"
+    body = (f"From the report of {latest.date.isoformat()}: {why}, so it is carried as it "
+            "was. Drop it in triage once it is dealt with.")
+    return Finding(
+        collector="reconcile",
+        kind="prior_unchecked",
+        title=item.title,
+        body=body,
+        section=Section.CARRIED_FORWARD,
+        priority=item.priority,
+        fingerprint=item.fingerprint if item.fingerprint and item.fingerprint.startswith(
+            "prior_unchecked-") else fingerprint("prior_unchecked", item.title.lower()),
+        status=Status.CARRIED,
+        status_update="not re-checked",
+        first_reported=since,
+    )
