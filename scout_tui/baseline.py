@@ -56,7 +56,10 @@ def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorRepor
     """
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
-    except (FileNotFoundError, NotADirectoryError):
+    except NotADirectoryError:
+        raise FileNotFoundError(f"--prior {folder} is a file: it takes the folder that holds "
+                                "the YYYY-MM-DD.md reports") from None  # fmt: skip
+    except FileNotFoundError:
         raise FileNotFoundError(f"prior reports folder not found: {folder}") from None
     except OSError as exc:  # the CLI reports a FileNotFoundError as a usage error
         raise FileNotFoundError(f"prior reports folder cannot be read: {folder}: {exc}") from None
@@ -86,6 +89,8 @@ def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorRepor
         if report.date in by_date:
             report, path = _keep_one(by_date[report.date], (report, path), warn)
         by_date[report.date] = (report, path)
+    if not by_date:
+        warn(f"{folder}: no prior reports in it (YYYY-MM-DD.md files): every finding is new")
     return [by_date[day][0] for day in sorted(by_date)]
 
 

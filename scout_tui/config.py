@@ -23,7 +23,11 @@ ACTION_IDS = (
     "redo", "copy_repro", "run_repro", "open_url", "filter", "preview", "publish", "rerun",
     "next_unreviewed", "zoom", "help", "quit",
 )  # fmt: skip
-_KEY = re.compile(r"^[\w+-]+(?:,[\w+-]+)*$")
+_MODIFIERS = r"(?:(?:ctrl|shift|alt|meta|super|hyper)\+)*"
+_KEY_NAME = (  # Textual's names: f1-f24, named keys ("minus", "page_up"), one character
+    r"(?:f(?:[1-9]|1[0-9]|2[0-4])(?=,|$)|(?!f\d+(?:,|$))[a-z][a-z0-9_]+|[A-Za-z0-9])"
+)
+_KEY = re.compile(rf"^{_MODIFIERS}{_KEY_NAME}(?:,{_MODIFIERS}{_KEY_NAME})*$")
 
 
 class ConfigError(Exception):
@@ -261,7 +265,8 @@ def _validate(data: dict[str, Any], text: str, source: str) -> Config:
         config = Config.model_validate({**data, "source": source})
     except ValidationError as exc:
         messages = [_describe(error, text, source) for error in exc.errors()]
-        raise ConfigError("\n".join(messages)) from None
+        more = f" (and {len(messages) - 1} more problem(s))" if len(messages) > 1 else ""
+        raise ConfigError(messages[0] + more) from None
     _check_keys(config)
     return config
 

@@ -220,6 +220,9 @@ class RunResult(_Model):
         default=None, description="The collectors asked for with --only; null: all of them."
     )
     cancelled: bool = Field(default=False, description="Stopped before every collector ended.")
+    config_digest: str | None = Field(
+        default=None, description="Of the configuration the run was made with."
+    )
 
     @property
     def complete(self) -> bool:

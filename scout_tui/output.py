@@ -20,8 +20,10 @@ def check_target(target: Path | None) -> None:
     if target.is_dir():
         raise UsageError(f"-o {target}: is a directory")
     parent = _final_path(target).parent
-    if parent.exists() and not parent.is_dir():
-        raise UsageError(f"-o {target}: {parent} is not a directory")
+    if not parent.exists():
+        raise UsageError(f"-o {target}: no such folder {parent}")
+    if not parent.is_dir():
+        raise UsageError(f"-o {target}: {parent} is not a folder")
 
 
 def _final_path(target: Path) -> Path:
@@ -47,7 +49,6 @@ def write_output(text: str, target: Path | None) -> None:
         with open(path, "w", encoding="utf-8") as stream:
             stream.write(text)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:

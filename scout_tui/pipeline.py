@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -44,6 +45,7 @@ class RunOptions:
     web_url: str = "https://github.com"  # for board item links
 
 
+RECONCILE_KINDS = {"resolved"}  # made by reconcile, not by a collector, and configurable
 BOARD_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD, Section.CI_FAILURES}
 
 
@@ -90,6 +92,21 @@ def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
         )
 
 
+def check_rule_kinds(config: Config) -> None:
+    """A rule for a kind no collector makes is a typo, said at once (not silently unused)."""
+    known = {kind for cls in registered().values() for kind in cls.kinds} | RECONCILE_KINDS
+    unknown = sorted(set(config.rules) - known)
+    if unknown:
+        raise ConfigError(f"{config.source}: [rules.{unknown[0]}] is for no kind of finding "
+                          f"scout makes (known: {', '.join(sorted(known))})")  # fmt: skip
+
+
+def config_digest(config: Config) -> str:
+    """What a run depends on in its configuration: a cached run made with another is stale."""
+    relevant = config.model_dump_json(exclude={"keys", "github"})
+    return hashlib.sha1(relevant.encode()).hexdigest()[:16]
+
+
 @dataclass
 class Prepared:
     ctx: CollectorContext
@@ -116,9 +133,12 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
             raise NotARepository(f"{source.root} has no commits yet")
         raise UsageError(
             f"--date {window.as_of.isoformat()} is before the repository's first commit "
-            f"({first.date().isoformat()})"
+            f"({first.date().isoformat()}, UTC)"
         )
     warnings: list[str] = []
+    if options.as_of is not None and options.as_of > datetime.now(UTC).date():
+        warnings.append(f"--date {options.as_of.isoformat()} is after today (days are UTC): "
+                        "the report is dated then, and scans the checkout as it is")  # fmt: skip
     if options.prior_dir is not None:
         all_reports = load_prior_dir(options.prior_dir, warnings.append)
         prior_source = str(options.prior_dir.resolve())
@@ -268,6 +288,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             findings=linked,
             suppressed=reconciled.suppressed,
             only=[cls.name for cls in collectors] if options.only else None,
+            config_digest=config_digest(options.config),
             cancelled=any(state.state == "cancelled" for state in ordered_states),
         )
     )

@@ -3,6 +3,7 @@ were built from, and the upstream compare link between them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from pydantic import BaseModel
@@ -19,12 +20,24 @@ class TorchCommit(BaseModel):
     wheel: str
 
 
+_VARIANT = re.compile(r"/(cu\d+|cpu|rocm[\d.]+|xpu)/?$")
+
+
+def variant_index(index: str, version: str) -> str:
+    """A nightly's local version names its build (`+cu126`): the index of that build, when
+    the configured index is one of the per-build ones."""
+    _, plus, local = version.partition("+")
+    if plus and _VARIANT.search(index) and re.fullmatch(r"cu\d+|cpu|rocm[\d.]+|xpu", local):
+        return _VARIANT.sub(f"/{local}", index)
+    return index
+
+
 def commit_for(
     config: Config, version: str, cache: Cache, index_url: str | None = None,
     python_tag: str | None = None, note: Callable[[str], None] = lambda message: None,
 ) -> TorchCommit:  # fmt: skip
     """Cached forever: a published nightly never changes."""
-    index = index_url or config.torch.nightly_index
+    index = index_url or variant_index(config.torch.nightly_index, version)
     tag = python_tag or config.torch.python_tag
     key = f"{index.rstrip('/')}|{tag}|{version}"
     cached = cache.get_value(key, TorchCommit)

@@ -24,7 +24,13 @@ from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token
 from scout_tui.github.client import GitHubClient
 from scout_tui.model import Finding, RunResult, TriageEntry
-from scout_tui.pipeline import RunOptions, collector_sections, run_events
+from scout_tui.pipeline import (
+    RunOptions,
+    check_rule_kinds,
+    collector_sections,
+    config_digest,
+    run_events,
+)
 from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.report.render import render_report
@@ -59,6 +65,8 @@ class Session:
     ) -> None:
         self.options = options
         self.warn = warn
+        if not options.repo.exists():
+            raise UsageError(f"--repo {options.repo}: no such folder")
         try:
             self.source = SourceTree(options.repo)
         except NotARepository as exc:
@@ -68,6 +76,7 @@ class Session:
         config_path = options.config or find_config(Path(self.checkout.path))
         try:
             self.config: Config = load_config(config_path)
+            check_rule_kinds(self.config)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         self.experiment = self.config.project.experiment
@@ -172,6 +181,9 @@ class Session:
         ):
             self.warn(f"the cached run read prior reports from {cached.prior_source}, not "
                       f"{prior}: collecting again")  # fmt: skip
+            cached = None
+        if cached is not None and cached.config_digest not in (None, config_digest(self.config)):
+            self.warn("the configuration changed since the cached run: collecting again")
             cached = None
         if cached is None:
             return self.collect(on_event)

@@ -6,6 +6,7 @@ import stat
 import subprocess
 import sys
 import threading
+from datetime import UTC, datetime
 
 import git
 import pytest
@@ -46,7 +47,7 @@ def test_not_a_git_folder_is_usage_error(tmp_path):
     assert done.stderr.strip() == f"scout: error: not a git repository: {tmp_path}"
     done = scout("report", "--repo", tmp_path / "nonexistent", "--cache-dir", tmp_path / "c")
     assert done.returncode == 2 and done.stdout == ""
-    assert "not a git repository" in done.stderr
+    assert done.stderr.strip() == f"scout: error: --repo {tmp_path / 'nonexistent'}: no such folder"
 
 
 def test_missing_prior_folder_and_unknown_collector(tmp_path, sample_world):
@@ -96,6 +97,10 @@ def test_strict_names_each_problem_but_not_what_was_asked_for(tmp_path, sample_w
 
 def test_report_uses_the_cached_run_and_writes_a_file(tmp_path, sample_world):
     assert scout("collect", *world_args(sample_world, tmp_path)).returncode == 0
+    done = scout("report", *world_args(sample_world, tmp_path), "-o", tmp_path / "out" / "r.md")
+    assert done.returncode == 2  # a mistyped folder is said, not made
+    assert done.stderr.strip().endswith(f"no such folder {tmp_path / 'out'}")
+    (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "report.md"
     done = scout("report", *world_args(sample_world, tmp_path), "-o", out)
     assert done.returncode == 0, done.stderr
@@ -133,7 +138,7 @@ def test_a_run_belongs_to_its_checkout(tmp_path):
 
 def test_a_stale_cached_run_is_used_with_a_warning(tmp_path, fresh_world):
     args = world_args(fresh_world, tmp_path)
-    args[args.index("--date") + 1] = "2026-12-05"  # HEAD is what a run as of then scans
+    args[args.index("--date") + 1] = datetime.now(UTC).date().isoformat()  # scans HEAD
     assert scout("collect", *args).returncode == 0
     repo = git.Repo(fresh_world.repo)
     (fresh_world.repo / "NEW.md").write_text("new\n")
@@ -177,7 +182,7 @@ def test_date_before_the_first_commit_is_a_usage_error(tmp_path, sample_world):
     done = scout("collect", *args)
     assert done.returncode == 2
     assert done.stderr.strip() == ("scout: error: --date 2020-01-01 is before the repository's "
-                                   "first commit (2026-11-26)")  # fmt: skip
+                                   "first commit (2026-11-26, UTC)")  # fmt: skip
 
 
 def test_scout_toml_is_found_from_the_checkout_root(tmp_path, fresh_world):
@@ -264,3 +269,31 @@ def test_a_checkout_without_the_experiment_is_a_usage_error(tmp_path):
     assert "has no torchtitan/experiments/graph_trainer/ — is this the right checkout?" in (
         done.stderr
     )
+
+
+def test_a_changed_configuration_collects_again(tmp_path, sample_world):
+    args = world_args(sample_world, tmp_path)
+    assert scout("collect", *args).returncode == 0
+    changed = tmp_path / "scout.toml"
+    changed.write_text(sample_world.config.read_text()
+                       + '\n[rules.pass_untested]\npriority = "P2"\n')  # fmt: skip
+    args[args.index("--config") + 1] = str(changed)
+    done = scout("report", *args, "--json")
+    assert "the configuration changed since the cached run: collecting again" in done.stderr
+    run = RunResult.model_validate_json(done.stdout)
+    assert {f.priority.value for f in run.findings if f.kind == "pass_untested"} == {"P2"}
+
+
+def test_a_partial_run_says_so_in_its_report(tmp_path, sample_world):
+    done = scout("report", *world_args(sample_world, tmp_path), "--only", "todos")
+    assert "_Partial report: only TODO unblock detection ran._" in done.stdout
+
+
+def test_bad_usage_is_one_line_naming_the_commands_help():
+    for argv, command in ((["report", "--bogus"], "report"), (["collect", "--date", "x"],
+                          "collect"), (["triage", "drop", "abc"], "triage drop")):  # fmt: skip
+        done = scout(*argv)
+        assert done.returncode == 2
+        [line] = done.stderr.splitlines()
+        assert line.startswith("scout: error: ")
+        assert line.endswith(f"(see `scout {command} --help`)")

@@ -132,3 +132,29 @@ def test_every_rule_is_for_a_kind_some_collector_emits(shipped_config):
         source = inspect.getsource(inspect.getmodule(cls))
         uses = source.count(f'"{kind}"')
         assert uses >= 2, f"{cls.name} declares {kind!r} but never emits it"
+
+
+def test_more_than_one_problem_is_still_one_line(tmp_path):
+    message = _error(tmp_path, '[windows]\nci_runs = "x"\nstale_issue_days = "y"\n')
+    assert "\n" not in message and message.endswith("(and 1 more problem(s))")
+
+
+def test_a_rule_for_no_kind_of_finding_is_refused(tmp_path, sample_world):
+    bad = tmp_path / "scout.toml"
+    bad.write_text('[rules.pass_untestd]\nsection = "fyi"\n')
+    done = scout("report", "--repo", sample_world.repo, "--config", bad,
+                 "--cache-dir", tmp_path / "c", "--state-dir", tmp_path / "s")  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"scout: error: {bad}: [rules.pass_untestd] is for no kind")
+    # An override of an existing kind needs only what differs.
+    good = tmp_path / "good.toml"
+    good.write_text('[rules.pass_untested]\npriority = "P2"\n')
+    assert load_config(good).rule("pass_untested").priority is Priority.P2
+
+
+def test_key_syntax(tmp_path):
+    for bad in ("ctrl+", "f99", "a b", "ctrl+shift+"):
+        assert "is not allowed" in _error(tmp_path, f'[keys]\nzoom = "{bad}"\n'), bad
+    for good in ("z", "f12", "ctrl+z,shift+u", "page_up", "exclamation_mark"):
+        (tmp_path / "ok.toml").write_text(f'[keys]\nzoom = "{good}"\nundo = "ctrl+u"\n')
+        assert load_config(tmp_path / "ok.toml").keys["zoom"] == good

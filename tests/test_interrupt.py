@@ -48,3 +48,24 @@ def test_ctrl_c_at_several_moments(tmp_path, long_history):
     assert info["runs"] == ["2026-12-02"]
     done = scout("report", *world_args(long_history, tmp_path))
     assert done.returncode == 0 and "TODO unblock detection" not in done.stderr  # from cache
+
+
+def test_sigterm_before_the_collection_starts_is_a_clean_stop(tmp_path, sample_world):
+    """The console may cancel a `collect --events` child that is still importing."""
+    stopped = 0
+    for delay in (0.15, 0.3):
+        child = subprocess.Popen(
+            [sys.executable, "-m", "scout_tui", "collect", "--events",
+             *world_args(sample_world, tmp_path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        time.sleep(delay)
+        os.killpg(child.pid, signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+        if child.returncode == 0:
+            continue
+        stopped += 1
+        assert child.returncode == 130, err
+        assert err.decode().strip().splitlines()[-1] in ("scout: interrupted", "scout: cancelled")
+        assert "Traceback" not in err.decode()
+    assert stopped

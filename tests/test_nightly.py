@@ -174,3 +174,13 @@ def test_ci_log_report_with_regression_range(tmp_path):
     assert "| 2.13.0.dev20260818+cu130 | pass | `fedcba987654` |" in done.stdout
     assert "| 2.13.0.dev20260819+cu130 | fail | `0123456789ab` |" in done.stdout
     assert f"compare/{passing_commit}...{COMMIT}" in done.stdout
+
+
+def test_a_nightlys_build_picks_its_index():
+    from scout_tui.regression import variant_index
+
+    index = "https://download.pytorch.org/whl/nightly/cu130"
+    assert variant_index(index, "2.11.0.dev20261201+cu126").endswith("/nightly/cu126")
+    assert variant_index(index, "2.11.0.dev20261201+cpu").endswith("/nightly/cpu")
+    assert variant_index(index, "2.11.0.dev20261201") == index
+    assert variant_index("https://example.com/simple", "2.11.0+cu126") == "https://example.com/simple"

@@ -163,5 +163,5 @@ def test_missing_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="prior reports folder not found"):
         load_prior_dir(tmp_path / "nope", print)
     (tmp_path / "file.md").write_text(report("2026-04-02"))
-    with pytest.raises(FileNotFoundError, match="prior reports folder not found"):
+    with pytest.raises(FileNotFoundError, match="is a file: it takes the folder"):
         load_prior_dir(tmp_path / "file.md", print)

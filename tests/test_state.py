@@ -130,6 +130,6 @@ def test_a_partly_damaged_store_is_refused_and_not_written(tmp_path):
     damaged = bytes(data)
     for action in (lambda s: s.decisions(SCOPE), lambda s: s.undo(SCOPE),
                    lambda s: s.change(SCOPE, "x", ["k"], lambda fp, e, _: accept(fp, e))):
-        with pytest.raises(StateError, match="is (damaged|unreadable) .* left as it is"):
+        with pytest.raises(StateError, match=r"is (damaged|unreadable) .* left as it is"):
             action(StateStore(tmp_path))
     assert path.read_bytes() == damaged  # left exactly as it was

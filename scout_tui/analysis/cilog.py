@@ -233,6 +233,7 @@ def scan_log(fd: int, size: int, chunk_size: int = CHUNK) -> LogScan:
     hits: list[tuple[int, str]] = []
     newlines = scanned = binary_bytes = 0
     last_byte = b""
+    blank = True  # only whitespace so far: blank lines are no log either
     offset = 0
     while offset < size:
         chunk = os.pread(fd, chunk_size + overlap, offset)
@@ -251,13 +252,15 @@ def scan_log(fd: int, size: int, chunk_size: int = CHUNK) -> LogScan:
                     hits.append((offset + position, name))
                     position = chunk.find(anchor, position + 1)
         newlines += chunk.count(b"\n", 0, limit)
+        if blank:  # a copy of the first chunk only, in any real log
+            blank = not chunk[:limit].strip()
         if chunk.find(b"\0", 0, limit) >= 0:
             binary_bytes += _binary_bytes(chunk, limit)
         scanned += min(limit, len(chunk))
         last_byte = chunk[limit - 1 : limit] or last_byte
         offset += chunk_size
     hits.sort()
-    lines = newlines + (last_byte not in (b"", b"\n"))
+    lines = 0 if blank else newlines + (last_byte not in (b"", b"\n"))
     return LogScan(hits, lines, binary=scanned - binary_bytes < TEXT_SHARE * scanned)
 
 

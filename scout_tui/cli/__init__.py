@@ -42,6 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
         sys.unraisablehook = _unraisable
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        # Stopped before a command set its own (a collection winds down on SIGTERM):
+        # the same clean exit as Ctrl-C, not a silent death.
+        signal.signal(signal.SIGTERM, _on_sigint)
     try:
         from scout_tui.cli.dispatch import run
 

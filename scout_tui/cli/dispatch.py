@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
+from typing import NoReturn
 
 from scout_tui import __version__
 from scout_tui.errors import (
@@ -41,6 +42,14 @@ COMMANDS = {  # command → "module:function", imported only when run
     "repro": "scout_tui.cli.ci:cmd_repro",
     "torch-commit": "scout_tui.cli.ci:cmd_torch_commit",
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad usage in one line, naming the command's --help (argparse prints its whole usage
+    block, and the top-level one for a subcommand's unknown option)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"scout: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _date(value: str) -> date:
@@ -122,7 +131,7 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="scout",
         description="Nightly scout: find what nobody has acted on yet, triage it, publish it.",
     )
@@ -226,7 +235,13 @@ def _silence_stdout() -> None:
 
 def run(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser, so the hint names its --help
+        commands = parser._subparsers._group_actions[0].choices if parser._subparsers else {}
+        where = commands.get(getattr(args, "command", None)) or parser
+        if getattr(args, "action", None) and hasattr(where, "_subparsers") and where._subparsers:
+            where = where._subparsers._group_actions[0].choices.get(args.action, where)
+        where.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         parser.print_help()
         return EXIT_OK

@@ -145,7 +145,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
         try:
             removed = cache.clear()
         except OSError as exc:
-            raise UsageError(f"cannot clear the cache at {cache.directory}: "
+            raise ScoutError(f"cannot clear the cache at {cache.directory}: "
                              f"{exc.strerror or exc}") from None  # fmt: skip
         write_output(f"cleared {removed} entries from {cache.directory} "
                      "(triage decisions are kept: they are not in the cache)", None)  # fmt: skip
@@ -154,7 +154,9 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.json:
         write_output(dumps(info), None)
     else:
-        write_output("\n".join(f"{key}: {value}" for key, value in info.items()), None)
+        lines = [f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
+                 for key, value in info.items()]  # fmt: skip
+        write_output("\n".join(lines), None)
     return EXIT_OK
 
 

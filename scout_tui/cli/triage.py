@@ -149,7 +149,9 @@ def _said(changes: list[Change], run: RunResult, verb: str) -> int:
         what = verb
         if verb == "merged" and after is not None and after.merged_into:
             what = f"merged into {after.merged_into}"
-        lines.append(f"{what}: {change.fingerprint}  {titles.get(change.fingerprint, '')}")
+        title = (after.title if after is not None and after.title
+                 else titles.get(change.fingerprint, ""))  # fmt: skip
+        lines.append(f"{what}: {change.fingerprint}  {title}")
     write_output("\n".join(lines), None)
     return EXIT_OK
 

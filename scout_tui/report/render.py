@@ -196,6 +196,10 @@ def render_report(
         by_section[finding.section].append(finding)
     priority_order = {"P0": 0, "P1": 1, "P2": 2, None: 3}
     out = [f"# {REPORT_TITLE} — {report_date.isoformat()}", report_marker(report_date)]
+    ran = {state.name for state in collectors}
+    if collectors and homes and set(homes) - ran:
+        titles = ", ".join(state.title for state in collectors)
+        out.append(f"\n_Partial report: only {one_line(titles)} ran._")
     for section, heading in SECTION_HEADINGS.items():
         items = sorted(
             by_section[section],
