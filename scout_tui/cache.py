@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -299,5 +300,22 @@ class Cache:
             "runs": runs,
         }
 
+    def blob_path(self, *parts: str) -> Path | None:
+        """A file of the cache's own for a large value (a CI job log), streamed to disk and
+        never held in memory; None when the cache cannot be written."""
+        if self.read_only or isinstance(self._store, _NoStore):
+            return None
+        path = self.directory.joinpath("blobs", *parts)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return None
+        return path
+
     def clear(self) -> int:
-        return self._store.clear()
+        removed = self._store.clear()
+        blobs = self.directory / "blobs"
+        if blobs.is_dir():
+            removed += sum(1 for p in blobs.rglob("*") if p.is_file())
+            shutil.rmtree(blobs, ignore_errors=True)
+        return removed

@@ -141,6 +141,12 @@ class FreshnessConfig(_Strict):
     base_config: str = ""
 
 
+class OpenWorkConfig(_Strict):
+    # Pull requests and issues that mention this are the experiment's ("" : the name of the
+    # experiment's folder, e.g. graph_trainer).
+    search: str = ""
+
+
 class DocsConfig(_Strict):
     files: list[str] = []
     # Config classes whose fields are the `--section.option` flags the docs may name.
@@ -175,6 +181,7 @@ class Config(_Strict):
     coverage: CoverageConfig
     freshness: FreshnessConfig
     docs: DocsConfig
+    open_work: OpenWorkConfig = OpenWorkConfig()
     rules: dict[str, Rule]
     keys: dict[str, str]
     source: str = Field(default="<shipped default>", exclude=True)

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from scout_tui.baseline import Window, in_window, load_prior_dir, since_from
+from scout_tui.cache import Cache
 from scout_tui.collectors.base import Collector, CollectorContext, registered
 from scout_tui.collectors.runner import stream
 from scout_tui.config import Config, ConfigError
@@ -42,6 +43,7 @@ class RunOptions:
     processes: int = 1  # >1: forked processes (CLI only; never from a threaded app)
     github: GitHub | None = field(default=None, repr=False)
     github_reason: str = "no GitHub connection"  # why `github` is None
+    cache: Cache | None = field(default=None, repr=False)
     web_url: str = "https://github.com"  # for board item links
 
 
@@ -162,6 +164,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         online=not options.offline,
         github=options.github,
         github_reason=options.github_reason,
+        cache=options.cache,
         torch_root=find_torch_root(config.torch.root),
         cancelled=cancel,
     )

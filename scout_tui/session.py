@@ -112,7 +112,8 @@ class Session:
                     self._github_reason = ("no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or "
                                            "`gh auth login`)")  # fmt: skip
                 else:
-                    self._github = GitHubClient(self.api_url, token, self.config.github)
+                    self._github = GitHubClient(self.api_url, token, self.config.github,
+                                                cache=self.cache)  # fmt: skip
         return self._github, self._github_reason or ""
 
     # -- the day's run ------------------------------------------------------------------
@@ -129,6 +130,7 @@ class Session:
             github=github,
             github_reason=reason,
             web_url=self.web_url,
+            cache=self.cache,
         )
 
     def events(self, cancel: threading.Event | None = None) -> Iterator[Event]:

@@ -100,6 +100,7 @@ class TestFailure:
     command: str | None = None
     description: str | None = None
     frames: list[Frame] = field(default_factory=list)
+    root_rule: str | None = None  # how the root cause was picked, said with it
     traceback: str | None = None
 
 
@@ -444,7 +445,11 @@ def _attach_root_cause(
         node_parts = failure.name.split("::")
         # pytest tracebacks carry no test prefix: keep the one that names this test.
         own = [tb for tb in own if any(f.function == node_parts[-1] for f in tb.frames)]
+    if failure.kind == "pytest" and failure.error:
+        failure.root_rule = "pytest's short test summary line"
     if not own:
+        if failure.error is None and failure.reason:
+            failure.root_rule = "no traceback in the log: the runner's failure line"
         return
     first_rank = own[0].rank
     chain: list[TracebackInfo] = []
@@ -455,6 +460,9 @@ def _attach_root_cause(
             break  # a new, unrelated traceback: the first chain is the story
         chain.append(tb)
     root = chain[-1]
+    if failure.root_rule is None:
+        whose = f"rank {first_rank}'s" if first_rank is not None else "the first"
+        failure.root_rule = f"the last exception of {whose} traceback chain, wrappers skipped"
     failure.error = failure.error if failure.kind == "pytest" and failure.error else root.exception
     failure.frames = [
         Frame(_short_path(f.path, experiment), f.line, f.function, f.source, f.in_experiment)

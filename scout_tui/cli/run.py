@@ -163,7 +163,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     """The whole loop with no network and no token: a sample repository, a local GitHub
     holding the prior reports and the board, a collection, the report, and a publish."""
-    from scout_tui.demo.github_world import DEMO_TOKEN, demo_world
+    import git
+
+    from scout_tui.demo.file_server import FileServer, Served
+    from scout_tui.demo.github_world import DEMO_TOKEN, demo_world, nightly_wheels
     from scout_tui.demo.sample import build_sample
     from scout_tui.github.server.http import LocalGitHub
 
@@ -172,7 +175,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     sample = build_sample(base, today)
     priors = {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
               for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
-    with LocalGitHub(demo_world(load_config(sample.config), priors)) as github:
+    authors = {sha: "sample-dev" for sha in git.Repo(sample.repo).git.rev_list("HEAD").split()}
+    world = demo_world(load_config(sample.config), priors, today=today, commit_authors=authors)
+    nightlies = Served(files=nightly_wheels(base / "nightlies"))
+    with LocalGitHub(world) as github, FileServer(nightlies) as index:
+        # The regression range reads the nightlies' wheels from a local index too.
+        text = sample.config.read_text(encoding="utf-8")
+        sample.config.write_text(text.replace("[torch]\n", f'[torch]\nnightly_index = "{index}"\n'),
+                                 encoding="utf-8")  # fmt: skip
         print(f"sample repository: {sample.repo}", file=sys.stderr)
         print(f"local GitHub:      {github.url} (prior reports on the tracking issue)",
               file=sys.stderr)  # fmt: skip

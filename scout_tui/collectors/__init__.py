@@ -6,7 +6,7 @@ from scout_tui.collectors import (  # noqa: F401
     coverage,
     docs,
     freshness,
-    github_pending,
+    open_work,
     todos,
     upstream_delta,
 )

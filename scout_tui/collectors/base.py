@@ -27,6 +27,7 @@ from scout_tui.model import (
 )
 
 if TYPE_CHECKING:
+    from scout_tui.cache import Cache
     from scout_tui.github.api import GitHub
     from scout_tui.source import SourceTree
 
@@ -60,6 +61,8 @@ class CollectorContext:
     # collectors say when they are skipped.
     github: GitHub | None = None
     github_reason: str = "no GitHub connection"
+    # For network collectors (threads of the parent process): logs and lookups kept.
+    cache: Cache | None = None
     torch_root: Path | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
 

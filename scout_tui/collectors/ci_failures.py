@@ -1,17 +1,26 @@
-"""CI failure monitoring (SPEC §2.1 item 3): the evidence a CI finding carries.
+"""CI failure monitoring (SPEC §2.1 item 3): each configured workflow's last scheduled runs
+on the branch, their failing jobs' logs streamed to the cache (a finished run's log is kept
+for good), each failure classified over the window (`analysis/ci_history.py`), the
+regression range between the last passing and the failing nightly.
 
-The GitHub layer fetches the scheduled runs and streams the failing jobs' logs to the
-cache; everything from a log onwards lives here and in `analysis/cilog.py`, so
-`scout ci-log` gives the same finding for a log a reviewer already has.
+Everything from a log onwards lives here and in `analysis/cilog.py`, so `scout ci-log`
+gives the same finding for a log a reviewer already has.
 """
 
 from __future__ import annotations
 
-from scout_tui.analysis.cilog import LogAnalysis
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scout_tui.analysis.ci_history import RunHistory, Signature, classify, normalize_error
+from scout_tui.analysis.cilog import LogAnalysis, analyse
 from scout_tui.analysis.repro import ReproError, repro_command
-from scout_tui.collectors.base import register
-from scout_tui.collectors.github_pending import AwaitingGitHub
+from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.config import Config
+from scout_tui.errors import Cancelled
+from scout_tui.github.api import GitHub, WorkflowRun
 from scout_tui.markdown import code
 from scout_tui.model import (
     Evidence,
@@ -22,8 +31,10 @@ from scout_tui.model import (
     TracebackFrame,
     fingerprint,
 )
+from scout_tui.regression import regression_range
 
 TRACEBACK_LIMIT = 200  # lines of traceback kept as evidence
+IGNORED = {"cancelled", "skipped"}  # runs that say nothing about the code
 
 
 def repro_for(command: str | None) -> str | None:
@@ -41,8 +52,13 @@ def ci_finding(
     analysis: LogAnalysis,
     regression: list[RegressionRow] | None = None,
     compare_url: str | None = None,
+    *,
+    classes: dict[str, str] | None = None,
+    notes: list[str] | None = None,
+    urls: list[str] | None = None,
 ) -> Finding | None:
-    """One finding per failing workflow (or log), never one per failing test."""
+    """One finding per failing workflow (or log), never one per failing test. `classes`:
+    per test, how it failed over the window; `notes`: lines said after the failures."""
     if not analysis.failures:
         return None
     rule = config.rule("ci_failure")
@@ -54,12 +70,17 @@ def ci_finding(
     ]  # fmt: skip
     names = analysis.failing_tests
     reasons = {f.name: f.reason for f in analysis.failures if f.reason}
+    classes = classes or {}
     lines = [
         f"- {code(f.name)}"
         + (f" ({reasons[f.name]})" if f.name in reasons else "")
         + (f": {code(f.error)}" if f.error else "")
+        + (f" — {classes[f.name]}" if f.name in classes else "")
+        + (f"\n  Root cause: {f.root_rule}." if f.root_rule and f.error else "")
         for f in analysis.failures
     ]
+    if notes:
+        lines += ["", *notes]
     traceback = "\n".join((first.traceback or "").splitlines()[-TRACEBACK_LIMIT:]) or None
     version = f" on torch {analysis.torch_version}" if analysis.torch_version else ""
     title = f"{code(source)} failing{version}: {len(names)} test{'s' if len(names) != 1 else ''}"
@@ -83,16 +104,131 @@ def ci_finding(
             regression=regression or [],
             compare_url=compare_url,
             repro=repro_for(first.command),
+            urls=list(urls or []),
         ),
         fingerprint=fingerprint("ci_failure", source),
     )
 
 
-@register
-class CiFailureCollector(AwaitingGitHub):
-    """Fetching the scheduled runs and their logs comes with the GitHub layer."""
+@dataclass
+class _RunLogs:
+    run: WorkflowRun
+    analysis: LogAnalysis  # the failing jobs' failures together
 
+
+@register
+class CiFailureCollector:
     name = "ci_failures"
     title = "CI failure monitoring"
     section = Section.CI_FAILURES
+    needs = frozenset({Need.GITHUB, Need.NETWORK})
     kinds = ("ci_failure",)
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        assert ctx.github is not None
+        workflows = ctx.config.ci.workflows
+        for done, workflow in enumerate(workflows, 1):
+            finding = self._workflow(ctx, ctx.github, workflow)
+            if finding is not None:
+                yield finding
+            yield Progress(self.name, done, len(workflows), workflow.rsplit("/", 1)[-1])
+
+    def _workflow(self, ctx: CollectorContext, github: GitHub, workflow: str) -> Finding | None:
+        config = ctx.config
+        repo, window = config.project.repo, config.windows.ci_runs
+        # Three times the window: cancelled and skipped runs are listed too.
+        listed = github.workflow_runs(repo, workflow, config.ci.branch, config.ci.event,
+                                      limit=window * 3)
+        runs = [r for r in listed if r.status == "completed"
+                and r.conclusion not in IGNORED and r.created_at <= ctx.until][:window]  # fmt: skip
+        if not runs or runs[0].conclusion == "success":
+            return None  # CI green (or nothing ran): the section says so
+        histories: list[RunHistory] = []
+        latest: _RunLogs | None = None
+        for run in runs:
+            if run.conclusion == "success":
+                histories.append(RunHistory(run.number, run.url, passed=True))
+                continue
+            analysis = self._failures(ctx, github, repo, run)
+            if latest is None:
+                latest = _RunLogs(run, analysis)
+            histories.append(RunHistory(run.number, run.url, passed=False,
+                                        signatures=_signatures(analysis)))  # fmt: skip
+        assert latest is not None
+        classes = classify(histories)
+        per_test = {s.test: f"{c.kind} ({c.detail})" for s, c in classes.items()}
+        passing = next((r for r in runs if r.conclusion == "success"), None)
+        notes = []
+        if passing is None:
+            notes.append(f"No recent success in the last {len(runs)} scheduled runs.")
+        rows, compare = self._regression(ctx, github, repo, latest, passing, notes)
+        source = workflow.rsplit("/", 1)[-1]
+        finding = ci_finding(config, source, latest.analysis, rows, compare, classes=per_test,
+                             notes=notes, urls=[latest.run.url])  # fmt: skip
+        if finding is None:  # a failed run whose logs name no failing test
+            return ctx.finding(
+                self.name, "ci_failure", (source,),
+                f"{code(source)} failing: run #{latest.run.number}, no failing test in its logs",
+                "The run failed outside the tests (set-up, infrastructure): see its log.",
+                evidence=Evidence(urls=[latest.run.url]),
+            )  # fmt: skip
+        return finding
+
+    def _failures(self, ctx: CollectorContext, github: GitHub, repo: str,
+                  run: WorkflowRun) -> LogAnalysis:  # fmt: skip
+        combined = LogAnalysis()
+        for job in github.run_jobs(repo, run.id):
+            if job.conclusion not in ("failure", "timed_out"):
+                continue
+            analysis = self._analyse(ctx, github, repo, job.id)
+            combined.failures += analysis.failures
+            combined.torch_version = combined.torch_version or analysis.torch_version
+        return combined
+
+    def _analyse(self, ctx: CollectorContext, github: GitHub, repo: str,
+                 job_id: int) -> LogAnalysis:  # fmt: skip
+        """A job's log, streamed to the cache once (a finished job's log never changes)."""
+        host = github.api_url.split("://", 1)[-1].replace("/", "_").replace(":", "_")
+        kept = ctx.cache.blob_path("ci-logs", host, repo, f"{job_id}.log") if ctx.cache else None
+        if kept is not None and kept.is_file():
+            return analyse(str(kept), ctx.config.project.experiment)
+        if ctx.cancelled.is_set():
+            raise Cancelled
+        with tempfile.NamedTemporaryFile(dir=kept.parent if kept else None, delete=False,
+                                         suffix=".part") as spool:  # fmt: skip
+            try:
+                github.job_log(repo, job_id, spool)
+                spool.flush()
+                analysis = analyse(spool.name, ctx.config.project.experiment)
+            except BaseException:
+                os.unlink(spool.name)
+                raise
+        if kept is not None:
+            os.replace(spool.name, kept)
+        else:
+            os.unlink(spool.name)
+        return analysis
+
+    def _regression(self, ctx: CollectorContext, github: GitHub, repo: str, latest: _RunLogs,
+                    passing: WorkflowRun | None,
+                    notes: list[str]) -> tuple[list[RegressionRow], str | None]:  # fmt: skip
+        failing_version = latest.analysis.torch_version
+        if failing_version is None:
+            notes.append("Regression range: skipped — no torch version in the failing log.")
+            return [], None
+        passing_version = None
+        if passing is not None:
+            jobs = github.run_jobs(repo, passing.id)
+            if jobs:
+                passing_version = self._analyse(ctx, github, repo, jobs[0].id).torch_version
+        if ctx.cache is None:
+            return [RegressionRow(nightly=failing_version, status="fail")], None
+        said: list[str] = []
+        rows, compare = regression_range(ctx.config, failing_version, passing_version,
+                                         ctx.cache, note=said.append)  # fmt: skip
+        notes += [f"Regression range: {line}" for line in said if "skipped" in line]
+        return rows, compare
+
+
+def _signatures(analysis: LogAnalysis) -> set[Signature]:
+    return {Signature(f.name, normalize_error(f.error or f.reason)) for f in analysis.failures}

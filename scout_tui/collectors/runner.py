@@ -31,6 +31,7 @@ from scout_tui.errors import Cancelled, redact
 from scout_tui.model import CollectorState, Finding
 
 NETWORK_NEEDS = frozenset({Need.NETWORK, Need.GITHUB})
+HEAVY = 5  # cost (tenths of a second on torchtitan) from which a collector needs a core
 _DONE = object()
 _CHILD_DONE = "scout:child-done"
 POLL = 0.1  # how often the parent looks at a cancel request while children run
@@ -102,13 +103,21 @@ def stream(
     """
     # Network collectors wait on sockets, not the GIL: they stay in this process's threads
     # (a forked child would inherit connection pools and locks mid-use).
-    local = [cls for cls in collectors if not cls.needs & NETWORK_NEEDS]
-    network = [cls for cls in collectors if cls.needs & NETWORK_NEEDS]
-    groups = partition(local, processes)
-    if len(groups) > 1 and "fork" in multiprocessing.get_all_start_methods():
+    network = [cls for cls in collectors if _networked(cls, ctx)]
+    local = [cls for cls in collectors if cls not in network]
+    # A heavy collector in this process's threads takes a core of its own.
+    heavy = any(getattr(cls, "cost", 1) >= HEAVY for cls in network)
+    groups = partition(local, max(1, processes - heavy))
+    if processes > 1 and local and "fork" in multiprocessing.get_all_start_methods():
         yield from _stream_processes(ctx, groups, network)
     else:
         yield from _stream_threads(ctx, collectors)
+
+
+def _networked(cls: type[Collector], ctx: CollectorContext) -> bool:
+    return bool(cls.needs & NETWORK_NEEDS) or (
+        getattr(cls, "uses_github", False) and ctx.github is not None
+    )
 
 
 def partition(collectors: Sequence[type[Collector]], bins: int) -> list[list[type[Collector]]]:

@@ -10,26 +10,35 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import git
 
-from scout_tui.analysis.todos import Todo, find_todos
+from scout_tui.analysis.todos import Reference, Todo, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.github.api import GitHubError, IssueState
 from scout_tui.markdown import code
 from scout_tui.model import Evidence, FileRef, Finding, Section
 
 BLAME_PROCESSES = 4
 
 
+@dataclass(frozen=True)
+class Blame:
+    author: str
+    when: datetime
+    commit: str
+
+
 def _blame_all(
     ctx: CollectorContext, found: list[tuple[str, list[Todo]]], replayed: dict
-) -> dict[str, dict[int, tuple[str, datetime]]]:
+) -> dict[str, dict[int, Blame]]:
     """Author and date of each TODO line, from the forward pass over history; a file the
     pass cannot vouch for (edited in the work tree, merges) gets `git blame`."""
     head = ctx.head_commit
-    result: dict[str, dict[int, tuple[str, datetime]]] = {}
+    result: dict[str, dict[int, Blame]] = {}
     fallback = []
     for path, todos in found:
         origins = replayed.get(path)
@@ -40,8 +49,9 @@ def _blame_all(
             fallback.append((path, todos))
             continue
         result[path] = {
-            todo.line: (origins[todo.line - 1].author,
-                        datetime.fromtimestamp(origins[todo.line - 1].time, UTC))
+            todo.line: Blame(origins[todo.line - 1].author,
+                             datetime.fromtimestamp(origins[todo.line - 1].time, UTC),
+                             origins[todo.line - 1].commit)
             for todo in todos
         }  # fmt: skip
     # `git blame` is a process per file and waits on disk: a few at once.
@@ -53,7 +63,7 @@ def _blame_all(
     return result
 
 
-def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tuple[str, datetime]]:
+def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, Blame]:
     """Author and date of each line, from one `git blame` per file."""
     args = ["--line-porcelain"]
     for line in lines:
@@ -62,11 +72,12 @@ def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tupl
         out = ctx.source.repo.git.blame(*args, "--", path)
     except git.GitCommandError:
         return {}
-    result: dict[int, tuple[str, datetime]] = {}
-    author, when, final = "", None, 0
+    result: dict[int, Blame] = {}
+    author, when, final, sha = "", None, 0, ""
     for row in out.splitlines():
         if row and len(row.split(" ")[0]) == 40 and not row.startswith("\t"):
             fields = row.split(" ")
+            sha = fields[0]
             if len(fields) >= 3 and fields[2].isdigit():
                 final = int(fields[2])
         elif row.startswith("author "):
@@ -74,7 +85,7 @@ def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, tupl
         elif row.startswith("author-time "):
             when = datetime.fromtimestamp(int(row[12:]), UTC)
         elif row.startswith("\t") and when is not None:
-            result[final] = (author, when)
+            result[final] = Blame(author, when, sha)
     return result
 
 
@@ -94,14 +105,30 @@ def _days(delta: timedelta) -> str:
     return "1 day" if delta.days == 1 else f"{delta.days} days"
 
 
-def _age(ctx: CollectorContext, author: str, when: datetime | None) -> str:
+def _age(ctx: CollectorContext, origin: Blame, logins: dict[str, str]) -> str:
     """As of the run's day. The work tree can hold lines written after a --date in the
-    past: those have no age as of then."""
-    if when is None:
-        return ""
-    if when >= ctx.until:
-        return f"added after {ctx.as_of.isoformat()}, by {author}"
-    return f"{_days(ctx.until - when)} old, by {author}"
+    past: those have no age as of then. The author by GitHub login when known (in code, so
+    the report pings nobody)."""
+    who = code("@" + logins[origin.commit]) if origin.commit in logins else origin.author
+    if origin.when >= ctx.until:
+        return f"added after {ctx.as_of.isoformat()}, by {who}"
+    return f"{_days(ctx.until - origin.when)} old, by {who}"
+
+
+def _logins(ctx: CollectorContext, commits: list[str]) -> dict[str, str]:
+    """Commit → GitHub login of its author, as torchtitan's own todo_debt_tracker maps them
+    (a commit never changes: the client keeps each answer for good)."""
+    if ctx.github is None:
+        return {}
+    found = {}
+    for commit in dict.fromkeys(c for c in commits if c):
+        try:
+            login = ctx.github.commit_author(ctx.config.project.repo, commit)
+        except GitHubError:
+            continue  # not pushed, or GitHub does not know the author: the git name stays
+        if login:
+            found[commit] = login
+    return found
 
 
 def _short(ctx: CollectorContext, path: str) -> str:
@@ -133,7 +160,10 @@ class TodoCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "history", 10  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    kinds = ("todo_blocked", "todo_api_available", "todo_unclassified")
+    kinds = ("todo_blocked", "todo_unblocked", "todo_api_available", "todo_unclassified")
+    # It reads GitHub when it can (blocker states, authors' logins): then it runs in a thread
+    # of the parent process, never in a forked one.
+    uses_github = True
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         markers = ctx.config.todos.markers
@@ -150,12 +180,13 @@ class TodoCollector:
             found = self._find(ctx, candidates)
             replayed = replay.result() if replay else {}
         blames = _blame_all(ctx, found, replayed)
+        logins = _logins(ctx, [b.commit for lines in blames.values() for b in lines.values()])
         fyi: list[tuple[Todo, str]] = []
         for done, (path, todos) in enumerate(found, 1):
             blame = blames.get(path, {})
             for todo in todos:
-                author, when = blame.get(todo.line, ("", None))
-                age = _age(ctx, author, when)
+                origin = blame.get(todo.line)
+                age = _age(ctx, origin, logins) if origin else ""
                 finding = self._finding(ctx, todo, torch, age)
                 if finding is None:
                     fyi.append((todo, age))
@@ -191,11 +222,25 @@ class TodoCollector:
             evidence.urls = [
                 f"{ctx.config.project.web_url}/{r.repo}/issues/{r.number}" for r in todo.references
             ]
+            states = [(r, *_state(ctx, r)) for r in todo.references]
+            merged = [(r, s) for r, s, _ in states if s is not None and s.merged]
+            if merged:
+                names = ", ".join(f"{r} (merged {s.merged_at:%Y-%m-%d})" for r, s in merged
+                                  if s.merged_at)  # fmt: skip
+                return ctx.finding(
+                    self.name, "todo_unblocked", key,
+                    f"TODO in {code(short)} likely unblocked: {refs} merged",
+                    f"{where} waits on {names}.\n\n{code(todo.text)}",
+                    suggested_fix="Check that the merged change is in the nightly the "
+                    "experiment uses, then drop the workaround (or re-word the TODO if more "
+                    "is missing).",
+                    files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
+                )  # fmt: skip
+            said = "; ".join(_said(r, s, why) for r, s, why in states)
             return ctx.finding(
                 self.name, "todo_blocked", key,
                 f"TODO in {code(short)} blocked on {refs}",
-                f"{where} waits on {refs}; its state is looked up once the GitHub layer "
-                f"is available.\n\n{code(todo.text)}",
+                f"{where} waits on {said}.\n\n{code(todo.text)}",
                 files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
             )  # fmt: skip
         # An awaited API counts only beside code that feature-detects it (a fallback for
@@ -237,3 +282,24 @@ class TodoCollector:
             files=[FileRef(path=todo.path, line=todo.line) for todo, _ in todos],
             items=sorted({_item(ctx, todo) for todo, _ in todos}),
         )  # fmt: skip
+
+
+def _state(ctx: CollectorContext, reference: Reference) -> tuple[IssueState | None, str]:
+    """The referenced pull request's or issue's state, or why it is unknown."""
+    if ctx.github is None:
+        return None, f"not looked up: {ctx.github_reason}"
+    try:
+        return ctx.github.issue_state(reference.repo, reference.number), ""
+    except GitHubError as exc:
+        return None, f"not looked up: {exc}"
+
+
+def _said(reference: Reference, state: IssueState | None, why: str) -> str:
+    if state is None:
+        return f"{reference} ({why})"
+    kind = "pull request" if state.is_pull else "issue"
+    if state.state == "open":
+        return f"{reference}, an open {kind}"
+    closed = f" on {state.closed_at:%Y-%m-%d}" if state.closed_at else ""
+    verb = "closed without merging" if state.is_pull else "closed"
+    return f"{reference}, a {kind} {verb}{closed}: the TODO may need another way"

@@ -117,6 +117,7 @@ def runner_log(
     interleave: bool = True,
     seed: int = 0,
     pip_line: bool = True,
+    torch_version: str = TORCH_VERSION,
 ) -> Iterator[str]:
     """The runner's stderr: blocks per test (interleaved line by line when `interleave`,
     as when tests run in parallel without the output lock), then the summary."""
@@ -125,7 +126,7 @@ def runner_log(
     if pip_line:
         yield (
             "Successfully installed filelock-3.18.0 fsspec-2025.5.1 "
-            f"nvidia-nccl-cu13-2.27.3 torch-{TORCH_VERSION} triton-3.5.0"
+            f"nvidia-nccl-cu13-2.27.3 torch-{torch_version} triton-3.5.0"
         )
     blocks = []
     for number, test in enumerate(tests):

@@ -14,19 +14,22 @@ is first looked for with `applied` so that a rerun never makes two.
 from __future__ import annotations
 
 import http.client
+import json
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, BinaryIO, TypeVar
+from urllib.parse import urlencode
 
 import requests
 import urllib3
 from github import Auth, Github, GithubException
 from github.GithubRetry import GithubRetry
-from github.PaginatedList import PaginatedList
 from github.Requester import Requester
+from pydantic import BaseModel
 
 from scout_tui import __version__
+from scout_tui.cache import Cache
 from scout_tui.config import GithubConfig
 from scout_tui.errors import redact, register_secret
 from scout_tui.github.api import (
@@ -98,8 +101,18 @@ def _maybe_time(value: Any) -> datetime | None:
     return _time(value) if value else None
 
 
+class Cached(BaseModel):
+    """A GET's last answer: revalidated with its ETag (a 304 costs no rate limit), or kept
+    for good when it cannot change any more (a merged pull request, a finished run's jobs)."""
+
+    etag: str | None = None
+    body: str
+    final: bool = False
+
+
 class GitHubClient:
-    def __init__(self, api_url: str, token: str, settings: GithubConfig) -> None:
+    def __init__(self, api_url: str, token: str, settings: GithubConfig,
+                 cache: Cache | None = None) -> None:  # fmt: skip
         register_secret(token)
         self.api_url = api_url.rstrip("/")
         self._settings = settings
@@ -121,6 +134,56 @@ class GitHubClient:
             retry=GithubRetry(total=settings.retries, read=0, status_forcelist=[], **waits),
         )  # fmt: skip
         self._viewer: str | None = None
+        self._cache = cache
+        # The cache is shared by every token of this API: the key holds no token, and an
+        # answer is only ever reused after GitHub says 304 for this token, or for good when
+        # it is final (and public data of the repository).
+        self._prefix = f"github {self.api_url} "
+
+    def _get(self, url: str, params: dict | None = None, doing: str = "",
+             final: Callable[[Any], bool] | None = None) -> Any:  # fmt: skip
+        """A GET through the cache: If-None-Match with the stored ETag, 304 → the stored
+        answer; a final answer is not asked for again."""
+        params = params or {}
+        key = self._prefix + url + ("?" + urlencode(sorted(params.items())) if params else "")
+        cached = self._cache.get_value(key, Cached) if self._cache else None
+        if cached is not None and cached.final:
+            return json.loads(cached.body)
+        headers = {"If-None-Match": cached.etag} if cached and cached.etag else None
+
+        def call() -> tuple[int, dict, str]:
+            return self._r.requestJson("GET", url, parameters=params, headers=headers)
+
+        status, answer_headers, body = self._read(doing or f"GET {url}", call)
+        if status == 304 and cached is not None:
+            return json.loads(cached.body)
+        if status >= 400:
+            try:
+                data = json.loads(body) if body else None
+            except ValueError:
+                data = body
+            raise self._error(self._r.createException(status, answer_headers, data),
+                              doing or f"GET {url}")  # fmt: skip
+        data = json.loads(body) if body else None
+        if self._cache is not None:
+            etag = answer_headers.get("etag") or answer_headers.get("ETag")
+            self._cache.put_value(key, Cached(etag=etag, body=body,
+                                              final=bool(final and final(data))))  # fmt: skip
+        return data
+
+    def _pages(self, url: str, params: dict | None = None, doing: str = "",
+               items: str | None = None, limit: int | None = None) -> list[Any]:  # fmt: skip
+        """Every page of a list (`items`: the key holding it, for wrapped lists), each
+        page revalidated on its own."""
+        found: list[Any] = []
+        page = 1
+        while True:
+            data = self._get(url, {**(params or {}), "per_page": PAGE, "page": page}, doing)
+            chunk = (data or {}).get(items, []) if items else (data or [])
+            found += chunk
+            if len(chunk) < PAGE or (limit is not None and len(found) >= limit):
+                return found[:limit] if limit is not None else found
+            page += 1
 
     @property
     def _r(self) -> Requester:
@@ -223,12 +286,7 @@ class GitHubClient:
         params = {"since": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")} if since else {}
         url = f"/repos/{repo}/issues/{issue}/comments"
         doing = f"listing the comments of {repo}#{issue}"
-
-        def fetch() -> list[Comment]:
-            pages = PaginatedList(_Raw, self._r, url, params)
-            return [self._comment(raw.data) for raw in pages]
-
-        return self._read(doing, fetch)
+        return [self._comment(data) for data in self._pages(url, params, doing)]
 
     def create_comment(self, repo: str, issue: int, body: str,
                        applied: Callable[[], Comment | None] | None = None) -> Comment:  # fmt: skip
@@ -321,30 +379,21 @@ class GitHubClient:
         name = workflow.rsplit("/", 1)[-1]
         url = f"/repos/{repo}/actions/workflows/{name}/runs"
 
-        def fetch() -> list[WorkflowRun]:
-            _, data = self._r.requestJsonAndCheck(
-                "GET", url, {"branch": branch, "event": event, "per_page": min(PAGE, limit * 2)}
-            )
-            return [
-                WorkflowRun(id=int(r["id"]), number=int(r.get("run_number") or 0),
-                            status=r.get("status") or "", conclusion=r.get("conclusion"),
-                            created_at=_time(r["created_at"]), head_sha=r.get("head_sha", ""),
-                            url=r.get("html_url", ""))
-                for r in data.get("workflow_runs", [])
-            ]  # fmt: skip
-
-        return self._read(f"listing the runs of {name}", fetch)
+        data = self._get(url, {"branch": branch, "event": event, "per_page": min(PAGE, limit)},
+                         f"listing the runs of {name}")  # fmt: skip
+        return [
+            WorkflowRun(id=int(r["id"]), number=int(r.get("run_number") or 0),
+                        status=r.get("status") or "", conclusion=r.get("conclusion"),
+                        created_at=_time(r["created_at"]), head_sha=r.get("head_sha", ""),
+                        url=r.get("html_url", ""))
+            for r in (data or {}).get("workflow_runs", [])
+        ]  # fmt: skip
 
     def run_jobs(self, repo: str, run_id: int) -> list[Job]:
         url = f"/repos/{repo}/actions/runs/{run_id}/jobs"
-
-        def fetch() -> list[Job]:
-            pages = PaginatedList(_Raw, self._r, url, {}, list_item="jobs")
-            return [Job(id=int(j.data["id"]), name=j.data.get("name", ""),
-                        conclusion=j.data.get("conclusion"), url=j.data.get("html_url", ""))
-                    for j in pages]  # fmt: skip
-
-        return self._read(f"listing the jobs of run {run_id}", fetch)
+        jobs = self._pages(url, None, f"listing the jobs of run {run_id}", items="jobs")
+        return [Job(id=int(j["id"]), name=j.get("name", ""), conclusion=j.get("conclusion"),
+                    url=j.get("html_url", "")) for j in jobs]  # fmt: skip
 
     def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int:
         """Stream a job's log into a file; the redirect target gets no token."""
@@ -378,27 +427,28 @@ class GitHubClient:
                           url=data.get("html_url", ""))  # fmt: skip
 
     def issue_state(self, repo: str, number: int) -> IssueState:
-        _, data = self._read(f"looking up {repo}#{number}", lambda: self._r.requestJsonAndCheck(
-            "GET", f"/repos/{repo}/issues/{number}"))  # fmt: skip
+        """A merged pull request cannot change: kept for good."""
+        def merged(data: Any) -> bool:
+            return bool((data.get("pull_request") or {}).get("merged_at"))
+
+        data = self._get(f"/repos/{repo}/issues/{number}", None, f"looking up {repo}#{number}",
+                         final=merged)
         return self._state(repo, data)
 
+    def reviews(self, repo: str, number: int) -> int:
+        """How many reviews a pull request has had."""
+        return len(self._pages(f"/repos/{repo}/pulls/{number}/reviews", None,
+                               f"listing the reviews of {repo}#{number}"))  # fmt: skip
+
+    def commit_author(self, repo: str, sha: str) -> str | None:
+        """The GitHub login of a commit's author (None when GitHub does not know one):
+        a commit never changes, so it is kept for good."""
+        data = self._get(f"/repos/{repo}/commits/{sha}", None, f"looking up commit {sha[:12]}",
+                         final=lambda d: True)  # fmt: skip
+        return ((data or {}).get("author") or {}).get("login")
+
     def search_issues(self, query: str, limit: int) -> list[IssueState]:
-        def fetch() -> list[IssueState]:
-            pages = PaginatedList(_Raw, self._r, "/search/issues", {"q": query})
-            found = []
-            for raw in pages:
-                repo = str(raw.data.get("repository_url", "")).split("/repos/", 1)[-1]
-                found.append(self._state(repo, raw.data))
-                if len(found) >= limit:
-                    break
-            return found
-
-        return self._read(f"searching {query!r}", fetch)
-
-
-class _Raw:
-    """A PaginatedList element that keeps GitHub's JSON as it is."""
-
-    def __init__(self, requester: Requester, headers: dict, data: dict,
-                 completed: bool = True) -> None:  # fmt: skip
-        self.data = data
+        items = self._pages("/search/issues", {"q": query}, f"searching {query!r}",
+                            items="items", limit=limit)  # fmt: skip
+        return [self._state(str(d.get("repository_url", "")).split("/repos/", 1)[-1], d)
+                for d in items]  # fmt: skip

@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import re
+import shutil
 import socket
 import threading
 import time
@@ -86,6 +87,7 @@ class Logged:
     description: str
     status: int | None = None
     fault: str | None = None
+    cost: bool = True  # counted against the rate limit (a 304 is not, as on GitHub)
 
 
 class LocalGitHub:
@@ -202,6 +204,7 @@ class LocalGitHub:
             self._fail(handler, fault)
             return
         self._send(handler, response, handler.headers.get("If-None-Match"))
+        entry.status, entry.cost = response.status, response.cost
 
     def _answer(self, handler: BaseHTTPRequestHandler, method: str, path: str,
                 query: dict[str, list[str]], payload: Any) -> Response:  # fmt: skip
@@ -236,6 +239,9 @@ class LocalGitHub:
 
     def _send(self, handler: BaseHTTPRequestHandler, response: Response,
               if_none_match: str | None) -> None:  # fmt: skip
+        if isinstance(response.body, Path):  # a big file: streamed, never read whole
+            self._stream(handler, response.body)
+            return
         if isinstance(response.body, (bytes, str)):
             data = response.body.encode() if isinstance(response.body, str) else response.body
             content_type = "text/plain; charset=utf-8"
@@ -250,6 +256,7 @@ class LocalGitHub:
             headers["ETag"] = etag
             if if_none_match and etag in [t.strip() for t in if_none_match.split(",")]:
                 status, data, response.cost = 304, b"", False
+                response.status = 304
         if response.cost and status not in (401,):
             self.world.rate_limit = max(0, self.world.rate_limit - 1)
         headers.setdefault("X-RateLimit-Limit", "5000")
@@ -265,6 +272,14 @@ class LocalGitHub:
         handler.end_headers()
         if data and handler.command != "HEAD":
             handler.wfile.write(data)
+
+    def _stream(self, handler: BaseHTTPRequestHandler, path: Path) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/plain; charset=utf-8")
+        handler.send_header("Content-Length", str(path.stat().st_size))
+        handler.end_headers()
+        with path.open("rb") as source:
+            shutil.copyfileobj(source, handler.wfile, 1024 * 1024)
 
     def _fail(self, handler: BaseHTTPRequestHandler, fault: Fault) -> None:
         if fault.kind in ("500", "502"):

@@ -4,9 +4,11 @@ requests and reviews, workflows, runs, jobs, and job logs (a 302 to a plain-text
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from scout_tui.github.server.responses import Response, paginate
@@ -124,13 +126,36 @@ def _rate_limit(world: World) -> dict:
                           "graphql": core}, "rate": core}  # fmt: skip
 
 
+_DATES = {"merged": "merged_at", "updated": "updated_at", "created": "created_at",
+          "closed": "closed_at"}  # fmt: skip
+
+
+def _date_filter(value: str) -> Callable[[datetime | None], bool] | None:
+    """`>=2026-12-01`, `<2026-11-19T06:00:00Z` and the like, as GitHub's search takes them."""
+    for op in (">=", "<=", ">", "<"):
+        if value.startswith(op):
+            try:
+                when = datetime.fromisoformat(value[len(op):].replace("Z", "+00:00"))
+            except ValueError:
+                return None
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=now().tzinfo)
+            compare = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
+                       "<": operator.lt}[op]  # fmt: skip
+            return lambda moment, c=compare, w=when: moment is not None and c(moment, w)
+    return None
+
+
 def _search(world: World, terms: str) -> list[tuple[Repository, Issue]]:
     """GitHub's issue search, for what scout asks: repo:, is:pr / is:issue, is:open /
-    is:closed / is:merged, in:title,body words."""
+    is:closed / is:merged, merged: / updated: / created: / closed: dates, words."""
     repos, kind, state, merged, words = [], None, None, False, []
+    dates: list[tuple[str, Callable[[datetime | None], bool]]] = []
     for term in terms.split():
         key, _, value = term.partition(":")
-        if key == "repo" and value:
+        if key in _DATES and (test := _date_filter(value)) is not None:
+            dates.append((_DATES[key], test))
+        elif key == "repo" and value:
             repos.append(value.lower())
         elif key == "is" and value in ("pr", "issue"):
             kind = value
@@ -150,6 +175,8 @@ def _search(world: World, terms: str) -> list[tuple[Repository, Issue]]:
             if (kind == "pr" and not issue.pull) or (kind == "issue" and issue.pull):
                 continue
             if (state and issue.state != state) or (merged and issue.merged_at is None):
+                continue
+            if not all(test(getattr(issue, attribute)) for attribute, test in dates):
                 continue
             text = f"{issue.title}\n{issue.body}".lower()
             if all(word in text for word in words):
@@ -304,6 +331,18 @@ def search_issues(world: World, query: Query, base: str, url: str, **_: Any) -> 
         "total_count": len(items), "incomplete_results": False, "items": chunk})  # fmt: skip
 
 
+@_route("GET", REPO + r"/commits/(?P<sha>[0-9a-f]{7,40})")
+def get_commit(world: World, repo: Repository, sha: str, base: str, **_: Any) -> Response:
+    full = next((known for known in repo.commit_authors if known.startswith(sha)), None)
+    if full is None:
+        return Response(422, {"message": f"No commit found for SHA: {sha}",
+                              "documentation_url": DOCS})  # fmt: skip
+    login = repo.commit_authors[full]
+    return Response(200, {"sha": full, "author": _user(world, login, base),
+                          "commit": {"author": {"name": login}},
+                          "html_url": f"{base}/{repo.full_name}/commit/{full}"})  # fmt: skip
+
+
 @_route("GET", REPO + r"/pulls/(?P<number>\d+)")
 def get_pull(world: World, repo: Repository, number: str, base: str, **_: Any) -> Response:
     issue = _issue_or_404(repo, number)
@@ -406,5 +445,7 @@ def job_log(world: World, path: str) -> Response:
         for run in repo.runs:
             for job in run.jobs:
                 if str(job.id) == job_id:
+                    if job.log_file:
+                        return Response(200, Path(job.log_file), cost=False)
                     return Response(200, job.log, cost=False)
     return Response(404, "Not Found", cost=False)

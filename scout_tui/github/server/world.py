@@ -82,6 +82,7 @@ class Job(_Model):
     started_at: datetime = Field(default_factory=now)
     completed_at: datetime | None = Field(default_factory=now)
     log: str = ""
+    log_file: str | None = None  # a log too big to hold: served from this file, streamed
 
 
 class Run(_Model):
@@ -113,6 +114,7 @@ class Repository(_Model):
     issues: list[Issue] = []
     workflows: list[Workflow] = []
     runs: list[Run] = []
+    commit_authors: dict[str, str] = {}  # commit sha → login of its author on GitHub
 
     def issue(self, number: int) -> Issue | None:
         return next((i for i in self.issues if i.number == number), None)
