@@ -109,6 +109,9 @@ class Finding(_Model):
     items: list[str] = Field(default_factory=list)
     evidence: Evidence = Field(default_factory=Evidence)
     fingerprint: str
+    # Earlier fingerprints of the same thing (its state before, a key scheme that moved):
+    # a prior report's marker with one of them is this finding.
+    aliases: list[str] = Field(default_factory=list)
     status: Status = Status.NEW
     status_update: str | None = None
     first_reported: date | None = None

@@ -12,6 +12,7 @@ from scout_tui.github.server.world import World
 from scout_tui.report.render import report_marker
 
 TOKEN = DEMO_TOKEN
+TRACKING_ISSUE = 2856  # the sample scout.toml's tracking issue
 
 
 def world_for(sample: Sample) -> World:
@@ -32,5 +33,5 @@ def fast_config(sample: Sample, folder: Path) -> Path:
 
 
 def scout_comments(world: World, day: date) -> list:
-    [issue] = world.repositories[0].issues
+    [issue] = [i for i in world.repositories[0].issues if i.number == TRACKING_ISSUE]
     return [c for c in issue.comments if c.user == SCOUT_USER and report_marker(day) in c.body]

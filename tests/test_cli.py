@@ -83,10 +83,10 @@ def test_strict_names_each_problem_but_not_what_was_asked_for(tmp_path, sample_w
     assert done.returncode == 1  # the GitHub collectors cannot run: no token
     named = [line for line in done.stderr.splitlines() if line.startswith("scout: strict:")]
     assert named == [
-        "scout: strict: Open work tracking (open_work) skipped — no GitHub token (set GH_TOKEN "
-        "or GITHUB_TOKEN, or `gh auth login`)",
         "scout: strict: CI failure monitoring (ci_failures) skipped — no GitHub token (set "
         "GH_TOKEN or GITHUB_TOKEN, or `gh auth login`)",
+        "scout: strict: Open work tracking (open_work) skipped — no GitHub token (set GH_TOKEN "
+        "or GITHUB_TOKEN, or `gh auth login`)",
     ]
     # Skipped because the user said --offline: not a problem.
     done = scout("collect", *world_args(sample_world, tmp_path), "--strict", "--offline")

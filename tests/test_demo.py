@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scout_tui.model import Section
 from scout_tui.report.parse import parse_report
 from tests.cli import scout
 
@@ -12,16 +13,26 @@ def test_demo_prints_a_report_built_by_the_collectors(tmp_path):
     report = parse_report(done.stdout)
     titles = {item.title: item for item in report.items}
     assert report.date.isoformat() == "2026-12-02"
-    # Carried from the hand-written report of two days ago (fuzzy match, no marker).
-    blocked = titles["TODO in `passes.py` blocked on pytorch/pytorch#161234"]
-    assert blocked.first_reported.isoformat() == "2026-11-28"
+    # Its blocker merged yesterday on the local GitHub: news that follows up the item the
+    # hand-written report of two days ago carried (fuzzy match, no marker), never "resolved".
+    unblocked = titles["TODO in `passes.py` likely unblocked: pytorch/pytorch#161234 merged"]
+    assert unblocked.section is Section.ACTION_ITEMS and unblocked.first_reported is None
+    assert "Follows up “TODO in `passes.py` blocked on pytorch/pytorch#161234”, reported " \
+        "since 2026-11-28." in unblocked.text
+    assert not any("161234" in t for t in titles if t.startswith("Resolved"))
     # The TODO removed today is resolved; the FYI list shrank by one.
     assert "Resolved: TODO in `passes.py` blocked on pytorch/pytorch#158000" in titles
     assert "partial fix landed: 1 of 4 fixed" in done.stdout
     # A TODO naming an API the stand-in torch has is an opportunity.
     assert any("torch.fx.passes.reinplace" in t for t in titles)
-    assert "CI failure monitoring: skipped — not built yet" in done.stdout
+    # The GitHub collectors read the local GitHub's story.
+    [ci] = [item for item in report.items if item.section is Section.CI_FAILURES]
+    assert "recurring (also failed in run #104)" in ci.text
+    assert "intermittent (failed in run #102, passed in #104, #103)" in ci.text
+    assert "new failure (first seen in this window)" in ci.text
+    assert any(item.fingerprint and item.fingerprint.startswith(("pr_", "issue_stale"))
+               for item in report.items)  # fmt: skip
     # The prior reports came from the local GitHub's tracking issue; the run was published.
     assert "local GitHub:      http://127.0.0.1:" in done.stderr
     assert "published: report comment posted: http://127.0.0.1:" in done.stderr
-    assert "published: 1 Backlog draft(s) added" in done.stderr
+    assert "published: 3 Backlog draft(s) added" in done.stderr

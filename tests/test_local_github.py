@@ -23,6 +23,9 @@ def world():
     config = load_config(None)
     built = demo_world(config, {})
     repo = built.repositories[0]
+    # Only the tracking issue of the demo's story: these tests place their own runs and PRs.
+    repo.issues = [i for i in repo.issues if i.number == config.project.tracking_issue]
+    repo.workflows, repo.runs = [], []
     merged = datetime(2026, 12, 1, tzinfo=UTC)
     repo.issues.append(Issue(number=4100, id=built.new_id(), title="graph_trainer: fix passes",
                              user="dev", pull=True, merged_at=merged))

@@ -20,7 +20,7 @@ from scout_tui.github.server.http import Fault, LocalGitHub
 from scout_tui.github.server.world import Comment
 from scout_tui.model import RunResult
 from tests.cli import DAY, scout
-from tests.github_world import TOKEN, fast_config, scout_comments, world_for
+from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, scout_comments, world_for
 
 TODAY = date.fromisoformat(DAY)
 MUTATIONS = ("POST /repos", "PATCH /repos", "mutation")
@@ -183,7 +183,7 @@ def test_retries_exhausted_is_one_line_and_a_rerun_finishes(tmp_path, fresh_worl
 
 def test_another_authors_report_comment_is_never_edited(tmp_path, fresh_world):
     world = world_for(fresh_world)
-    [issue] = world.repositories[0].issues
+    [issue] = [i for i in world.repositories[0].issues if i.number == TRACKING_ISSUE]
     theirs = f"# Nightly Scout Report — {DAY}\n<!-- scout:report date={DAY} -->\nby the agent\n"
     issue.comments.append(Comment(id=world.new_id(), user="nightly-agent", body=theirs))
     with LocalGitHub(world) as server:

@@ -232,3 +232,31 @@ def test_unchanged_one_line_keeps_the_first_reported_date():
         f"blocked, no upstream change since {DAY1} <!-- scout:fp="
     )
     assert priors[-1].items[0].first_reported == DAY1  # carried in the marker
+
+
+def test_news_about_a_known_item_follows_it_up_instead_of_resolving_it():
+    key = ("passes.py", "todo(pytorch/pytorch#1)", "0")
+    blocked = finding("todo_blocked", key, "TODO in `passes.py` blocked on pytorch/pytorch#1")
+    _, day1 = run_day(DAY1, [blocked], [])
+    unblocked = finding("todo_unblocked", key,
+                        "TODO in `passes.py` likely unblocked: pytorch/pytorch#1 merged")
+    unblocked.aliases = [blocked.fingerprint]  # as the todos collector says
+    result = reconcile([unblocked], [day1], fyi_suppress_after=3,
+                       completed_kinds={"todo_blocked", "todo_unblocked"},
+                       all_collectors_completed=True)  # fmt: skip
+    # The blocked item's marker is matched through the alias: nothing is "resolved", and the
+    # news stays a new Action Item that says what it follows.
+    [news] = result.findings
+    assert news.status is Status.NEW and news.section is Section.ACTION_ITEMS
+    assert news.status_update == (
+        "follows up “TODO in `passes.py` blocked on pytorch/pytorch#1”, reported since "
+        "2026-04-01")
+    day2 = parse_report(render_report(DAY1 + timedelta(days=1), result.findings))
+    assert "Follows up “TODO in `passes.py` blocked" in day2.items[0].text
+    # The day after, the same news is carried like any other item, dated from the first
+    # report of the TODO it is about.
+    again = reconcile([unblocked], [day1, day2], fyi_suppress_after=3,
+                      completed_kinds={"todo_blocked", "todo_unblocked"},
+                      all_collectors_completed=True)  # fmt: skip
+    [carried] = again.findings
+    assert carried.status is Status.CARRIED and carried.first_reported == DAY1

@@ -78,6 +78,7 @@ class CollectorContext:
         files: list[FileRef] | None = None,
         items: list[str] | None = None,
         evidence: Evidence | None = None,
+        aliases: list[str] | None = None,
     ) -> Finding:
         """A finding whose section, priority, severity and board flag come from the rules."""
         rule = self.config.rule(kind)
@@ -95,6 +96,7 @@ class CollectorContext:
             items=items or [],
             evidence=evidence or Evidence(),
             fingerprint=fingerprint(kind, *key),
+            aliases=aliases or [],
         )
 
 

@@ -16,8 +16,10 @@ from scout_tui.model import Evidence, Finding, Section, item_digest
 SEARCH_LIMIT = 100
 
 
-def _stamp(moment) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+def _day(moment) -> str:
+    """Search qualifiers by the day: the query stays the same all day long, so a rerun's
+    answer is revalidated (a 304) rather than paid for; the exact cut is made here."""
+    return moment.strftime("%Y-%m-%d")
 
 
 @register
@@ -38,9 +40,10 @@ class OpenWorkCollector:
         scope = f"repo:{repo} {term}"
 
         opened = ctx.until - timedelta(days=windows.pr_review_days)
-        candidates = github.search_issues(f"{scope} is:pr is:open created:<{_stamp(opened)}",
+        candidates = github.search_issues(f"{scope} is:pr is:open created:<={_day(opened)}",
                                           SEARCH_LIMIT)  # fmt: skip
-        waiting = [pr for pr in candidates if github.reviews(repo, pr.number) == 0]
+        waiting = [pr for pr in candidates
+                   if pr.created_at < opened and github.reviews(repo, pr.number) == 0]  # fmt: skip
         yield Progress(self.name, 1, 3, "pull requests waiting for review")
         if waiting:
             yield self._grouped(ctx, "pr_waiting_review", term, waiting,
@@ -49,8 +52,8 @@ class OpenWorkCollector:
 
         since = ctx.until - timedelta(hours=windows.merged_pr_hours)
         merged = [pr for pr in github.search_issues(
-            f"{scope} is:pr is:merged merged:>={_stamp(since)}", SEARCH_LIMIT)
-            if pr.merged_at is None or pr.merged_at <= ctx.until]  # fmt: skip
+            f"{scope} is:pr is:merged merged:>={_day(since)}", SEARCH_LIMIT)
+            if pr.merged_at is not None and since <= pr.merged_at <= ctx.until]  # fmt: skip
         yield Progress(self.name, 2, 3, "pull requests merged")
         if merged:
             yield self._grouped(ctx, "pr_merged_recently", term, merged,
@@ -59,8 +62,9 @@ class OpenWorkCollector:
                                 "follow")  # fmt: skip
 
         quiet = ctx.until - timedelta(days=windows.stale_issue_days)
-        stale = github.search_issues(f"{scope} is:issue is:open updated:<{_stamp(quiet)}",
-                                     SEARCH_LIMIT)  # fmt: skip
+        stale = [issue for issue in github.search_issues(
+            f"{scope} is:issue is:open updated:<={_day(quiet)}", SEARCH_LIMIT)
+            if issue.updated_at < quiet]  # fmt: skip
         yield Progress(self.name, 3, 3, "stale issues")
         if stale:
             yield self._grouped(ctx, "issue_stale", term, stale,

@@ -20,7 +20,7 @@ from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.github.api import GitHubError, IssueState
 from scout_tui.markdown import code
-from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
 BLAME_PROCESSES = 4
 
@@ -235,6 +235,7 @@ class TodoCollector:
                     "experiment uses, then drop the workaround (or re-word the TODO if more "
                     "is missing).",
                     files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
+                    aliases=[fingerprint("todo_blocked", *key)],  # what it was until the merge
                 )  # fmt: skip
             said = "; ".join(_said(r, s, why) for r, s, why in states)
             return ctx.finding(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -213,6 +214,13 @@ class GitHubClient:
             wait = float(retry_after) if str(retry_after or "").isdigit() else None
             return GitHubError(redact(" ".join(text.split())), status=status,
                                transient=status >= 500 or rate_limited, retry_after=wait)
+        if isinstance(exc, requests.exceptions.RetryError):  # GithubRetry gave up on statuses
+            answered = re.search(r"too many (\d{3}) error", str(exc))
+            status = int(answered.group(1)) if answered else None
+            text = (f"GitHub answered {status} to {doing}, "
+                    f"{self._settings.retries} retries included") if status else (
+                f"GitHub kept failing {doing} ({self._settings.retries} retries)")  # fmt: skip
+            return GitHubError(redact(text), status=status, transient=True)
         if isinstance(exc, _NETWORK_ERRORS):
             kind = "timed out" if "timeout" in type(exc).__name__.lower() or "timed out" in str(
                 exc
@@ -443,8 +451,16 @@ class GitHubClient:
     def commit_author(self, repo: str, sha: str) -> str | None:
         """The GitHub login of a commit's author (None when GitHub does not know one):
         a commit never changes, so it is kept for good."""
-        data = self._get(f"/repos/{repo}/commits/{sha}", None, f"looking up commit {sha[:12]}",
-                         final=lambda d: True)  # fmt: skip
+        missing = f"{self._prefix}unknown commit {repo} {sha} {datetime.now(UTC).date()}"
+        if self._cache is not None and self._cache.get_value(missing, Cached) is not None:
+            return None  # asked today already: not pushed, or not GitHub's
+        try:
+            data = self._get(f"/repos/{repo}/commits/{sha}", None,
+                             f"looking up commit {sha[:12]}", final=lambda d: True)  # fmt: skip
+        except GitHubError as exc:
+            if exc.status in (404, 422) and self._cache is not None:
+                self._cache.put_value(missing, Cached(body="null", final=True))
+            raise
         return ((data or {}).get("author") or {}).get("login")
 
     def search_issues(self, query: str, limit: int) -> list[IssueState]:

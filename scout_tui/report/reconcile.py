@@ -26,6 +26,10 @@ FUZZY_THRESHOLD = 0.5
 # (its collector did not run, or scout has no check for it: an LLM wrote it) is carried
 # forward as "not re-checked", never silently dropped.
 UNCHECKED_CARRY = {Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
+# Findings that say something just happened (a blocker merged, a PR merged): when they match
+# a prior item about the thing's earlier state ("blocked on #N"), that item is followed up,
+# not resolved, and the news stays new.
+EVENT_KINDS = {"todo_unblocked", "pr_merged_recently"}
 RESOLVABLE = {
     Section.CI_FAILURES,
     Section.ACTION_ITEMS,
@@ -77,7 +81,8 @@ def match_report(findings: Sequence[Finding], report: PriorReport) -> dict[int, 
     taken: set[int] = set()
     by_fp = {item.fingerprint: n for n, item in enumerate(candidates) if item.fingerprint}
     for index, finding in enumerate(findings):
-        n = by_fp.get(finding.fingerprint)
+        n = next((by_fp[fp] for fp in (finding.fingerprint, *finding.aliases)
+                  if fp in by_fp and by_fp[fp] not in taken), None)  # fmt: skip
         if n is not None:
             matched[index] = candidates[n]
             taken.add(n)
@@ -157,6 +162,10 @@ def reconcile(
             continue
         first = min(item.first_reported or report.date for report, item in hits)
         latest = hits[-1][1]
+        if finding.kind in EVENT_KINDS and latest.fingerprint != finding.fingerprint:
+            follows = f"follows up “{latest.title}”, reported since {first.isoformat()}"
+            out.append(finding.model_copy(update={"status_update": follows}))
+            continue
         recent = list(zip(reports, matches, strict=True))[-fyi_suppress_after:]
         if (
             finding.section is Section.FYI

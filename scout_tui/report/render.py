@@ -146,6 +146,9 @@ def render_item(finding: Finding) -> str:
     if finding.status is Status.CARRIED and finding.first_reported:
         update = finding.status_update and f"; status: {neutralize_line(finding.status_update)}"
         lines.append(f"  First reported {finding.first_reported.isoformat()}{update or ''}.")
+    elif finding.status is Status.NEW and finding.status_update:  # news about a known item
+        update = neutralize_line(finding.status_update)
+        lines.append(f"  {update[:1].upper()}{update[1:]}.")
     if rest:
         lines.append(_indent(rest))
     if finding.suggested_fix:
