@@ -1,5 +1,5 @@
 import sys
 
-from scout_tui.cli import entry
+from scout_tui.main import entry
 
 sys.exit(entry())

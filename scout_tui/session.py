@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
+from typing import Any
 
 from scout_tui import triage
 from scout_tui.cache import Cache
@@ -240,6 +241,51 @@ class Session:
         return self.state.change(self.scope, label, fingerprints, decide,
                                  checkout=self.checkout, experiment=self.experiment)  # fmt: skip
 
+    # The reviewer's actions: the console and `scout triage` share them. Each is one
+    # undoable action; an action that cannot apply raises triage.TriageError.
+    def accept(self, findings: Sequence[Finding]) -> list[Change]:
+        return self.change(f"accept {_names(findings)}", [f.fingerprint for f in findings],
+                           lambda fp, entry, _: triage.accept(fp, entry))  # fmt: skip
+
+    def drop(self, findings: Sequence[Finding], reason: str) -> list[Change]:
+        if not reason.strip():
+            raise triage.TriageError("a drop needs a reason: it is remembered, say why")
+        return self.change(f"drop {_names(findings)}", [f.fingerprint for f in findings],
+                           lambda fp, entry, _: triage.drop(fp, entry, reason))  # fmt: skip
+
+    def move(self, findings: Sequence[Finding], up: bool) -> tuple[list[Change], list[str]]:
+        """Promote (up) or demote; also the fingerprints already at the top or bottom."""
+        by_fp = {f.fingerprint: f for f in findings}
+        stuck: list[str] = []
+
+        def decide(fp: str, entry: TriageEntry | None, _: dict) -> TriageEntry | None:
+            moved = triage.move(by_fp[fp], entry, up)
+            if moved is None:
+                stuck.append(fp)
+                return entry
+            return moved
+
+        verb = "promote" if up else "demote"
+        return self.change(f"{verb} {_names(findings)}", list(by_fp), decide), stuck
+
+    def merge(self, parts: Sequence[Finding], target: Finding) -> list[Change]:
+        """Merge `parts` into `target` (one board item); findings merged into a part before
+        follow it into the target."""
+        moving = {part.fingerprint for part in parts}
+        followers = [fp for fp, entry in self.decisions().items()
+                     if entry.decision == "merged" and entry.merged_into in moving
+                     and fp not in moving and fp != target.fingerprint]  # fmt: skip
+        return self.change(
+            f"merge {_names(parts)} into {target.fingerprint}",
+            [part.fingerprint for part in parts] + followers,
+            lambda fp, entry, entries: triage.merge_into(fp, entry, target.fingerprint, entries),
+        )
+
+    def edit(self, finding: Finding, **what: Any) -> list[Change]:
+        """Title, body, section, priority (with set_priority=True): see triage.edit."""
+        return self.change(f"edit {finding.fingerprint}", [finding.fingerprint],
+                           lambda fp, entry, _: triage.edit(fp, entry, **what))  # fmt: skip
+
     def undo(self) -> Action | None:
         return self.state.undo(self.scope)
 
@@ -269,6 +315,11 @@ class Session:
             raise UsageError(f"publishing needs GitHub: {reason}")
         target = Target.of(self.config, self.api_url, self.web_url)
         return Publisher(github, self.state, self.config, target, render_markdown, note)
+
+
+def _names(findings: Sequence[Finding]) -> str:
+    names = [f.fingerprint for f in findings[:3]]
+    return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
 
 
 def render_markdown(run: RunResult) -> str:

@@ -12,7 +12,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from scout_tui.errors import EXIT_INTERRUPTED, note_sigint, sigint_received  # tiny, no imports
 
@@ -38,7 +38,9 @@ def interrupted() -> int:
     return EXIT_INTERRUPTED
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, console: Callable[..., int] | None = None) -> int:
+    """`console(session_options, demo=False)` opens the console (`scout_tui.main` passes
+    it: the CLI and the console are independent layers)."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
         sys.unraisablehook = _unraisable
@@ -49,15 +51,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from scout_tui.cli.dispatch import run
 
-        code = run(argv)
+        code = run(argv, console)
     except KeyboardInterrupt:
         return interrupted()
     return interrupted() if sigint_received() else code
 
 
-def entry() -> int:
+def entry(console: Callable[..., int] | None = None) -> int:
     """The console script: `main`, then no Ctrl-C during interpreter shutdown."""
-    code = main()
+    code = main(console=console)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if code == EXIT_INTERRUPTED:
         # CPython 3.11 remembers a KeyboardInterrupt that went through exec() of a string

@@ -29,7 +29,11 @@ def cli_processes() -> int:
 
 
 def open_session(args: argparse.Namespace) -> Session:
-    options = SessionOptions(
+    return Session(session_options(args), warn=warn)
+
+
+def session_options(args: argparse.Namespace, processes: int | None = None) -> SessionOptions:
+    return SessionOptions(
         repo=args.repo,
         config=args.config,
         cache_dir=args.cache_dir,
@@ -38,10 +42,9 @@ def open_session(args: argparse.Namespace) -> Session:
         prior_dir=args.prior,
         offline=args.offline,
         only=getattr(args, "only", None),
-        processes=cli_processes(),
+        processes=processes or cli_processes(),
         api_url=getattr(args, "api_url", None),
     )
-    return Session(options, warn=warn)
 
 
 def config_near(repo: Path, config: Path | None) -> Config:

@@ -8,7 +8,7 @@ import gc
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import NoReturn
@@ -133,9 +133,12 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scout",
-        description="Nightly scout: find what nobody has acted on yet, triage it, publish it.",
+        usage="scout [options]  (the console)\n       scout COMMAND [options]",
+        description="Nightly scout: find what nobody has acted on yet, triage it, publish it. "
+        "Without a command, the triage console opens on the day's run of the checkout.",
     )
     parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
+    _checkout_options(parser)  # bare `scout`: the console on this checkout
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     collect = sub.add_parser("collect", help="run the collectors and cache the run")
@@ -233,7 +236,7 @@ def _silence_stdout() -> None:
         pass
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None, console: Callable[..., int] | None = None) -> int:
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's own parser, so the hint names its --help
@@ -243,8 +246,11 @@ def run(argv: Sequence[str] | None = None) -> int:
             where = where._subparsers._group_actions[0].choices.get(args.action, where)
         where.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
-        parser.print_help()
-        return EXIT_OK
+        if console is None:
+            parser.print_help()
+            return EXIT_OK
+        return _console(args, console)
+    args.console = console
     gc.set_threshold(*GC_THRESHOLDS)
     module, _, function = COMMANDS[args.command].partition(":")
     try:
@@ -252,6 +258,20 @@ def run(argv: Sequence[str] | None = None) -> int:
     except Exception:
         if sigint_received():  # the error is a Ctrl-C that a library turned into another
             raise KeyboardInterrupt from None
+        return _failed()
+
+
+def _console(args: argparse.Namespace, console: Callable[..., int]) -> int:
+    """Bare `scout`: the console on the day's run of the checkout."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("scout: error: the console needs a terminal (the headless commands are listed "
+              "by `scout --help`)", file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    from scout_tui.cli.common import session_options
+
+    try:
+        return console(session_options(args, processes=1))
+    except Exception:
         return _failed()
 
 

@@ -9,18 +9,16 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date
 from pathlib import Path
 
 from scout_tui.cache import Cache
 from scout_tui.cli.common import cli_processes, open_session, progress, strict_exit, warn
-from scout_tui.config import load_config
 from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
 from scout_tui.events import RunFinished, to_json_line
 from scout_tui.github.api import GitHubError
 from scout_tui.output import check_target, dumps, write_output
 from scout_tui.publish.plan import PublishPlan
-from scout_tui.session import Session, SessionOptions, utc_today
+from scout_tui.session import Session, utc_today
 
 
 @contextmanager
@@ -162,36 +160,20 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The whole loop with no network and no token: a sample repository, a local GitHub
-    holding the prior reports and the board, a collection, the report, and a publish."""
-    import git
-
-    from scout_tui.demo.file_server import FileServer, Served
-    from scout_tui.demo.github_world import DEMO_TOKEN, demo_world, nightly_wheels
-    from scout_tui.demo.sample import build_sample
-    from scout_tui.github.server.http import LocalGitHub
+    holding the prior reports, the board, CI runs and open work; in a terminal the console
+    opens on it, otherwise a collection, the report and a publish run headless."""
+    from scout_tui.demo.running import running_demo
 
     today = args.as_of or utc_today()
     base = args.dir or Path(tempfile.mkdtemp(prefix="scout-demo-"))
-    sample = build_sample(base, today)
-    priors = {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
-              for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
-    authors = {sha: "sample-dev" for sha in git.Repo(sample.repo).git.rev_list("HEAD").split()}
-    world = demo_world(load_config(sample.config), priors, today=today, commit_authors=authors)
-    nightlies = Served(files=nightly_wheels(base / "nightlies"))
-    with LocalGitHub(world) as github, FileServer(nightlies) as index:
-        # The regression range reads the nightlies' wheels from a local index too.
-        text = sample.config.read_text(encoding="utf-8")
-        sample.config.write_text(text.replace("[torch]\n", f'[torch]\nnightly_index = "{index}"\n'),
-                                 encoding="utf-8")  # fmt: skip
-        print(f"sample repository: {sample.repo}", file=sys.stderr)
-        print(f"local GitHub:      {github.url} (prior reports on the tracking issue)",
+    with running_demo(base, today) as demo:
+        print(f"sample repository: {demo.sample.repo}", file=sys.stderr)
+        print(f"local GitHub:      {demo.github.url} (prior reports on the tracking issue)",
               file=sys.stderr)  # fmt: skip
-        session = Session(
-            SessionOptions(repo=sample.repo, config=sample.config, cache_dir=sample.cache,
-                           state_dir=sample.state, as_of=today, processes=cli_processes(),
-                           api_url=github.url, token=DEMO_TOKEN),
-            warn=warn,
-        )  # fmt: skip
+        console = getattr(args, "console", None)
+        if console is not None and not args.json and sys.stdout.isatty() and sys.stdin.isatty():
+            return console(demo.session_options(today=today), demo=True)
+        session = Session(demo.session_options(cli_processes(), today), warn=warn)
         result = session.triaged(session.collect(on_event=progress))
         if args.json:
             write_output(result.model_dump_json(indent=2), None)

@@ -13,7 +13,7 @@ from pathlib import Path
 from scout_tui import triage
 from scout_tui.cli.common import open_session, progress
 from scout_tui.errors import EXIT_OK, UsageError
-from scout_tui.model import Finding, Priority, RunResult, Section, TriageEntry
+from scout_tui.model import Finding, Priority, RunResult, Section
 from scout_tui.output import write_output
 from scout_tui.session import Session
 from scout_tui.state import Change
@@ -32,61 +32,26 @@ def cmd_triage(args: argparse.Namespace) -> int:
     if args.action == "edit":
         return _edit(session, run, args)
     findings = [session.resolve(run, reference) for reference in args.fingerprints]
-    if args.action == "merge":
-        target = session.resolve(run, args.into)
-        changes = session.change(
-            f"merge {_short_list(findings)} into {target.fingerprint}",
-            [f.fingerprint for f in findings] + _merged_into(session, findings, target),
-            lambda fp, entry, entries: _merge(fp, entry, entries, findings, target),
-        )
-        return _said(changes, run, "merged")
-    if args.action in ("demote", "promote"):
-        by_fp = {f.fingerprint: f for f in findings}
-        up = args.action == "promote"
-        stuck = []
-
-        def move(fp: str, entry: TriageEntry | None, _: dict) -> TriageEntry | None:
-            moved = triage.move(by_fp[fp], entry, up)
-            if moved is None:
-                stuck.append(fp)
-                return entry
-            return moved
-
-        changes = session.change(f"{args.action} {_short_list(findings)}", list(by_fp), move)
-        for fp in stuck:
-            where = "top" if up else "bottom"
-            print(f"{fp}: already at the {where}, unchanged", file=sys.stderr)
-        return _said(changes, run, args.action + "d")
-    if args.action == "accept":
-        changes = session.change(f"accept {_short_list(findings)}",
-                                 [f.fingerprint for f in findings],
-                                 lambda fp, entry, _: triage.accept(fp, entry))  # fmt: skip
-        return _said(changes, run, "accepted")
-    if args.action == "drop":
-        reason = args.reason
-        if not reason.strip():
-            raise UsageError("--reason cannot be empty: a drop is remembered, say why")
-        changes = session.change(f"drop {_short_list(findings)}",
-                                 [f.fingerprint for f in findings],
-                                 lambda fp, entry, _: triage.drop(fp, entry, reason))  # fmt: skip
-        return _said(changes, run, "dropped")
-    raise UsageError(f"unknown triage action {args.action}")
-
-
-def _merged_into(session: Session, parts: list[Finding], target: Finding) -> list[str]:
-    """Findings already merged into one of the parts follow it into the new target."""
-    moving = {part.fingerprint for part in parts}
-    return [fp for fp, entry in session.decisions().items()
-            if entry.decision == "merged" and entry.merged_into in moving
-            and fp not in moving and fp != target.fingerprint]  # fmt: skip
-
-
-def _merge(fp: str, entry: TriageEntry | None, entries: dict[str, TriageEntry],
-           parts: list[Finding], target: Finding) -> TriageEntry:  # fmt: skip
     try:
-        return triage.merge_into(fp, entry, target.fingerprint, entries)
+        if args.action == "merge":
+            return _said(session.merge(findings, session.resolve(run, args.into)), run,
+                         "merged")  # fmt: skip
+        if args.action in ("demote", "promote"):
+            up = args.action == "promote"
+            changes, stuck = session.move(findings, up)
+            for fp in stuck:
+                print(f"{fp}: already at the {'top' if up else 'bottom'}, unchanged",
+                      file=sys.stderr)  # fmt: skip
+            return _said(changes, run, args.action + "d")
+        if args.action == "accept":
+            return _said(session.accept(findings), run, "accepted")
+        if args.action == "drop":
+            if not args.reason.strip():
+                raise UsageError("--reason cannot be empty: a drop is remembered, say why")
+            return _said(session.drop(findings, args.reason), run, "dropped")
     except triage.TriageError as exc:
         raise UsageError(str(exc)) from None
+    raise UsageError(f"unknown triage action {args.action}")
 
 
 def _edit(session: Session, run: RunResult, args: argparse.Namespace) -> int:
@@ -98,17 +63,13 @@ def _edit(session: Session, run: RunResult, args: argparse.Namespace) -> int:
         raise UsageError("nothing to edit: give --title, --priority, --section or --body-file")
     priority = None if args.priority in (None, "none") else Priority(args.priority)
 
-    def decide(fp: str, entry: TriageEntry | None, _: dict) -> TriageEntry:
-        try:
-            return triage.edit(
-                fp, entry, title=args.title, body=body,
-                section=Section(args.section) if args.section else None,
-                priority=priority, set_priority=args.priority is not None,
-            )  # fmt: skip
-        except triage.TriageError as exc:
-            raise UsageError(str(exc)) from None
-
-    changes = session.change(f"edit {finding.fingerprint}", [finding.fingerprint], decide)
+    try:
+        changes = session.edit(finding, title=args.title, body=body,
+                               section=Section(args.section) if args.section else None,
+                               priority=priority,
+                               set_priority=args.priority is not None)  # fmt: skip
+    except triage.TriageError as exc:
+        raise UsageError(str(exc)) from None
     return _said(changes, run, "edited")
 
 

@@ -222,6 +222,11 @@ class Publisher:
         )
         return posted, True
 
+    def todays_comment(self, run: RunResult) -> Comment | None:
+        """The comment a publish of `run` would edit (the token user's, with today's
+        marker), or None: it would post one."""
+        return self._todays_comment(run, self.github.viewer())
+
     def _todays_comment(self, run: RunResult, viewer: str) -> Comment | None:
         since = datetime.combine(run.date - timedelta(days=1), time(), UTC)
         marker = report_marker(run.date)

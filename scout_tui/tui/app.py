@@ -1,0 +1,640 @@
+"""The triage console: the day's run in a tree, its evidence beside it, the reviewer's
+decisions kept in the state store, and a publish one key away.
+
+Slow work never runs on the event loop: collection is a child process read by a thread
+worker; decisions, the GitHub checks and the publish run in thread workers that talk back
+only through messages.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import webbrowser
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from scout_tui import triage
+from scout_tui.errors import ScoutError, redact
+from scout_tui.events import (
+    CollectorFinished,
+    CollectorStarted,
+    Event,
+    FindingFound,
+    Progress,
+    RunFinished,
+    RunStarted,
+    RunWarning,
+)
+from scout_tui.github.api import GitHubError
+from scout_tui.model import Finding, RunResult, Section, TriageEntry
+from scout_tui.session import Session
+from scout_tui.state import Change, StateError
+from scout_tui.tui.collection import Collection
+from scout_tui.tui.keys import ACTIONS, binding
+from scout_tui.tui.screens.drop_reason import DropReason
+from scout_tui.tui.screens.edit_finding import Edited, EditFinding
+from scout_tui.tui.screens.help import HelpScreen
+from scout_tui.tui.screens.preview import PreviewScreen
+from scout_tui.tui.screens.publish import (
+    ConfirmPublish,
+    PublishProgress,
+    PublishProposal,
+)
+from scout_tui.tui.view import Filter, Row, reviewed_count, rows_of, sections
+from scout_tui.tui.widgets.collectors_bar import CollectorsBar
+from scout_tui.tui.widgets.detail_pane import DetailPane
+from scout_tui.tui.widgets.diff_pane import DiffPane
+from scout_tui.tui.widgets.findings_tree import FindingsTree
+from scout_tui.tui.widgets.log_pane import LogPane
+from scout_tui.tui.widgets.status_line import StatusLine
+
+LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
+
+
+class ScoutApp(App[int]):
+    CSS_PATH = "scout.tcss"
+    TITLE = "scout"
+    BINDINGS = [
+        binding("filter"),
+        binding("preview"),
+        binding("publish"),
+        binding("rerun"),
+        binding("zoom"),
+        binding("help"),
+        binding("quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False, id="quit_ctrl_q", priority=True),
+        Binding("escape", "unzoom_or_clear", "Back", show=False, id="back"),
+    ]
+
+    # -- messages from the thread workers ---------------------------------------------------
+    @dataclass
+    class CollectionEvent(Message):
+        event: Event
+
+    @dataclass
+    class CollectionEnded(Message):
+        error: str | None
+        cancelled: bool
+
+    @dataclass
+    class Decided(Message):
+        entries: dict[str, TriageEntry]
+        said: str
+        severity: str = "information"
+        select: str | None = None
+
+    @dataclass
+    class GitHubStatus(Message):
+        online: bool
+        detail: str
+
+    @dataclass
+    class Proposed(Message):
+        proposal: PublishProposal | None
+        error: str | None
+
+    @dataclass
+    class PublishNote(Message):
+        line: str
+
+    @dataclass
+    class Published(Message):
+        title: str
+        markdown: str
+
+    def __init__(self, session: Session, run: RunResult | None, *, demo: bool = False,
+                 collect: bool = False) -> None:  # fmt: skip
+        super().__init__()
+        self.session = session
+        self.run_result = run
+        self.demo = demo
+        self.collect_at_start = collect or run is None
+        self.entries: dict[str, TriageEntry] = {}
+        self.rows: list[Row] = []
+        self.live: list[Finding] = []
+        self.filter = Filter()
+        self.collection: Collection | None = None
+        self.zoomed: str | None = None  # the id of the pane zoomed with z
+        self.github_ok: bool | None = None
+        self.github_detail = ""
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._live_dirty = False
+        self._experiment = session.experiment
+        self.set_keymap(dict(session.config.keys))
+
+    # -- layout ---------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder="filter: words, p0 p1 p2 new carried dropped "
+                            "unreviewed", id="filter")  # fmt: skip
+                yield FindingsTree(id="tree")
+            with Vertical(id="right"):
+                yield DetailPane(id="detail")
+                yield DiffPane(id="diff")
+                yield LogPane(id="log")
+        yield CollectorsBar(id="collectors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        status = self.query_one(StatusLine)
+        checkout = Path(self.session.checkout.path).name
+        status.where = f"{checkout}·{self._experiment.rsplit('/', 1)[-1]} {self.session.day}"
+        self.query_one("#filter").display = False
+        self.query_one(DiffPane).display = False
+        self.query_one(LogPane).display = False
+        self._triage_worker()
+        self._check_github()
+        if self.run_result is not None:
+            self.query_one(CollectorsBar).set_states(self.run_result.collectors)
+            status.collected_at = self.run_result.collected_at
+        self._load_entries()
+        if self.collect_at_start:
+            self.action_rerun()
+        self.query_one(FindingsTree).focus()
+        self.set_interval(30, status.refresh)  # the run's age
+
+    # -- the findings shown -----------------------------------------------------------------
+    @property
+    def findings(self) -> list[Finding]:
+        return self.run_result.findings if self.run_result is not None else self.live
+
+    def _load_entries(self) -> None:
+        def job() -> None:
+            self.post_message(self.Decided(self.session.decisions(), ""))
+
+        self._jobs.put(job)
+
+    def _show(self) -> None:
+        self.rows = rows_of(self.findings, self.entries)
+        tree = self.query_one(FindingsTree)
+        tree.show(sections(self.rows, self.filter or None))
+        done, total = reviewed_count(self.rows)
+        status = self.query_one(StatusLine)
+        status.reviewed = f"{done} of {total} reviewed"
+        status.marked = len(tree.marked)
+        self._show_panes(tree.cursor_fingerprint)
+
+    def _show_panes(self, fingerprint: str | None) -> None:
+        tree = self.query_one(FindingsTree)
+        row = tree.row(fingerprint) if fingerprint else None
+        empty = "Collecting…" if self.collection is not None and not self.rows else (
+            "No findings." if not self.rows else "Select a finding.")  # fmt: skip
+        self.query_one(DetailPane).show(row, empty)
+        finding = row.finding if row else None
+        diff, log = self.query_one(DiffPane), self.query_one(LogPane)
+        diff.display = diff.show(finding) or self.zoomed == "diff"
+        log.display = log.show(finding, self._experiment) or self.zoomed == "log"
+
+    @on(FindingsTree.FindingHighlighted)
+    def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
+        self._show_panes(message.fingerprint)
+        self.query_one(StatusLine).marked = len(self.query_one(FindingsTree).marked)
+
+    # -- decisions (in the triage worker, one at a time, in order) ----------------------------
+    @work(thread=True, exclusive=True, group="triage", exit_on_error=False)
+    def _triage_worker(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            try:
+                job()
+            except (triage.TriageError, StateError, ScoutError) as exc:
+                self.post_message(self.Decided(self.session.decisions(), redact(str(exc)),
+                                               "error"))  # fmt: skip
+
+    def _decide(self, act: Callable[[], list[Change] | str], verb: str,
+                select: str | None = None) -> None:  # fmt: skip
+        def job() -> None:
+            done = act()
+            said = done if isinstance(done, str) else (
+                f"{verb} {len(done)} finding(s)" if done else "nothing changed")  # fmt: skip
+            self.post_message(self.Decided(self.session.decisions(), said, select=select))
+
+        self._jobs.put(job)
+
+    def on_scout_app_decided(self, message: Decided) -> None:
+        self.entries = message.entries
+        self._show()
+        if message.select:
+            self.query_one(FindingsTree).select_fingerprint(message.select)
+        if message.said:
+            self.notify(message.said, severity=message.severity, timeout=3)  # type: ignore[arg-type]
+
+    def _findings(self, fingerprints: list[str]) -> list[Finding]:
+        by_fp = {f.fingerprint: f for f in self.findings}
+        return [by_fp[fp] for fp in fingerprints if fp in by_fp]
+
+    @on(FindingsTree.ActionRequested)
+    def _requested(self, message: FindingsTree.ActionRequested) -> None:
+        action, tree = message.action, self.query_one(FindingsTree)
+        session = self.session
+        if action == "undo":
+            self._decide(lambda: _undo_said(session.undo(), "undid", "undo"), "")
+            return
+        if action == "redo":
+            self._decide(lambda: _undo_said(session.redo(), "redid", "redo"), "")
+            return
+        findings = [f for f in self._findings(message.fingerprints)
+                    if f.section is not Section.ALL_CLEAR or action == "accept"]  # fmt: skip
+        if not findings:
+            self.notify("no finding under the cursor", severity="warning", timeout=2)
+            return
+        finding = findings[0] if not tree.marked else None
+        if action == "accept":
+            self._decide(lambda: session.accept(findings), "accepted")
+        elif action in ("demote", "promote"):
+            up = action == "promote"
+
+            def move() -> list[Change] | str:
+                changes, stuck = session.move(findings, up)
+                if stuck and not changes:
+                    return f"already at the {'top' if up else 'bottom'}"
+                return changes
+
+            self._decide(move, action + "d", select=message.cursor)
+        elif action == "drop":
+            what = f"{len(findings)} findings" if len(findings) > 1 else "this finding"
+
+            def dropped(reason: str | None) -> None:
+                if reason:
+                    self._decide(lambda: session.drop(findings, reason), "dropped")
+                    tree.marked.clear()
+
+            self.push_screen(DropReason(what), dropped)
+            return
+        elif action == "merge":
+            self._merge(message)
+            return
+        elif action == "edit":
+            self._edit(self._current(message.cursor))
+            return
+        elif action == "edit_external":
+            self.notify("$EDITOR editing comes with the next release; `e` edits here",
+                        timeout=3)  # fmt: skip
+            return
+        elif action == "copy_repro":
+            self._copy_repro(finding or findings[0])
+            return
+        elif action == "run_repro":
+            repro = (finding or findings[0]).evidence.repro
+            self.notify(f"run it in a shell on the GPU box: {repro}" if repro
+                        else "this finding has no repro command", timeout=6)  # fmt: skip
+            return
+        elif action == "open_url":
+            self._open_url(finding or findings[0])
+            return
+        if tree.marked and action in ("accept", "demote", "promote"):
+            tree.marked.clear()
+
+    def _current(self, fingerprint: str | None) -> Finding | None:
+        tree = self.query_one(FindingsTree)
+        row = tree.row(fingerprint) if fingerprint else None
+        return row.finding if row else None
+
+    def _merge(self, message: FindingsTree.ActionRequested) -> None:
+        tree = self.query_one(FindingsTree)
+        target = self._current(message.cursor)
+        parts = [f for f in self._findings(sorted(tree.marked))
+                 if target is None or f.fingerprint != target.fingerprint]  # fmt: skip
+        if target is None or not parts:
+            self.notify("mark findings with space, then put the cursor on the one they join "
+                        "and press m", severity="warning", timeout=4)  # fmt: skip
+            return
+        original = next(f for f in self.findings if f.fingerprint == target.fingerprint)
+        tree.marked.clear()
+        self._decide(lambda: self.session.merge(parts, original), "merged",
+                     select=target.fingerprint)  # fmt: skip
+
+    def _edit(self, finding: Finding | None) -> None:
+        if finding is None:
+            return
+        original = next(f for f in self.findings if f.fingerprint == finding.fingerprint)
+
+        def saved(edited: Edited | None) -> None:
+            if edited is None:
+                return
+            self._decide(lambda: self.session.edit(
+                original, title=edited.title, body=edited.body, priority=edited.priority,
+                set_priority=edited.priority != finding.priority,
+            ), "edited", select=finding.fingerprint)  # fmt: skip
+
+        self.push_screen(EditFinding(finding), saved)
+
+    def _copy_repro(self, finding: Finding) -> None:
+        repro = finding.evidence.repro
+        if not repro:
+            self.notify("this finding has no repro command", severity="warning", timeout=2)
+            return
+        self.copy_to_clipboard(repro)
+        self.notify("repro copied (OSC 52; in tmux: set -g set-clipboard on)", timeout=3)
+
+    def _open_url(self, finding: Finding) -> None:
+        urls = ([finding.board.url] if finding.board and finding.board.url else []) + \
+            finding.evidence.urls + ([finding.evidence.compare_url]
+                                     if finding.evidence.compare_url else [])  # fmt: skip
+        if not urls:
+            self.notify("this finding has no link", severity="warning", timeout=2)
+            return
+        url = urls[0]
+        if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+            self.run_worker(lambda: webbrowser.open(url), thread=True)
+            self.notify(f"opening {url}", timeout=3)
+        else:  # over SSH: no browser here; the URL to the reviewer's own clipboard
+            self.copy_to_clipboard(url)
+            self.notify(f"no display: copied {url}", timeout=6)
+
+    # -- collection ---------------------------------------------------------------------------
+    def action_rerun(self) -> None:
+        if self.collection is not None:
+            self.collection.cancel()
+            self.notify("cancelling the collection…", timeout=2)
+            return
+        self.collection = Collection(self.session.options)
+        self.live = []
+        self.query_one(StatusLine).busy = "collecting… (R cancels)"
+        self._collect(self.collection)
+
+    @work(thread=True, group="collect", exit_on_error=False)
+    def _collect(self, collection: Collection) -> None:
+        try:
+            for event in collection.events():
+                self.post_message(self.CollectionEvent(event))
+        except OSError as exc:
+            self.post_message(self.CollectionEnded(f"cannot start the collection: {exc}", False))
+            return
+        ended = collection.ended
+        cancelled = collection._cancelled.is_set()
+        self.post_message(self.CollectionEnded(ended.error if ended else None, cancelled))
+
+    def on_scout_app_collection_event(self, message: CollectionEvent) -> None:
+        event = message.event
+        bar = self.query_one(CollectorsBar)
+        if isinstance(event, RunStarted):
+            bar.set_states(event.collectors)
+            if self.run_result is None:
+                self._show()
+        elif isinstance(event, CollectorStarted):
+            bar.started(event.collector)
+        elif isinstance(event, Progress):
+            bar.advanced(event.collector, event.done, event.total)
+        elif isinstance(event, FindingFound):
+            self.live.append(event.finding)
+            if self.run_result is None and not self._live_dirty:
+                self._live_dirty = True
+                self.set_timer(LIVE_REFRESH, self._refresh_live)
+        elif isinstance(event, CollectorFinished):
+            bar.update_state(event.state)
+        elif isinstance(event, RunWarning):
+            self.notify(event.message, severity="warning", timeout=6)
+        elif isinstance(event, RunFinished):
+            # The reconciled sections replace the live ones; the cursor keeps its finding.
+            self.run_result = event.result
+            self.query_one(StatusLine).collected_at = event.result.collected_at
+            bar.set_states(event.result.collectors)
+            self._show()
+
+    def _refresh_live(self) -> None:
+        self._live_dirty = False
+        if self.run_result is None:
+            self._show()
+
+    def on_scout_app_collection_ended(self, message: CollectionEnded) -> None:
+        self.collection = None
+        self.query_one(StatusLine).busy = ""
+        if message.cancelled:
+            self.notify("collection cancelled", timeout=3)
+        elif message.error:
+            self.notify(f"collection failed: {message.error}", severity="error", timeout=10)
+        if self.run_result is None:
+            self._show()
+
+    # -- GitHub ---------------------------------------------------------------------------------
+    @work(thread=True, group="github", exit_on_error=False)
+    def _check_github(self) -> None:
+        github, reason = self.session.github()
+        if github is None:
+            self.post_message(self.GitHubStatus(False, reason))
+            return
+        try:
+            github.viewer()
+        except GitHubError as exc:
+            self.post_message(self.GitHubStatus(False, f"GitHub cannot be reached: {exc}"))
+            return
+        limit = github.rate_limit()
+        self.post_message(self.GitHubStatus(True, f"rate {limit.remaining}/{limit.limit}"
+                                            if limit else ""))  # fmt: skip
+
+    def on_scout_app_git_hub_status(self, message: GitHubStatus) -> None:
+        self.github_ok, self.github_detail = message.online, message.detail
+        status = self.query_one(StatusLine)
+        status.online = "online" if message.online else f"offline — {message.detail}"
+        status.rate = message.detail if message.online else ""
+
+    # -- preview and publish --------------------------------------------------------------------
+    def triaged_run(self, reviewed_only: bool = False) -> RunResult | None:
+        if self.run_result is None:
+            return None
+        run = self.session.triaged(self.run_result)
+        if reviewed_only:
+            reviewed = {fp for fp, entry in self.entries.items() if triage.reviewed(entry)}
+            run = run.model_copy(update={"findings": [f for f in run.findings
+                                                      if f.fingerprint in reviewed]})  # fmt: skip
+        return run
+
+    def action_preview(self) -> None:
+        run = self.triaged_run()
+        if run is None:
+            self.notify("nothing collected yet", severity="warning")
+            return
+        self.push_screen(PreviewScreen(self.session.report_markdown(run)))
+
+    def action_publish(self) -> None:
+        if self.run_result is None or self.collection is not None:
+            self.notify("wait for the collection to finish", severity="warning")
+            return
+        if self.github_ok is False:
+            self.notify(f"publishing needs GitHub: {self.github_detail}", severity="error",
+                        timeout=6)  # fmt: skip
+            return
+        self.query_one(StatusLine).busy = "preparing the publish…"
+        self._propose(self.triaged_run(), self.triaged_run(reviewed_only=True))
+
+    @work(thread=True, group="publish", exit_on_error=False)
+    def _propose(self, run: RunResult, reviewed: RunResult) -> None:
+        session = self.session
+        try:
+            publisher = session.publisher()
+            publisher.check_access()
+            note = None
+            try:
+                items = session.board_items()
+            except GitHubError as exc:
+                items, note = None, str(exc)
+            existing = publisher.todays_comment(run)
+            comment = f"edit today's comment ({existing.url})" if existing else \
+                "post a new report comment"  # fmt: skip
+            undecided = sum(1 for f in run.findings if f.section is not Section.ALL_CLEAR
+                            and not triage.reviewed(self.entries.get(f.fingerprint)))  # fmt: skip
+            config = session.config
+            target = (f"{config.project.repo}#{config.project.tracking_issue} and "
+                      f"{config.board.owner}/projects/{config.board.number} on "
+                      f"{session.api_url}")  # fmt: skip
+            proposal = PublishProposal(session.plan(run, items), session.plan(reviewed, items),
+                                       target, comment, undecided, note)  # fmt: skip
+            self.post_message(self.Proposed(proposal, None))
+        except (GitHubError, ScoutError) as exc:
+            self.post_message(self.Proposed(None, redact(str(exc))))
+
+    def on_scout_app_proposed(self, message: Proposed) -> None:
+        self.query_one(StatusLine).busy = ""
+        if message.proposal is None:
+            self.notify(f"cannot publish: {message.error}", severity="error", timeout=10)
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice is None:
+                self.notify("nothing published", timeout=2)
+            elif choice == "dry":
+                plan = message.proposal.plan
+                text = "\n".join([f"# Dry run: {plan.summary()}", "",
+                                  *(f"- {step.description}" for step in plan.steps),
+                                  "", "---", "", plan.report])  # fmt: skip
+                self.push_screen(PreviewScreen(text, "Dry run: nothing is sent"))
+            else:
+                run = self.triaged_run(reviewed_only=choice == "reviewed")
+                screen = PublishProgress(f"Publishing {message.proposal.plan.summary()}…")
+                self.push_screen(screen)
+                self._publish(run)
+
+        self.push_screen(ConfirmPublish(message.proposal), chosen)
+
+    @work(thread=True, group="publish", exit_on_error=False)
+    def _publish(self, run: RunResult) -> None:
+        session = self.session
+        try:
+            outcome = session.publisher(note=lambda line: self.post_message(
+                self.PublishNote(redact(line)))).publish(run)  # fmt: skip
+        except (GitHubError, ScoutError) as exc:
+            self.post_message(self.Published(
+                "Publish stopped", f"**{redact(str(exc))}**\n\nWhat was done is journaled: "
+                "publish again to finish."))  # fmt: skip
+            return
+        lines = [f"- {line}" for line in outcome.summary()]
+        markdown = "\n".join(["## Published", "", *lines, "", *self._github_view(run)])
+        self.post_message(self.Published("Published", markdown))
+
+    def _github_view(self, run: RunResult) -> list[str]:
+        """The tracking issue and the board as GitHub now holds them (in the worker)."""
+        session, config = self.session, self.session.config
+        try:
+            items = session.board_items()
+        except GitHubError as exc:
+            return [f"(the board cannot be read: {exc})"]
+        lines = [f"## Board {config.board.owner}/projects/{config.board.number}", "",
+                 "| status | item |", "| --- | --- |"]  # fmt: skip
+        for item in items:
+            title = item.title.replace("|", "\\|")
+            lines.append(f"| {item.status or 'no status'} | {title} |")
+        return lines
+
+    def on_scout_app_publish_note(self, message: PublishNote) -> None:
+        if isinstance(self.screen, PublishProgress):
+            self.screen.add_line(message.line)
+
+    def on_scout_app_published(self, message: Published) -> None:
+        if isinstance(self.screen, PublishProgress):
+            self.screen.finish(message.title, message.markdown)
+        else:
+            self.push_screen(PreviewScreen(message.markdown, message.title))
+        self.query_one(StatusLine).busy = ""
+
+    # -- panes, filter, help --------------------------------------------------------------------
+    def action_zoom(self) -> None:
+        """The focused pane alone on the screen, or back."""
+        if self.zoomed is not None:
+            self.zoomed = None
+            for widget in self.query(".zoom-hidden, .zoom-full"):
+                widget.remove_class("zoom-hidden", "zoom-full")
+            self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
+            return
+        focused = self.focused
+        for pane_id in ("tree", "detail", "diff", "log"):
+            pane = self.query_one(f"#{pane_id}")
+            if focused is not None and (focused is pane or pane in focused.ancestors):
+                self.zoomed = pane_id
+        if self.zoomed is None:
+            return
+        hidden = {"tree": ["#right"], "detail": ["#left", "#diff", "#log"],
+                  "diff": ["#left", "#detail", "#log"],
+                  "log": ["#left", "#detail", "#diff"]}[self.zoomed]  # fmt: skip
+        for selector in hidden:
+            self.query_one(selector).add_class("zoom-hidden")
+        if self.zoomed == "tree":
+            self.query_one("#left").add_class("zoom-full")
+
+    def action_unzoom_or_clear(self) -> None:
+        if self.zoomed is not None:
+            self.action_zoom()
+        elif self.query_one("#filter", Input).display:
+            self._set_filter("")
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, message: Input.Submitted) -> None:
+        self._set_filter(message.value)
+
+    def _set_filter(self, text: str) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = text
+        box.display = bool(text.strip())
+        self.filter = Filter.parse(text)
+        self.query_one(StatusLine).filter_text = text.strip()
+        self._show()
+        self.query_one(FindingsTree).focus()
+
+    def action_help(self) -> None:
+        keys = {b.id: key for key, bindings in self.active_bindings.items()
+                for b in [bindings.binding] if b.id}  # fmt: skip
+        self.push_screen(HelpScreen(keys))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        tree = self.query_one(FindingsTree)
+        for action in ACTIONS.values():
+            target = tree if hasattr(tree, f"action_{action.id}") else self
+            yield SystemCommand(action.id.replace("_", " ").capitalize(), action.help,
+                                lambda t=target, a=action.id: t.run_action(a))  # fmt: skip
+
+    async def action_quit(self) -> None:
+        if self.collection is not None:
+            self.collection.kill()
+        self._jobs.put(None)
+        self.exit(0)
+
+
+def _undo_said(action, done: str, op: str) -> str:
+    if action is None:
+        return f"nothing to {op}"
+    return f"{done}: {action.label}"
+
+
+def now() -> datetime:
+    return datetime.now(UTC)

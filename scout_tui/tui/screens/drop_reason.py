@@ -1,0 +1,31 @@
+"""Drop asks why: the reason is remembered, so the finding is not proposed again."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+
+class DropReason(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="drop_cancel")]
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Drop {self.what}: why? (remembered; enter drops, escape cancels)")
+            yield Input(placeholder="e.g. not our code; fixed upstream", id="reason")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
+        else:
+            self.notify("a drop needs a reason", severity="warning")
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

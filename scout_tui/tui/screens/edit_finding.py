@@ -1,0 +1,55 @@
+"""Edit a finding's title, priority and body; saved as one undoable decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Select, TextArea
+
+from scout_tui.model import Finding, Priority
+
+NO_PRIORITY = "none"
+
+
+@dataclass(frozen=True)
+class Edited:
+    title: str
+    priority: Priority | None
+    body: str
+
+
+class EditFinding(ModalScreen[Edited | None]):
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="edit_save", priority=True),
+        Binding("escape", "cancel", "Cancel", id="edit_cancel"),
+    ]
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__()
+        self.finding = finding
+
+    def compose(self) -> ComposeResult:
+        finding = self.finding
+        with Vertical(classes="dialog wide"):
+            yield Label("Edit (ctrl+s saves, escape cancels)")
+            yield Input(finding.title, id="edit-title")
+            options = [(p.value, p.value) for p in Priority] + [("no priority", NO_PRIORITY)]
+            yield Select(options, value=finding.priority.value if finding.priority
+                         else NO_PRIORITY, allow_blank=False, id="edit-priority")  # fmt: skip
+            yield TextArea(finding.body, id="edit-body")
+
+    def action_save(self) -> None:
+        title = self.query_one("#edit-title", Input).value
+        if not title.strip():
+            self.notify("a title cannot be empty", severity="warning")
+            return
+        chosen = self.query_one("#edit-priority", Select).value
+        priority = None if chosen == NO_PRIORITY else Priority(str(chosen))
+        self.dismiss(Edited(title, priority, self.query_one("#edit-body", TextArea).text))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

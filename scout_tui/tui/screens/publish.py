@@ -1,0 +1,105 @@
+"""Publishing from the console: a confirmation that says exactly what will happen, then the
+publish with its progress and, when done, the links and what GitHub now holds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Markdown, Static
+
+from scout_tui.publish.plan import PublishPlan
+
+
+@dataclass(frozen=True)
+class PublishProposal:
+    """What the confirmation shows; computed in a worker (it reads the board)."""
+
+    plan: PublishPlan
+    reviewed_plan: PublishPlan
+    target: str  # "pytorch/torchtitan#2856 and pytorch/projects/161 on http://…"
+    comment: str  # "a new comment" / "today's comment (URL), edited"
+    unreviewed: int
+    board_note: str | None  # why duplicates could not be checked, if so
+
+
+def proposal_markdown(proposal: PublishProposal) -> str:
+    plan = proposal.plan
+    lines = [f"# Publish the report of {plan.date}", "", f"To {proposal.target}:", "",
+             f"- **{proposal.comment}** on #{plan.tracking_issue}",
+             f"- **{len(plan.drafts)} Backlog draft(s)** on the board"]  # fmt: skip
+    lines += [f"  - {draft.title}" for draft in plan.drafts[:12]]
+    if len(plan.drafts) > 12:
+        lines.append(f"  - … and {len(plan.drafts) - 12} more")
+    if plan.duplicates:
+        lines.append(f"- {len(plan.duplicates)} skipped as duplicates of board items:")
+        lines += [f"  - {title}" for title in plan.duplicates[:8]]
+    if proposal.board_note:
+        lines.append(f"- the board was not checked for duplicates: {proposal.board_note}")
+    if proposal.unreviewed:
+        lines += ["", f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
+                  f"they are; `r` publishes the reviewed ones only "
+                  f"({len(proposal.reviewed_plan.drafts)} draft(s))."]  # fmt: skip
+    lines += ["", "`y`/`enter` publish · `r` reviewed only · `d` dry run · `n`/`escape` cancel"]
+    return "\n".join(lines)
+
+
+class ConfirmPublish(ModalScreen[str | None]):
+    """Dismissed with "all", "reviewed", "dry" or None."""
+
+    BINDINGS = [
+        Binding("y,enter", "choose('all')", "Publish", id="publish_yes"),
+        Binding("r", "choose('reviewed')", "Reviewed only", id="publish_reviewed"),
+        Binding("d", "choose('dry')", "Dry run", id="publish_dry_run"),
+        Binding("n,escape", "choose(None)", "Cancel", id="publish_cancel"),
+    ]
+
+    def __init__(self, proposal: PublishProposal) -> None:
+        super().__init__()
+        self.proposal = proposal
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog wide", id="publish-confirm"):
+            yield Markdown(proposal_markdown(self.proposal))
+
+    def action_choose(self, choice: str | None) -> None:
+        if choice == "reviewed" and not self.proposal.unreviewed:
+            choice = "all"
+        self.dismiss(choice)
+
+
+class PublishProgress(ModalScreen[None]):
+    """Lines as the publish goes; then the links, and the issue and board as GitHub holds
+    them. Closed with escape once it ends (a publish is never left half-way by a key)."""
+
+    BINDINGS = [Binding("escape,q,enter", "close", "Close", id="progress_close")]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.finished = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide tall"):
+            yield Label(self.title_text, id="progress-title")
+            yield VerticalScroll(Static("", id="progress-lines"), id="progress-scroll")
+
+    def add_line(self, line: str) -> None:
+        lines = self.query_one("#progress-lines", Static)
+        current = str(lines.content)
+        lines.update(f"{current}\n{line}" if current else line)
+        self.query_one("#progress-scroll", VerticalScroll).scroll_end(animate=False)
+
+    def finish(self, title: str, markdown: str) -> None:
+        self.finished = True
+        self.query_one("#progress-title", Label).update(title + "  (escape closes)")
+        self.query_one("#progress-scroll", VerticalScroll).mount(Markdown(markdown))
+
+    def action_close(self) -> None:
+        if self.finished:
+            self.dismiss(None)
+        else:
+            self.notify("publishing: it finishes on its own (every step is journaled)")

@@ -1,0 +1,143 @@
+"""What the console shows, computed apart from any widget: the findings grouped Section →
+Priority with their badges, the filter, "N of M reviewed". Pure, so it is tested without an
+app and costs nothing on the event loop beyond a pass over the findings."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from scout_tui import triage
+from scout_tui.model import Finding, Priority, Section, Status
+from scout_tui.report.render import SECTION_HEADINGS
+
+PRIORITY_ORDER = (Priority.P0, Priority.P1, Priority.P2, None)
+FILTER_TOKENS = {"p0", "p1", "p2", "new", "carried", "dropped", "unreviewed"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One finding as the tree shows it."""
+
+    decided: triage.Decided
+    badges: tuple[str, ...]
+    reviewed: bool
+
+    @property
+    def fingerprint(self) -> str:
+        return self.decided.original.fingerprint
+
+    @property
+    def finding(self) -> Finding:
+        return self.decided.current
+
+
+@dataclass
+class Group:
+    priority: Priority | None
+    rows: list[Row] = field(default_factory=list)
+
+
+@dataclass
+class SectionView:
+    section: Section
+    groups: list[Group]
+
+    @property
+    def heading(self) -> str:
+        return SECTION_HEADINGS[self.section]
+
+    @property
+    def rows(self) -> list[Row]:
+        return [row for group in self.groups for row in group.rows]
+
+
+def badges(decided: triage.Decided) -> tuple[str, ...]:
+    finding, entry = decided.original, decided.entry
+    out = []
+    if finding.status is Status.NEW:
+        out.append("new")
+    elif finding.status is Status.CARRIED:
+        since = finding.first_reported.isoformat() if finding.first_reported else "earlier"
+        out.append(f"since {since}")
+    if finding.board is not None:
+        out.append(f"board: {finding.board.status or 'no status'}")
+    if decided.label:
+        label = decided.label
+        if label == "merged" and entry is not None and entry.merged_into:
+            label = f"merged into {entry.merged_into.rsplit('-', 1)[-1][:6]}"
+        out.append(label)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Filter:
+    """`/` text: case-insensitive words over title, body and files, and the tokens
+    p0 p1 p2 new carried dropped unreviewed (all must hold)."""
+
+    words: tuple[str, ...] = ()
+    tokens: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, text: str) -> Filter:
+        words, tokens = [], set()
+        for part in text.lower().split():
+            (tokens.add if part in FILTER_TOKENS else words.append)(part)
+        return cls(tuple(words), frozenset(tokens))
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.tokens)
+
+    def matches(self, row: Row) -> bool:
+        finding = row.finding
+        label = row.decided.label
+        status = row.decided.original.status
+        failed = {
+            "new": status is not Status.NEW,
+            "carried": status is not Status.CARRIED,
+            "dropped": label != "dropped",
+            "unreviewed": row.reviewed,
+        }
+        for token in self.tokens:
+            if token in ("p0", "p1", "p2"):
+                if finding.priority is None or finding.priority.value.lower() != token:
+                    return False
+            elif failed[token]:
+                return False
+        if self.words:
+            haystack = " ".join(
+                [finding.title, finding.body, *(ref.path for ref in finding.files)]
+            ).lower()
+            return all(word in haystack for word in self.words)
+        return True
+
+
+def rows_of(findings: Sequence[Finding], entries: dict) -> list[Row]:
+    return [
+        Row(d, badges(d), triage.reviewed(d.entry)) for d in triage.decided(findings, entries)
+    ]
+
+
+def sections(rows: Sequence[Row], keep: Filter | None = None) -> list[SectionView]:
+    """Rows grouped in report order; a section with nothing (after the filter) is left out.
+    Within a priority, the order the run gave (collectors rank their findings)."""
+    by_section: dict[Section, dict[Priority | None, list[Row]]] = {}
+    for row in rows:
+        if keep and not keep.matches(row):
+            continue
+        finding = row.finding
+        by_section.setdefault(finding.section, {}).setdefault(finding.priority, []).append(row)
+    out = []
+    for section in Section:
+        groups = by_section.get(section)
+        if not groups:
+            continue
+        ordered = [Group(p, groups[p]) for p in PRIORITY_ORDER if p in groups]
+        out.append(SectionView(section, ordered))
+    return out
+
+
+def reviewed_count(rows: Sequence[Row]) -> tuple[int, int]:
+    """(reviewed, of) — All Clear lines need no review."""
+    counted = [row for row in rows if row.finding.section is not Section.ALL_CLEAR]
+    return sum(1 for row in counted if row.reviewed), len(counted)

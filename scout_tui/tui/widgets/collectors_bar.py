@@ -1,0 +1,68 @@
+"""Each collector's state: running with progress, done with its count, skipped or failed
+with why, cancelled."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from scout_tui.model import CollectorState
+
+SYMBOLS = {
+    "pending": ("·", "dim"), "running": ("⟳", "yellow"), "done": ("✓", "green"),
+    "skipped": ("–", "dim"), "failed": ("✗", "red"), "cancelled": ("⊘", "magenta"),
+}  # fmt: skip
+
+
+def collector_text(states: list[CollectorState], progress: dict[str, str]) -> Text:
+    text = Text()
+    for state in states:
+        symbol, style = SYMBOLS[state.state]
+        if text:
+            text.append("  ")
+        text.append(f"{symbol} {state.name}", style=style)
+        if state.state == "running" and state.name in progress:
+            text.append(f" {progress[state.name]}", style="dim")
+        elif state.state == "done":
+            text.append(f" {state.findings}", style="dim")
+        elif state.state in ("skipped", "failed") and state.reason:
+            text.append(f": {state.reason}", style="dim" if state.state == "skipped" else "red")
+    return text
+
+
+class CollectorsBar(Static):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.states: list[CollectorState] = []
+        self.progress: dict[str, str] = {}
+
+    def set_states(self, states: list[CollectorState]) -> None:
+        self.states = [state.model_copy() for state in states]
+        self.progress = {}
+        self._show()
+
+    def update_state(self, state: CollectorState) -> None:
+        for n, known in enumerate(self.states):
+            if known.name == state.name:
+                self.states[n] = state
+                break
+        else:
+            self.states.append(state)
+        self.progress.pop(state.name, None)
+        self._show()
+
+    def started(self, name: str) -> None:
+        for state in self.states:
+            if state.name == name:
+                state.state = "running"
+        self._show()
+
+    def advanced(self, name: str, done: int, total: int | None) -> None:
+        self.progress[name] = f"{done}/{total}" if total else str(done)
+        self._show()
+
+    def _show(self) -> None:
+        self.update(collector_text(self.states, self.progress) if self.states else "")
+        self.tooltip = "\n".join(
+            f"{s.title}: {s.state}" + (f" — {s.reason}" if s.reason else "") for s in self.states
+        )

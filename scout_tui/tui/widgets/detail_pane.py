@@ -1,0 +1,49 @@
+"""The finding as Markdown: title, badges, body, suggested fix, files, links."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown
+
+from scout_tui.markdown import code
+from scout_tui.model import Finding
+from scout_tui.report.render import SECTION_HEADINGS
+from scout_tui.tui.view import Row
+
+
+def finding_markdown(row: Row) -> str:
+    finding: Finding = row.finding
+    priority = f"[{finding.priority.value}] " if finding.priority else ""
+    lines = [f"## {priority}{finding.title}", ""]
+    meta = [SECTION_HEADINGS[finding.section], *row.badges]
+    if finding.board is not None and finding.board.url:
+        meta.append(f"[board item]({finding.board.url})")
+    lines += [" · ".join(meta), ""]
+    entry = row.decided.entry
+    if entry is not None and entry.reason:
+        lines += [f"> Dropped: {entry.reason}", ""]
+    if finding.status_update:
+        lines += [f"*Status:* {finding.status_update}", ""]
+    if finding.body:
+        lines += [finding.body, ""]
+    if finding.suggested_fix:
+        lines += ["**Suggested fix**", "", finding.suggested_fix, ""]
+    if finding.files:
+        files = ", ".join(code(f"{ref.path}:{ref.line}" if ref.line else ref.path)
+                          for ref in finding.files[:20])  # fmt: skip
+        lines += [f"**Files:** {files}", ""]
+    if finding.evidence.urls:
+        lines += ["**Links**", "", *(f"- <{url}>" for url in finding.evidence.urls[:20]), ""]
+    lines.append(f"`{finding.fingerprint}`")
+    return "\n".join(lines)
+
+
+class DetailPane(VerticalScroll, can_focus=True):
+    """Scrolls with the keys when focused (`tab` reaches it)."""
+
+    def compose(self):
+        yield Markdown("Select a finding.", id="detail-markdown")
+
+    def show(self, row: Row | None, empty: str = "Select a finding.") -> None:
+        self.query_one(Markdown).update(finding_markdown(row) if row else empty)
+        self.scroll_home(animate=False)

@@ -1,0 +1,27 @@
+"""The finding's diff: a unified diff, or the before/after of a signature or dataclass,
+highlighted by Pygments through Rich."""
+
+from __future__ import annotations
+
+from rich.syntax import Syntax
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from scout_tui.model import Finding
+
+
+class DiffPane(VerticalScroll, can_focus=True):
+    BORDER_TITLE = "Diff"
+
+    def compose(self):
+        yield Static(id="diff-body")
+
+    def show(self, finding: Finding | None) -> bool:
+        """True when the finding has a diff (the pane is shown only then)."""
+        diff = finding.evidence.diff if finding is not None else None
+        if diff:
+            self.query_one(Static).update(
+                Syntax(diff, "diff", theme="ansi_dark", word_wrap=False, background_color="default")
+            )
+            self.scroll_home(animate=False)
+        return bool(diff)

@@ -1,0 +1,234 @@
+"""The Section → Priority → Finding tree, with counts and badges, and the triage keys.
+
+The tree only shows and asks: a key posts `ActionRequested` with the findings it applies
+to (the marked ones, else the cursor's), and the app decides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from scout_tui.model import Priority, Section
+from scout_tui.tui.keys import binding
+from scout_tui.tui.view import Row, SectionView
+
+TRIAGE_ACTIONS = ("accept", "demote", "promote", "drop", "merge", "edit", "edit_external",
+                  "copy_repro", "run_repro", "open_url")  # fmt: skip
+BADGE_STYLES = {"new": "bold green", "dropped": "red", "accepted": "cyan", "demoted": "yellow",
+                "promoted": "magenta", "edited": "blue"}  # fmt: skip
+PRIORITY_STYLES = {Priority.P0: "bold red", Priority.P1: "yellow", Priority.P2: "cyan"}
+SHORT_HEADINGS = {Section.CI_FAILURES: "CI Failures", Section.ACTION_ITEMS: "Action Items",
+                  Section.CARRIED_FORWARD: "Carried Forward",
+                  Section.OPPORTUNITIES: "Opportunities", Section.FYI: "FYI",
+                  Section.DOCS: "Docs", Section.ALL_CLEAR: "All Clear"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class NodeData:
+    section: Section
+    fingerprint: str | None = None  # None: a section or priority node
+
+
+def finding_label(row: Row, marked: bool, grouped: bool = False) -> Text:
+    finding = row.finding
+    text = Text()
+    text.append("● " if marked else ("✓ " if row.reviewed else "  "),
+                style="bold magenta" if marked else "green")  # fmt: skip
+    if finding.priority is not None and not grouped:
+        text.append(f"[{finding.priority.value}] ", style=PRIORITY_STYLES[finding.priority])
+    title_style = "dim strike" if row.decided.label in ("dropped",) or (
+        row.decided.label == "merged") else ""  # fmt: skip
+    text.append(finding.title.replace("`", ""), style=title_style)
+    for badge in row.badges:
+        style = BADGE_STYLES.get(badge.split()[0], "dim")
+        text.append(f" {badge}", style=style)
+    return text
+
+
+class FindingsTree(Tree[NodeData]):
+    BINDING_GROUP_TITLE = "Triage"
+    BINDINGS = [
+        *(binding(action) for action in TRIAGE_ACTIONS),
+        binding("mark"),
+        binding("undo"),
+        binding("redo"),
+        binding("next_unreviewed"),
+        Binding("enter", "toggle_node", "Open/close", show=False),
+    ]
+
+    @dataclass
+    class ActionRequested(Message):
+        action: str
+        fingerprints: list[str]
+        cursor: str | None
+
+    @dataclass
+    class FindingHighlighted(Message):
+        fingerprint: str | None
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("Findings", **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+        self.marked: set[str] = set()
+        self._finding_rows: dict[str, Row] = {}
+        self._grouped: dict[str, bool] = {}
+        self._finding_nodes: dict[str, TreeNode[NodeData]] = {}
+        self._collapsed: set[str] = {Section.ALL_CLEAR.value}
+
+    # -- building ---------------------------------------------------------------------------
+    def show(self, views: list[SectionView]) -> None:
+        """Rebuild from the grouped rows, keeping the cursor's finding, the open sections
+        and the marks."""
+        keep = self.cursor_fingerprint
+        line = self.cursor_line
+        for node in self.root.children:
+            if node.data is not None and node.data.fingerprint is None:
+                (self._collapsed.discard if node.is_expanded else self._collapsed.add)(
+                    node.data.section.value)  # fmt: skip
+        self.clear()
+        self._finding_rows, self._finding_nodes, self._grouped = {}, {}, {}
+        for view in views:
+            rows = view.rows
+            reviewed = sum(1 for row in rows if row.reviewed)
+            label = Text(SHORT_HEADINGS[view.section], style="bold")
+            label.append(f" {len(rows)}", style="dim")
+            if view.section is not Section.ALL_CLEAR:
+                label.append(f"  {reviewed}/{len(rows)} reviewed", style="dim")
+            section = self.root.add(label, NodeData(view.section),
+                                    expand=view.section.value not in self._collapsed)  # fmt: skip
+            for group in view.groups:
+                parent = section
+                if group.priority is not None and view.section in (
+                    Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD
+                ) and len(view.groups) > 1:
+                    head = Text(group.priority.value, style=PRIORITY_STYLES[group.priority])
+                    head.append(f" {len(group.rows)}", style="dim")
+                    parent = section.add(head, NodeData(view.section), expand=True)
+                for row in group.rows:
+                    self._finding_rows[row.fingerprint] = row
+                    self._grouped[row.fingerprint] = parent is not section
+                    self._finding_nodes[row.fingerprint] = parent.add_leaf(
+                        finding_label(row, row.fingerprint in self.marked, parent is not section),
+                        NodeData(view.section, row.fingerprint),
+                    )
+        self.marked &= set(self._finding_rows)
+        target = self._finding_nodes.get(keep) if keep else None
+        if target is None and self._finding_nodes and keep is None and line <= 0:
+            target = next(iter(self._finding_nodes.values()))  # first paint: the first finding
+        self.call_after_refresh(self._place_cursor, target, line)
+
+    def _place_cursor(self, target: TreeNode[NodeData] | None, line: int) -> None:
+        if target is not None:
+            self.move_cursor(target)
+        elif self.last_line >= 0:
+            self.move_cursor_to_line(max(0, min(line, self.last_line)))
+        # The same line after a rebuild is no highlight event: say what is under it.
+        self.post_message(self.FindingHighlighted(self.cursor_fingerprint))
+
+    def refresh_row(self, row: Row) -> None:
+        """A finding's badges changed but not its place: relabel it alone."""
+        node = self._finding_nodes.get(row.fingerprint)
+        if node is not None:
+            self._finding_rows[row.fingerprint] = row
+            node.set_label(finding_label(row, row.fingerprint in self.marked,
+                                         self._grouped.get(row.fingerprint, False)))
+
+    def select_fingerprint(self, fingerprint: str) -> bool:
+        node = self._finding_nodes.get(fingerprint)
+        if node is None:
+            return False
+        parent = node.parent
+        while parent is not None:
+            parent.expand()
+            parent = parent.parent
+        self.call_after_refresh(self.move_cursor, node)
+        return True
+
+    # -- what the cursor is on ---------------------------------------------------------------
+    @property
+    def cursor_fingerprint(self) -> str | None:
+        node = self.cursor_node
+        return node.data.fingerprint if node is not None and node.data is not None else None
+
+    def targets(self) -> list[str]:
+        """The marked findings (in tree order), else the cursor's."""
+        if self.marked:
+            return [fp for fp in self._finding_nodes if fp in self.marked]
+        cursor = self.cursor_fingerprint
+        return [cursor] if cursor else []
+
+    def row(self, fingerprint: str) -> Row | None:
+        return self._finding_rows.get(fingerprint)
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
+        event.stop()
+        data = event.node.data
+        self.post_message(self.FindingHighlighted(data.fingerprint if data else None))
+
+    # -- actions -----------------------------------------------------------------------------
+    def _request(self, action: str) -> None:
+        self.post_message(self.ActionRequested(action, self.targets(), self.cursor_fingerprint))
+
+    def action_mark(self) -> None:
+        fp = self.cursor_fingerprint
+        if fp is None:
+            return
+        self.marked ^= {fp}
+        self.refresh_row(self._finding_rows[fp])
+        self.action_cursor_down()
+
+    def action_next_unreviewed(self) -> None:
+        order = list(self._finding_nodes)
+        if not order:
+            return
+        start = order.index(self.cursor_fingerprint) + 1 if self.cursor_fingerprint in order \
+            else 0  # fmt: skip
+        for fp in order[start:] + order[:start]:
+            row = self._finding_rows[fp]
+            if not row.reviewed and row.finding.section is not Section.ALL_CLEAR:
+                self.select_fingerprint(fp)
+                return
+        self.notify("every finding is reviewed")
+
+    # The triage keys: each asks the app, naming the findings it applies to.
+    def action_accept(self) -> None:
+        self._request("accept")
+
+    def action_demote(self) -> None:
+        self._request("demote")
+
+    def action_promote(self) -> None:
+        self._request("promote")
+
+    def action_drop(self) -> None:
+        self._request("drop")
+
+    def action_merge(self) -> None:
+        self._request("merge")
+
+    def action_edit(self) -> None:
+        self._request("edit")
+
+    def action_edit_external(self) -> None:
+        self._request("edit_external")
+
+    def action_copy_repro(self) -> None:
+        self._request("copy_repro")
+
+    def action_run_repro(self) -> None:
+        self._request("run_repro")
+
+    def action_open_url(self) -> None:
+        self._request("open_url")
+
+    def action_undo(self) -> None:
+        self._request("undo")
+
+    def action_redo(self) -> None:
+        self._request("redo")

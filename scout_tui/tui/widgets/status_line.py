@@ -1,0 +1,55 @@
+"""One line: the checkout and day, online or offline (and why), the run's age, the rate
+limit left, "N of M reviewed", what is marked and the filter."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+def age(then: datetime | None, now: datetime) -> str:
+    if then is None:
+        return "not collected"
+    seconds = max(0, int((now - then).total_seconds()))
+    if seconds < 90:
+        return "collected just now"
+    if seconds < 90 * 60:
+        return f"collected {seconds // 60} min ago"
+    if seconds < 36 * 3600:
+        return f"collected {seconds // 3600} h ago"
+    return f"collected {seconds // 86400} days ago"
+
+
+class StatusLine(Static):
+    where = reactive("")
+    online = reactive("")
+    collected_at: reactive[datetime | None] = reactive(None)
+    rate = reactive("")
+    reviewed = reactive("")
+    marked = reactive(0)
+    filter_text = reactive("")
+    busy = reactive("")
+
+    def clock(self) -> datetime:
+        return datetime.now(UTC)
+
+    def render(self) -> Text:
+        text = Text(self.where, style="bold")
+        if self.busy:
+            text.append(f"  {self.busy}", style="yellow")
+        parts = [  # what matters most first: the line is cut at the terminal's edge
+            (self.reviewed, "bold"),
+            (f"{self.marked} marked" if self.marked else "", "magenta"),
+            (f"filter: {self.filter_text}" if self.filter_text else "", "cyan"),
+            (self.online, "green" if self.online == "online" else "red"),
+            (age(self.collected_at, self.clock()), "dim"),
+            (self.rate, "dim"),
+        ]
+        for value, style in parts:
+            if value:
+                text.append("  ·  ", style="dim")
+                text.append(value, style=style)
+        return text
