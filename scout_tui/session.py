@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from scout_tui import triage
 from scout_tui.cache import Cache
@@ -87,6 +88,7 @@ class Session:
         self.scope = scope_of(self.checkout, self.experiment)
         self._github: GitHub | None = None
         self._github_reason: str | None = None
+        _check_api_url(self.api_url)
 
     # -- GitHub ------------------------------------------------------------------------------
     @property
@@ -315,6 +317,17 @@ class Session:
             raise UsageError(f"publishing needs GitHub: {reason}")
         target = Target.of(self.config, self.api_url, self.web_url)
         return Publisher(github, self.state, self.config, target, render_markdown, note)
+
+
+def _check_api_url(url: str) -> None:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 — raises on a bad port
+    except ValueError as exc:
+        raise UsageError(f"GitHub API URL {url!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"GitHub API URL {url!r} is not an http(s) URL (e.g. "
+                         "https://api.github.com or https://HOST/api/v3)")  # fmt: skip
 
 
 def _names(findings: Sequence[Finding]) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -43,6 +44,11 @@ from scout_tui.github.api import (
     RateLimit,
     WorkflowRun,
 )
+
+# PyGithub logs each retry as a warning; with no handler configured Python prints them on
+# stderr (and over the console's screen). What matters reaches the user as one error line.
+logging.getLogger("github").addHandler(logging.NullHandler())
+logging.getLogger("github").propagate = False
 
 T = TypeVar("T")
 PAGE = 100
@@ -217,9 +223,14 @@ class GitHubClient:
         if isinstance(exc, requests.exceptions.RetryError):  # GithubRetry gave up on statuses
             answered = re.search(r"too many (\d{3}) error", str(exc))
             status = int(answered.group(1)) if answered else None
-            text = (f"GitHub answered {status} to {doing}, "
-                    f"{self._settings.retries} retries included") if status else (
-                f"GitHub kept failing {doing} ({self._settings.retries} retries)")  # fmt: skip
+            if status in (403, 429):
+                text = (f"GitHub rate-limited {doing} (answered {status}, a secondary rate "
+                        "limit) until scout stopped retrying: wait a few minutes, then run it "
+                        "again")  # fmt: skip
+            elif status:
+                text = f"GitHub answered {status} to {doing}, again after retrying"
+            else:
+                text = f"GitHub kept failing {doing}, again after retrying"
             return GitHubError(redact(text), status=status, transient=True)
         if isinstance(exc, _NETWORK_ERRORS):
             kind = "timed out" if "timeout" in type(exc).__name__.lower() or "timed out" in str(

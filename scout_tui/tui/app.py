@@ -23,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input
+from textual.worker import get_current_worker
 
 from scout_tui import triage
 from scout_tui.errors import ScoutError, redact
@@ -129,6 +130,7 @@ class ScoutApp(App[int]):
         self.github_ok: bool | None = None
         self.github_detail = ""
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self.pending_decisions = 0
         self._live_dirty = False
         self._experiment = session.experiment
         self.set_keymap(dict(session.config.keys))
@@ -175,6 +177,11 @@ class ScoutApp(App[int]):
         def job() -> None:
             self.post_message(self.Decided(self.session.decisions(), ""))
 
+        self._queue(job)
+
+    def _queue(self, job: Callable[[], None]) -> None:
+        """Each job ends in exactly one Decided message."""
+        self.pending_decisions += 1
         self._jobs.put(job)
 
     def _show(self) -> None:
@@ -206,15 +213,27 @@ class ScoutApp(App[int]):
     # -- decisions (in the triage worker, one at a time, in order) ----------------------------
     @work(thread=True, exclusive=True, group="triage", exit_on_error=False)
     def _triage_worker(self) -> None:
-        while True:
-            job = self._jobs.get()
+        worker = get_current_worker()
+        while not worker.is_cancelled:  # cancelled when the app exits, however it exits
+            try:
+                job = self._jobs.get(timeout=0.2)
+            except queue.Empty:
+                continue
             if job is None:
                 return
             try:
                 job()
             except (triage.TriageError, StateError, ScoutError) as exc:
-                self.post_message(self.Decided(self.session.decisions(), redact(str(exc)),
-                                               "error"))  # fmt: skip
+                self.post_message(self.Decided(self._decisions(), redact(str(exc)), "error"))
+            except Exception as exc:  # never lose the console to one bad decision
+                self.post_message(self.Decided(self._decisions(),
+                                               redact(f"{type(exc).__name__}: {exc}"), "error"))
+
+    def _decisions(self) -> dict[str, TriageEntry]:
+        try:
+            return self.session.decisions()
+        except (StateError, ScoutError):
+            return self.entries
 
     def _decide(self, act: Callable[[], list[Change] | str], verb: str,
                 select: str | None = None) -> None:  # fmt: skip
@@ -224,9 +243,10 @@ class ScoutApp(App[int]):
                 f"{verb} {len(done)} finding(s)" if done else "nothing changed")  # fmt: skip
             self.post_message(self.Decided(self.session.decisions(), said, select=select))
 
-        self._jobs.put(job)
+        self._queue(job)
 
     def on_scout_app_decided(self, message: Decided) -> None:
+        self.pending_decisions -= 1
         self.entries = message.entries
         self._show()
         if message.select:
@@ -624,10 +644,14 @@ class ScoutApp(App[int]):
                                 lambda t=target, a=action.id: t.run_action(a))  # fmt: skip
 
     async def action_quit(self) -> None:
+        self.exit(0)
+
+    def on_unmount(self) -> None:
+        # Nothing of a run may outlive the console; the decisions worker ends after the
+        # jobs already queued (each one is a committed transaction or nothing).
         if self.collection is not None:
             self.collection.kill()
         self._jobs.put(None)
-        self.exit(0)
 
 
 def _undo_said(action, done: str, op: str) -> str:

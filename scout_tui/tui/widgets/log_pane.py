@@ -48,6 +48,7 @@ def regression_table(finding: Finding) -> Table | None:
 
 class LogPane(VerticalScroll, can_focus=True):
     BORDER_TITLE = "Log"
+    shown: Group | None = None  # what the pane shows above the repro command
 
     def compose(self):
         yield Static(id="log-body")
@@ -75,7 +76,8 @@ class LogPane(VerticalScroll, can_focus=True):
             parts.append(Text(evidence.compare_url, style="underline"))
         if evidence.repro:
             parts.append(Text("Repro (c copies it):", style="bold"))
-        self.query_one(Static).update(Group(*parts))
+        self.shown = Group(*parts)
+        self.query_one(Static).update(self.shown)
         repro = self.query_one(TextArea)
         repro.display = bool(evidence.repro)
         repro.load_text(evidence.repro or "")

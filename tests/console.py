@@ -1,0 +1,73 @@
+"""The console on the demo's world, for the Pilot tests: a sample repository, its local
+GitHub, a collection made once; each test gets its own state store."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from scout_tui.demo.running import RunningDemo, running_demo
+from scout_tui.session import Session, SessionOptions
+from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.widgets.findings_tree import FindingsTree
+from tests.conftest import TODAY
+
+FROZEN = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)  # the clock of the snapshots
+
+
+@contextmanager
+def collected_demo(base: Path) -> Iterator[RunningDemo]:
+    """The demo's world, running, with the day's run collected and cached."""
+    with running_demo(base, TODAY) as demo:
+        Session(demo.session_options(today=TODAY)).collect()
+        yield demo
+
+
+def options(demo: RunningDemo, state: Path, **changes) -> SessionOptions:
+    base = dataclasses.replace(demo.session_options(today=TODAY), state_dir=state)
+    return dataclasses.replace(base, **changes)
+
+
+def console(demo: RunningDemo, state: Path, **changes) -> ScoutApp:
+    session = Session(options(demo, state, **changes))
+    return ScoutApp(session, session.cached_run())
+
+
+async def settle(pilot, app: ScoutApp, seconds: float = 0.05) -> None:
+    """Until the decisions worker has nothing queued and the screen is idle."""
+    for _ in range(200):
+        await pilot.pause(seconds)
+        if app.pending_decisions == 0 and app.collection is None:
+            break
+    await pilot.pause(seconds)
+
+
+def tree(app: ScoutApp) -> FindingsTree:
+    return app.query_one(FindingsTree)
+
+
+def visible_titles(app: ScoutApp) -> list[str]:
+    found = []
+
+    def walk(node):
+        for child in node.children:
+            if child.data is not None and child.data.fingerprint:
+                found.append(tree(app).row(child.data.fingerprint).finding.title)
+            walk(child)
+
+    walk(tree(app).root)
+    return found
+
+
+async def cursor_to(pilot, app: ScoutApp, predicate) -> str:
+    """Put the cursor on the first finding the predicate accepts; its fingerprint."""
+    for fp, row in tree(app)._finding_rows.items():
+        if predicate(row.finding):
+            tree(app).select_fingerprint(fp)
+            await pilot.pause(0.05)
+            assert tree(app).cursor_fingerprint == fp
+            return fp
+    raise AssertionError("no such finding")

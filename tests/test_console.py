@@ -1,0 +1,344 @@
+"""The console, driven by the Pilot on the demo's world (a real repository, the real local
+GitHub, the real state store): every triage action, undo across a restart, filter, publish,
+offline, collection and its cancel."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from scout_tui.model import Priority, Section
+from scout_tui.session import Session
+from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.screens.drop_reason import DropReason
+from scout_tui.tui.screens.edit_finding import EditFinding
+from scout_tui.tui.screens.help import HelpScreen
+from scout_tui.tui.screens.preview import PreviewScreen
+from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress
+from scout_tui.tui.widgets.log_pane import LogPane
+from tests.console import collected_demo, console, cursor_to, options, settle, tree
+from tests.console import visible_titles as titles
+from tests.github_world import scout_comments
+
+SIZE = (100, 32)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    with collected_demo(tmp_path_factory.mktemp("console")) as running:
+        yield running
+
+
+def decisions(demo, state):
+    return Session(options(demo, state)).decisions()
+
+
+async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_log(demo, tmp_path):
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        sections = [node.data.section for node in tree(app).root.children]
+        assert sections[:3] == [Section.CI_FAILURES, Section.ACTION_ITEMS,
+                                Section.CARRIED_FORWARD]  # fmt: skip
+        assert Section.ALL_CLEAR in sections
+        # The cursor starts on the first finding: the CI failure, with its log pane.
+        finding = tree(app).row(tree(app).cursor_fingerprint).finding
+        assert finding.section is Section.CI_FAILURES
+        log = app.query_one(LogPane)
+        assert log.display
+        screen = Console(file=io.StringIO(), width=200)
+        screen.print(log.shown, soft_wrap=True)
+        text = screen.file.getvalue()
+        assert "recurring (also failed in run #104)" in text
+        assert "2.13.0.dev20260819+cu130" in text  # the regression-range table
+        assert log.query_one("#repro").text.startswith("NGPU=4 ./run_train.sh")
+        status = app.query_one("#status").render().plain
+        assert f"0 of {len([r for r in app.rows if r.finding.section is not Section.ALL_CLEAR])}" \
+            " reviewed" in status  # fmt: skip
+        assert "online" in status
+        assert "✓ ci_failures 1" in app.query_one("#collectors").render().plain
+
+
+async def test_accept_demote_promote_drop_each_recorded_and_undone(demo, tmp_path):
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        fp = await cursor_to(pilot, app, lambda f: f.priority is Priority.P1
+                             and f.section is Section.CARRIED_FORWARD)  # fmt: skip
+        await pilot.press("a")
+        await settle(pilot, app)
+        assert decisions(demo, state)[fp].decision == "accepted"
+        assert "accepted" in tree(app).row(fp).badges
+        await pilot.press("minus")
+        await settle(pilot, app)
+        assert tree(app).row(fp).finding.priority is Priority.P2
+        assert tree(app).cursor_fingerprint == fp  # the cursor follows it into P2
+        await pilot.press("plus", "plus")
+        await settle(pilot, app)
+        assert tree(app).row(fp).finding.priority is Priority.P0
+        await pilot.press("x")
+        await settle(pilot, app)
+        assert isinstance(app.screen, DropReason)
+        await pilot.press("enter")  # no reason: refused, the modal stays
+        assert isinstance(app.screen, DropReason)
+        await pilot.press(*"not ours", "enter")
+        await settle(pilot, app)
+        entry = decisions(demo, state)[fp]
+        assert (entry.decision, entry.reason) == ("dropped", "not ours")
+        assert "dropped" in tree(app).row(fp).badges
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert decisions(demo, state)[fp].decision == "accepted"
+        await pilot.press("U")
+        await settle(pilot, app)
+        assert decisions(demo, state)[fp].decision == "dropped"
+
+
+async def test_marked_findings_take_bulk_actions_and_merge(demo, tmp_path):
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        p2 = [fp for fp, row in tree(app)._finding_rows.items()
+              if row.finding.section is Section.CARRIED_FORWARD
+              and row.finding.priority is Priority.P2][:3]  # fmt: skip
+        for fp in p2:
+            tree(app).select_fingerprint(fp)
+            await pilot.pause(0.05)
+            await pilot.press("space")
+        assert tree(app).marked == set(p2)
+        assert "3 marked" in app.query_one("#status").render().plain
+        await pilot.press("minus")  # all three to FYI at once
+        await settle(pilot, app)
+        assert all(decisions(demo, state)[fp].section is Section.FYI for fp in p2)
+        assert not tree(app).marked
+        await pilot.press("u")  # one action: one undo
+        await settle(pilot, app)
+        assert not set(p2) & set(decisions(demo, state))  # as before: no entries
+        # Mark two, merge them into a third under the cursor.
+        for fp in p2[:2]:
+            tree(app).select_fingerprint(fp)
+            await pilot.pause(0.05)
+            await pilot.press("space")
+        tree(app).select_fingerprint(p2[2])
+        await pilot.pause(0.05)
+        await pilot.press("m")
+        await settle(pilot, app)
+        entries = decisions(demo, state)
+        assert [entries[fp].merged_into for fp in p2[:2]] == [p2[2], p2[2]]
+        published = app.triaged_run().findings
+        merged = next(f for f in published if f.fingerprint == p2[2])
+        assert merged.body.count("Merged: **") == 2
+        assert not {f.fingerprint for f in published} & set(p2[:2])
+
+
+async def test_edit_in_the_modal(demo, tmp_path):
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+        await pilot.press("e")
+        await settle(pilot, app)
+        assert isinstance(app.screen, EditFinding)
+        title = app.screen.query_one("#edit-title")
+        title.value = "A clearer title"
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        assert decisions(demo, state)[fp].title == "A clearer title"
+        assert tree(app).row(fp).finding.title == "A clearer title"
+        assert "edited" in tree(app).row(fp).badges
+
+
+async def test_decisions_and_undo_survive_a_restart(demo, tmp_path):
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        fp = await cursor_to(pilot, app, lambda f: f.section is Section.OPPORTUNITIES)
+        await pilot.press("a")
+        await settle(pilot, app)
+        await pilot.press("q")
+    again = console(demo, state)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot, again)
+        assert "accepted" in tree(again).row(fp).badges  # resumed
+        assert "1 of" in again.query_one("#status").render().plain
+        await pilot.press("u")
+        await settle(pilot, again)
+        assert "accepted" not in tree(again).row(fp).badges
+        assert fp not in decisions(demo, state) or decisions(demo, state)[fp].decision is None
+
+
+async def test_filter_by_words_and_tokens(demo, tmp_path):
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        everything = titles(app)
+        await pilot.press("slash", *"p0", "enter")
+        await settle(pilot, app)
+        shown = titles(app)
+        assert shown and len(shown) < len(everything)
+        assert all(tree(app).row(fp).finding.priority is Priority.P0
+                   for fp in tree(app)._finding_rows)  # fmt: skip
+        await pilot.press("slash")
+        app.query_one("#filter").value = "flexattention"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert titles(app) and all("flexattention" in (t + tree(app).row(fp).finding.body).lower()
+                                   for fp, t in zip(tree(app)._finding_rows, titles(app),
+                                                    strict=True))  # fmt: skip
+        await pilot.press("escape")  # focus is back on the tree: escape clears the filter
+        await settle(pilot, app)
+        assert titles(app) == everything
+
+
+async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        first = tree(app).cursor_fingerprint
+        await pilot.press("a")
+        await settle(pilot, app)
+        await pilot.press("n")
+        await settle(pilot, app)
+        assert tree(app).cursor_fingerprint not in (None, first)
+        await pilot.press("z")
+        assert app.zoomed == "tree" and not app.query_one("#right").display
+        assert app.query_one("#right").has_class("zoom-hidden")
+        await pilot.press("z")
+        assert app.zoomed is None and not app.query_one("#right").has_class("zoom-hidden")
+        await pilot.press("tab")  # focus to the detail pane, then zoom it
+        await pilot.press("z")
+        assert app.zoomed == "detail" and app.query_one("#left").has_class("zoom-hidden")
+        await pilot.press("escape")
+        await pilot.press("p")
+        await settle(pilot, app)
+        assert isinstance(app.screen, PreviewScreen)
+        assert app.screen.markdown.startswith("# Nightly Scout Report — 2026-12-02")
+        await pilot.press("escape")
+        await pilot.press("question_mark")
+        await settle(pilot, app)
+        assert isinstance(app.screen, HelpScreen)
+        assert "set-clipboard on" in app.screen.query_one("Markdown").source
+
+
+async def test_keys_are_rebound_by_the_config(demo, tmp_path):
+    config = tmp_path / "scout.toml"
+    config.write_text(demo.sample.config.read_text() + '\n[keys]\naccept = "k"\n')
+    app = console(demo, tmp_path / "state", config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        fp = tree(app).cursor_fingerprint
+        await pilot.press("a")
+        await settle(pilot, app)
+        assert "accepted" not in tree(app).row(fp).badges
+        await pilot.press("k")
+        await settle(pilot, app)
+        assert "accepted" in tree(app).row(fp).badges
+
+
+async def test_copy_repro_uses_osc52(demo, tmp_path):
+    app = console(demo, tmp_path / "state")
+    copied = []
+    app.copy_to_clipboard = copied.append  # what Textual sends as OSC 52
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await cursor_to(pilot, app, lambda f: f.section is Section.CI_FAILURES)
+        await pilot.press("c")
+        assert copied and copied[0].startswith("NGPU=4 ./run_train.sh")
+
+
+async def test_offline_review_says_why_publish_is_disabled(demo, tmp_path):
+    app = console(demo, tmp_path / "state", offline=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert "offline — offline" in app.query_one("#status").render().plain
+        await pilot.press("P")
+        await settle(pilot, app)
+        assert not isinstance(app.screen, ConfirmPublish)
+        assert any("publishing needs GitHub: offline" in n.message
+                   for n in app._notifications)  # fmt: skip
+
+
+async def test_unreachable_github_is_offline(demo, tmp_path):
+    app = console(demo, tmp_path / "state", api_url="http://127.0.0.1:9")
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.1)
+            if app.github_ok is not None:
+                break
+        assert app.github_ok is False
+        assert "GitHub cannot be reached" in app.query_one("#status").render().plain
+
+
+async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+            await pilot.press("x", *"noise", "enter")
+            await settle(pilot, app)
+            await pilot.press("P")
+            for _ in range(100):
+                await pilot.pause(0.1)
+                if isinstance(app.screen, ConfirmPublish):
+                    break
+            proposal = app.screen.proposal
+            assert proposal.comment == "post a new report comment"
+            assert fp not in {d.fingerprint for d in proposal.plan.drafts}  # dropped: not filed
+            assert proposal.unreviewed > 0
+            wanted = len(proposal.plan.drafts)
+            await pilot.press("y")
+            for _ in range(200):
+                await pilot.pause(0.1)
+                if isinstance(app.screen, PublishProgress) and app.screen.finished:
+                    break
+            assert app.screen.finished
+            view = app.screen.query("Markdown").last().source
+            assert "report comment posted" in view and "Backlog" in view
+        world = demo.github.world
+        [comment] = scout_comments(world, demo.sample.base and app.run_result.date)
+        assert "Nightly Scout Report" in comment.body
+        drafts = [item for item in world.projects[0].items
+                  if item.title.startswith("[NightlyScout]")]  # fmt: skip
+        assert len(drafts) == wanted > 0
+
+
+async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
+    with collected_demo(tmp_path / "world") as demo:
+        session = Session(options(demo, tmp_path / "state"))
+        app = ScoutApp(session, None)  # nothing cached as far as it knows: it collects
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(300):
+                await pilot.pause(0.1)
+                if app.run_result is not None and app.collection is None:
+                    break
+            assert app.run_result is not None and app.run_result.complete
+            assert titles(app)
+            await pilot.press("R")  # again, then cancel at once
+            await pilot.pause(0.3)
+            assert app.collection is not None
+            await pilot.press("R")
+            for _ in range(300):
+                await pilot.pause(0.1)
+                if app.collection is None:
+                    break
+            assert app.collection is None
+            assert any("cancelled" in n.message for n in app._notifications)
+
+
+def test_the_console_needs_a_terminal(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "scout_tui"], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("scout: error: the console needs a terminal (the headless "
+                                   "commands are listed by `scout --help`)")  # fmt: skip
