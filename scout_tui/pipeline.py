@@ -258,6 +258,10 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         elif isinstance(event, CollectorFinished):
             states[event.state.name] = event.state
         yield event
+    # Collectors finish in any order (processes, threads): the run lists findings in the
+    # collectors' order and each collector's own, so reports and publish plans are stable.
+    rank = {cls.name: n for n, cls in enumerate(collectors)}
+    findings.sort(key=lambda finding: rank.get(finding.collector, len(rank)))
     ordered_states = [states[cls.name] for cls in collectors]
     completed = {s.name for s in ordered_states if s.state == "done"}
     completed_kinds = {kind for cls in collectors if cls.name in completed for kind in cls.kinds}

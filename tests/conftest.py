@@ -48,3 +48,20 @@ def long_history(tmp_path_factory: pytest.TempPathFactory) -> Sample:
     from tests.history import build_long_history
 
     return build_long_history(tmp_path_factory.mktemp("long"), TODAY)
+
+
+def _snapshots_at_the_top(snapshot_dir: Path) -> None:
+    """pytest-textual-snapshot's SVGs live in the top-level snapshots/ (the design card's
+    layout), one folder per test module, not in syrupy's __snapshots__ beside the tests."""
+    try:
+        from pytest_textual_snapshot import SVGImageExtension
+    except ImportError:  # the plain install runs no snapshot tests
+        return
+
+    def dirname(cls, *, test_location) -> str:
+        return str(snapshot_dir / Path(test_location.filepath).stem)
+
+    SVGImageExtension.dirname = classmethod(dirname)
+
+
+_snapshots_at_the_top(Path(__file__).parent.parent / "snapshots")
