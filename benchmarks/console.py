@@ -88,6 +88,7 @@ def terminal_figures(opts, count: int, presses: int) -> tuple[float, list]:
          "env TERM=xterm-256color " + " ".join(command))  # fmt: skip
     first_paint = time.perf_counter() - began
     first_paint += wait_for(f"0 of {count} reviewed")
+    time.sleep(0.5)  # a person's first keypress comes later than the first paint
     latencies = []
     for n in range(1, presses + 1):
         began = time.perf_counter()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import queue
+import time
 import webbrowser
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
@@ -61,6 +63,7 @@ from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.status_line import StatusLine
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
+PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
 
 
 class ScoutApp(App[int]):
@@ -131,6 +134,8 @@ class ScoutApp(App[int]):
         self.github_detail = ""
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self.pending_decisions = 0
+        self._panes_timer: Timer | None = None
+        self._last_highlight = 0.0
         self._live_dirty = False
         self._experiment = session.experiment
         self.set_keymap(dict(session.config.keys))
@@ -194,6 +199,49 @@ class ScoutApp(App[int]):
         status.marked = len(tree.marked)
         self._show_panes(tree.cursor_fingerprint)
 
+    def _apply_entries(self, entries: dict[str, TriageEntry]) -> None:
+        before, self.entries = self.entries, entries
+        changed = {fp for fp in before.keys() | entries.keys()
+                   if before.get(fp) != entries.get(fp)}  # fmt: skip
+        if not self.rows or not self._relabel(changed):
+            self._show()
+
+    def _predict(self, findings: list[Finding],
+                 decide: Callable[[Finding, TriageEntry | None], TriageEntry | None]) -> None:
+        """Show a decision at once; the worker then records it and posts what the state
+        store holds (the same, or what it refused, with why)."""
+        entries = dict(self.entries)
+        for finding in findings:
+            entry = decide(finding, entries.get(finding.fingerprint))
+            if entry is not None:
+                entries[finding.fingerprint] = entry
+        self._apply_entries(entries)
+
+    def _relabel(self, changed: set[str]) -> bool:
+        """Findings whose decision changed but not their place: relabel them alone (a
+        rebuild of 5,000 nodes is what a keypress must not cost). False: rebuild."""
+        if self.filter:
+            return False
+        index = {row.fingerprint: n for n, row in enumerate(self.rows)}
+        if not changed <= index.keys():
+            return False
+        fresh = rows_of([self.rows[index[fp]].decided.original for fp in changed], self.entries)
+        for row in fresh:
+            old = self.rows[index[row.fingerprint]].finding
+            if (old.section, old.priority) != (row.finding.section, row.finding.priority):
+                return False
+        tree = self.query_one(FindingsTree)
+        for row in fresh:
+            self.rows[index[row.fingerprint]] = row
+            tree.refresh_row(row)
+        tree.refresh_counts(self.rows)
+        done, total = reviewed_count(self.rows)
+        self.query_one(StatusLine).reviewed = f"{done} of {total} reviewed"
+        self.query_one(StatusLine).marked = len(tree.marked)
+        if tree.cursor_fingerprint in changed:
+            self._show_panes(tree.cursor_fingerprint)
+        return True
+
     def _show_panes(self, fingerprint: str | None) -> None:
         tree = self.query_one(FindingsTree)
         row = tree.row(fingerprint) if fingerprint else None
@@ -207,7 +255,18 @@ class ScoutApp(App[int]):
 
     @on(FindingsTree.FindingHighlighted)
     def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
-        self._show_panes(message.fingerprint)
+        # One move shows the finding at once; holding a key down through 5,000 findings
+        # renders the panes once, when the cursor rests.
+        if self._panes_timer is not None:
+            self._panes_timer.stop()
+            self._panes_timer = None
+        now = time.monotonic()
+        if now - self._last_highlight > PANES_DELAY:
+            self._show_panes(message.fingerprint)
+        else:
+            self._panes_timer = self.set_timer(PANES_DELAY,
+                                               lambda: self._show_panes(message.fingerprint))
+        self._last_highlight = now
         self.query_one(StatusLine).marked = len(self.query_one(FindingsTree).marked)
 
     # -- decisions (in the triage worker, one at a time, in order) ----------------------------
@@ -247,8 +306,7 @@ class ScoutApp(App[int]):
 
     def on_scout_app_decided(self, message: Decided) -> None:
         self.pending_decisions -= 1
-        self.entries = message.entries
-        self._show()
+        self._apply_entries(message.entries)
         if message.select:
             self.query_one(FindingsTree).select_fingerprint(message.select)
         if message.said:
@@ -275,6 +333,7 @@ class ScoutApp(App[int]):
             return
         finding = findings[0] if not tree.marked else None
         if action == "accept":
+            self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
             self._decide(lambda: session.accept(findings), "accepted")
         elif action in ("demote", "promote"):
             up = action == "promote"
@@ -285,12 +344,15 @@ class ScoutApp(App[int]):
                     return f"already at the {'top' if up else 'bottom'}"
                 return changes
 
+            self._predict(findings, lambda f, entry: triage.move(f, entry, up))
             self._decide(move, action + "d", select=message.cursor)
         elif action == "drop":
             what = f"{len(findings)} findings" if len(findings) > 1 else "this finding"
 
             def dropped(reason: str | None) -> None:
                 if reason:
+                    self._predict(findings,
+                                  lambda f, entry: triage.drop(f.fingerprint, entry, reason))
                     self._decide(lambda: session.drop(findings, reason), "dropped")
                     tree.marked.clear()
 

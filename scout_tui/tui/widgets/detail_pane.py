@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from rich.markdown import Markdown
 from textual.containers import VerticalScroll
-from textual.widgets import Markdown
+from textual.widgets import Static
 
 from scout_tui.markdown import code
 from scout_tui.model import Finding
@@ -39,11 +40,16 @@ def finding_markdown(row: Row) -> str:
 
 
 class DetailPane(VerticalScroll, can_focus=True):
-    """Scrolls with the keys when focused (`tab` reaches it)."""
+    """Scrolls with the keys when focused (`tab` reaches it). Rich renders the Markdown
+    into one Static: Textual's Markdown widget mounts a widget per block, which costs a
+    layout on every cursor move."""
+
+    markdown = ""
 
     def compose(self):
-        yield Markdown("Select a finding.", id="detail-markdown")
+        yield Static("Select a finding.", id="detail-markdown")
 
     def show(self, row: Row | None, empty: str = "Select a finding.") -> None:
-        self.query_one(Markdown).update(finding_markdown(row) if row else empty)
+        self.markdown = finding_markdown(row) if row else empty
+        self.query_one(Static).update(Markdown(self.markdown, hyperlinks=True))
         self.scroll_home(animate=False)

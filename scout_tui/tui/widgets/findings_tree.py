@@ -50,6 +50,14 @@ def finding_label(row: Row, marked: bool, grouped: bool = False) -> Text:
     return text
 
 
+def section_label(section: Section, reviewed: int, count: int) -> Text:
+    label = Text(SHORT_HEADINGS[section], style="bold")
+    label.append(f" {count}", style="dim")
+    if section is not Section.ALL_CLEAR:
+        label.append(f"  {reviewed}/{count} reviewed", style="dim")
+    return label
+
+
 class FindingsTree(Tree[NodeData]):
     BINDING_GROUP_TITLE = "Triage"
     BINDINGS = [
@@ -96,11 +104,8 @@ class FindingsTree(Tree[NodeData]):
         for view in views:
             rows = view.rows
             reviewed = sum(1 for row in rows if row.reviewed)
-            label = Text(SHORT_HEADINGS[view.section], style="bold")
-            label.append(f" {len(rows)}", style="dim")
-            if view.section is not Section.ALL_CLEAR:
-                label.append(f"  {reviewed}/{len(rows)} reviewed", style="dim")
-            section = self.root.add(label, NodeData(view.section),
+            section = self.root.add(section_label(view.section, reviewed, len(rows)),
+                                    NodeData(view.section),
                                     expand=view.section.value not in self._collapsed)  # fmt: skip
             for group in view.groups:
                 parent = section
@@ -138,6 +143,18 @@ class FindingsTree(Tree[NodeData]):
             self._finding_rows[row.fingerprint] = row
             node.set_label(finding_label(row, row.fingerprint in self.marked,
                                          self._grouped.get(row.fingerprint, False)))
+
+    def refresh_counts(self, rows: list[Row]) -> None:
+        """The sections' "N/M reviewed" after decisions that moved nothing."""
+        counts: dict[Section, list[int]] = {}
+        for row in rows:
+            if row.fingerprint in self._finding_nodes:
+                count = counts.setdefault(row.finding.section, [0, 0])
+                count[0] += row.reviewed
+                count[1] += 1
+        for node in self.root.children:
+            if node.data is not None and node.data.section in counts:
+                node.set_label(section_label(node.data.section, *counts[node.data.section]))
 
     def select_fingerprint(self, fingerprint: str) -> bool:
         node = self._finding_nodes.get(fingerprint)
