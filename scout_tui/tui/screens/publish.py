@@ -43,8 +43,10 @@ def proposal_markdown(proposal: PublishProposal) -> str:
         lines += ["", f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
                   f"they are; `r` publishes the reviewed ones only "
                   f"({len(proposal.reviewed_plan.drafts)} draft(s))."]  # fmt: skip
-    lines += ["", "`y`/`enter` publish · `r` reviewed only · `d` dry run · `n`/`escape` cancel"]
     return "\n".join(lines)
+
+
+CONFIRM_KEYS = "y/enter publish · r reviewed only · d dry run · n/escape cancel"
 
 
 class ConfirmPublish(ModalScreen[str | None]):
@@ -62,8 +64,9 @@ class ConfirmPublish(ModalScreen[str | None]):
         self.proposal = proposal
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog wide", id="publish-confirm"):
-            yield Markdown(proposal_markdown(self.proposal))
+        with Vertical(classes="dialog wide tall", id="publish-confirm"):
+            yield VerticalScroll(Markdown(proposal_markdown(self.proposal)))
+            yield Label(CONFIRM_KEYS, id="publish-keys")  # always in view, at 80x24 too
 
     def action_choose(self, choice: str | None) -> None:
         if choice == "reviewed" and not self.proposal.unreviewed:
