@@ -108,7 +108,7 @@ class Session:
         """The GitHub client, or None and why (said as "skipped — <why>")."""
         if self._github is None and self._github_reason is None:
             if self.options.offline:
-                self._github_reason = "offline"
+                self._github_reason = "offline"  # said as "skipped — offline"
             else:
                 token = self.options.token or find_token()
                 if token is None:
@@ -295,6 +295,13 @@ class Session:
         return self.state.redo(self.scope)
 
     # -- what leaves -----------------------------------------------------------------------
+    def run_problems(self, run: RunResult) -> list[str]:
+        """What makes a run a poor one to publish: collectors that failed or were skipped
+        (--offline included: it is being published online now). Said before publishing,
+        with --recollect as the way out."""
+        return [f"{state.title} {state.state}: {state.reason}" for state in run.collectors
+                if state.state in ("failed", "skipped", "cancelled")]  # fmt: skip
+
     def report_markdown(self, run: RunResult) -> str:
         return render_markdown(run)
 

@@ -26,9 +26,10 @@ def test_help_everywhere(command):
     assert done.returncode == 0 and "usage: scout " + command in done.stdout
 
 
-def test_bare_scout_shows_help():
-    done = scout()
+def test_help_names_the_console_and_every_command():
+    done = scout("--help")
     assert done.returncode == 0
+    assert "the triage console opens" in done.stdout
     assert all(command in done.stdout for command in SUBCOMMANDS)
 
 

@@ -259,11 +259,11 @@ async def test_offline_review_says_why_publish_is_disabled(demo, tmp_path):
     app = console(demo, tmp_path / "state", offline=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        assert "offline — offline" in app.query_one("#status").render().plain
+        assert "offline (--offline)" in app.query_one("#status").render().plain
         await pilot.press("P")
         await settle(pilot, app)
         assert not isinstance(app.screen, ConfirmPublish)
-        assert any("publishing needs GitHub: offline" in n.message
+        assert any("publishing needs GitHub: --offline" in n.message
                    for n in app._notifications)  # fmt: skip
 
 

@@ -259,3 +259,19 @@ def test_the_token_is_in_no_artefact(tmp_path, fresh_world):
         assert secret.encode() not in path.read_bytes(), path
     for done in outputs:
         assert secret not in done.stdout + done.stderr
+
+
+def test_publishing_a_partial_run_says_so(tmp_path, fresh_world):
+    """A run collected offline (or with a collector that failed) is published only with a
+    warning that names what is missing and how to collect again."""
+    with LocalGitHub(world_for(fresh_world)) as server:
+        args = options(fresh_world, tmp_path, server)
+        assert scout("collect", *args, "--offline").returncode == 0
+        done = publish(args, extra=("--dry-run",))
+        assert done.returncode == 0, done.stderr
+        warned = [line for line in done.stderr.splitlines() if "partial" in line]
+        assert "scout: warning: the run being published is partial — CI failure monitoring " \
+            "skipped: offline (--recollect collects again)" in warned  # fmt: skip
+        assert scout("collect", *args, env={"GH_TOKEN": TOKEN}).returncode == 0
+        again = publish(args, extra=("--dry-run",))
+        assert "partial" not in again.stderr

@@ -133,7 +133,6 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scout",
-        usage="scout [options]  (the console)\n       scout COMMAND [options]",
         description="Nightly scout: find what nobody has acted on yet, triage it, publish it. "
         "Without a command, the triage console opens on the day's run of the checkout.",
     )

@@ -98,6 +98,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
             if not args.dry_run:
                 raise
             reason = str(exc)
+    for problem in session.run_problems(result):
+        warn(f"the run being published is partial — {problem} (--recollect collects again)")
     plan = session.plan(result, items)
     if args.dry_run:
         write_output(_plan_text(plan, session, items is not None, reason), None)

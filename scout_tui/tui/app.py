@@ -523,7 +523,9 @@ class ScoutApp(App[int]):
     def on_scout_app_git_hub_status(self, message: GitHubStatus) -> None:
         self.github_ok, self.github_detail = message.online, message.detail
         status = self.query_one(StatusLine)
-        status.online = "online" if message.online else f"offline — {message.detail}"
+        why = "--offline" if self.session.options.offline else message.detail
+        self.github_detail = why
+        status.online = "online" if message.online else f"offline ({why})"
         status.rate = message.detail if message.online else ""
 
     # -- preview and publish --------------------------------------------------------------------
@@ -576,7 +578,8 @@ class ScoutApp(App[int]):
                       f"{config.board.owner}/projects/{config.board.number} on "
                       f"{session.api_url}")  # fmt: skip
             proposal = PublishProposal(session.plan(run, items), session.plan(reviewed, items),
-                                       target, comment, undecided, note)  # fmt: skip
+                                       target, comment, undecided, note,
+                                       tuple(session.run_problems(run)))  # fmt: skip
             self.post_message(self.Proposed(proposal, None))
         except (GitHubError, ScoutError) as exc:
             self.post_message(self.Proposed(None, redact(str(exc))))

@@ -23,12 +23,15 @@ class Action:
 
 ACTIONS: dict[str, Action] = {a.id: a for a in (
     Action("accept", "a", "Accept", "accept the finding(s) as they stand"),
-    Action("demote", "minus", "Demote", "P0 → P1 → P2 → FYI; Opportunities and Docs → FYI"),
-    Action("promote", "plus", "Promote", "FYI, Opportunities, Docs → Action Items P2 → P1 → P0"),
+    Action("demote", "minus", "Demote", "P0 → P1 → P2 → FYI; Opportunities and Docs → FYI",
+           show=False),
+    Action("promote", "plus", "Promote", "FYI, Opportunities, Docs → Action Items P2 → P1 → "
+           "P0", show=False),
     Action("drop", "x", "Drop", "drop with a reason (remembered: not proposed again)"),
     Action("mark", "space", "Mark", "mark or unmark for a bulk action or a merge", show=False),
-    Action("merge", "m", "Merge", "merge the marked findings into the cursor's (one board item)"),
-    Action("edit", "e", "Edit", "edit title, priority and body"),
+    Action("merge", "m", "Merge", "merge the marked findings into the cursor's (one board "
+           "item)", show=False),
+    Action("edit", "e", "Edit", "edit title, priority and body", show=False),
     Action("edit_external", "E", "$EDITOR", "edit the finding in $EDITOR", show=False),
     Action("undo", "u", "Undo", "undo the last decision (survives a restart)"),
     Action("redo", "U", "Redo", "redo what undo undid", show=False),
@@ -43,12 +46,20 @@ ACTIONS: dict[str, Action] = {a.id: a for a in (
     Action("preview", "p", "Preview", "the report as it will be published"),
     Action("publish", "P", "Publish", "publish: the report comment and Backlog drafts"),
     Action("rerun", "R", "Rerun", "collect again (cancel a running collection)"),
-    Action("next_unreviewed", "n", "Next", "the next finding not yet reviewed"),
+    Action("next_unreviewed", "n", "Next", "the next finding not yet reviewed", show=False),
     Action("zoom", "z", "Zoom", "zoom the focused pane, or back", show=False),
     Action("help", "question_mark", "Help", "the keys, and how copying works over SSH"),
     Action("quit", "q", "Quit", "quit (decisions are saved as they are made)"),
 )}  # fmt: skip
 assert set(ACTIONS) == set(ACTION_IDS), "the console's actions are the ids [keys] accepts"
+
+
+KEY_SHOWN = {"minus": "-", "plus": "+", "slash": "/", "question_mark": "?"}
+
+
+def shown_key(key: str) -> str:
+    """A key as a person types it: `-`, not `minus`."""
+    return ",".join(KEY_SHOWN.get(part, part) for part in key.split(","))
 
 
 def binding(action_id: str, *, priority: bool = False) -> Binding:

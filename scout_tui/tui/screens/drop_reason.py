@@ -18,7 +18,8 @@ class DropReason(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(f"Drop {self.what}: why? (remembered; enter drops, escape cancels)")
+            yield Label(f"Drop {self.what}: why? It is remembered.")
+            yield Label("enter drops · escape cancels")
             yield Input(placeholder="e.g. not our code; fixed upstream", id="reason")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
-from scout_tui.tui.keys import ACTIONS
+from scout_tui.tui.keys import ACTIONS, shown_key
 
 COPY_NOTE = (
     "Copying (`c`, and `o` without a display) uses OSC 52, which works over SSH. Inside "
@@ -18,9 +18,11 @@ COPY_NOTE = (
 
 
 def help_markdown(keys: dict[str, str]) -> str:
-    lines = ["# Keys", "", "| key | action | |", "| --- | --- | --- |"]
+    lines = ["# Keys (escape closes)", "", "The triage keys act on the tree (tab back to it); "
+             "`space` marks and moves down.", "", "| key | action | what it does |",
+             "| --- | --- | --- |"]  # fmt: skip
     for action in ACTIONS.values():
-        key = keys.get(action.id, action.key)
+        key = shown_key(keys.get(action.id, action.key))
         lines.append(f"| `{key}` | {action.id} | {action.help} |")
     lines += ["| `tab` | | move focus between the panes |",
               "| `enter` | | open or close a section |",

@@ -24,6 +24,7 @@ class PublishProposal:
     comment: str  # "a new comment" / "today's comment (URL), edited"
     unreviewed: int
     board_note: str | None  # why duplicates could not be checked, if so
+    problems: tuple[str, ...] = ()  # collectors that failed or were skipped
 
 
 def proposal_markdown(proposal: PublishProposal) -> str:
@@ -39,6 +40,9 @@ def proposal_markdown(proposal: PublishProposal) -> str:
         lines += [f"  - {title}" for title in plan.duplicates[:8]]
     if proposal.board_note:
         lines.append(f"- the board was not checked for duplicates: {proposal.board_note}")
+    if proposal.problems:
+        lines += ["", "**The run is partial** (R collects again):"]
+        lines += [f"- {problem}" for problem in proposal.problems]
     if proposal.unreviewed:
         lines += ["", f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
                   f"they are; `r` publishes the reviewed ones only "

@@ -15,12 +15,12 @@ def age(then: datetime | None, now: datetime) -> str:
         return "not collected"
     seconds = max(0, int((now - then).total_seconds()))
     if seconds < 90:
-        return "collected just now"
+        return "run just now"
     if seconds < 90 * 60:
-        return f"collected {seconds // 60} min ago"
+        return f"run {seconds // 60} min ago"
     if seconds < 36 * 3600:
-        return f"collected {seconds // 3600} h ago"
-    return f"collected {seconds // 86400} days ago"
+        return f"run {seconds // 3600} h ago"
+    return f"run {seconds // 86400} days ago"
 
 
 class StatusLine(Static):
@@ -44,8 +44,8 @@ class StatusLine(Static):
             (self.reviewed, "bold"),
             (f"{self.marked} marked" if self.marked else "", "magenta"),
             (f"filter: {self.filter_text}" if self.filter_text else "", "cyan"),
-            (self.online, "green" if self.online == "online" else "red"),
             (age(self.collected_at, self.clock()), "dim"),
+            (self.online, "green" if self.online == "online" else "red"),
             (self.rate, "dim"),
         ]
         for value, style in parts:
