@@ -132,6 +132,10 @@ async def test_marked_findings_take_bulk_actions_and_merge(demo, tmp_path):
         await settle(pilot, app)
         entries = decisions(demo, state)
         assert [entries[fp].merged_into for fp in p2[:2]] == [p2[2], p2[2]]
+        assert "+2 merged" in tree(app).row(p2[2]).badges
+        target_title = tree(app).row(p2[2]).finding.title.replace("`", "")[:20]
+        assert any(badge.startswith(f"merged into “{target_title}")
+                   for badge in tree(app).row(p2[0]).badges)  # fmt: skip
         published = app.triaged_run().findings
         merged = next(f for f in published if f.fingerprint == p2[2])
         assert merged.body.count("Merged: **") == 2

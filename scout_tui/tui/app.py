@@ -203,7 +203,7 @@ class ScoutApp(App[int]):
         before, self.entries = self.entries, entries
         changed = {fp for fp in before.keys() | entries.keys()
                    if before.get(fp) != entries.get(fp)}  # fmt: skip
-        if not self.rows or not self._relabel(changed):
+        if not self.rows or not self._relabel(changed, before):
             self._show()
 
     def _predict(self, findings: list[Finding],
@@ -217,7 +217,7 @@ class ScoutApp(App[int]):
                 entries[finding.fingerprint] = entry
         self._apply_entries(entries)
 
-    def _relabel(self, changed: set[str]) -> bool:
+    def _relabel(self, changed: set[str], before_entries: dict[str, TriageEntry]) -> bool:
         """Findings whose decision changed but not their place: relabel them alone (a
         rebuild of 5,000 nodes is what a keypress must not cost). False: rebuild."""
         if self.filter:
@@ -225,7 +225,14 @@ class ScoutApp(App[int]):
         index = {row.fingerprint: n for n, row in enumerate(self.rows)}
         if not changed <= index.keys():
             return False
-        fresh = rows_of([self.rows[index[fp]].decided.original for fp in changed], self.entries)
+        # A merge changes its target's badge too.
+        for fp in list(changed):
+            for entry in (self.entries.get(fp), before_entries.get(fp)):
+                if entry is not None and entry.merged_into in index:
+                    changed.add(entry.merged_into)
+        titles = {row.fingerprint: row.finding.title for row in self.rows}
+        fresh = rows_of([self.rows[index[fp]].decided.original for fp in changed], self.entries,
+                        titles)  # fmt: skip
         for row in fresh:
             old = self.rows[index[row.fingerprint]].finding
             if (old.section, old.priority) != (row.finding.section, row.finding.priority):
@@ -245,8 +252,14 @@ class ScoutApp(App[int]):
     def _show_panes(self, fingerprint: str | None) -> None:
         tree = self.query_one(FindingsTree)
         row = tree.row(fingerprint) if fingerprint else None
-        empty = "Collecting…" if self.collection is not None and not self.rows else (
-            "No findings." if not self.rows else "Select a finding.")  # fmt: skip
+        if self.collection is not None and not self.rows:
+            empty = "Collecting…"
+        elif not self.rows:
+            empty = "No findings."
+        elif self.filter and tree.cursor_fingerprint is None and not tree.targets():
+            empty = "No finding matches the filter (escape clears it)."
+        else:
+            empty = "Select a finding."
         self.query_one(DetailPane).show(row, empty)
         finding = row.finding if row else None
         diff, log = self.query_one(DiffPane), self.query_one(LogPane)
