@@ -327,6 +327,20 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
                     break
             assert app.run_result is not None and app.run_result.complete
             assert titles(app)
+            # Drop one, collect again: still dropped (decisions follow fingerprints), and
+            # the cursor is still on it once the new run's sections arrive.
+            fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+            await pilot.press("x", *"not ours", "enter")
+            await settle(pilot, app)
+            first = app.run_result.collected_at
+            await pilot.press("R")
+            for _ in range(300):
+                await pilot.pause(0.1)
+                if app.collection is None and app.run_result.collected_at != first:
+                    break
+            assert app.run_result.collected_at != first
+            assert "dropped" in tree(app).row(fp).badges
+            assert tree(app).cursor_fingerprint == fp
             await pilot.press("R")  # again, then cancel at once
             await pilot.pause(0.3)
             assert app.collection is not None

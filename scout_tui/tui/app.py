@@ -245,9 +245,14 @@ class ScoutApp(App[int]):
         done, total = reviewed_count(self.rows)
         self.query_one(StatusLine).reviewed = f"{done} of {total} reviewed"
         self.query_one(StatusLine).marked = len(tree.marked)
-        if tree.cursor_fingerprint in changed:
-            self._show_panes(tree.cursor_fingerprint)
+        if tree.cursor_fingerprint in changed:  # its badges: in a frame of their own
+            self._schedule_panes(tree.cursor_fingerprint)
         return True
+
+    def _schedule_panes(self, fingerprint: str | None) -> None:
+        if self._panes_timer is not None:
+            self._panes_timer.stop()
+        self._panes_timer = self.set_timer(PANES_DELAY, lambda: self._show_panes(fingerprint))
 
     def _show_panes(self, fingerprint: str | None) -> None:
         tree = self.query_one(FindingsTree)
@@ -270,15 +275,14 @@ class ScoutApp(App[int]):
     def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
         # One move shows the finding at once; holding a key down through 5,000 findings
         # renders the panes once, when the cursor rests.
-        if self._panes_timer is not None:
-            self._panes_timer.stop()
-            self._panes_timer = None
         now = time.monotonic()
         if now - self._last_highlight > PANES_DELAY:
+            if self._panes_timer is not None:
+                self._panes_timer.stop()
+                self._panes_timer = None
             self._show_panes(message.fingerprint)
         else:
-            self._panes_timer = self.set_timer(PANES_DELAY,
-                                               lambda: self._show_panes(message.fingerprint))
+            self._schedule_panes(message.fingerprint)
         self._last_highlight = now
         self.query_one(StatusLine).marked = len(self.query_one(FindingsTree).marked)
 
