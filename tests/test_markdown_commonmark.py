@@ -18,7 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from scout_tui.markdown import code, fence, neutralize, neutralize_line
-from scout_tui.model import Evidence, Finding, Priority, Section, Status, fingerprint
+from scout_tui.model import Evidence, FileRef, Finding, Priority, Section, Status, fingerprint
 from scout_tui.report.parse import parse_report
 from scout_tui.report.render import SECTION_HEADINGS, render_report
 
@@ -413,3 +413,19 @@ def test_table_rows_pair_backticks_per_cell():
     text = "| a | `b|c` |\n| - | - |\n| <b> | `x|<i>|y` |"
     assert neutralize(text) == "| a | \\`b|c\\` |\n| - | - |\n| &lt;b> | \\`x|&lt;i>|y\\` |"
     check_safe(neutralize(text), GITHUB, markers=0)
+
+
+def test_a_files_line_after_a_ci_failures_bullets_is_not_inside_the_last_bullet():
+    body = ("3 tests fail:\n\n- `a` (rc=1): `E` — recurring\n- `b` (timed out) — new failure")
+    finding = Finding(collector="ci_failures", kind="ci_failure", title="wf failing: 2 tests",
+                      body=body, section=Section.CI_FAILURES, priority=Priority.P0,
+                      files=[FileRef(path="trainer.py", line=233)],
+                      fingerprint=fingerprint("ci_failure", "wf"))  # fmt: skip
+    tokens = COMMONMARK.parse(render_report(DAY, [finding]))
+    depth, where = 0, None
+    for token in tokens:
+        depth += token.nesting if token.type == "list_item_open" else 0
+        if token.type == "inline" and token.content.startswith("Files:"):
+            where = depth
+        depth += token.nesting if token.type == "list_item_close" else 0
+    assert where == 1  # in the finding's own item, not the nested bullet's

@@ -158,6 +158,8 @@ def render_item(finding: Finding) -> str:
         lines.append(_indent("Suggested fix:" + gap + fix))
     files = _files_line(finding)
     if files:
+        if lines[-1].lstrip().startswith("- "):
+            lines.append("")  # else CommonMark reads it as the last bullet's continuation
         lines.append("  " + files)
     if finding.section is Section.CI_FAILURES:
         evidence = _ci_evidence(finding)
