@@ -126,6 +126,9 @@ class ScoutApp(App[int]):
         self.collect_at_start = collect or run is None
         self.entries: dict[str, TriageEntry] = {}
         self.rows: list[Row] = []
+        self._row_index: dict[str, int] = {}
+        self._titles: dict[str, str] = {}
+        self._reviewed = self._total = 0
         self.live: list[Finding] = []
         self.filter = Filter()
         self.collection: Collection | None = None
@@ -191,18 +194,20 @@ class ScoutApp(App[int]):
 
     def _show(self) -> None:
         self.rows = rows_of(self.findings, self.entries)
+        self._row_index = {row.fingerprint: n for n, row in enumerate(self.rows)}
+        self._titles = {row.fingerprint: row.finding.title for row in self.rows}
         tree = self.query_one(FindingsTree)
         tree.show(sections(self.rows, self.filter or None))
-        done, total = reviewed_count(self.rows)
+        self._reviewed, self._total = reviewed_count(self.rows)
         status = self.query_one(StatusLine)
-        status.reviewed = f"{done} of {total} reviewed"
+        status.reviewed = f"{self._reviewed} of {self._total} reviewed"
         status.marked = len(tree.marked)
         self._show_panes(tree.cursor_fingerprint)
 
     def _apply_entries(self, entries: dict[str, TriageEntry]) -> None:
         before, self.entries = self.entries, entries
         changed = {fp for fp in before.keys() | entries.keys()
-                   if before.get(fp) != entries.get(fp)}  # fmt: skip
+                   if _decision(before.get(fp)) != _decision(entries.get(fp))}  # fmt: skip
         if not self.rows or not self._relabel(changed, before):
             self._show()
 
@@ -222,7 +227,9 @@ class ScoutApp(App[int]):
         rebuild of 5,000 nodes is what a keypress must not cost). False: rebuild."""
         if self.filter:
             return False
-        index = {row.fingerprint: n for n, row in enumerate(self.rows)}
+        if not changed:
+            return True
+        index = self._row_index
         if not changed <= index.keys():
             return False
         # A merge changes its target's badge too.
@@ -230,7 +237,7 @@ class ScoutApp(App[int]):
             for entry in (self.entries.get(fp), before_entries.get(fp)):
                 if entry is not None and entry.merged_into in index:
                     changed.add(entry.merged_into)
-        titles = {row.fingerprint: row.finding.title for row in self.rows}
+        titles = self._titles
         fresh = rows_of([self.rows[index[fp]].decided.original for fp in changed], self.entries,
                         titles)  # fmt: skip
         for row in fresh:
@@ -239,11 +246,13 @@ class ScoutApp(App[int]):
                 return False
         tree = self.query_one(FindingsTree)
         for row in fresh:
+            old = self.rows[index[row.fingerprint]]
+            if row.finding.section is not Section.ALL_CLEAR:
+                self._reviewed += int(row.reviewed) - int(old.reviewed)
             self.rows[index[row.fingerprint]] = row
             tree.refresh_row(row)
-        tree.refresh_counts(self.rows)
-        done, total = reviewed_count(self.rows)
-        self.query_one(StatusLine).reviewed = f"{done} of {total} reviewed"
+        tree.refresh_counts()
+        self.query_one(StatusLine).reviewed = f"{self._reviewed} of {self._total} reviewed"
         self.query_one(StatusLine).marked = len(tree.marked)
         if tree.cursor_fingerprint in changed:  # its badges: in a frame of their own
             self._schedule_panes(tree.cursor_fingerprint)
@@ -734,6 +743,11 @@ class ScoutApp(App[int]):
         if self.collection is not None:
             self.collection.kill()
         self._jobs.put(None)
+
+
+def _decision(entry: TriageEntry | None) -> TriageEntry | None:
+    """The entry as the screen shows it: when it was recorded does not show."""
+    return entry.model_copy(update={"updated": None}) if entry is not None else None
 
 
 def _undo_said(action, done: str, op: str) -> str:

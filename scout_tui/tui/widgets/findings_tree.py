@@ -86,6 +86,8 @@ class FindingsTree(Tree[NodeData]):
         self.marked: set[str] = set()
         self._finding_rows: dict[str, Row] = {}
         self._grouped: dict[str, bool] = {}
+        self._section_counts: dict[Section, list[int]] = {}  # reviewed, shown
+        self._dirty_sections: set[Section] = set()
         self._finding_nodes: dict[str, TreeNode[NodeData]] = {}
         self._collapsed: set[str] = {Section.ALL_CLEAR.value}
 
@@ -101,9 +103,11 @@ class FindingsTree(Tree[NodeData]):
                     node.data.section.value)  # fmt: skip
         self.clear()
         self._finding_rows, self._finding_nodes, self._grouped = {}, {}, {}
+        self._section_counts, self._dirty_sections = {}, set()
         for view in views:
             rows = view.rows
             reviewed = sum(1 for row in rows if row.reviewed)
+            self._section_counts[view.section] = [reviewed, len(rows)]
             section = self.root.add(section_label(view.section, reviewed, len(rows)),
                                     NodeData(view.section),
                                     expand=view.section.value not in self._collapsed)  # fmt: skip
@@ -137,24 +141,26 @@ class FindingsTree(Tree[NodeData]):
         self.post_message(self.FindingHighlighted(self.cursor_fingerprint))
 
     def refresh_row(self, row: Row) -> None:
-        """A finding's badges changed but not its place: relabel it alone."""
+        """A finding's badges changed but not its place: relabel it alone (and its
+        section's "N/M reviewed", by the difference)."""
         node = self._finding_nodes.get(row.fingerprint)
         if node is not None:
+            old = self._finding_rows.get(row.fingerprint)
+            if old is not None and old.reviewed != row.reviewed:
+                count = self._section_counts[row.finding.section]
+                count[0] += 1 if row.reviewed else -1
+                self._dirty_sections.add(row.finding.section)
             self._finding_rows[row.fingerprint] = row
             node.set_label(finding_label(row, row.fingerprint in self.marked,
                                          self._grouped.get(row.fingerprint, False)))
 
-    def refresh_counts(self, rows: list[Row]) -> None:
-        """The sections' "N/M reviewed" after decisions that moved nothing."""
-        counts: dict[Section, list[int]] = {}
-        for row in rows:
-            if row.fingerprint in self._finding_nodes:
-                count = counts.setdefault(row.finding.section, [0, 0])
-                count[0] += row.reviewed
-                count[1] += 1
+    def refresh_counts(self) -> None:
+        """The sections' "N/M reviewed" after refresh_row calls."""
         for node in self.root.children:
-            if node.data is not None and node.data.section in counts:
-                node.set_label(section_label(node.data.section, *counts[node.data.section]))
+            if node.data is not None and node.data.section in self._dirty_sections:
+                node.set_label(section_label(node.data.section,
+                                             *self._section_counts[node.data.section]))
+        self._dirty_sections.clear()
 
     def select_fingerprint(self, fingerprint: str) -> bool:
         node = self._finding_nodes.get(fingerprint)
