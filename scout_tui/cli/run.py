@@ -174,7 +174,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         console = getattr(args, "console", None)
         if console is not None and not args.json and sys.stdout.isatty() and sys.stdin.isatty():
-            return console(demo.session_options(today=today), demo=True)
+            code = console(demo.session_options(today=today), demo=True)
+            sample = demo.sample
+            print(f"the demo's decisions are kept in {base}; to review them again (offline: "
+                  f"its local GitHub is gone): scout --repo {sample.repo} --config "
+                  f"{sample.config} --cache-dir {sample.cache} --state-dir {sample.state} "
+                  f"--date {today} --offline", file=sys.stderr)  # fmt: skip
+            return code
         session = Session(demo.session_options(cli_processes(), today), warn=warn)
         result = session.triaged(session.collect(on_event=progress))
         if args.json:

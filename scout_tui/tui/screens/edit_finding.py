@@ -34,12 +34,15 @@ class EditFinding(ModalScreen[Edited | None]):
 
     def compose(self) -> ComposeResult:
         finding = self.finding
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide tall"):
             yield Label("Edit (ctrl+s saves, escape cancels)")
+            yield Label("Title")
             yield Input(finding.title, id="edit-title")
+            yield Label("Priority")
             options = [(p.value, p.value) for p in Priority] + [("no priority", NO_PRIORITY)]
             yield Select(options, value=finding.priority.value if finding.priority
                          else NO_PRIORITY, allow_blank=False, id="edit-priority")  # fmt: skip
+            yield Label("Body (Markdown)")
             yield TextArea(finding.body, id="edit-body")
 
     def action_save(self) -> None:
