@@ -64,6 +64,7 @@ from scout_tui.tui.widgets.status_line import StatusLine
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
 PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
+QUIET_VERBS = {"accepted", "demoted", "promoted", "dropped"}
 
 
 class ScoutApp(App[int]):
@@ -324,8 +325,14 @@ class ScoutApp(App[int]):
                 select: str | None = None) -> None:  # fmt: skip
         def job() -> None:
             done = act()
-            said = done if isinstance(done, str) else (
-                f"{verb} {len(done)} finding(s)" if done else "nothing changed")  # fmt: skip
+            if isinstance(done, str):
+                said = done
+            elif not done:
+                said = "nothing changed"
+            elif verb in QUIET_VERBS and len(done) == 1:
+                said = ""  # the badge says it; a toast per keypress costs a layout
+            else:
+                said = f"{verb} {len(done)} finding(s)"
             self.post_message(self.Decided(self.session.decisions(), said, select=select))
 
         self._queue(job)
