@@ -71,3 +71,11 @@ async def cursor_to(pilot, app: ScoutApp, predicate) -> str:
             assert tree(app).cursor_fingerprint == fp
             return fp
     raise AssertionError("no such finding")
+
+
+async def mark(pilot, app: ScoutApp, fingerprints: list[str]) -> None:
+    """`space` on each, as a reviewer marks them."""
+    for fp in fingerprints:
+        tree(app).select_fingerprint(fp)
+        await pilot.pause(0.05)
+        await pilot.press("space")

@@ -21,7 +21,7 @@ from scout_tui.tui.screens.help import HelpScreen
 from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress
 from scout_tui.tui.widgets.log_pane import LogPane
-from tests.console import collected_demo, console, cursor_to, options, settle, tree
+from tests.console import collected_demo, console, cursor_to, mark, options, settle, tree
 from tests.console import visible_titles as titles
 from tests.github_world import scout_comments
 
@@ -108,10 +108,7 @@ async def test_marked_findings_take_bulk_actions_and_merge(demo, tmp_path):
         p2 = [fp for fp, row in tree(app)._finding_rows.items()
               if row.finding.section is Section.CARRIED_FORWARD
               and row.finding.priority is Priority.P2][:3]  # fmt: skip
-        for fp in p2:
-            tree(app).select_fingerprint(fp)
-            await pilot.pause(0.05)
-            await pilot.press("space")
+        await mark(pilot, app, p2)
         assert tree(app).marked == set(p2)
         assert "3 marked" in app.query_one("#status").render().plain
         await pilot.press("minus")  # all three to FYI at once
@@ -122,10 +119,7 @@ async def test_marked_findings_take_bulk_actions_and_merge(demo, tmp_path):
         await settle(pilot, app)
         assert not set(p2) & set(decisions(demo, state))  # as before: no entries
         # Mark two, merge them into a third under the cursor.
-        for fp in p2[:2]:
-            tree(app).select_fingerprint(fp)
-            await pilot.pause(0.05)
-            await pilot.press("space")
+        await mark(pilot, app, p2[:2])
         tree(app).select_fingerprint(p2[2])
         await pilot.pause(0.05)
         await pilot.press("m")

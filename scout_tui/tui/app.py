@@ -14,7 +14,6 @@ import time
 import webbrowser
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from textual import on, work
@@ -492,7 +491,7 @@ class ScoutApp(App[int]):
             self.post_message(self.CollectionEnded(f"cannot start the collection: {exc}", False))
             return
         ended = collection.ended
-        cancelled = collection._cancelled.is_set()
+        cancelled = collection.cancelled
         self.post_message(self.CollectionEnded(ended.error if ended else None, cancelled))
 
     def on_scout_app_collection_event(self, message: CollectionEvent) -> None:
@@ -761,7 +760,3 @@ def _undo_said(action, done: str, op: str) -> str:
     if action is None:
         return f"nothing to {op}"
     return f"{done}: {action.label}"
-
-
-def now() -> datetime:
-    return datetime.now(UTC)

@@ -92,6 +92,10 @@ class Collection:
             self._stderr.append(raw.decode("utf-8", "replace").rstrip())
             del self._stderr[:-STDERR_KEPT]
 
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
     def cancel(self) -> None:
         """SIGTERM to the child's process group: the run winds down and reports the
         collectors that did not finish as cancelled."""

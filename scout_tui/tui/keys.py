@@ -67,7 +67,3 @@ def binding(action_id: str, *, priority: bool = False) -> Binding:
     return Binding(action.key, action_id, action.description, show=action.show, id=action_id,
                    priority=priority)  # fmt: skip
 
-
-def keymap(configured: dict[str, str]) -> dict[str, str]:
-    """`[keys]` is validated against ACTION_IDS when scout.toml loads."""
-    return dict(configured)
