@@ -13,11 +13,13 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urljoin
 
-import requests
-
 from scout_tui.analysis import zipdir
+
+if TYPE_CHECKING:  # requests is imported when a wheel is read (50 ms the console never pays)
+    import requests
 
 MEMBER = "torch/version.py"
 TAIL = 4096  # EOCD (22 bytes) plus room for a ZIP64 locator and record
@@ -84,6 +86,8 @@ class RangeReader:
         self.size: int | None = None
 
     def _get(self, header: str) -> requests.Response:
+        import requests
+
         self.transfer.requests += 1
         try:
             response = self.session.get(self.url, headers={"Range": header}, stream=True,
@@ -130,7 +134,7 @@ def read_member(
     transfer = Transfer()
     reader = RangeReader(session, url, transfer)
     got = reader.tail(TAIL)
-    if isinstance(got, requests.Response):
+    if not isinstance(got, tuple):  # the whole wheel came back
         return _from_full_download(got, member, transfer), transfer
     tail_offset, tail = got
     try:
@@ -222,6 +226,8 @@ def torch_commit(
     platform: str,
     session: requests.Session | None = None,
 ) -> CommitLookup:
+    import requests
+
     session = session or requests.Session()
     index = index_url.rstrip("/") + "/torch/"
     try:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scout_tui import triage
@@ -24,20 +24,18 @@ from scout_tui.errors import ScoutError, UsageError
 from scout_tui.events import Event, RunFinished, RunWarning
 from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token
-from scout_tui.github.client import GitHubClient
 from scout_tui.model import Finding, RunResult, TriageEntry
-from scout_tui.pipeline import (
-    RunOptions,
-    check_rule_kinds,
-    collector_sections,
-    config_digest,
-    run_events,
-)
 from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.report.render import render_report
 from scout_tui.source import NotARepository, SourceTree
 from scout_tui.state import Action, Change, StateStore, scope_of
+
+if TYPE_CHECKING:
+    from scout_tui.pipeline import RunOptions
+
+# The pipeline (every collector, 190 ms of imports) is imported where a run is made or
+# rendered, not by the console's start on a cached run.
 
 SHOWN_CANDIDATES = 8
 
@@ -78,7 +76,10 @@ class Session:
         config_path = options.config or find_config(Path(self.checkout.path))
         try:
             self.config: Config = load_config(config_path)
-            check_rule_kinds(self.config)
+            if self.config.rules:  # a rule for a kind no collector makes: said at once
+                from scout_tui.pipeline import check_rule_kinds
+
+                check_rule_kinds(self.config)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
         self.experiment = self.config.project.experiment
@@ -115,12 +116,17 @@ class Session:
                     self._github_reason = ("no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or "
                                            "`gh auth login`)")  # fmt: skip
                 else:
+                    # PyGithub costs 160 ms to import: paid when GitHub is first needed.
+                    from scout_tui.github.client import GitHubClient
+
                     self._github = GitHubClient(self.api_url, token, self.config.github,
                                                 cache=self.cache)  # fmt: skip
         return self._github, self._github_reason or ""
 
     # -- the day's run ------------------------------------------------------------------
     def run_options(self) -> RunOptions:
+        from scout_tui.pipeline import RunOptions
+
         github, reason = self.github()
         return RunOptions(
             repo=Path(self.checkout.path),
@@ -138,6 +144,8 @@ class Session:
 
     def events(self, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Collect, streaming every event; the finished run is cached (unless cancelled)."""
+        from scout_tui.pipeline import run_events
+
         try:
             for event in run_events(self.run_options(), cancel):
                 if isinstance(event, RunFinished):
@@ -187,6 +195,8 @@ class Session:
             self.warn(f"the cached run read prior reports from {cached.prior_source}, not "
                       f"{prior}: collecting again")  # fmt: skip
             cached = None
+        from scout_tui.pipeline import config_digest
+
         if cached is not None and cached.config_digest not in (None, config_digest(self.config)):
             self.warn("the configuration changed since the cached run: collecting again")
             cached = None
@@ -343,4 +353,6 @@ def _names(findings: Sequence[Finding]) -> str:
 
 
 def render_markdown(run: RunResult) -> str:
+    from scout_tui.pipeline import collector_sections
+
     return render_report(run.date, run.findings, run.collectors, collector_sections())

@@ -16,12 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import yaml
-from _pytest.mark.expression import Expression
-
-try:  # pytest < 9.1 raises its own ParseError for a malformed -k; later ones SyntaxError
-    from _pytest.mark.expression import ParseError as _ParseError
-except ImportError:  # pragma: no cover  (depends on the installed pytest)
-    _ParseError = SyntaxError
 
 _SHELL_KEYS = {"run", "script"}
 # libyaml's safe loader when PyYAML was built with it: ten times faster on big workflows.
@@ -275,10 +269,24 @@ def keyword_matches(expression: str, item: PytestItem) -> bool:
     def matcher(ident: str, /, **kwargs: object) -> bool:
         return any(ident.lower() in name for name in lowered)
 
+    expression_type, parse_error = _pytest_expression()
     try:
-        return Expression.compile(expression).evaluate(matcher)
-    except (_ParseError, SyntaxError):
+        return expression_type.compile(expression).evaluate(matcher)
+    except (parse_error, SyntaxError):
         return True  # pytest would refuse to run; do not invent a gap from a typo
+
+
+@functools.cache
+def _pytest_expression() -> tuple[Any, type[Exception]]:
+    """pytest's `-k` parser, imported when a `-k` is first met (pytest costs 40 ms to
+    import, which the console's start does not pay)."""
+    from _pytest.mark.expression import Expression
+
+    try:  # pytest < 9.1 raises its own ParseError for a malformed -k; later ones SyntaxError
+        from _pytest.mark.expression import ParseError
+    except ImportError:  # pragma: no cover  (depends on the installed pytest)
+        return Expression, SyntaxError
+    return Expression, ParseError
 
 
 def selects(invocation: Invocation, item: PytestItem) -> bool:

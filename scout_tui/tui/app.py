@@ -8,6 +8,7 @@ only through messages.
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import time
@@ -20,6 +21,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
@@ -46,7 +48,6 @@ from scout_tui.tui.collection import Collection
 from scout_tui.tui.keys import ACTIONS, binding
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
-from scout_tui.tui.screens.help import HelpScreen
 from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import (
     ConfirmPublish,
@@ -99,6 +100,14 @@ class ScoutApp(App[int]):
         select: str | None = None
 
     @dataclass
+    class Opened(Message):
+        """The day's cached run (None: there is none) and the decisions, read off the loop."""
+
+        run: RunResult | None
+        entries: dict[str, TriageEntry]
+        error: str | None = None
+
+    @dataclass
     class GitHubStatus(Message):
         online: bool
         detail: str
@@ -117,13 +126,16 @@ class ScoutApp(App[int]):
         title: str
         markdown: str
 
-    def __init__(self, session: Session, run: RunResult | None, *, demo: bool = False,
-                 collect: bool = False) -> None:  # fmt: skip
+    def __init__(self, session: Session, run: RunResult | None = None, *, demo: bool = False,
+                 collect: bool = False, load_cached: bool = False) -> None:  # fmt: skip
+        """`load_cached`: read the day's cached run in a worker once the frame is up (the
+        console's start), collecting when there is none; else show `run`, or collect."""
         super().__init__()
         self.session = session
         self.run_result = run
         self.demo = demo
-        self.collect_at_start = collect or run is None
+        self.load_cached = load_cached and run is None
+        self.collect_at_start = collect or (run is None and not load_cached)
         self.entries: dict[str, TriageEntry] = {}
         self.rows: list[Row] = []
         self._row_index: dict[str, int] = {}
@@ -166,29 +178,54 @@ class ScoutApp(App[int]):
         self.query_one(DiffPane).display = False
         self.query_one(LogPane).display = False
         self._triage_worker()
-        self._check_github()
-        if self.run_result is not None:
-            self.query_one(CollectorsBar).set_states(self.run_result.collectors)
-            status.collected_at = self.run_result.collected_at
-        self._load_entries()
+        self._open()
         if self.collect_at_start:
             self.action_rerun()
         self.query_one(FindingsTree).focus()
         self.set_interval(30, status.refresh)  # the run's age
+
+    def _open(self) -> None:
+        load = self.load_cached
+
+        def job() -> None:
+            run, entries, error = self.run_result, {}, None
+            try:
+                run = self.session.cached_run() if load else run
+                entries = self.session.decisions()
+            except (StateError, ScoutError) as exc:  # the run is still shown, undecided
+                error = redact(str(exc))
+            self.post_message(self.Opened(run, entries, error))
+
+        status = self.query_one(StatusLine)
+        status.busy = "opening the cached run…" if load else ""
+        self._queue(job)
+
+    def on_scout_app_opened(self, message: Opened) -> None:
+        self.pending_decisions -= 1
+        status = self.query_one(StatusLine)
+        status.busy = "" if self.collection is None else status.busy
+        if message.run is not None and self.run_result is None:
+            self.run_result = message.run
+        if self.run_result is not None:
+            self.query_one(CollectorsBar).set_states(self.run_result.collectors)
+            status.collected_at = self.run_result.collected_at
+        self._apply_entries(message.entries)
+        if message.error:
+            self.notify(message.error, severity="error", timeout=10)
+        if self.load_cached and message.run is None and self.collection is None:
+            self.action_rerun()  # nothing cached for the day: collect it
+        # PyGithub's import and the first request wait until the findings are on screen.
+        self.call_after_refresh(self._check_github)
+        if self.load_cached:
+            self.call_after_refresh(_settle_memory)
 
     # -- the findings shown -----------------------------------------------------------------
     @property
     def findings(self) -> list[Finding]:
         return self.run_result.findings if self.run_result is not None else self.live
 
-    def _load_entries(self) -> None:
-        def job() -> None:
-            self.post_message(self.Decided(self.session.decisions(), ""))
-
-        self._queue(job)
-
     def _queue(self, job: Callable[[], None]) -> None:
-        """Each job ends in exactly one Decided message."""
+        """Each job ends in exactly one Decided (or Opened) message."""
         self.pending_decisions += 1
         self._jobs.put(job)
 
@@ -264,7 +301,10 @@ class ScoutApp(App[int]):
         self._panes_timer = self.set_timer(PANES_DELAY, lambda: self._show_panes(fingerprint))
 
     def _show_panes(self, fingerprint: str | None) -> None:
-        tree = self.query_one(FindingsTree)
+        try:
+            tree = self.query_one(FindingsTree)
+        except NoMatches:  # a timer's last tick while the app closes
+            return
         row = tree.row(fingerprint) if fingerprint else None
         if self.collection is not None and not self.rows:
             empty = "Collecting…"
@@ -554,7 +594,10 @@ class ScoutApp(App[int]):
 
     def on_scout_app_git_hub_status(self, message: GitHubStatus) -> None:
         self.github_ok, self.github_detail = message.online, message.detail
-        status = self.query_one(StatusLine)
+        try:
+            status = self.query_one(StatusLine)
+        except NoMatches:  # the answer came as the app closed
+            return
         why = "--offline" if self.session.options.offline else message.detail
         self.github_detail = why
         status.online = "online" if message.online else f"offline ({why})"
@@ -730,6 +773,8 @@ class ScoutApp(App[int]):
     def action_help(self) -> None:
         keys = {b.id: key for key, bindings in self.active_bindings.items()
                 for b in [bindings.binding] if b.id}  # fmt: skip
+        from scout_tui.tui.screens.help import HelpScreen  # Markdown: imported when asked
+
         self.push_screen(HelpScreen(keys))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -749,6 +794,15 @@ class ScoutApp(App[int]):
         if self.collection is not None:
             self.collection.kill()
         self._jobs.put(None)
+
+
+def _settle_memory() -> None:
+    """The console's start (`run_console`) turns the cyclic garbage collector off while the
+    run loads; once the tree is up, everything alive then is frozen out of its passes —
+    a full pass over a 5,000-finding run costs 130–250 ms, a keypress's worth of stutter
+    several times a minute — and the collector runs again for what comes after."""
+    gc.freeze()
+    gc.enable()
 
 
 def _decision(entry: TriageEntry | None) -> TriageEntry | None:

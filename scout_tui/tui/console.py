@@ -1,8 +1,10 @@
-"""Open the console: the session and the day's cached run are read before the app starts
-(a bad checkout or config is one line and exit 2, as for every command)."""
+"""Open the console: the session is made before the app starts (a bad checkout or config is
+one line and exit 2, as for every command); the day's cached run is read by the app, after
+its first frame."""
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from scout_tui.errors import EXIT_OK
@@ -12,11 +14,14 @@ from scout_tui.session import Session, SessionOptions
 def run_console(options: SessionOptions, demo: bool = False) -> int:
     warnings: list[str] = []
     session = Session(options, warn=warnings.append)
-    run = session.cached_run()
     from scout_tui.tui.app import ScoutApp  # Textual loads only for the console
 
-    app = ScoutApp(session, run, demo=demo)
-    code = app.run()
+    app = ScoutApp(session, demo=demo, load_cached=True)
+    gc.disable()  # until the run is on screen, then frozen: see app._settle_memory
+    try:
+        code = app.run()
+    finally:
+        gc.enable()
     for line in warnings:
         print(f"scout: warning: {line}", file=sys.stderr)
     return code if isinstance(code, int) else EXIT_OK
