@@ -6,6 +6,7 @@ key, the bad value and what is allowed (and the line, where TOML gives it).
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from importlib import resources
@@ -20,8 +21,8 @@ CONFIG_NAME = "scout.toml"
 # The console's actions, by the ids `[keys]` binds (the console issue's table).
 ACTION_IDS = (
     "accept", "demote", "promote", "drop", "mark", "merge", "edit", "edit_external", "undo",
-    "redo", "copy_repro", "run_repro", "open_url", "filter", "preview", "publish", "rerun",
-    "next_unreviewed", "zoom", "help", "quit",
+    "redo", "copy_repro", "run_repro", "open_url", "open_log", "filter", "preview", "publish",
+    "rerun", "next_unreviewed", "zoom", "help", "quit",
 )  # fmt: skip
 _MODIFIERS = r"(?:(?:ctrl|shift|alt|meta|super|hyper)\+)*"
 _KEY_NAME = (  # Textual's names: f1-f24, named keys ("minus", "page_up"), one character
@@ -247,6 +248,12 @@ def _describe(error: dict[str, Any], text: str, source: str) -> str:
     if error["type"] == "enum" or error["type"] == "literal_error":
         allowed = "one of " + error["ctx"]["expected"]
     return f"{where}: {key} = {value!r} is not allowed: {allowed}"
+
+
+@functools.cache
+def shipped_rule_kinds() -> frozenset[str]:
+    """The kinds the shipped [rules] name (a test checks each is a kind scout makes)."""
+    return frozenset(tomllib.loads(_shipped_text())["rules"])
 
 
 def load_config(path: Path | None = None) -> Config:

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING
 from scout_tui import cli  # tiny: the Ctrl-C handler is set before anything heavy imports
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from scout_tui.session import SessionOptions
 
 
-def console(options: SessionOptions, demo: bool = False) -> int:
+def console(options: SessionOptions, demo: bool = False, bundle: Path | None = None) -> int:
     from scout_tui.tui.console import run_console
 
-    return run_console(options, demo=demo)
+    return run_console(options, demo=demo, bundle=bundle)
 
 
 def entry() -> int:

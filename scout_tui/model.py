@@ -82,6 +82,12 @@ class Evidence(_Model):
     repro: str | None = None
     context: str | None = None
     urls: list[str] = Field(default_factory=list)
+    log_path: str | None = Field(
+        default=None, description="The whole CI log, as kept on the machine that collected it."
+    )
+    log_offset: int | None = Field(
+        default=None, description="Where in that log the root cause's traceback starts."
+    )
 
 
 class BoardRef(_Model):

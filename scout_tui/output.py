@@ -13,17 +13,18 @@ from pathlib import Path
 from scout_tui.errors import UsageError
 
 
-def check_target(target: Path | None) -> None:
-    """Refuse a bad `-o` before any work is done, so nothing is left behind."""
+def check_target(target: Path | None, flag: str = "-o") -> None:
+    """Refuse a bad `-o` (or another file option) before any work is done, so nothing is
+    left behind."""
     if target is None or str(target) == "-":
         return
     if target.is_dir():
-        raise UsageError(f"-o {target}: is a directory")
+        raise UsageError(f"{flag} {target}: is a directory")
     parent = _final_path(target).parent
     if not parent.exists():
-        raise UsageError(f"-o {target}: no such folder {parent}")
+        raise UsageError(f"{flag} {target}: no such folder {parent}")
     if not parent.is_dir():
-        raise UsageError(f"-o {target}: {parent} is not a folder")
+        raise UsageError(f"{flag} {target}: {parent} is not a folder")
 
 
 def _final_path(target: Path) -> Path:

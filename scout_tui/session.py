@@ -9,6 +9,7 @@ Errors a user can act on come out as `UsageError` (bad usage or configuration) o
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -18,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from scout_tui import triage
+from scout_tui.bundle import Bundle, read_bundle
 from scout_tui.cache import Cache
-from scout_tui.config import Config, ConfigError, find_config, load_config
+from scout_tui.config import Config, ConfigError, find_config, load_config, shipped_rule_kinds
 from scout_tui.errors import ScoutError, UsageError
 from scout_tui.events import Event, RunFinished, RunWarning
 from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token
-from scout_tui.model import Finding, RunResult, TriageEntry
+from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
 from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.report.render import render_report
@@ -38,6 +40,12 @@ if TYPE_CHECKING:
 # rendered, not by the console's start on a cached run.
 
 SHOWN_CANDIDATES = 8
+
+
+@dataclass(frozen=True)
+class LogRef:
+    path: Path
+    root_offset: int | None  # where the root cause's traceback starts, in that file
 
 
 @dataclass
@@ -65,6 +73,8 @@ class Session:
     ) -> None:
         self.options = options
         self.warn = warn
+        self.bundle: Bundle | None = None
+        self.bundle_path: Path | None = None
         if not options.repo.exists():
             raise UsageError(f"--repo {options.repo}: no such folder")
         try:
@@ -76,7 +86,7 @@ class Session:
         config_path = options.config or find_config(Path(self.checkout.path))
         try:
             self.config: Config = load_config(config_path)
-            if self.config.rules:  # a rule for a kind no collector makes: said at once
+            if set(self.config.rules) - shipped_rule_kinds():  # a typo'd kind: said at once
                 from scout_tui.pipeline import check_rule_kinds
 
                 check_rule_kinds(self.config)
@@ -84,12 +94,74 @@ class Session:
             raise UsageError(str(exc)) from None
         self.experiment = self.config.project.experiment
         self.day = options.as_of or utc_today()
+        self._open_stores()
+
+    @classmethod
+    def of_bundle(cls, path: Path, options: SessionOptions,
+                  warn: Callable[[str], None] = lambda message: None) -> Session:  # fmt: skip
+        """A bundle's run, reviewed here: no checkout needed. Decisions are filed under the
+        checkout it was collected from (the same place tomorrow's bundle finds them);
+        publishing uses the configuration it was collected with."""
+        bundle = read_bundle(path)
+        session = cls.__new__(cls)
+        session.options, session.warn = options, warn
+        session.bundle, session.bundle_path = bundle, path
+        run = bundle.run
+        try:
+            if bundle.config is not None:
+                session.config = Config.model_validate(
+                    {**bundle.config, "source": f"{path} (the configuration it was collected "
+                     "with)"})  # fmt: skip
+            else:  # a plain `collect --json` run: the configuration given, or the default
+                session.config = load_config(options.config)
+        except (ConfigError, ValueError) as exc:
+            raise UsageError(f"{path}: its configuration is not valid here: "
+                             f"{str(exc).splitlines()[0]}") from None  # fmt: skip
+        session.source = None
+        session.checkout = run.checkout or Checkout.of(run.repo, f"bundle:{run.repo}")
+        session.experiment = run.experiment or session.config.project.experiment
+        session.day = run.date
+        session._open_stores()
+        return session
+
+    def _open_stores(self) -> None:
+        options, warn = self.options, self.warn
         self.cache = Cache(options.cache_dir, warn=warn)
         self.state = StateStore(options.state_dir)
         self.scope = scope_of(self.checkout, self.experiment)
         self._github: GitHub | None = None
         self._github_reason: str | None = None
         _check_api_url(self.api_url)
+
+    # -- where the run's things are, on this machine ------------------------------------------
+    def workdir(self) -> Path | None:
+        """Where a repro runs: the checkout; None for a bundle whose checkout is elsewhere."""
+        path = Path(self.checkout.path)
+        if self.bundle is not None and not (path / ".git").exists():
+            return None  # collected on another machine
+        return path if path.is_dir() else None
+
+    def log_file(self, finding: Finding | None) -> LogRef | None:
+        """The finding's CI log here: as kept by the collection, or a bundle's excerpt."""
+        if finding is None:
+            return None
+        evidence = finding.evidence
+        if self.bundle is None:
+            if evidence.log_path and Path(evidence.log_path).is_file():
+                return LogRef(Path(evidence.log_path), evidence.log_offset)
+            return None
+        excerpt = self.bundle.logs.get(finding.fingerprint)
+        if excerpt is None:
+            return None
+        folder = Path(tempfile.gettempdir()) / f"scout-bundle-logs-{os.getuid()}"
+        folder.mkdir(mode=0o700, exist_ok=True)
+        path = folder / f"{finding.fingerprint}-{excerpt.start}-{excerpt.name}"
+        if not path.is_file():
+            data = excerpt.text.encode()
+            path.write_bytes(data)
+        root = len(excerpt.text[: excerpt.root_offset].encode()) if excerpt.root_offset \
+            is not None else None  # fmt: skip
+        return LogRef(path, root)
 
     # -- GitHub ------------------------------------------------------------------------------
     @property
@@ -146,6 +218,9 @@ class Session:
         """Collect, streaming every event; the finished run is cached (unless cancelled)."""
         from scout_tui.pipeline import run_events
 
+        if self.bundle is not None:
+            raise UsageError(f"{self.bundle_path} is a bundle: it was collected on another "
+                             "machine; collect there, or on a checkout of your own")  # fmt: skip
         try:
             for event in run_events(self.run_options(), cancel):
                 if isinstance(event, RunFinished):
@@ -171,11 +246,15 @@ class Session:
         return result
 
     def cached_run(self) -> RunResult | None:
+        if self.bundle is not None:
+            return self.bundle.run
         only = list(self.options.only) if self.options.only else None
         return self.cache.get_run(self.checkout, self.experiment, self.day, only)
 
     def scanned_commit(self) -> str | None:
         """The commit a run would scan now: HEAD, or the last commit of --date's day."""
+        if self.source is None:
+            return self.bundle.run.head if self.bundle else None
         if self.options.as_of is None:
             return self.source.head()
         end = datetime.combine(self.options.as_of + timedelta(days=1), time(), UTC)

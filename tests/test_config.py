@@ -154,3 +154,13 @@ def test_key_syntax(tmp_path):
     for good in ("z", "f12", "ctrl+z,shift+u", "page_up", "exclamation_mark"):
         (tmp_path / "ok.toml").write_text(f'[keys]\nzoom = "{good}"\nundo = "ctrl+u"\n')
         assert load_config(tmp_path / "ok.toml").keys["zoom"] == good
+
+
+def test_the_shipped_rules_name_kinds_scout_makes() -> None:
+    """Sessions check only the kinds a user's scout.toml adds: the shipped ones must hold."""
+    from scout_tui.config import shipped_rule_kinds
+    from scout_tui.pipeline import check_rule_kinds
+
+    config = load_config()
+    check_rule_kinds(config)
+    assert shipped_rule_kinds() == set(config.rules)

@@ -102,6 +102,8 @@ class TestFailure:
     frames: list[Frame] = field(default_factory=list)
     root_rule: str | None = None  # how the root cause was picked, said with it
     traceback: str | None = None
+    root_offset: int | None = None  # where in the log the root cause's traceback starts
+    log: str | None = None  # the log file it was read from, when it was a file
 
 
 @dataclass
@@ -330,7 +332,11 @@ def analyse(path_or_fd: str | int, experiment: str = "torchtitan/experiments/") 
     fd = os.open(path_or_fd, os.O_RDONLY) if isinstance(path_or_fd, str) else path_or_fd
     try:
         size = os.fstat(fd).st_size
-        return _analyse(LogFile(fd, size), experiment)
+        analysis = _analyse(LogFile(fd, size), experiment)
+        if isinstance(path_or_fd, str):
+            for failure in analysis.failures:
+                failure.log = os.path.abspath(path_or_fd)
+        return analysis
     finally:
         if isinstance(path_or_fd, str):
             os.close(fd)
@@ -460,6 +466,7 @@ def _attach_root_cause(
             break  # a new, unrelated traceback: the first chain is the story
         chain.append(tb)
     root = chain[-1]
+    failure.root_offset = root.offset
     if failure.root_rule is None:
         whose = f"rank {first_rank}'s" if first_rank is not None else "the first"
         failure.root_rule = f"the last exception of {whose} traceback chain, wrappers skipped"

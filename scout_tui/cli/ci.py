@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -19,6 +18,7 @@ from scout_tui.collectors.ci_failures import ci_finding, repro_for
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
 from scout_tui.nightly import NightlyError
 from scout_tui.output import dumps, write_output
+from scout_tui.process import ProcessGroup
 from scout_tui.regression import commit_for, regression_range
 from scout_tui.report.render import render_item
 
@@ -128,11 +128,18 @@ def cmd_repro(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"$ {repro}", file=sys.stderr, flush=True)
     try:
-        # Output streams straight through; Ctrl-C reaches the child too.
-        return subprocess.run(repro, shell=True, cwd=args.repo, check=False).returncode
+        # Its own process group: Ctrl-C stops torchrun's workers too, not the shell alone.
+        group = ProcessGroup(repro, Path(args.repo))
     except OSError as exc:
         print(f"scout: error: cannot run the repro: {exc}", file=sys.stderr)
         return EXIT_FAILURE
+    try:
+        for line in group.lines():
+            print(line, flush=True)
+        return group.wait()
+    except BaseException:  # Ctrl-C, a closed pipe: nothing of it keeps running
+        group.stop()
+        raise
 
 
 def cmd_torch_commit(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ SECTIONS = ("ci_failures", "action_items", "opportunities", "fyi", "docs", "all_
 
 COMMANDS = {  # command → "module:function", imported only when run
     "collect": "scout_tui.cli.run:cmd_collect",
+    "open": "scout_tui.cli.run:cmd_open",
     "report": "scout_tui.cli.run:cmd_report",
     "publish": "scout_tui.cli.run:cmd_publish",
     "cache": "scout_tui.cli.run:cmd_cache",
@@ -147,6 +148,24 @@ def build_parser() -> argparse.ArgumentParser:
     collect.add_argument("--events", action="store_true",
                          help="stream the run's events as JSON lines on stdout (for a console "
                          "running the collection in a child process; SIGTERM cancels)")  # fmt: skip
+    collect.add_argument("--bundle", type=Path, metavar="FILE",
+                         help="also write the run as a self-contained bundle to review "
+                         "elsewhere with `scout open FILE` (gzip-compressed when FILE ends in "
+                         ".gz)")  # fmt: skip
+
+    open_ = sub.add_parser("open", help="review a bundle (collect --bundle) or a run (collect "
+                           "--json) in the console; the report when not in a terminal")
+    open_.add_argument("file", type=Path, help="the bundle or run file")
+    open_.add_argument("--config", type=Path,
+                       help="for a plain run: its scout.toml (a bundle carries its own)")
+    open_.add_argument("--cache-dir", type=Path,
+                       help="cache location (default: the platform cache dir)")
+    open_.add_argument("--state-dir", type=Path,
+                       help="where triage decisions and the publish journal live "
+                       "(default: $SCOUT_STATE_DIR, then the platform data dir)")
+    open_.add_argument("--offline", action="store_true", help="review only: no GitHub")
+    open_.add_argument("--api-url", metavar="URL",
+                       help="GitHub's API to publish to (default: the bundle's configuration)")
 
     report = sub.add_parser("report", help="render the report from the day's cached run")
     _checkout_options(report)

@@ -9,16 +9,20 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
+from scout_tui import __version__
+from scout_tui.bundle import make_bundle, write_bundle
 from scout_tui.cache import Cache
 from scout_tui.cli.common import cli_processes, open_session, progress, strict_exit, warn
 from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
-from scout_tui.events import RunFinished, to_json_line
+from scout_tui.events import Event, RunFinished, RunWarning, to_json_line
 from scout_tui.github.api import GitHubError
+from scout_tui.model import RunResult
 from scout_tui.output import check_target, dumps, write_output
 from scout_tui.publish.plan import PublishPlan
-from scout_tui.session import Session, utc_today
+from scout_tui.session import Session, SessionOptions, utc_today
 
 
 @contextmanager
@@ -36,22 +40,34 @@ def cmd_collect(args: argparse.Namespace) -> int:
     if args.events and (args.json or args.output):
         raise UsageError("--events streams on stdout: it goes with neither --json nor -o")
     check_target(args.output)
+    check_target(args.bundle, "--bundle")
     session = open_session(args)
     cancel = threading.Event()
     result = None
+    warnings: list[str] = []
     with _cancel_on_sigterm(cancel):
         if args.events:
             for event in session.events(cancel):
                 sys.stdout.write(to_json_line(event))
                 sys.stdout.flush()
+                if isinstance(event, RunWarning):
+                    warnings.append(event.message)
                 if isinstance(event, RunFinished):
                     result = event.result
         else:
-            result = session.collect(on_event=progress, cancel=cancel)
+
+            def said(event: Event) -> None:
+                if isinstance(event, RunWarning):
+                    warnings.append(event.message)
+                progress(event)
+
+            result = session.collect(on_event=said, cancel=cancel)
     assert result is not None
     if result.cancelled:
         print("scout: cancelled", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if args.bundle is not None:
+        _write_bundle(session, result, warnings, args.bundle)
     if args.events:
         return strict_exit(args, result)
     if args.json:
@@ -63,6 +79,34 @@ def cmd_collect(args: argparse.Namespace) -> int:
         summary = ", ".join(f"{n} {section}" for section, n in counts.items()) or "no findings"
         write_output(f"{result.date}: {len(result.findings)} findings ({summary})", args.output)
     return strict_exit(args, result)
+
+
+def _write_bundle(session: Session, run: RunResult, warnings: list[str], path: Path) -> None:
+    bundle = make_bundle(run, session.config.model_dump(mode="json"), warnings, __version__,
+                         datetime.now(UTC))  # fmt: skip
+    try:
+        size = write_bundle(bundle, path)
+    except OSError as exc:
+        raise ScoutError(f"--bundle {path}: cannot write: {exc.strerror or exc}") from None
+    print(f"scout: bundle {path} ({size / 1024:.0f} KiB, {len(run.findings)} findings, "
+          f"{len(bundle.logs)} log excerpt(s)): `scout open {path.name}` reviews it",
+          file=sys.stderr)  # fmt: skip
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    """A bundle (or a run) reviewed here: the console in a terminal, else its report."""
+    options = SessionOptions(config=args.config, cache_dir=args.cache_dir,
+                             state_dir=args.state_dir, offline=args.offline,
+                             api_url=args.api_url)  # fmt: skip
+    session = Session.of_bundle(args.file, options, warn=warn)
+    assert session.bundle is not None
+    for line in session.bundle.warnings:
+        warn(f"when collected: {line}")
+    if sys.stdin.isatty() and sys.stdout.isatty() and args.console is not None:
+        return args.console(options, bundle=args.file)
+    run = session.triaged(session.bundle.run)
+    write_output(session.report_markdown(run), None)
+    return EXIT_OK
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -105,6 +105,8 @@ def ci_finding(
             compare_url=compare_url,
             repro=repro_for(first.command),
             urls=list(urls or []),
+            log_path=first.log,
+            log_offset=first.root_offset,
         ),
         fingerprint=fingerprint("ci_failure", source),
     )
@@ -191,7 +193,7 @@ class CiFailureCollector:
         host = github.api_url.split("://", 1)[-1].replace("/", "_").replace(":", "_")
         kept = ctx.cache.blob_path("ci-logs", host, repo, f"{job_id}.log") if ctx.cache else None
         if kept is not None and kept.is_file():
-            return analyse(str(kept), ctx.config.project.experiment)
+            return analyse(str(kept), ctx.config.project.experiment)  # names it as the log
         if ctx.cancelled.is_set():
             raise Cancelled
         with tempfile.NamedTemporaryFile(dir=kept.parent if kept else None, delete=False,
@@ -207,6 +209,8 @@ class CiFailureCollector:
             os.replace(spool.name, kept)
         else:
             os.unlink(spool.name)
+        for failure in analysis.failures:  # the log as kept (none: it was not kept)
+            failure.log = str(kept) if kept is not None else None
         return analysis
 
     def _regression(self, ctx: CollectorContext, github: GitHub, repo: str, latest: _RunLogs,

@@ -11,14 +11,18 @@ from __future__ import annotations
 import gc
 import os
 import queue
+import shlex
+import subprocess
+import sys
+import tempfile
 import time
 import webbrowser
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -42,9 +46,11 @@ from scout_tui.events import (
 )
 from scout_tui.github.api import GitHubError
 from scout_tui.model import Finding, RunResult, Section, TriageEntry
+from scout_tui.process import ProcessGroup
 from scout_tui.session import Session
 from scout_tui.state import Change, StateError
 from scout_tui.tui.collection import Collection
+from scout_tui.tui.edit_document import BadDocument, finding_document, parse_document
 from scout_tui.tui.keys import ACTIONS, binding
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
@@ -54,12 +60,13 @@ from scout_tui.tui.screens.publish import (
     PublishProgress,
     PublishProposal,
 )
+from scout_tui.tui.screens.repro import ConfirmRepro
 from scout_tui.tui.view import Filter, Row, reviewed_count, rows_of, sections
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.detail_pane import DetailPane
 from scout_tui.tui.widgets.diff_pane import DiffPane
 from scout_tui.tui.widgets.findings_tree import FindingsTree
-from scout_tui.tui.widgets.log_pane import LogPane
+from scout_tui.tui.widgets.log_pane import REPRO_LINES, LogPane, ReproRun
 from scout_tui.tui.widgets.status_line import StatusLine
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
@@ -98,6 +105,11 @@ class ScoutApp(App[int]):
         said: str
         severity: str = "information"
         select: str | None = None
+
+    @dataclass
+    class ReproEnded(Message):
+        returncode: int
+        stopped: bool
 
     @dataclass
     class Opened(Message):
@@ -150,6 +162,10 @@ class ScoutApp(App[int]):
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self.pending_decisions = 0
         self._panes_timer: Timer | None = None
+        self.repro: ReproRun | None = None  # the last repro run from the console
+        self._repro_group: ProcessGroup | None = None
+        self._repro_lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self._repro_timer: Timer | None = None
         self._last_highlight = 0.0
         self._live_dirty = False
         self._experiment = session.experiment
@@ -318,7 +334,12 @@ class ScoutApp(App[int]):
         finding = row.finding if row else None
         diff, log = self.query_one(DiffPane), self.query_one(LogPane)
         diff.display = diff.show(finding) or self.zoomed == "diff"
-        log.display = log.show(finding, self._experiment) or self.zoomed == "log"
+        run = self.repro if finding and self.repro and (
+            self.repro.fingerprint == finding.fingerprint) else None  # fmt: skip
+        log.show_run(run)
+        kept = self.session.log_file(finding)
+        log.display = log.show(finding, self._experiment, kept is not None) \
+            or run is not None or self.zoomed == "log"  # fmt: skip
 
     @on(FindingsTree.FindingHighlighted)
     def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
@@ -437,16 +458,16 @@ class ScoutApp(App[int]):
             self._edit(self._current(message.cursor))
             return
         elif action == "edit_external":
-            self.notify("$EDITOR editing comes with the next release; `e` edits here",
-                        timeout=3)  # fmt: skip
+            self._edit_external(self._current(message.cursor))
             return
         elif action == "copy_repro":
             self._copy_repro(finding or findings[0])
             return
         elif action == "run_repro":
-            repro = (finding or findings[0]).evidence.repro
-            self.notify(f"run it in a shell on the GPU box: {repro}" if repro
-                        else "this finding has no repro command", timeout=6)  # fmt: skip
+            self._run_repro(finding or findings[0])
+            return
+        elif action == "open_log":
+            self._open_log(finding or findings[0])
             return
         elif action == "open_url":
             self._open_url(finding or findings[0])
@@ -504,15 +525,147 @@ class ScoutApp(App[int]):
             self.notify("this finding has no link", severity="warning", timeout=2)
             return
         url = urls[0]
-        if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        if graphical_browser(os.environ, sys.platform):
             self.run_worker(lambda: webbrowser.open(url), thread=True)
             self.notify(f"opening {url}", timeout=3)
         else:  # over SSH: no browser here; the URL to the reviewer's own clipboard
             self.copy_to_clipboard(url)
-            self.notify(f"no display: copied {url}", timeout=6)
+            self.notify(f"no display: copied (OSC 52) {url}", timeout=8)
+
+    # -- $EDITOR ----------------------------------------------------------------------------
+    def _edit_external(self, finding: Finding | None) -> None:
+        if finding is None:
+            return
+        original = next(f for f in self.findings if f.fingerprint == finding.fingerprint)
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        handle, name = tempfile.mkstemp(prefix="scout-finding-", suffix=".md")
+        path = Path(name)
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(finding_document(finding))
+        try:
+            code = self._run_editor([*shlex.split(editor), str(path)])
+        except (OSError, ValueError) as exc:
+            path.unlink(missing_ok=True)
+            self.notify(f"cannot start the editor {editor!r}: {exc}", severity="error",
+                        timeout=8)  # fmt: skip
+            return
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            edited = parse_document(text)
+        except BadDocument as exc:  # the text is kept: nothing typed is lost
+            self.notify(f"not recorded — {exc}; your text is kept in {path}", severity="error",
+                        timeout=12)  # fmt: skip
+            return
+        path.unlink(missing_ok=True)
+        if code != 0:
+            self.notify(f"the editor exited with status {code}: nothing recorded",
+                        severity="warning", timeout=6)  # fmt: skip
+        elif edited is None:
+            self.notify("the file was emptied: edit cancelled", timeout=3)
+        elif (edited.title, edited.priority, edited.body) == (
+                finding.title, finding.priority, finding.body.strip()):  # fmt: skip
+            self.notify("nothing changed", timeout=2)
+        else:
+            self._decide(lambda: self.session.edit(
+                original, title=edited.title, body=edited.body, priority=edited.priority,
+                set_priority=edited.priority != finding.priority,
+            ), "edited", select=finding.fingerprint)  # fmt: skip
+
+    def _run_editor(self, command: list[str]) -> int:
+        try:
+            with self.suspend():  # the editor gets the terminal; the console comes back after
+                return subprocess.call(command)
+        except SuspendNotSupported:  # headless (tests): an editor that needs no terminal
+            return subprocess.call(command, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL)  # fmt: skip
+
+    # -- the repro ----------------------------------------------------------------------------
+    def _run_repro(self, finding: Finding) -> None:
+        if self._repro_group is not None:
+            self.notify("stopping the repro and everything it started…", timeout=3)
+            self.run_worker(self._repro_group.stop, thread=True, group="repro-stop")
+            return
+        command = finding.evidence.repro
+        if not command:
+            self.notify("this finding has no repro command", severity="warning", timeout=2)
+            return
+        workdir = self.session.workdir()
+        if workdir is None:
+            self.notify("this run was collected on another machine (a bundle): its checkout "
+                        "is not here — c copies the command", severity="warning",
+                        timeout=8)  # fmt: skip
+            return
+
+        def answered(run: bool | None) -> None:
+            if run:
+                self._start_repro(finding, command, workdir)
+
+        self.push_screen(ConfirmRepro(command, str(workdir)), answered)
+
+    def _start_repro(self, finding: Finding, command: str, workdir: Path) -> None:
+        try:
+            group = ProcessGroup(command, workdir)
+        except OSError as exc:
+            self.notify(f"cannot start the repro: {exc}", severity="error", timeout=8)
+            return
+        self._repro_group = group
+        self.repro = ReproRun(finding.fingerprint, command)
+        self._repro_timer = self.set_interval(0.1, self._drain_repro)
+        self._read_repro(group)
+        self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
+
+    @work(thread=True, group="repro", exit_on_error=False)
+    def _read_repro(self, group: ProcessGroup) -> None:
+        # Lines go through a queue the app drains ten times a second: a chatty training
+        # run must not flood the event loop with a message per line.
+        for line in group.lines():
+            self._repro_lines.put(line)
+        self.post_message(self.ReproEnded(group.wait(), group.cancelled))
+
+    def _drain_repro(self) -> None:
+        run = self.repro
+        lines: list[str] = []
+        while True:
+            try:
+                lines.append(self._repro_lines.get_nowait())
+            except queue.Empty:
+                break
+        if run is None or not lines:
+            return
+        run.lines = (run.lines + lines)[-REPRO_LINES:]
+        if self.query_one(FindingsTree).cursor_fingerprint == run.fingerprint:
+            self.query_one(LogPane).append_run_output(run, lines)
+
+    def on_scout_app_repro_ended(self, message: ReproEnded) -> None:
+        self._drain_repro()
+        if self._repro_timer is not None:
+            self._repro_timer.stop()
+        self._repro_group = None
+        if self.repro is not None:
+            self.repro.running, self.repro.returncode = False, message.returncode
+            self.repro.stopped = message.stopped
+            said = "stopped" if message.stopped else f"ended: exit status {message.returncode}"
+            self.notify(f"repro {said}", severity="information" if message.returncode == 0
+                        else "warning", timeout=5)  # fmt: skip
+        self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
+
+    # -- the whole log --------------------------------------------------------------------------
+    def _open_log(self, finding: Finding) -> None:
+        kept = self.session.log_file(finding)
+        if kept is None:
+            self.notify("no CI log kept for this finding", severity="warning", timeout=3)
+            return
+        from scout_tui.tui.screens.log_viewer import LogViewer
+
+        self.push_screen(LogViewer(kept.path, experiment=self._experiment, title=finding.title,
+                                   root_offset=kept.root_offset))  # fmt: skip
 
     # -- collection ---------------------------------------------------------------------------
     def action_rerun(self) -> None:
+        if self.session.bundle is not None:
+            self.notify(f"{self.session.bundle_path.name} is a bundle, collected elsewhere: "
+                        "collect on its checkout", severity="warning", timeout=5)  # fmt: skip
+            return
         if self.collection is not None:
             self.collection.cancel()
             self.notify("cancelling the collection…", timeout=2)
@@ -793,7 +946,22 @@ class ScoutApp(App[int]):
         # jobs already queued (each one is a committed transaction or nothing).
         if self.collection is not None:
             self.collection.kill()
+        if self._repro_group is not None:  # nothing the console started keeps a GPU
+            self._repro_group.stop(grace=2)
         self._jobs.put(None)
+
+
+TEXT_BROWSERS = {"lynx", "w3m", "links", "elinks", "www-browser"}
+
+
+def graphical_browser(env: Mapping[str, str], platform: str) -> bool:
+    """Whether `o` may start a browser: a display (X, Wayland, a Mac or Windows desktop)
+    and not a text browser, which would draw over the console."""
+    if env.get("BROWSER", "").split(os.pathsep)[0].rsplit("/", 1)[-1] in TEXT_BROWSERS:
+        return False
+    if platform in ("darwin", "win32"):
+        return not env.get("SSH_CONNECTION")
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def _settle_memory() -> None:

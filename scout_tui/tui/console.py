@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import gc
 import sys
+from pathlib import Path
 
 from scout_tui.errors import EXIT_OK
 from scout_tui.session import Session, SessionOptions
 
 
-def run_console(options: SessionOptions, demo: bool = False) -> int:
+def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None = None) -> int:
     warnings: list[str] = []
-    session = Session(options, warn=warnings.append)
+    session = (Session.of_bundle(bundle, options, warn=warnings.append) if bundle is not None
+               else Session(options, warn=warnings.append))  # fmt: skip
     from scout_tui.tui.app import ScoutApp  # Textual loads only for the console
 
     app = ScoutApp(session, demo=demo, load_cached=True)

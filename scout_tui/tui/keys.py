@@ -37,9 +37,12 @@ ACTIONS: dict[str, Action] = {a.id: a for a in (
     Action("redo", "U", "Redo", "redo what undo undid", show=False),
     Action("copy_repro", "c", "Copy repro", "copy the repro command (OSC 52: works over SSH)",
            show=False),
-    Action("run_repro", "r", "Run repro", "run the repro command, output in the log pane",
+    Action("run_repro", "r", "Run repro", "run the repro here (asks first; r again stops it "
+           "and its workers), output in the log pane",
            show=False),
     Action("open_url", "o", "Open URL", "open the finding's link (copied when no display)",
+           show=False),
+    Action("open_log", "l", "Log", "the whole CI log: search it, jump between failures",
            show=False),
     Action("filter", "slash", "Filter", "filter: words, and p0 p1 p2 new carried dropped "
            "unreviewed"),

@@ -18,7 +18,7 @@ from scout_tui.tui.keys import binding
 from scout_tui.tui.view import Row, SectionView
 
 TRIAGE_ACTIONS = ("accept", "demote", "promote", "drop", "merge", "edit", "edit_external",
-                  "copy_repro", "run_repro", "open_url")  # fmt: skip
+                  "copy_repro", "run_repro", "open_url", "open_log")  # fmt: skip
 BADGE_STYLES = {"new": "bold green", "dropped": "red", "accepted": "cyan", "demoted": "yellow",
                 "promoted": "magenta", "edited": "blue"}  # fmt: skip
 PRIORITY_STYLES = {Priority.P0: "bold red", Priority.P1: "yellow", Priority.P2: "cyan"}
@@ -286,6 +286,9 @@ class FindingsTree(Tree[NodeData]):
 
     def action_open_url(self) -> None:
         self._request("open_url")
+
+    def action_open_log(self) -> None:
+        self._request("open_log")
 
     def action_undo(self) -> None:
         self._request("undo")

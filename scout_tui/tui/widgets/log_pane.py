@@ -4,13 +4,37 @@ that ignore OSC 52)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.widgets import Static, TextArea
+from textual.widgets import Log, Static, TextArea
 
 from scout_tui.model import Finding
+
+REPRO_LINES = 5000  # the output kept on screen: the end of a long run is what matters
+
+
+@dataclass
+class ReproRun:
+    """A repro started from the console: its command, output so far and how it ended."""
+
+    fingerprint: str
+    command: str
+    lines: list[str] = field(default_factory=list)
+    running: bool = True
+    returncode: int | None = None
+    stopped: bool = False
+
+    def status_line(self) -> str:
+        if self.running:
+            return f"$ {self.command}\nrunning… (r stops it and its workers)"
+        if self.stopped:
+            return f"$ {self.command}\nstopped (its whole process group)"
+        return f"$ {self.command}\nexit status {self.returncode}"
+
 
 CLASSES = ("recurring", "intermittent", "new failure", "no recent success")
 
@@ -51,11 +75,32 @@ class LogPane(VerticalScroll, can_focus=True):
     shown: Group | None = None  # what the pane shows above the repro command
 
     def compose(self):
+        yield Static(id="repro-status")
+        yield Log(id="repro-output", max_lines=REPRO_LINES, auto_scroll=True)
         yield Static(id="log-body")
         yield TextArea("", read_only=True, id="repro", show_line_numbers=False)
 
-    def show(self, finding: Finding | None, experiment: str) -> bool:
-        """True when the finding has log evidence (the pane is shown only then)."""
+    def on_mount(self) -> None:
+        self.show_run(None)
+
+    def show_run(self, run: ReproRun | None) -> None:
+        """A repro's output above the evidence, for the finding it was run for."""
+        status, output = self.query_one("#repro-status", Static), self.query_one(Log)
+        status.display = output.display = run is not None
+        if run is None:
+            return
+        status.update(Text(run.status_line(), style="bold" if run.running else "bold red"
+                           if run.returncode else "bold green"))  # fmt: skip
+        output.clear()
+        output.write_lines(run.lines)
+
+    def append_run_output(self, run: ReproRun, lines: list[str]) -> None:
+        self.query_one(Log).write_lines(lines)
+        self.query_one("#repro-status", Static).update(Text(run.status_line(), style="bold"))
+
+    def show(self, finding: Finding | None, experiment: str, log: bool = False) -> bool:
+        """True when the finding has log evidence (the pane is shown only then). `log`: the
+        whole CI log is kept here (l opens it)."""
         evidence = finding.evidence if finding is not None else None
         if finding is None or evidence is None or not (
             evidence.traceback or evidence.repro or evidence.regression or evidence.error
@@ -74,10 +119,13 @@ class LogPane(VerticalScroll, can_focus=True):
             parts.append(table)
         if evidence.compare_url:
             parts.append(Text(evidence.compare_url, style="underline"))
+        if log:
+            parts.append(Text("l opens the whole log (search, jump between failures)",
+                              style="dim"))  # fmt: skip
         if evidence.repro:
-            parts.append(Text("Repro (c copies it):", style="bold"))
+            parts.append(Text("Repro (c copies it, r runs it):", style="bold"))
         self.shown = Group(*parts)
-        self.query_one(Static).update(self.shown)
+        self.query_one("#log-body", Static).update(self.shown)
         repro = self.query_one(TextArea)
         repro.display = bool(evidence.repro)
         repro.load_text(evidence.repro or "")

@@ -1,0 +1,93 @@
+"""A command run in a process group of its own, its output read line by line, and stopped
+as a whole.
+
+A repro is `NGPU=8 ./run_train.sh …`: a shell that starts torchrun, which starts one worker
+per GPU. Those workers are grandchildren of ours: terminating the shell alone leaves them
+running on the GPUs. So the command leads a new session (its own process group), and
+stopping it signals the whole group: SIGTERM, then SIGKILL for what is still alive after a
+grace period.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+GRACE = 5.0  # seconds between SIGTERM and SIGKILL: torchrun forwards SIGTERM to its workers
+
+
+class ProcessGroup:
+    def __init__(self, command: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+        environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        self.command = command
+        self.process = subprocess.Popen(
+            command, shell=True, cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        self.pgid = self.process.pid  # the session leader's pid is the group's id
+        self.cancelled = False
+        self._lock = threading.Lock()
+
+    def lines(self) -> Iterator[str]:
+        """The output (stdout and stderr together) as it comes, until the command ends."""
+        assert self.process.stdout is not None
+        for raw in iter(self.process.stdout.readline, b""):
+            yield raw.decode("utf-8", "replace").rstrip("\r\n")
+        self.process.stdout.close()
+
+    def wait(self) -> int:
+        return self.process.wait()
+
+    def stop(self, grace: float = GRACE) -> None:
+        """Stop the command and everything it started: the whole group, SIGTERM first."""
+        with self._lock:
+            self.cancelled = True
+            if not self._signal(signal.SIGTERM):
+                return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if not self.alive():
+                return
+            time.sleep(0.05)
+        self._signal(signal.SIGKILL)
+
+    def alive(self) -> bool:
+        """Whether any process of the group is still running (the leader may have exited
+        before its children)."""
+        self.process.poll()
+        try:
+            os.killpg(self.pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return _group_has_runners(self.pgid)
+
+    def _signal(self, signum: int) -> bool:
+        try:
+            os.killpg(self.pgid, signum)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def _group_has_runners(pgid: int) -> bool:
+    """Zombies (exited, not yet reaped by their new parent) answer killpg but run nothing."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True  # no /proc to ask: assume the worst
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp …: comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False

@@ -1,0 +1,47 @@
+"""Before a repro runs: what it will start, where, on how many GPUs. It may take every GPU
+of the box, so it is asked, never assumed."""
+
+from __future__ import annotations
+
+import re
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+_NGPU = re.compile(r"(?:^|\s)NGPU=(\d+)")
+
+
+def gpus_asked(command: str) -> str:
+    found = _NGPU.search(command)
+    return f"{found.group(1)} GPU(s)" if found else "as many GPUs as its script defaults to"
+
+
+class ConfirmRepro(ModalScreen[bool]):
+    BINDINGS = [
+        Binding("y,enter", "run", "Run", id="repro_run"),
+        Binding("n,escape", "cancel", "Cancel", id="repro_cancel"),
+    ]
+
+    def __init__(self, command: str, cwd: str) -> None:
+        super().__init__()
+        self.command, self.cwd = command, cwd
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label("Run this repro here?", classes="dialog-title")
+            yield Static(f"$ {self.command}", id="repro-command")
+            yield Label(f"in {self.cwd}")
+            yield Label(f"It starts {gpus_asked(self.command)} on this machine, and may "
+                        "take every GPU it has.")  # fmt: skip
+            yield Label("Output streams into the log pane; r stops it (the whole process "
+                        "group: torchrun's workers too).")  # fmt: skip
+            yield Label("y/enter runs · n/escape cancels")
+
+    def action_run(self) -> None:
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
