@@ -103,7 +103,7 @@ class TestFailure:
     root_rule: str | None = None  # how the root cause was picked, said with it
     traceback: str | None = None
     root_offset: int | None = None  # where in the log the root cause's traceback starts
-    log: str | None = None  # the log file it was read from, when it was a file
+    log: str | None = field(default=None, compare=False)  # the file it was read from, if one
 
 
 @dataclass

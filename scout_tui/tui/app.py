@@ -467,7 +467,7 @@ class ScoutApp(App[int]):
             self._run_repro(finding or findings[0])
             return
         elif action == "open_log":
-            self._open_log(finding or findings[0])
+            self._open_log(self._current(message.cursor) or findings[0])
             return
         elif action == "open_url":
             self._open_url(finding or findings[0])

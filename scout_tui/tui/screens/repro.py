@@ -33,11 +33,11 @@ class ConfirmRepro(ModalScreen[bool]):
         with Vertical(classes="dialog wide"):
             yield Label("Run this repro here?", classes="dialog-title")
             yield Static(f"$ {self.command}", id="repro-command")
-            yield Label(f"in {self.cwd}")
-            yield Label(f"It starts {gpus_asked(self.command)} on this machine, and may "
-                        "take every GPU it has.")  # fmt: skip
-            yield Label("Output streams into the log pane; r stops it (the whole process "
-                        "group: torchrun's workers too).")  # fmt: skip
+            yield Static(f"in {self.cwd}")
+            yield Static(f"It starts {gpus_asked(self.command)} on this machine, and may "
+                         "take every GPU it has.")  # fmt: skip
+            yield Static("Output streams into the log pane; r stops it (the whole process "
+                         "group: torchrun's workers too).")  # fmt: skip
             yield Label("y/enter runs · n/escape cancels")
 
     def action_run(self) -> None:
