@@ -37,10 +37,11 @@ def console(demo: RunningDemo, state: Path, **changes) -> ScoutApp:
 
 
 async def settle(pilot, app: ScoutApp, seconds: float = 0.05) -> None:
-    """Until the decisions worker has nothing queued and the screen is idle."""
+    """Until the decisions worker has nothing queued, GitHub's check has answered (it starts
+    once the findings are on screen) and the screen is idle."""
     for _ in range(200):
         await pilot.pause(seconds)
-        if app.pending_decisions == 0 and app.collection is None:
+        if app.pending_decisions == 0 and app.collection is None and app.github_ok is not None:
             break
     await pilot.pause(seconds)
 

@@ -171,6 +171,15 @@ class ScoutApp(App[int]):
         self._experiment = session.experiment
         self.set_keymap(dict(session.config.keys))
 
+    # The main screen's actions: not from a screen above it (the log viewer, a modal).
+    MAIN_SCREEN_ACTIONS = frozenset({"filter", "preview", "publish", "rerun", "zoom", "help",
+                                     "unzoom_or_clear"})  # fmt: skip
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        return True
+
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
