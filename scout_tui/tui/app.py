@@ -176,9 +176,7 @@ class ScoutApp(App[int]):
                                      "unzoom_or_clear"})  # fmt: skip
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in self.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
-            return False
-        return True
+        return not (action in self.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1)
 
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
