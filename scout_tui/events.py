@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
 
-from scout_tui.model import Checkout, CollectorState, Finding, RunResult
+from scout_tui.model import Checkout, CollectorState, ConfigWarning, Finding, RunResult
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,14 @@ class RunWarning:
 
 
 @dataclass(frozen=True)
+class ConfigWarned:
+    """A collector found scout.toml naming something the repository no longer has."""
+
+    warning: ConfigWarning
+    event: Literal["config_warning"] = "config_warning"
+
+
+@dataclass(frozen=True)
 class RunFinished:
     result: RunResult
     event: Literal["run_finished"] = "run_finished"
@@ -74,7 +82,7 @@ class RunFinished:
 
 Event = (
     RunStarted | CollectorStarted | Progress | FindingFound | CollectorFinished | RunWarning
-    | RunFinished
+    | ConfigWarned | RunFinished
 )  # fmt: skip
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Annotated[Event, Field(discriminator="event")])
 

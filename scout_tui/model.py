@@ -203,6 +203,19 @@ class TriageEntry(_Model):
     updated: datetime | None = None
 
 
+class ConfigWarning(_Model):
+    """Something in scout.toml that no longer matches the repository: scout's own health,
+    said to the person who keeps scout.toml — never a finding of the project's report."""
+
+    collector: str
+    subject: str = Field(description="What scout.toml names, as it names it.")
+    message: str = Field(description="One line: what is wrong, since when, what to do.")
+    moved_to: str | None = Field(
+        default=None, description="Its new home, when certain (scout followed it today)."
+    )
+    commit: str | None = Field(default=None, description="The commit that moved or removed it.")
+
+
 class RunResult(_Model):
     """One collection run: the `--json` interface and what the cache keeps per day."""
 
@@ -231,6 +244,10 @@ class RunResult(_Model):
     cancelled: bool = Field(default=False, description="Stopped before every collector ended.")
     config_digest: str | None = Field(
         default=None, description="Of the configuration the run was made with."
+    )
+    config_warnings: list[ConfigWarning] = Field(
+        default_factory=list,
+        description="scout.toml's own problems: configured things that no longer exist.",
     )
 
     @property

@@ -18,6 +18,7 @@ from scout_tui.config import Config, ConfigError
 from scout_tui.errors import UsageError
 from scout_tui.events import (
     CollectorFinished,
+    ConfigWarned,
     Event,
     FindingFound,
     RunFinished,
@@ -25,7 +26,15 @@ from scout_tui.events import (
     RunWarning,
 )
 from scout_tui.github.api import GitHub, GitHubError, board_item_url
-from scout_tui.model import BoardRef, CollectorState, Finding, PriorReport, RunResult, Section
+from scout_tui.model import (
+    BoardRef,
+    CollectorState,
+    ConfigWarning,
+    Finding,
+    PriorReport,
+    RunResult,
+    Section,
+)
 from scout_tui.report.board import board_index, normalized_title
 from scout_tui.report.parse import is_report, parse_report
 from scout_tui.report.reconcile import reconcile
@@ -48,6 +57,9 @@ class RunOptions:
 
 
 RECONCILE_KINDS = {"resolved"}  # made by reconcile, not by a collector, and configurable
+# Kinds scout made once and says otherwise now (a rule for one is accepted, and unused):
+# surface_not_found is a configuration warning of scout.toml's, not a project finding.
+RETIRED_KINDS = {"surface_not_found"}
 BOARD_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD, Section.CI_FAILURES}
 
 
@@ -96,7 +108,8 @@ def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
 
 def check_rule_kinds(config: Config) -> None:
     """A rule for a kind no collector makes is a typo, said at once (not silently unused)."""
-    known = {kind for cls in registered().values() for kind in cls.kinds} | RECONCILE_KINDS
+    known = {kind for cls in registered().values() for kind in cls.kinds} | RECONCILE_KINDS \
+        | RETIRED_KINDS  # fmt: skip
     unknown = sorted(set(config.rules) - known)
     if unknown:
         raise ConfigError(f"{config.source}: [rules.{unknown[0]}] is for no kind of finding "
@@ -251,10 +264,13 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
     for warning in prepared.warnings:
         yield RunWarning(warning)
     findings: list[Finding] = []
+    config_warnings: list[ConfigWarning] = []
     states: dict[str, CollectorState] = {}
     for event in stream(ctx, collectors, options.processes):
         if isinstance(event, FindingFound):
             findings.append(event.finding)
+        elif isinstance(event, ConfigWarned):
+            config_warnings.append(event.warning)
         elif isinstance(event, CollectorFinished):
             states[event.state.name] = event.state
         yield event
@@ -297,6 +313,8 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             only=[cls.name for cls in collectors] if options.only else None,
             config_digest=config_digest(options.config),
             cancelled=any(state.state == "cancelled" for state in ordered_states),
+            config_warnings=sorted(config_warnings, key=lambda w: (
+                rank.get(w.collector, len(rank)), w.subject)),
         )
     )
 

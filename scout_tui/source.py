@@ -15,9 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import git
 
+from scout_tui.analysis import pyast
 from scout_tui.analysis.blame import Origin, Stopped, replay
 from scout_tui.errors import Cancelled
 from scout_tui.model import Checkout
@@ -38,6 +40,27 @@ class CommitInfo:
     author: str
     date: datetime
     files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What became of a file or a definition that is not where scout.toml says it is."""
+
+    kind: Literal["moved", "removed", "never"]
+    commit: CommitInfo | None = None  # the commit that moved or removed it
+    moved_to: str | None = None  # its one new home, when there is exactly one
+
+
+_LOG_FORMAT = "--format=%x1e%H%x1f%an%x1f%ct%x1f%s"
+
+
+def _commits(out: str) -> list[CommitInfo]:
+    found = []
+    for record in out.split("\x1e")[1:]:
+        header = record.partition("\n")[0]
+        sha, author, stamp, summary = header.split("\x1f", 3)
+        found.append(CommitInfo(sha, summary, author, datetime.fromtimestamp(int(stamp), UTC), ()))
+    return found
 
 
 class SourceTree:
@@ -300,11 +323,66 @@ class SourceTree:
             found = commit
         return found
 
+    def path_fate(self, path: str, head: str) -> Fate:
+        """A file missing at `head`: moved (git's rename detection, in the commit that
+        removed it), removed, or never in the history of `head`."""
+        with self._lock:
+            out = self.repo.git.log("--diff-filter=D", _LOG_FORMAT, "-1", head, "--", path)
+        gone = _commits(out)
+        if not gone:
+            return Fate("never")
+        with self._lock:
+            status = self.repo.git.show("-M", "--name-status", "--format=", gone[0].sha)
+        for line in status.splitlines():
+            fields = line.split("\t")
+            if len(fields) == 3 and fields[0].startswith("R") and fields[1] == path:
+                return Fate("moved", gone[0], fields[2])
+        return Fate("removed", gone[0])
+
+    def definition_fate(self, path: str, qualname: str, head: str) -> Fate:
+        """A class or function missing from `path` at `head` (the file is there): the last
+        commit that changed how often the file defines it (git's pickaxe), and where it is
+        defined now when exactly one file of `head` does."""
+        outer, _, _ = qualname.partition(".")
+        name = qualname.rsplit(".", 1)[-1]
+        missing_outer = pyast_defines(self.parse_at(head, path), outer) is False
+        needle = f"class {outer}" if missing_outer else f"def {name}"
+        with self._lock:
+            out = self.repo.git.log("-S", needle, _LOG_FORMAT, "-1", head, "--", path)
+        changed = _commits(out)
+        if not changed:
+            return Fate("never")
+        homes = self.definitions(qualname, head, exclude=path)
+        if len(homes) == 1:
+            return Fate("moved", changed[0], homes[0])
+        return Fate("removed", changed[0])
+
+    def definitions(self, qualname: str, head: str, exclude: str = "") -> list[str]:
+        """The Python files of `head` that define `qualname` (`Class.method`, `function`)."""
+        outer = qualname.partition(".")[0]
+        with self._lock:
+            try:
+                out = self.repo.git.grep("-l", "-E", rf"^\s*(async\s+)?(class|def)\s+{outer}\b",
+                                         head, "--", "*.py")  # fmt: skip
+            except git.GitCommandError:  # git grep exits 1 when nothing matches
+                return []
+        paths = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
+        return [p for p in paths if p != exclude
+                and pyast.find(self.parse_at(head, p), qualname) is not None]  # fmt: skip
+
     def subdirs_at(self, commit: str, directory: str) -> list[str]:
         """Names of the directories directly under `directory` at `commit`."""
         with self._lock:
             tree = self._tree_at(commit, directory)
             return sorted(child.name for child in tree.trees) if tree is not None else []
+
+
+def pyast_defines(module: ast.Module | None, name: str) -> bool | None:
+    """Whether the module defines `name` at its top level; None when it cannot be read."""
+    if module is None:
+        return None
+    return any(isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+               and node.name == name for node in module.body)  # fmt: skip
 
 
 def _covering_dirs(paths: list[str]) -> set[str]:

@@ -58,6 +58,10 @@ def test_a_bundle_is_one_gzip_json_document_with_the_run_and_its_log_excerpts(co
     assert ci["evidence"]["error"].split(":")[0] in excerpt["text"]
     assert DEMO_TOKEN.encode() not in gzip.decompress(raw)  # no secret travels
     assert f"scout open {base.joinpath('run.json.gz').name}" in done.stderr
+    # scout.toml's own problems: on stderr and in the bundle's run, apart from the findings.
+    assert done.stderr.count("scout: scout.toml: `[upstream.surfaces]`") == 3
+    assert len(run["config_warnings"]) == 3
+    assert not any(f["kind"] == "surface_not_found" for f in run["findings"])
 
 
 def test_open_headless_prints_the_bundles_report(collected, tmp_path):

@@ -187,3 +187,25 @@ def test_the_edit_document_round_trips_and_says_what_is_wrong(tmp_path):
         with pytest.raises(BadDocument, match=r".*") as raised:
             parse_document(text)
         assert said in str(raised.value)
+
+
+async def test_scout_toml_warnings_show_in_the_collectors_bar_never_in_the_report(tmp_path):
+    from scout_tui.tui.screens.preview import PreviewScreen
+    from scout_tui.tui.widgets.collectors_bar import CollectorsBar
+
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app)
+            warnings = app.run_result.config_warnings
+            assert len(warnings) == 3  # the shipped surfaces the demo's repository never had
+            bar = app.query_one(CollectorsBar).render().plain
+            assert bar.startswith("⚠ scout.toml: 3")  # first, so it shows at 80 columns
+            app._show_config_warnings()
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, PreviewScreen)
+            assert "never was in its history" in app.screen.markdown
+            await pilot.press("escape")
+            report = app.session.report_markdown(app.triaged_run())
+            assert "Fragile surface" not in report
+            assert not any(w.subject.split(" ", 1)[1] in report for w in warnings)

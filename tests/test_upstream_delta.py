@@ -51,8 +51,12 @@ def test_surfaces_on_the_sample(sample_world):
         "ParallelDims.build_mesh() signature",
     ]
     assert all(f.section is Section.ALL_CLEAR for f in found["surface_stable"])
-    missing = sorted(f.title for f in found["surface_not_found"])
-    assert len(missing) == 3 and "ExpertParallel._token_combine" in missing[0]
+    # Surfaces scout.toml names that the repository never had: scout.toml's problem, said
+    # as configuration warnings, never as findings of the report.
+    assert "surface_not_found" not in found
+    warned = sorted(w.subject for w in result.config_warnings)
+    assert len(warned) == 3 and "ExpertParallel._token_combine" in warned[0]
+    assert all("never was in its history" in w.message for w in result.config_warnings)
 
     (api,) = found["new_public_api"]
     assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
@@ -117,3 +121,67 @@ def test_compare_surface_cases():
     assert compare_surface(surface("fields", "C"), fields_old, function) == [
         "`C` is no longer a class"
     ]
+
+
+def _commit(repo, message: str, when: str) -> str:
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True, env=env)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+
+
+def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world, sample_world):
+    """scout.toml names surfaces where the code no longer is: a file renamed, a class moved
+    to another module, a method deleted. Each is one configuration warning naming the
+    commit; a certain new home is followed (its finding keeps its configured key); nothing
+    of it is a finding of the report."""
+    import subprocess
+
+    repo = fresh_world.repo
+    (repo / "torchtitan/models/moe").mkdir()
+    subprocess.run(["git", "mv", "torchtitan/models/common/moe.py",
+                    "torchtitan/models/moe/moe.py"], cwd=repo, check=True)  # fmt: skip
+    configs = repo / "torchtitan/config/configs.py"
+    tree = ast.parse(configs.read_text())
+    [compile_config] = [n for n in tree.body
+                        if isinstance(n, ast.ClassDef) and n.name == "CompileConfig"]  # fmt: skip
+    lines = configs.read_text().splitlines(keepends=True)
+    start = compile_config.lineno - 1 - len(compile_config.decorator_list)
+    moved = "from dataclasses import dataclass, field\n\n\n" + "".join(
+        lines[start : compile_config.end_lineno])  # fmt: skip
+    configs.write_text("".join(lines[:start] + lines[compile_config.end_lineno :])
+                       + "\nfrom torchtitan.config.compile import CompileConfig  # noqa\n")
+    (repo / "torchtitan/config/compile.py").write_text(moved)
+    dims = repo / "torchtitan/distributed/parallel_dims.py"
+    module = ast.parse(dims.read_text())
+    [klass] = [n for n in module.body if isinstance(n, ast.ClassDef)]
+    [build] = [n for n in klass.body if getattr(n, "name", "") == "build_mesh"]
+    text = dims.read_text().splitlines(keepends=True)
+    dims.write_text("".join(text[: build.lineno - 1] + text[build.end_lineno :]))
+    # Long before the window: at the baseline and at HEAD alike.
+    sha = _commit(repo, "Reorganise models and configs", "2026-10-01T12:00:00+00:00")
+
+    result = run_collector(fresh_world, "upstream_delta", TODAY)
+    assert result.collectors[0].state == "done", result.collectors[0].reason
+    found = by_kind(result)
+    warned = {w.subject.split(" ", 1)[1]: w for w in result.config_warnings}
+    moe = warned["torchtitan/models/common/moe.py::MoE.forward"]
+    assert moe.moved_to == "torchtitan/models/moe/moe.py::MoE.forward"
+    assert moe.commit == sha and "Reorganise models and configs" in moe.message
+    assert "Followed today" in moe.message
+    compile_ = warned["torchtitan/config/configs.py::CompileConfig"]
+    assert compile_.moved_to == "torchtitan/config/compile.py::CompileConfig"
+    mesh = warned["torchtitan/distributed/parallel_dims.py::ParallelDims.build_mesh"]
+    assert mesh.moved_to is None and mesh.commit == sha and "removed in" in mesh.message
+    # Followed: compared at the new home, under the key scout.toml gives (no "new" finding).
+    stable = {f.title: f for f in found["surface_stable"]}
+    assert "MoE.forward signature" in stable and "CompileConfig fields" in stable
+    untouched = run_collector(sample_world, "upstream_delta", TODAY).findings
+    assert stable["MoE.forward signature"].fingerprint == next(
+        f.fingerprint for f in untouched if f.title == "MoE.forward signature")
+    assert "surface_not_found" not in found
+    assert not any("build_mesh" in f.title for f in result.findings)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from scout_tui.config import Config, ConfigError, find_config, load_config
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, redact
-from scout_tui.events import CollectorFinished, Event, FindingFound, RunWarning
+from scout_tui.events import CollectorFinished, ConfigWarned, Event, FindingFound, RunWarning
 from scout_tui.model import RunResult
 from scout_tui.session import Session, SessionOptions
 
@@ -83,6 +83,8 @@ def progress(event: Event) -> None:
         print(f"  {state.title}: {detail}{seconds}", file=sys.stderr)
     elif isinstance(event, RunWarning):
         warn(event.message)
+    elif isinstance(event, ConfigWarned):
+        print(f"scout: scout.toml: {event.warning.message}", file=sys.stderr)
     elif isinstance(event, FindingFound) and os.environ.get("SCOUT_VERBOSE"):
         print(f"    + {event.finding.title}", file=sys.stderr)
 

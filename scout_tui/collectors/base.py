@@ -16,8 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from scout_tui.config import Config
-from scout_tui.events import CollectorFinished, CollectorStarted, Event, FindingFound, Progress
+from scout_tui.events import (
+    CollectorFinished,
+    CollectorStarted,
+    ConfigWarned,
+    Event,
+    FindingFound,
+    Progress,
+)
 from scout_tui.model import (
+    ConfigWarning,
     Evidence,
     FileRef,
     Finding,
@@ -113,7 +121,9 @@ class Collector(Protocol):
     # the same files and stay in one process; `cost` balances the processes.
     # shares: ClassVar[str]; cost: ClassVar[int]
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]: ...
+    # A ConfigWarning: scout.toml names something the repository no longer has (said apart
+    # from the findings; never in the report).
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]: ...
 
 
 _REGISTRY: dict[str, type[Collector]] = {}
@@ -154,5 +164,6 @@ def unmet_need(cls: type[Collector], ctx: CollectorContext) -> Unmet | None:
 
 
 __all__ = [
-    "CollectorFinished", "CollectorStarted", "Event", "FindingFound", "Progress", "Skipped",
+    "CollectorFinished", "CollectorStarted", "ConfigWarned", "Event", "FindingFound", "Progress",
+    "Skipped",
 ]  # fmt: skip

@@ -20,6 +20,7 @@ from scout_tui.collectors.base import (
     CollectorContext,
     CollectorFinished,
     CollectorStarted,
+    ConfigWarned,
     Event,
     FindingFound,
     Need,
@@ -28,7 +29,7 @@ from scout_tui.collectors.base import (
     unmet_need,
 )
 from scout_tui.errors import Cancelled, redact
-from scout_tui.model import CollectorState, Finding
+from scout_tui.model import CollectorState, ConfigWarning, Finding
 
 NETWORK_NEEDS = frozenset({Need.NETWORK, Need.GITHUB})
 HEAVY = 5  # cost (tenths of a second on torchtitan) from which a collector needs a core
@@ -75,6 +76,8 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
                 out.put(FindingFound(cls.name, produced))
             elif isinstance(produced, Progress):
                 out.put(produced)
+            elif isinstance(produced, ConfigWarning):
+                out.put(ConfigWarned(produced))
     except Cancelled:
         finish("cancelled")
         return

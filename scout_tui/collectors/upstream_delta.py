@@ -16,7 +16,7 @@ from scout_tui.analysis import pyast
 from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
 from scout_tui.config import Surface
 from scout_tui.markdown import code
-from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section
 from scout_tui.source import CommitInfo
 
 
@@ -129,8 +129,8 @@ class UpstreamDeltaCollector:
     shares, cost = "core", 7  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = (
-        "upstream_commits", "surface_changed", "surface_missing", "surface_not_found",
-        "surface_stable", "new_public_api", "new_constructor", "new_model",
+        "upstream_commits", "surface_changed", "surface_missing", "surface_stable",
+        "new_public_api", "new_constructor", "new_model",
     )  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
@@ -153,9 +153,7 @@ class UpstreamDeltaCollector:
                 evidence=Evidence(diff=ctx.source.diff_range(base, head, upstream.core_paths)),
             )  # fmt: skip
         for done, surface in enumerate(upstream.surfaces, 1):
-            finding = self._surface(ctx, surface, base, head, touched, commits)
-            if finding is not None:
-                yield finding
+            yield from self._surface(ctx, surface, base, head, touched, commits)
             yield Progress(self.name, done, len(upstream.surfaces), surface.name)
         yield from self._new_constructors(ctx, base, head, touched)
         yield from self._new_api(ctx, base, head, touched)
@@ -169,9 +167,8 @@ class UpstreamDeltaCollector:
         head: str,
         touched: set[str],
         commits: list[CommitInfo],
-    ) -> Finding | None:
+    ) -> Iterator[Finding | ConfigWarning]:
         key = (surface.target,)
-        ref = [FileRef(path=surface.path)]
         new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
         old = (
             pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname)
@@ -179,14 +176,59 @@ class UpstreamDeltaCollector:
             else new
         )
         if new is None and old is None:
-            return ctx.finding(
-                self.name, "surface_not_found", key,
-                f"Fragile surface {code(surface.target)} not found",
-                f"Neither the baseline nor HEAD has {code(surface.qualname)} in "
-                f"{code(surface.path)}: it moved or was renamed before the window. "
-                "Point `[upstream.surfaces]` in scout.toml at its new home.",
-                files=ref,
-            )  # fmt: skip
+            # Not in the window's doing: scout.toml points where the code no longer is.
+            warning, home = self._misplaced(ctx, surface, head)
+            yield warning
+            if home is None:
+                return
+            surface, followed = home, surface  # followed, under its configured key
+            new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
+            old = pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname) or \
+                pyast.find(ctx.source.parse_at(base, followed.path), followed.qualname)  # fmt: skip
+            touched = touched | {surface.path}
+        finding = self._compared(ctx, surface, key, base, head, new, old, commits)
+        if finding is not None:
+            yield finding
+
+    def _misplaced(self, ctx: CollectorContext, surface: Surface,
+                   head: str) -> tuple[ConfigWarning, Surface | None]:  # fmt: skip
+        """Why a configured surface is not where scout.toml says, and its new home when
+        certain (then followed today)."""
+        source = ctx.source
+        where = f"`[upstream.surfaces]` {surface.target}"
+        if source.read_at(head, surface.path) is None:
+            fate = source.path_fate(surface.path, head)
+            home = None
+            if fate.kind == "moved" and fate.moved_to and pyast.find(
+                source.parse_at(head, fate.moved_to), surface.qualname
+            ) is not None:
+                home = surface.model_copy(update={"target": f"{fate.moved_to}::{surface.qualname}"})
+            what = f"{surface.path} does not exist"
+        else:
+            fate = source.definition_fate(surface.path, surface.qualname, head)
+            home = surface.model_copy(update={"target": f"{fate.moved_to}::{surface.qualname}"}) \
+                if fate.kind == "moved" and fate.moved_to else None  # fmt: skip
+            what = f"{surface.qualname} is not in {surface.path}"
+        commit = fate.commit
+        when = (f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})"
+                if commit else "")  # fmt: skip
+        if home is not None:
+            said = (f"{where}: {what}; it moved to {home.target} in {when}. Followed today; "
+                    f"point scout.toml at {home.target}.")  # fmt: skip
+        elif fate.kind == "never":
+            said = (f"{where}: {what}, and never was in its history: a typo, or a name from "
+                    "another branch? Fix or remove it in scout.toml.")  # fmt: skip
+        else:
+            said = (f"{where}: {what}; removed in {when}, with no single new home. Point "
+                    "scout.toml at what replaced it, or remove it.")  # fmt: skip
+        return ConfigWarning(collector=self.name, subject=where, message=said,
+                             moved_to=home.target if home else None,
+                             commit=commit.sha if commit else None), home  # fmt: skip
+
+    def _compared(self, ctx: CollectorContext, surface: Surface, key: tuple[str, ...],
+                  base: str, head: str, new: ast.AST | None, old: ast.AST | None,
+                  commits: list[CommitInfo]) -> Finding | None:  # fmt: skip
+        ref = [FileRef(path=surface.path)]
         if new is None:
             return ctx.finding(
                 self.name, "surface_missing", key,

@@ -37,6 +37,7 @@ from scout_tui.errors import ScoutError, redact
 from scout_tui.events import (
     CollectorFinished,
     CollectorStarted,
+    ConfigWarned,
     Event,
     FindingFound,
     Progress,
@@ -230,7 +231,9 @@ class ScoutApp(App[int]):
         if message.run is not None and self.run_result is None:
             self.run_result = message.run
         if self.run_result is not None:
-            self.query_one(CollectorsBar).set_states(self.run_result.collectors)
+            bar = self.query_one(CollectorsBar)
+            bar.set_states(self.run_result.collectors)
+            bar.set_warnings(self.run_result.config_warnings)
             status.collected_at = self.run_result.collected_at
         self._apply_entries(message.entries)
         if message.error:
@@ -699,6 +702,7 @@ class ScoutApp(App[int]):
         bar = self.query_one(CollectorsBar)
         if isinstance(event, RunStarted):
             bar.set_states(event.collectors)
+            bar.set_warnings([])
             if self.run_result is None:
                 self._show()
         elif isinstance(event, CollectorStarted):
@@ -714,11 +718,14 @@ class ScoutApp(App[int]):
             bar.update_state(event.state)
         elif isinstance(event, RunWarning):
             self.notify(event.message, severity="warning", timeout=6)
+        elif isinstance(event, ConfigWarned):
+            bar.warned(event.warning)
         elif isinstance(event, RunFinished):
             # The reconciled sections replace the live ones; the cursor keeps its finding.
             self.run_result = event.result
             self.query_one(StatusLine).collected_at = event.result.collected_at
             bar.set_states(event.result.collectors)
+            bar.set_warnings(event.result.config_warnings)
             self._show()
 
     def _refresh_live(self) -> None:
@@ -944,6 +951,16 @@ class ScoutApp(App[int]):
             target = tree if hasattr(tree, f"action_{action.id}") else self
             yield SystemCommand(action.id.replace("_", " ").capitalize(), action.help,
                                 lambda t=target, a=action.id: t.run_action(a))  # fmt: skip
+        yield SystemCommand("Warnings of scout.toml", "what scout.toml names that the "
+                            "repository no longer has, and where it went",
+                            self._show_config_warnings)  # fmt: skip
+
+    def _show_config_warnings(self) -> None:
+        warnings = self.query_one(CollectorsBar).warnings
+        text = "\n".join(f"- **{w.collector}**: {w.message}" for w in warnings) or \
+            "scout.toml matches the repository: nothing to say."  # fmt: skip
+        self.push_screen(PreviewScreen(text, "scout.toml: configured things the repository "
+                                       "no longer has (not findings: never published)"))
 
     async def action_quit(self) -> None:
         self.exit(0)

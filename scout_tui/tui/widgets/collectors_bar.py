@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from scout_tui.model import CollectorState
+from scout_tui.model import CollectorState, ConfigWarning
 
 SYMBOLS = {
     "pending": ("·", "dim"), "running": ("⟳", "yellow"), "done": ("✓", "green"),
@@ -14,8 +14,11 @@ SYMBOLS = {
 }  # fmt: skip
 
 
-def collector_text(states: list[CollectorState], progress: dict[str, str]) -> Text:
+def collector_text(states: list[CollectorState], progress: dict[str, str],
+                   warnings: int = 0) -> Text:  # fmt: skip
     text = Text()
+    if warnings:  # first: it must show at 80 columns, however many collectors follow
+        text.append(f"⚠ scout.toml: {warnings} (ctrl+p warnings)", style="bold yellow")
     for state in states:
         symbol, style = SYMBOLS[state.state]
         if text:
@@ -35,6 +38,15 @@ class CollectorsBar(Static):
         super().__init__(**kwargs)
         self.states: list[CollectorState] = []
         self.progress: dict[str, str] = {}
+        self.warnings: list[ConfigWarning] = []
+
+    def set_warnings(self, warnings: list[ConfigWarning]) -> None:
+        self.warnings = list(warnings)
+        self._show()
+
+    def warned(self, warning: ConfigWarning) -> None:
+        self.warnings.append(warning)
+        self._show()
 
     def set_states(self, states: list[CollectorState]) -> None:
         self.states = [state.model_copy() for state in states]
@@ -62,7 +74,8 @@ class CollectorsBar(Static):
         self._show()
 
     def _show(self) -> None:
-        self.update(collector_text(self.states, self.progress) if self.states else "")
+        self.update(collector_text(self.states, self.progress, len(self.warnings))
+                    if self.states or self.warnings else "")  # fmt: skip
         self.tooltip = "\n".join(
             f"{s.title}: {s.state}" + (f" — {s.reason}" if s.reason else "") for s in self.states
         )
