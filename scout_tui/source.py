@@ -46,7 +46,7 @@ class CommitInfo:
 class Fate:
     """What became of a file or a definition that is not where scout.toml says it is."""
 
-    kind: Literal["moved", "removed", "never"]
+    kind: Literal["moved", "removed", "never", "unknown"]  # unknown: history unreadable
     commit: CommitInfo | None = None  # the commit that moved or removed it
     moved_to: str | None = None  # its one new home, when there is exactly one
 
@@ -326,8 +326,11 @@ class SourceTree:
     def path_fate(self, path: str, head: str) -> Fate:
         """A file missing at `head`: moved (git's rename detection, in the commit that
         removed it), removed, or never in the history of `head`."""
-        with self._lock:
-            out = self.repo.git.log("--diff-filter=D", _LOG_FORMAT, "-1", head, "--", path)
+        try:
+            with self._lock:
+                out = self.repo.git.log("--diff-filter=D", _LOG_FORMAT, "-1", head, "--", path)
+        except git.GitCommandError:  # a shallow or partial clone: blobs it does not hold
+            return Fate("unknown")
         gone = _commits(out)
         if not gone:
             return Fate("never")
@@ -347,8 +350,11 @@ class SourceTree:
         name = qualname.rsplit(".", 1)[-1]
         missing_outer = pyast_defines(self.parse_at(head, path), outer) is False
         needle = f"class {outer}" if missing_outer else f"def {name}"
-        with self._lock:
-            out = self.repo.git.log("-S", needle, _LOG_FORMAT, "-1", head, "--", path)
+        try:
+            with self._lock:
+                out = self.repo.git.log("-S", needle, _LOG_FORMAT, "-1", head, "--", path)
+        except git.GitCommandError:  # a shallow or partial clone: blobs it does not hold
+            return Fate("unknown")
         changed = _commits(out)
         if not changed:
             return Fate("never")

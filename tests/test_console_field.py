@@ -204,7 +204,7 @@ async def test_scout_toml_warnings_show_in_the_collectors_bar_never_in_the_repor
             app._show_config_warnings()
             await pilot.pause(0.2)
             assert isinstance(app.screen, PreviewScreen)
-            assert "never was in its history" in app.screen.markdown
+            assert "never was in that file's history" in app.screen.markdown
             await pilot.press("escape")
             report = app.session.report_markdown(app.triaged_run())
             assert "Fragile surface" not in report

@@ -56,7 +56,7 @@ def test_surfaces_on_the_sample(sample_world):
     assert "surface_not_found" not in found
     warned = sorted(w.subject for w in result.config_warnings)
     assert len(warned) == 3 and "ExpertParallel._token_combine" in warned[0]
-    assert all("never was in its history" in w.message for w in result.config_warnings)
+    assert all("never was in that file's history" in w.message for w in result.config_warnings)
 
     (api,) = found["new_public_api"]
     assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public

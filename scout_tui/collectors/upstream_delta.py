@@ -216,8 +216,11 @@ class UpstreamDeltaCollector:
             said = (f"{where}: {what}; it moved to {home.target} in {when}. Followed today; "
                     f"point scout.toml at {home.target}.")  # fmt: skip
         elif fate.kind == "never":
-            said = (f"{where}: {what}, and never was in its history: a typo, or a name from "
-                    "another branch? Fix or remove it in scout.toml.")  # fmt: skip
+            said = (f"{where}: {what}, and never was in that file's history: a typo, or a name "
+                    "from another branch? Fix or remove it in scout.toml.")  # fmt: skip
+        elif fate.kind == "unknown":
+            said = (f"{where}: {what} (this clone's history cannot tell since when). Point "
+                    "scout.toml at its new home, or remove it.")  # fmt: skip
         else:
             said = (f"{where}: {what}; removed in {when}, with no single new home. Point "
                     "scout.toml at what replaced it, or remove it.")  # fmt: skip
