@@ -142,6 +142,15 @@ class SourceTree:
     def exists(self, path: str) -> bool:
         return (self.root / path).exists()
 
+    def real_path(self, path: str) -> str | None:
+        """The work-tree file `path` names once symlinks are followed, relative to the
+        root; None when it is missing or outside the repository."""
+        try:
+            real = (self.root / path).resolve(strict=True)
+            return real.relative_to(self.root.resolve()).as_posix()
+        except (OSError, ValueError, RuntimeError):
+            return None
+
     def glob(self, directory: str, pattern: str = "*.py") -> list[str]:
         base = self.root / directory
         if not base.is_dir():

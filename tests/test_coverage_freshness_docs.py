@@ -6,6 +6,7 @@ from scout_tui.analysis.coverage import override_definitions, parallelism_combo,
 from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
 from scout_tui.analysis.freshness import converter_drift, monkey_patches, signature_mismatch
 from scout_tui.analysis.pyast import signature
+from scout_tui.demo.files import EXP
 from scout_tui.model import Section
 
 from .collector_run import by_kind, run_collector
@@ -147,6 +148,36 @@ def test_docs_on_the_sample(sample_world):
     }
     assert found["doc_feature_missing"][0].items == ["bucket_pass", "cse", "remove_noop", "reorder"]
     assert "docs_current" not in found
+    # AGENTS.md is a symlink to .claude/CLAUDE.md: one doc, its `../README.md` link resolved
+    # from .claude/ (where it works), its finding matching markers filed under either name.
+    import subprocess
+
+    from scout_tui.model import fingerprint
+
+    mode = subprocess.run(["git", "ls-files", "-s", f"{EXP}/AGENTS.md"], cwd=sample_world.repo,
+                          capture_output=True, text=True).stdout.split()[0]  # fmt: skip
+    assert mode == "120000"  # the sample holds a real symlink
+    [claude] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("CLAUDE.md")]
+    assert f"`{EXP}/AGENTS.md` (a symlink)" in claude.body
+    assert claude.aliases == [fingerprint("doc_inaccuracy", f"{EXP}/AGENTS.md")]
+
+
+def test_a_configured_doc_that_is_gone_is_a_configuration_warning(fresh_world):
+    import os
+    import subprocess
+
+    repo = fresh_world.repo
+    subprocess.run(["git", "mv", f"{EXP}/README.md", f"{EXP}/docs.md"], cwd=repo, check=True)
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"  # the run's day: its HEAD
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "commit", "-q", "-m", "Move the README"], cwd=repo, check=True,
+                   env=env)  # fmt: skip
+    result = run_collector(fresh_world, "docs", TODAY)
+    [warning] = result.config_warnings
+    assert warning.subject == "`[docs] files` README.md"
+    assert warning.moved_to == f"{EXP}/docs.md" and "Move the README" in warning.message
+    assert [f.title for f in result.findings
+            if "README" in f.title and f.kind != "resolved"] == []  # fmt: skip
 
 
 def test_clean_docs_say_docs_are_current(tmp_path):

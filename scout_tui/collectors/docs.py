@@ -19,9 +19,15 @@ from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_cla
 from scout_tui.analysis.workflows import read_test_file
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.markdown import code
-from scout_tui.model import FileRef, Finding, Section
+from scout_tui.model import ConfigWarning, FileRef, Finding, Section, fingerprint
+from scout_tui.source import Fate
 
 ClassRef = tuple[str, ast.ClassDef]
+
+
+def _when(fate: Fate) -> str:
+    commit = fate.commit
+    return f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"
 
 
 class ConfigTypes:
@@ -136,12 +142,19 @@ class DocsCollector:
     needs = frozenset({Need.REPO})
     kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing")
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
         config = ctx.config
-        docs = [
-            config.experiment_path(name) for name in config.docs.files
-            if ctx.source.exists(config.experiment_path(name))
-        ]  # fmt: skip
+        # A symlinked doc is one doc: read once, as its real file (whose folder its
+        # relative links resolve from), under every name scout.toml gives it.
+        names: dict[str, list[str]] = {}
+        for name in config.docs.files:
+            path = config.experiment_path(name)
+            real = ctx.source.real_path(path)
+            if real is None:
+                yield self._missing(ctx, name, path)
+                continue
+            names.setdefault(real, []).append(path)
+        docs = list(names)
         types = ConfigTypes(ctx)
         roots = [
             ref
@@ -160,14 +173,20 @@ class DocsCollector:
             problems = sorted(set(problems))
             if problems:
                 inaccurate += 1
-                yield ctx.finding(
+                others = [n for n in names[doc] if n != doc]
+                also = ("\n\nThe same file as " + ", ".join(code(n) for n in others)
+                        + " (a symlink).") if others else ""  # fmt: skip
+                finding = ctx.finding(
                     self.name, "doc_inaccuracy", (doc,),
                     f"{code(doc.rsplit('/', 1)[-1])}: {len(problems)} "
                     f"inaccurac{'ies' if len(problems) != 1 else 'y'}",
-                    "\n".join(f"- line {line}: {problem}" for line, problem in problems),
+                    "\n".join(f"- line {line}: {problem}" for line, problem in problems) + also,
                     files=[FileRef(path=doc, line=problems[0][0])],
                     items=[problem for _, problem in problems],
                 )  # fmt: skip
+                # Yesterday's markers, keyed by a name that is a symlink, still match.
+                yield finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
+                    fingerprint("doc_inaccuracy", name) for name in others)})})  # fmt: skip
             yield Progress(self.name, done, len(docs), doc)
         missing = self._undocumented(ctx, all_text) if docs else []
         if missing:
@@ -182,6 +201,21 @@ class DocsCollector:
         if docs and not inaccurate and not missing:
             yield ctx.finding(self.name, "docs_current", (config.project.experiment,),
                               "Docs", "docs are current")  # fmt: skip
+
+    def _missing(self, ctx: CollectorContext, name: str, path: str) -> ConfigWarning:
+        head = ctx.head_commit or "HEAD"
+        fate = ctx.source.path_fate(path, head)
+        where = f"`[docs] files` {name}"
+        if fate.kind == "moved" and fate.moved_to and ctx.source.exists(fate.moved_to):
+            said = (f"{where}: {path} moved to {fate.moved_to} in {_when(fate)}; point "
+                    "scout.toml at it.")  # fmt: skip
+        elif fate.kind in ("moved", "removed"):
+            said = f"{where}: {path} was removed in {_when(fate)}; remove it from scout.toml."
+        else:
+            said = f"{where}: {path} does not exist, and never did in this history."
+        return ConfigWarning(collector=self.name, subject=where, message=said,
+                             moved_to=fate.moved_to,
+                             commit=fate.commit.sha if fate.commit else None)  # fmt: skip
 
     def _paths(self, ctx: CollectorContext, doc: str, text: str) -> list[tuple[int, str]]:
         doc_dir = doc.rsplit("/", 1)[0]

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 EXP = "torchtitan/experiments/graph_trainer"
 
+
+class Link(str):
+    """A file of the sample that is a symlink to this (relative) target."""
+
 # -- the baseline: what the repository looked like before the window --------------------
 BASELINE: dict[str, str] = {
     "README.md": "# minititan\n\nA miniature of a training framework, for the scout demo.\n",
@@ -306,8 +310,10 @@ Turn on compilation with `--compile.enable` and pick `--compile.backend=aot_eage
 # GraphTrainer Development Guide
 
 All graph passes take `(gm, example_inputs)` and return the GraphModule. Use
-`--compile.mode=turbo` for the fastest compile.
+`--compile.mode=turbo` for the fastest compile. The user guide is [../README.md](../README.md).
 """,
+    # As in torchtitan: the agents' guide is the same file (one doc, links from its folder).
+    f"{EXP}/AGENTS.md": Link(".claude/CLAUDE.md"),
     ".github/workflows/integration_test_8gpu_graph_trainer.yaml": """\
 name: GraphTrainer 8 GPU Integration Tests
 on:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import git
 
-from scout_tui.demo.files import BASELINE, FAKE_TORCH, HAND_WRITTEN_REPORT, HISTORY
+from scout_tui.demo.files import BASELINE, FAKE_TORCH, HAND_WRITTEN_REPORT, HISTORY, Link
 
 AUTHOR = git.Actor("Sample Dev", "dev@example.com")
 BASELINE_AGE_DAYS = 6
@@ -38,6 +38,10 @@ def _write(root: Path, files: dict[str, str | None]) -> list[str]:
             target.unlink(missing_ok=True)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, Link):
+            target.unlink(missing_ok=True)
+            target.symlink_to(text)
+            continue
         target.write_text(text, encoding="utf-8")
     return list(files)
 
