@@ -385,6 +385,12 @@ class SourceTree:
         return [p for p in paths if p != exclude
                 and pyast.find(self.parse_at(head, p), qualname) is not None]  # fmt: skip
 
+    def python_files_at(self, commit: str, directory: str) -> list[str]:
+        """Every `.py` file under `directory` at `commit`, however deep."""
+        with self._lock:
+            out = self.repo.git.ls_tree("-r", "--name-only", commit, "--", directory)
+        return sorted(line for line in out.splitlines() if line.endswith(".py"))
+
     def subdirs_at(self, commit: str, directory: str) -> list[str]:
         """Names of the directories directly under `directory` at `commit`."""
         with self._lock:

@@ -105,6 +105,10 @@ def test_freshness_on_the_sample(sample_world):
     )
     (private,) = found["private_api"]
     assert private.items == ["torch.distributed.tensor._dtensor_spec.DTensorSpec"]
+    # Used since before the window: a count, not a list repeated every day.
+    assert private.title == "1 private torch API in use, none new since 2026-12-01"
+    assert private.body == ("No private torch API newly used since 2026-12-01; the 1 in use "
+                            "are unchanged.")  # fmt: skip
     (alternative,) = found["private_api_public_alt"]
     assert "`torch.distributed.tensor.DTensorSpec`" in alternative.body
     assert alternative.section is Section.OPPORTUNITIES
@@ -227,3 +231,23 @@ def test_doc_claims_keep_their_lines_after_fenced_blocks():
         (9, "compile.mode", "max"),
     ]
     assert [(s.line, s.path) for s in pytest_command_claims(text)] == [(4, "tests/test_a.py")]
+
+
+def test_a_private_api_newly_used_is_the_news_of_the_list(fresh_world):
+    import os
+    import subprocess
+
+    path = fresh_world.repo / EXP / "new_pass.py"
+    path.write_text("from torch._inductor.fx_passes.pre_grad import fuse_stuff\n\n\n"
+                    "def new_pass(gm, example_inputs):\n    return fuse_stuff(gm)\n")  # fmt: skip
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"  # inside the window
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "A pass on a private API"],
+                   cwd=fresh_world.repo, check=True, env=env)  # fmt: skip
+    (private,) = by_kind(run_collector(fresh_world, "freshness", TODAY))["private_api"]
+    assert private.title == "2 private torch APIs in use: 1 new since 2026-12-01"
+    assert "`torch._inductor.fx_passes.pre_grad.fuse_stuff` in `new_pass.py:1`" in private.body
+    assert "DTensorSpec" not in private.body  # the old one is not listed again
+    assert "1 other, in use since before 2026-12-01, unchanged." in private.body
+    assert [f.path for f in private.files] == [f"{EXP}/new_pass.py"]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from scout_tui.analysis.todos import Reference, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
-from tests.collector_run import run_collector
+from tests.collector_run import by_kind, run_collector
+from tests.conftest import TODAY
 
 SOURCE = '''\
 """Module docstring.
@@ -158,3 +159,27 @@ def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world):
     assert "added after 2026-11-30, by Sample Dev" in text
     assert "4 days old" in text  # the others: as of the 30th, not of today
     assert re.search(r"-\d+ days? old", text) is None
+
+
+def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world):
+    """Three old TODOs are a count; one written today in two files is one line, both
+    places named."""
+    import os
+    import subprocess
+
+    from scout_tui.demo.files import EXP
+
+    text = "# TODO: fold the warmup loop into the scheduler once the config settles\n"
+    for name in ("warmup_a.py", "warmup_b.py"):
+        (fresh_world.repo / EXP / name).write_text(f"{text}def f():\n    return 1\n")
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"  # inside the window
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "warmup"], cwd=fresh_world.repo, check=True,
+                   env=env)  # fmt: skip
+    (listed,) = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_unclassified"]
+    assert listed.title == ("5 TODOs with no upstream blocker (0 with a named owner): 2 new "
+                            "since 2026-12-01")  # fmt: skip
+    [line] = [ln for ln in listed.body.splitlines() if ln.startswith("- ")]
+    assert f"`{EXP}/warmup_a.py:1`, `{EXP}/warmup_b.py:1`" in line
+    assert "3 older ones, unchanged." in listed.body

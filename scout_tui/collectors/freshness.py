@@ -145,20 +145,42 @@ class FreshnessCollector:
                     if torch.reexports(module, use.name, use.module):
                         alternatives[dotted] = candidate
                         break
-        rows = "\n".join(
-            f"- {code(dotted)} in "
-            + ", ".join(code(f"{u.path.rsplit('/', 1)[-1]}:{u.line}") for u in found[:3])
-            + (f" and {len(found) - 3} more" if len(found) > 3 else "")
-            for dotted, found in sorted(uses.items())
-        )
         note = (
             "" if torch else "\n\nPublic alternatives not checked: skipped — torch not installed."
         )
+        # A fixed list repeated every day is noise: what changed since the baseline is news.
+        before = self._private_at_baseline(ctx, configured)
+        count = f"{len(uses)} private torch API{'s' if len(uses) != 1 else ''} in use"
+        if before is None:
+            title, shown = count, sorted(uses)
+            head = "Private names can change in any nightly (no baseline to compare with):"
+        else:
+            added = sorted(set(uses) - before)
+            gone = sorted(before - set(uses))
+            since = ctx.since.date()
+            title = (f"{count}: {len(added)} new since {since}" if added
+                     else f"{count}, none new since {since}")  # fmt: skip
+            shown = added
+            head = (f"New since the baseline ({since}); private names can change in any "
+                    "nightly:") if added else (f"No private torch API newly used since {since}; "
+                                              f"the {len(uses)} in use are unchanged.")  # fmt: skip
+            if gone:
+                note = ("\n\nNo longer used: " + ", ".join(code(d) for d in gone) + "."
+                        + note)  # fmt: skip
+            others = len(uses) - len(added)
+            if others and added:
+                note += f"\n\n{others} other{'s' if others != 1 else ''}, in use since before " \
+                    f"{since}, unchanged."  # fmt: skip
+        rows = "\n".join(
+            f"- {code(dotted)} in "
+            + ", ".join(code(f"{u.path.rsplit('/', 1)[-1]}:{u.line}") for u in uses[dotted][:3])
+            + (f" and {len(uses[dotted]) - 3} more" if len(uses[dotted]) > 3 else "")
+            for dotted in shown
+        )
         yield ctx.finding(
-            self.name, "private_api", (experiment,),
-            f"{len(uses)} private torch API{'s' if len(uses) != 1 else ''} in use",
-            f"Private names can change in any nightly:\n\n{rows}{note}",
-            files=[FileRef(path=u.path, line=u.line) for f in uses.values() for u in f][:50],
+            self.name, "private_api", (experiment,), title,
+            head + ("\n\n" + rows if rows else "") + note,
+            files=[FileRef(path=u.path, line=u.line) for d in shown for u in uses[d]][:50],
             items=sorted(uses),
         )  # fmt: skip
         if alternatives:
@@ -172,6 +194,20 @@ class FreshnessCollector:
                 files=[FileRef(path=u.path, line=u.line) for a in alternatives for u in uses[a]],
                 items=sorted(alternatives),
             )  # fmt: skip
+
+    @staticmethod
+    def _private_at_baseline(ctx: CollectorContext, configured: list[str]) -> set[str] | None:
+        base = ctx.baseline_commit
+        if base is None:
+            return None
+        config = ctx.config
+        tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
+        found: set[str] = set()
+        for path in ctx.source.python_files_at(base, config.project.experiment):
+            if not path.startswith(tests_dir):
+                found.update(use.dotted for use in private_imports(
+                    path, ctx.source.parse_at(base, path), configured))  # fmt: skip
+        return found
 
     def _duplicates(self, ctx: CollectorContext, left: str, right: str) -> Finding | None:
         pairs = similar_functions(ctx.source.parse(left), ctx.source.parse(right), SIMILARITY)

@@ -181,7 +181,7 @@ class TodoCollector:
             replayed = replay.result() if replay else {}
         blames = _blame_all(ctx, found, replayed)
         logins = _logins(ctx, [b.commit for lines in blames.values() for b in lines.values()])
-        fyi: list[tuple[Todo, str]] = []
+        fyi: list[tuple[Todo, str, bool]] = []  # the TODO, its age, written in the window
         for done, (path, todos) in enumerate(found, 1):
             blame = blames.get(path, {})
             for todo in todos:
@@ -189,7 +189,7 @@ class TodoCollector:
                 age = _age(ctx, origin, logins) if origin else ""
                 finding = self._finding(ctx, todo, torch, age)
                 if finding is None:
-                    fyi.append((todo, age))
+                    fyi.append((todo, age, origin is not None and origin.when >= ctx.since))
                 else:
                     yield finding
             if done % 10 == 0:
@@ -264,24 +264,38 @@ class TodoCollector:
         return None
 
     def _fyi_list(
-        self, ctx: CollectorContext, todos: list[tuple[Todo, str]], no_torch: bool
+        self, ctx: CollectorContext, todos: list[tuple[Todo, str, bool]], no_torch: bool
     ) -> Finding:
-        owned = sum(1 for todo, _ in todos if todo.owner)
+        """One line a day for the TODOs nothing blocks upstream: their count, and only those
+        written since the baseline (the same text in several places: one line)."""
+        owned = sum(1 for todo, _, _ in todos if todo.owner)
+        places: dict[str, list[tuple[Todo, str]]] = {}
+        for todo, age, new in todos:
+            if new:
+                places.setdefault(todo.text, []).append((todo, age))
         lines = []
-        for todo, age in todos:
+        for text, where in places.items():
+            todo, age = where[0]
             who = f"owned by {todo.owner}" if todo.owner else "no owner"
-            lines.append(
-                f"- {code(f'{todo.path}:{todo.line}')} ({who}{', ' + age if age else ''}): "
-                f"{code(todo.text[:120])}"
-            )
+            spots = ", ".join(code(f"{t.path}:{t.line}") for t, _ in where)
+            lines.append(f"- {spots} ({who}{', ' + age if age else ''}): {code(text[:120])}")
+        since = ctx.since.date()
+        count = f"{len(todos)} TODOs with no upstream blocker ({owned} with a named owner)"
+        fresh = sum(len(where) for where in places.values())
+        title = f"{count}: {fresh} new since {since}" if fresh else \
+            f"{count}, none new since {since}"  # fmt: skip
+        body = ("Written since the baseline:\n\n" + "\n".join(lines)) if lines else \
+            f"No TODO without an upstream blocker was written since {since}."  # fmt: skip
+        older = len(todos) - fresh
+        if older:
+            body += f"\n\n{older} older one{'s' if older != 1 else ''}, unchanged."
         note = "\n\nNamed APIs not checked: skipped — torch not installed." if no_torch else ""
         experiment = ctx.config.project.experiment
         return ctx.finding(
-            self.name, "todo_unclassified", (experiment,),
-            f"{len(todos)} TODOs with no upstream blocker ({owned} with a named owner)",
-            "\n".join(lines) + note,
-            files=[FileRef(path=todo.path, line=todo.line) for todo, _ in todos],
-            items=sorted({_item(ctx, todo) for todo, _ in todos}),
+            self.name, "todo_unclassified", (experiment,), title, body + note,
+            files=[FileRef(path=t.path, line=t.line) for where in places.values()
+                   for t, _ in where],
+            items=sorted({_item(ctx, todo) for todo, _, _ in todos}),
         )  # fmt: skip
 
 
