@@ -127,3 +127,62 @@ def test_disabled_before_the_window_names_the_commit(sample_world):
     assert "# pytest torchtitan/experiments/graph_trainer/tests/test_profiler.py -v" in (
         disabled.body
     )
+
+
+def test_classes_are_read_as_pytest_collects_them():
+    """Inherited test methods, `__test__`, unittest.TestCase subclasses whatever their
+    name: a base pytest does not collect gives no test; its subclasses do."""
+    import ast as ast_
+
+    from scout_tui.analysis.workflows import read_test_file
+
+    source = '''
+import unittest
+from torch.testing._internal.common_utils import TestCase
+
+
+class NumericsBase:
+    def test_loss(self): ...
+    def test_grads(self): ...
+    def helper(self): ...
+
+
+class TestLlama(NumericsBase):
+    def test_grads(self): ...          # overrides the base's
+
+
+class TestDeepSeek(NumericsBase):
+    test_loss = None                   # hidden: pytest finds None, not a test
+
+
+class _Shared(TestCase):
+    __test__ = False
+    def test_shared(self): ...
+
+
+class GraphPPPartitionTest(_Shared):  # a TestCase, no Test prefix, __test__ back on
+    __test__ = True
+    def test_split(self): ...
+
+
+class StillOff(_Shared):              # inherits __test__ = False
+    def test_off(self): ...
+
+
+class PlainUnittest(unittest.TestCase):
+    def test_plain(self): ...
+
+
+class TestWithInit:
+    def __init__(self): ...
+    def test_never(self): ...
+'''
+    items = read_test_file("t.py", ast_.parse(source)).items
+    assert sorted(f"{i.cls}::{i.function}" for i in items) == [
+        "GraphPPPartitionTest::test_shared",
+        "GraphPPPartitionTest::test_split",
+        "PlainUnittest::test_plain",
+        "TestDeepSeek::test_grads",
+        "TestLlama::test_grads",
+        "TestLlama::test_loss",
+    ]

@@ -206,37 +206,86 @@ def _markers(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> set
     return names
 
 
-def _is_test_class(node: ast.ClassDef, known: set[str]) -> bool:
-    """pytest collects `Test*` classes without `__init__`, and any unittest.TestCase."""
-    bases = {ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases}
-    if bases & known or any(base.endswith(("TestCase", "TestBase")) for base in bases):
-        return True
-    has_init = any(
-        isinstance(child, ast.FunctionDef) and child.name == "__init__" for child in node.body
-    )
-    return node.name.startswith("Test") and not has_init
+def _own_test_flag(node: ast.ClassDef) -> bool | None:
+    """`__test__ = True/False` in the class body, if it says."""
+    for child in node.body:
+        if isinstance(child, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__test__" for t in child.targets
+        ) and isinstance(child.value, ast.Constant):
+            return bool(child.value.value)
+    return None
+
+
+class _Classes:
+    """The module's classes as pytest sees them: `__test__` and test methods inherited from
+    the module's own bases, unittest.TestCase subclasses collected whatever their name."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.nodes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def _bases(self, node: ast.ClassDef) -> list[ast.ClassDef]:
+        names = [ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases]
+        return [self.nodes[name] for name in names if name in self.nodes
+                and self.nodes[name] is not node]  # fmt: skip
+
+    def test_flag(self, node: ast.ClassDef, depth: int = 0) -> bool:
+        own = _own_test_flag(node)
+        if own is not None or depth > 10:
+            return own is not False
+        return all(self.test_flag(base, depth + 1) for base in self._bases(node))
+
+    def unittest(self, node: ast.ClassDef, depth: int = 0) -> bool:
+        names = {ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases}
+        if any(name.endswith(("TestCase", "TestBase")) for name in names):
+            return True
+        return depth < 10 and any(self.unittest(b, depth + 1) for b in self._bases(node))
+
+    def collected(self, node: ast.ClassDef) -> bool:
+        if not self.test_flag(node):
+            return False
+        if self.unittest(node):
+            return True
+        has_init = any(isinstance(child, ast.FunctionDef) and child.name == "__init__"
+                       for child in node.body)  # fmt: skip
+        return node.name.startswith("Test") and not has_init
+
+    def methods(self, node: ast.ClassDef, depth: int = 0) -> dict[str, ast.AST]:
+        """Test methods by name, the class's own over its bases' (as attribute lookup)."""
+        found: dict[str, ast.AST] = {}
+        if depth < 10:
+            for base in reversed(self._bases(node)):
+                found.update(self.methods(base, depth + 1))
+        for child in node.body:
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                if child.name.startswith("test"):
+                    found[child.name] = child
+                else:
+                    found.pop(child.name, None)  # overridden by a non-test: gone
+            elif isinstance(child, ast.Assign):  # `test_x = None` hides the inherited test
+                for target in child.targets:
+                    if isinstance(target, ast.Name):
+                        found.pop(target.id, None)
+        return found
 
 
 def read_test_file(path: str, tree: ast.Module | None) -> PytestFile:
-    """The tests pytest would collect from a file, read from its AST."""
+    """The tests pytest would collect from a file, read from its AST: module functions,
+    and the methods of each collected class, inherited ones included. A base class pytest
+    does not collect (`__test__ = False`, no `Test` prefix) gives no test of its own."""
     result = PytestFile(path)
     if tree is None:
         return result
-    test_classes: set[str] = set()
+    classes = _Classes(tree)
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
             "test"
         ):
             result.items.append(PytestItem(path, None, node.name, frozenset(_markers(node))))
-        elif isinstance(node, ast.ClassDef) and _is_test_class(node, test_classes):
-            test_classes.add(node.name)
+        elif isinstance(node, ast.ClassDef) and classes.collected(node):
             class_markers = _markers(node)
-            for child in node.body:
-                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and (
-                    child.name.startswith("test")
-                ):
-                    markers = frozenset(class_markers | _markers(child))
-                    result.items.append(PytestItem(path, node.name, child.name, markers))
+            for name, method in classes.methods(node).items():
+                markers = frozenset(class_markers | _markers(method))
+                result.items.append(PytestItem(path, node.name, name, markers))
     return result
 
 
