@@ -25,6 +25,20 @@ class Override:
     name: str
     strings: list[str] = field(default_factory=list)
     disabled: bool = False
+    line: int = 0
+    switch: str = ""  # what disables it: `_JIT_DISABLED`, `_A or _B`, `True`
+
+
+@dataclass(frozen=True)
+class Disabled:
+    """A test that does not run: an integration entry with `disabled=…`, or a unit test
+    skipped without a condition."""
+
+    path: str
+    line: int
+    name: str
+    switch: str  # `_JIT_DISABLED`, `disabled=True`, `@unittest.skip`
+    reason: str  # what the code says about why: the comment above, the skip's message
 
 
 def _constants(tree: ast.Module) -> dict[str, object]:
@@ -105,18 +119,114 @@ def override_definitions(tree: ast.Module | None) -> list[Override]:
         ]
         disabled = False
         name = ""
+        switch = ""
         for keyword in node.keywords:
             if keyword.arg == "disabled":
-                value = keyword.value
-                if isinstance(value, ast.Constant):
-                    disabled = bool(value.value)
-                elif isinstance(value, ast.Name):
-                    disabled = bool(constants.get(value.id, False))
+                disabled = bool(_truth(keyword.value, constants))
+                switch = ast.unparse(keyword.value)
             elif keyword.arg == "test_name" and isinstance(keyword.value, ast.Constant):
                 name = str(keyword.value.value)
         if not name and len(node.args) >= 3 and isinstance(node.args[2], ast.Constant):
             name = str(node.args[2].value)
-        found.append(Override(name, strings, disabled))
+        found.append(Override(name, strings, disabled, node.lineno, switch))
+    return found
+
+
+def _truth(node: ast.expr, constants: dict[str, object]) -> object:
+    """`disabled=` as Python would see it: literals, module constants, and/or/not."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return constants.get(node.id, False)
+    if isinstance(node, ast.BoolOp):
+        values = [_truth(value, constants) for value in node.values]
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _truth(node.operand, constants)
+    return False  # a call, an expression: scout cannot tell; counted as enabled
+
+
+def comment_above(lines: list[str], line: int) -> str:
+    """The comment block right above 1-based `line` (TODO markers and `#` stripped)."""
+    found: list[str] = []
+    index = line - 2
+    while index >= 0 and lines[index].strip().startswith("#"):
+        found.insert(0, lines[index].strip().lstrip("#").strip())
+        index -= 1
+    text = " ".join(part for part in found if part)
+    return re.sub(r"^(TODO|FIXME|NOTE)(\([^)]*\))?:?\s*", "", text)
+
+
+def disabled_entries(path: str, text: str, tree: ast.Module | None) -> list[Disabled]:
+    """The integration entries that do not run, each with the comment that says why: above
+    the constant that disables it, else above its `disabled=` line or its entry."""
+    if tree is None:
+        return []
+    lines = text.splitlines()
+    assigned = {
+        target.id: node.lineno
+        for node in tree.body if isinstance(node, ast.Assign)
+        for target in node.targets if isinstance(target, ast.Name)
+    }  # fmt: skip
+    found = []
+    for override in override_definitions(tree):
+        if not override.disabled:
+            continue
+        names = re.findall(r"[A-Za-z_]\w*", override.switch)
+        reasons = [comment_above(lines, assigned[n]) for n in names if n in assigned]
+        reason = "; ".join(r for r in reasons if r)
+        if not reason:
+            at = next((n + 1 for n in range(override.line - 1, min(len(lines), override.line + 60))
+                       if re.search(r"\bdisabled\s*=", lines[n])), override.line)  # fmt: skip
+            reason = comment_above(lines, at) or comment_above(lines, override.line)
+        found.append(Disabled(path, override.line, override.name or f"line {override.line}",
+                              override.switch, reason))  # fmt: skip
+    return found
+
+
+_SKIPS = ("unittest.skip", "pytest.mark.skip", "skip")
+
+
+def skipped_tests(path: str, tree: ast.Module | None) -> list[Disabled]:
+    """Test functions and classes skipped without a condition (`skipIf` and `skipUnless`
+    depend on the machine: not counted)."""
+    if tree is None:
+        return []
+    constants = _constants(tree)
+    found = []
+
+    def skip_of(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            target = ast.unparse(call.func if call else decorator)
+            if target not in _SKIPS:
+                continue
+            arguments = [*(call.args if call else []),
+                         *(k.value for k in (call.keywords if call else []) if k.arg == "reason")]
+            for argument in arguments:
+                if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                    return argument.value
+                if isinstance(argument, ast.Name) and isinstance(constants.get(argument.id), str):
+                    return str(constants[argument.id])
+            return ""
+        return None
+
+    def visit(nodes: list[ast.stmt], owner: str | None) -> None:
+        for node in nodes:
+            if isinstance(node, ast.ClassDef):
+                reason = skip_of(node)
+                if reason is not None:
+                    found.append(Disabled(path, node.lineno, node.name, "@skip", reason))
+                else:
+                    visit(node.body, node.name)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                    node.name.startswith("test"):  # fmt: skip
+                reason = skip_of(node)
+                if reason is not None:
+                    name = f"{owner}.{node.name}" if owner else node.name
+                    found.append(Disabled(path, node.lineno, name, "@skip", reason))
+
+    visit(tree.body, None)
     return found
 
 

@@ -9,15 +9,19 @@ Each kind is one finding with the list, never one finding per name.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from fnmatch import fnmatch
 
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import (
+    Disabled,
     Words,
+    disabled_entries,
     override_definitions,
     parallelism_combo,
     pass_definitions,
+    skipped_tests,
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.markdown import code
@@ -50,7 +54,7 @@ class CoverageCollector:
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
-             "parallelism_gap", "new_code_untested")  # fmt: skip
+             "parallelism_gap", "new_code_untested", "tests_disabled")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         config = ctx.config
@@ -77,6 +81,93 @@ class CoverageCollector:
         yield from self._new_code(
             ctx, experiment, tests_dir, Words(unit_text.text + "\n" + integration_text.text)
         )
+        yield from self._disabled(ctx, integration, unit_paths)
+
+    @staticmethod
+    def _not_running(
+        ctx: CollectorContext, commit: str | None, integration: str, unit_paths: list[str]
+    ) -> tuple[list[Disabled], int, list[Disabled]]:
+        """(disabled integration entries, all entries, unit tests skipped) in the work
+        tree (commit None) or at a commit."""
+        source = ctx.source
+
+        def read(path: str) -> tuple[str, ast.Module | None]:
+            if commit is None:
+                return source.read(path) or "", source.parse(path)
+            return source.read_at(commit, path) or "", source.parse_at(commit, path)
+
+        entries: list[Disabled] = []
+        total = 0
+        if integration:
+            text, tree = read(integration)
+            entries = disabled_entries(integration, text, tree)
+            total = len(override_definitions(tree))
+        skipped = [d for path in unit_paths for d in skipped_tests(path, read(path)[1])]
+        return entries, total, skipped
+
+    def _disabled(self, ctx: CollectorContext, integration: str,
+                  unit_paths: list[str]) -> Iterator[Finding]:  # fmt: skip
+        """One finding for every test that does not run — disabled integration entries,
+        unit tests skipped without a condition — with the reasons the code gives, and how
+        the count moved since the baseline."""
+        entries, total, skipped = self._not_running(ctx, None, integration, unit_paths)
+        if not entries and not skipped:
+            return
+        count = len(entries) + len(skipped)
+        title = (f"{len(entries)} of {total} integration tests disabled, {len(skipped)} unit "
+                 f"test{'s' if len(skipped) != 1 else ''} skipped")  # fmt: skip
+        status_update = None
+        if ctx.baseline_commit:
+            was, _, was_skipped = self._not_running(ctx, ctx.baseline_commit, integration,
+                                                    unit_paths)  # fmt: skip
+            before = len(was) + len(was_skipped)
+            since = ctx.since.date()
+            if count > before:
+                title += f" (+{count - before} since {since})"
+                status_update = f"situation worsened: {before} → {count} since {since}"
+            elif count < before:
+                title += f" ({count - before} since {since})"
+                status_update = f"improving: {before} → {count} since {since}"
+        lines: list[str] = []
+        if entries:
+            lines.append(f"Integration tests ({code(integration)}), {len(entries)} of {total} "
+                         "disabled:")  # fmt: skip
+            lines += self._groups(ctx, integration, entries)
+        if skipped:
+            lines.append(f"\nUnit tests skipped without a condition, {len(skipped)}:")
+            lines += self._groups(ctx, None, skipped)
+        finding = ctx.finding(
+            self.name, "tests_disabled", (ctx.config.project.experiment,), title,
+            "\n".join(lines).strip(),
+            files=[FileRef(path=d.path, line=d.line) for d in [*entries, *skipped]][:50],
+            items=sorted(f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*entries, *skipped]),
+        )  # fmt: skip
+        yield finding.model_copy(update={"status_update": status_update}) if status_update \
+            else finding  # fmt: skip
+
+    @staticmethod
+    def _groups(ctx: CollectorContext, integration: str | None,
+                disabled: list[Disabled]) -> list[str]:  # fmt: skip
+        """A line per switch and reason: how many, since when, why, which."""
+        groups: dict[tuple[str, str], list[Disabled]] = {}
+        for item in disabled:
+            where = item.switch if integration else item.path.rsplit("/", 1)[-1]
+            groups.setdefault((where, item.reason), []).append(item)
+        lines = []
+        for (where, reason), items in sorted(groups.items(), key=lambda g: -len(g[1])):
+            since = ""
+            constant = re.fullmatch(r"[A-Za-z_]\w*", where)
+            if integration and constant and where not in ("True", "False"):
+                commit = ctx.source.since_when(integration, lambda text, name=where: re.search(
+                    rf"^{name}\s*=\s*True\b", text, re.M) is not None)  # fmt: skip
+                since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit \
+                    else ""  # fmt: skip
+            label = code(f"disabled={where}") if integration else code(where)
+            names = ", ".join(code(i.name) for i in items[:8]) + (
+                f" and {len(items) - 8} more" if len(items) > 8 else "")  # fmt: skip
+            why = f": {reason}" if reason else " (no reason given in the code)"
+            lines.append(f"- {len(items)} by {label}{since}{why} — {names}")
+        return lines
 
     def _passes(
         self, ctx: CollectorContext, experiment: str, tests_dir: str, unit: Words, integ: Words
