@@ -385,6 +385,12 @@ class SourceTree:
         return [p for p in paths if p != exclude
                 and pyast.find(self.parse_at(head, p), qualname) is not None]  # fmt: skip
 
+    def changed_files(self, commit: str, directory: str) -> list[str]:
+        """The files under `directory` that `commit` changed (deleted ones included)."""
+        with self._lock:
+            out = self.repo.git.show("--name-only", "--format=", commit, "--", directory)
+        return [line for line in out.splitlines() if line.strip()]
+
     def python_files_at(self, commit: str, directory: str) -> list[str]:
         """Every `.py` file under `directory` at `commit`, however deep."""
         with self._lock:

@@ -185,3 +185,28 @@ def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world
         f.fingerprint for f in untouched if f.title == "MoE.forward signature")
     assert "surface_not_found" not in found
     assert not any("build_mesh" in f.title for f in result.findings)
+
+
+def test_a_change_the_experiment_adapted_in_the_same_commit_is_fyi(fresh_world):
+    """One commit changes CompileConfig upstream and the experiment code that uses it: FYI,
+    naming the commit; yesterday's "changed" marker still matches it."""
+    from scout_tui.model import fingerprint
+
+    repo = fresh_world.repo
+    configs = repo / "torchtitan/config/configs.py"
+    added = '    backend: str = "inductor"\n    fullgraph: bool = True\n'
+    configs.write_text(configs.read_text().replace('    backend: str = "inductor"\n', added))
+    uses = repo / "torchtitan/experiments/graph_trainer/compile_setup.py"
+    uses.write_text("from torchtitan.config.configs import CompileConfig\n\n\n"
+                    "def setup(config: CompileConfig):\n    return config.fullgraph\n")
+    sha = _commit(repo, "CompileConfig.fullgraph, used by graph_trainer",
+                  f"{TODAY.isoformat()}T20:00:00+00:00")  # inside the window
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    (adapted,) = found["surface_adapted"]
+    assert adapted.title == ("CompileConfig fields changed upstream, the experiment adapted in "
+                             "the same commit: field `fullgraph` added")  # fmt: skip
+    assert adapted.section is Section.FYI and adapted.priority is None
+    assert sha[:10] in adapted.body
+    assert fingerprint("surface_changed", "torchtitan/config/configs.py::CompileConfig") in \
+        adapted.aliases  # fmt: skip
+    assert not any("CompileConfig" in f.title for f in found.get("surface_changed", []))

@@ -16,7 +16,7 @@ from scout_tui.analysis import pyast
 from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
 from scout_tui.config import Surface
 from scout_tui.markdown import code
-from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section
+from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
 from scout_tui.source import CommitInfo
 
 
@@ -97,6 +97,18 @@ def _changed_by(
     return found
 
 
+def _adapts(ctx: CollectorContext, commit: CommitInfo, surface: Surface, experiment: str) -> bool:
+    """Whether `commit` also changed experiment code that names the surface (the class, or
+    the function): then the experiment was adapted with the change."""
+    outer = surface.qualname.split(".")[0]
+    pattern = re.compile(rf"\b{re.escape(outer)}\b")
+    for path in ctx.source.changed_files(commit.sha, experiment):
+        text = ctx.source.read_at(commit.sha, path)
+        if text is not None and pattern.search(text):
+            return True
+    return False
+
+
 def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]]:
     """Calls in the experiment that construct `qualname` directly: `ParallelDims(...)`."""
     short = qualname.rsplit(".", 1)[-1]
@@ -129,7 +141,8 @@ class UpstreamDeltaCollector:
     shares, cost = "core", 7  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = (
-        "upstream_commits", "surface_changed", "surface_missing", "surface_stable",
+        "upstream_commits", "surface_changed", "surface_adapted", "surface_missing",
+        "surface_stable",
         "new_public_api", "new_constructor", "new_model",
     )  # fmt: skip
 
@@ -248,6 +261,23 @@ class UpstreamDeltaCollector:
             return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
         ref = [FileRef(path=surface.path, line=new.lineno)]
         by = _changed_by(ctx, surface, commits)
+        experiment = ctx.config.project.experiment
+        if by and all(_adapts(ctx, c, surface, experiment) for c in by):
+            # The commit that changed it upstream changed the experiment's use too: adapted.
+            finding = ctx.finding(
+                self.name, "surface_adapted", key,
+                f"{surface.name} changed upstream, the experiment adapted in the same "
+                f"commit{'s' if len(by) > 1 else ''}: {changes[0]}"
+                + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+                "\n".join(f"- {change}" for change in changes)
+                + "\n\nAdapted in the same commit (it also changed "
+                + f"{code(experiment)}):\n" + _commit_lines(by),
+                files=ref, items=changes,
+                evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
+            )  # fmt: skip
+            # Yesterday's "changed" marker for it still matches.
+            return finding.model_copy(update={"aliases": sorted({
+                *finding.aliases, fingerprint("surface_changed", *key)})})  # fmt: skip
         return ctx.finding(
             self.name, "surface_changed", key,
             f"{surface.name} changed upstream: {changes[0]}"
