@@ -32,6 +32,12 @@ def test_surfaces_on_the_sample(sample_world):
         "parameter `block_mask` became keyword-only (was positional)",
         "parameter `scale` added (keyword-only)",
     ]
+    # Each change says why the experiment depends on it (what makes it an Action Item).
+    assert "— the experiment depends on it: its result unpacked into 3 names at " \
+        "torchtitan/experiments/graph_trainer/trainer.py:19" in \
+        changed["Trainer.post_dataloading_process() return tuple"].body  # fmt: skip
+    assert "the experiment depends on it: patched at torchtitan/experiments/graph_trainer/" \
+        "trainer.py:14" in changed["FlexAttention.forward signature"].body  # fmt: skip
     flex = changed["FlexAttention.forward signature"]
     assert "-    def forward(self, q, k, v, block_mask=None):" in flex.evidence.diff
     assert "+    def forward(self, q, k, v, *, block_mask=None, scale=None):" in flex.evidence.diff
@@ -65,7 +71,7 @@ def test_surfaces_on_the_sample(sample_world):
     assert constructor.items == ["from_world_size"]
     # ... and where the experiment builds a ParallelDims by hand, which could use it.
     assert [(f.path, f.line) for f in constructor.files][1:] == [
-        ("torchtitan/experiments/graph_trainer/trainer.py", 6)
+        ("torchtitan/experiments/graph_trainer/trainer.py", 7)
     ]
     (model,) = found["new_model"]
     assert model.files[0].path == "torchtitan/models/qwen9"
@@ -210,3 +216,34 @@ def test_a_change_the_experiment_adapted_in_the_same_commit_is_fyi(fresh_world):
     assert fingerprint("surface_changed", "torchtitan/config/configs.py::CompileConfig") in \
         adapted.aliases  # fmt: skip
     assert not any("CompileConfig" in f.title for f in found.get("surface_changed", []))
+
+
+def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
+    """MoE.forward gains a keyword parameter with a default; the experiment calls it with
+    one argument and never overrides it: nothing of it breaks, so it is FYI. Once the
+    experiment passes that parameter, it depends on it: an Action Item naming the call."""
+    repo = fresh_world.repo
+    day = TODAY.isoformat()
+    user = repo / "torchtitan/experiments/graph_trainer/moe_user.py"
+    user.write_text("from torchtitan.models.common.moe import MoE\n\n\n"
+                    "def run(moe: MoE, x):\n    return moe.forward(x)\n")
+    _commit(repo, "graph_trainer runs MoE", f"{day}T19:00:00+00:00")
+    moe = repo / "torchtitan/models/common/moe.py"
+    moe.write_text(moe.read_text().replace("def forward(self, x):",
+                                           "def forward(self, x, *, capacity=1.0):"))
+    _commit(repo, "MoE capacity", f"{day}T20:00:00+00:00")  # upstream only
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    (unused,) = found["surface_changed_unused"]
+    assert unused.title == ("MoE.forward signature changed upstream, not in what the "
+                            "experiment uses: parameter `capacity` added (keyword-only)")
+    assert unused.section is Section.FYI
+    assert not any(f.title.startswith("MoE.forward") for f in found.get("surface_changed", []))
+
+    user.write_text(user.read_text() + "\n\ndef scaled(moe: MoE, x):\n"
+                    "    return moe.forward(x, capacity=0.5)\n")
+    _commit(repo, "graph_trainer sets the capacity", f"{day}T20:30:00+00:00")
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    [changed] = [f for f in found["surface_changed"] if f.title.startswith("MoE.forward")]
+    assert "parameter `capacity` added (keyword-only) — the experiment depends on it: " \
+        "called with `capacity=` at torchtitan/experiments/graph_trainer/moe_user.py:" \
+        in changed.body  # fmt: skip

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from scout_tui.analysis import pyast
+from scout_tui.analysis.relevance import Dependence, depended_on, uses_of
 from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
 from scout_tui.config import Surface
 from scout_tui.markdown import code
@@ -141,10 +142,14 @@ class UpstreamDeltaCollector:
     shares, cost = "core", 7  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = (
-        "upstream_commits", "surface_changed", "surface_adapted", "surface_missing",
+        "upstream_commits", "surface_changed", "surface_changed_unused", "surface_adapted",
+        "surface_missing",
         "surface_stable",
         "new_public_api", "new_constructor", "new_model",
     )  # fmt: skip
+
+    def __init__(self) -> None:
+        self._modules: dict[str, ast.Module] | None = None  # the experiment's, parsed once
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         base, head = ctx.baseline_commit, ctx.head_commit
@@ -241,6 +246,29 @@ class UpstreamDeltaCollector:
                              moved_to=home.target if home else None,
                              commit=commit.sha if commit else None), home  # fmt: skip
 
+    def _dependence(self, ctx: CollectorContext, surface: Surface, old: ast.AST,
+                    changes: list[str]) -> list[Dependence]:  # fmt: skip
+        """The changes the experiment's code depends on (its modules parsed once a run)."""
+        if self._modules is None:
+            experiment = ctx.config.project.experiment
+            self._modules = {p: tree for p in ctx.source.glob(experiment, "*.py")
+                             if (tree := ctx.source.parse(p)) is not None}  # fmt: skip
+        parts = surface.qualname.split(".")
+        if surface.check in ("signature", "returns"):
+            outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
+        else:
+            outer, member = parts[-1], ""
+        uses = uses_of(self._modules, outer, member)
+        positions: dict[str, int] = {}
+        arity: set[int] = set()
+        if isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef):
+            params = pyast.signature(old)
+            if len(parts) > 1 and params and params[0].name in ("self", "cls"):
+                params = params[1:]  # a bound call does not pass it
+            positions = {p.name: n for n, p in enumerate(params)}
+            arity = pyast.return_arities(old)
+        return depended_on(changes, uses, positions, arity)
+
     def _compared(self, ctx: CollectorContext, surface: Surface, key: tuple[str, ...],
                   base: str, head: str, new: ast.AST | None, old: ast.AST | None,
                   commits: list[CommitInfo]) -> Finding | None:  # fmt: skip
@@ -278,11 +306,29 @@ class UpstreamDeltaCollector:
             # Yesterday's "changed" marker for it still matches.
             return finding.model_copy(update={"aliases": sorted({
                 *finding.aliases, fingerprint("surface_changed", *key)})})  # fmt: skip
+        deps = self._dependence(ctx, surface, old, changes)
+        if not deps:
+            # True, but nothing the experiment uses: a line to know, not a task.
+            finding = ctx.finding(
+                self.name, "surface_changed_unused", key,
+                f"{surface.name} changed upstream, not in what the experiment uses: "
+                f"{changes[0]}" + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+                "\n".join(f"- {change}" for change in changes)
+                + "\n\nThe experiment does not call, override, patch or read what changed."
+                + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
+                files=ref, items=changes,
+                evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
+            )  # fmt: skip
+            return finding.model_copy(update={"aliases": sorted({
+                *finding.aliases, fingerprint("surface_changed", *key)})})  # fmt: skip
+        because = {d.change: d.because for d in deps}
         return ctx.finding(
             self.name, "surface_changed", key,
-            f"{surface.name} changed upstream: {changes[0]}"
+            f"{surface.name} changed upstream: {deps[0].change}"
             + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
-            "\n".join(f"- {change}" for change in changes)
+            "\n".join(f"- {change}" + (f" — the experiment depends on it: {because[change]}"
+                                       if change in because else " (not used by the experiment)")
+                      for change in changes)
             + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
             suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
             files=ref, items=changes,

@@ -220,6 +220,7 @@ def simple_fully_shard(module, device_mesh, reshard=True):
     f"{EXP}/trainer.py": """\
 from torchtitan.distributed.parallel_dims import ParallelDims
 from torchtitan.models.common.attention import FlexAttention
+from torchtitan.trainer import Trainer
 
 
 def build_dims(world_size):
@@ -231,6 +232,12 @@ def _patched_forward(self, q, k, v, block_mask=None):
 
 
 FlexAttention.forward = _patched_forward
+
+
+class GraphTrainer(Trainer):
+    def train_step(self, batch):
+        inputs, labels, extra = self.post_dataloading_process(batch)
+        return inputs, labels, extra
 """,
     f"{EXP}/llama3/__init__.py": "",
     f"{EXP}/llama3/config_registry.py": """\

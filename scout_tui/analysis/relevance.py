@@ -1,0 +1,143 @@
+"""Does the experiment depend on what changed upstream? Pure: the experiment's modules and
+one surface's changes in, the changes it depends on (with where) out.
+
+A change matters when the experiment uses the changed part: it overrides or patches the
+method (an override must accept and return what the new signature does), calls it with
+the affected parameters or positions, unpacks its returned tuple, or reads, sets or passes
+the changed field. A new keyword parameter with a default, a new field, a new method: no
+caller can break; an override or patch still can.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+_FIELD = re.compile(r"^field `(\w+)` (added|removed|type|default)")
+_PARAM = re.compile(r"^parameter `(\w+)` (added|removed|became|default|type)")
+_MEMBER = re.compile(r"^(?:property|method) `(\w+)` (added|removed)")
+_RETURNS = re.compile(r"^returns ")
+
+
+@dataclass
+class Uses:
+    """How the experiment's code uses one class and one of its members."""
+
+    overrides: list[str] = field(default_factory=list)  # "path:line" of overriding defs
+    patches: list[str] = field(default_factory=list)  # "path:line" of `Class.name = …`
+    # where, how many positional arguments, which keywords
+    calls: list[tuple[str, int, set[str]]] = field(default_factory=list)
+    unpacks: list[tuple[str, int]] = field(default_factory=list)  # where, how many names
+    names: dict[str, list[str]] = field(default_factory=dict)  # attribute/keyword → where
+
+
+def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "") -> Uses:
+    """The experiment's uses of `outer.member` (a method of class `outer`, or a function
+    `member` when `outer` is ""), or of class `outer` itself when `member` is ""."""
+    if not outer:
+        outer = member
+    found = Uses()
+    for path, tree in modules.items():
+        names_class = any(
+            isinstance(node, ast.Name | ast.Attribute | ast.alias)
+            and (getattr(node, "id", None) or getattr(node, "attr", None)
+                 or getattr(node, "name", "").rsplit(".", 1)[-1]) == outer
+            for node in ast.walk(tree)
+        )  # fmt: skip
+        if not names_class:
+            continue  # a module that never names the class cannot depend on it
+        for node in ast.walk(tree):
+            where = f"{path}:{getattr(node, 'lineno', 0)}"
+            if isinstance(node, ast.ClassDef) and member and any(
+                ast.unparse(base).rsplit(".", 1)[-1] == outer for base in node.bases
+            ):
+                for child in node.body:
+                    if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                            child.name == member:  # fmt: skip
+                        found.overrides.append(f"{path}:{child.lineno}")
+            elif isinstance(node, ast.Assign) and member:
+                for target in node.targets:
+                    if isinstance(target, ast.Attribute) and target.attr == member and \
+                            ast.unparse(target.value).rsplit(".", 1)[-1] == outer:  # fmt: skip
+                        found.patches.append(where)
+                if isinstance(node.targets[0], ast.Tuple) and _calls_member(node.value, member):
+                    found.unpacks.append((where, len(node.targets[0].elts)))
+            if isinstance(node, ast.Call):
+                if member and _calls_member(node, member):
+                    keywords = {k.arg for k in node.keywords if k.arg}
+                    found.calls.append((where, len(node.args), keywords))
+                for keyword in node.keywords:
+                    if keyword.arg:
+                        found.names.setdefault(keyword.arg, []).append(where)
+            elif isinstance(node, ast.Attribute):
+                found.names.setdefault(node.attr, []).append(where)
+    return found
+
+
+def _calls_member(node: ast.AST, member: str) -> bool:
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Attribute) and node.func.attr == member)
+        or (isinstance(node.func, ast.Name) and node.func.id == member)
+    )
+
+
+@dataclass(frozen=True)
+class Dependence:
+    change: str
+    because: str  # "overridden at p:12", "called positionally at p:30 (4 arguments)", …
+
+
+def depended_on(changes: list[str], uses: Uses, old_positions: dict[str, int],
+                old_arity: set[int]) -> list[Dependence]:  # fmt: skip
+    """The changes the experiment depends on. `old_positions`: each parameter's position in
+    the old signature as a caller counts them (a method's `self` not counted);
+    `old_arity`: the tuple sizes it returned."""
+    found = []
+    reshaped = uses.overrides or uses.patches
+    for change in changes:
+        because = None
+        if (param := _PARAM.match(change)) is not None:
+            name, what = param.groups()
+            position = old_positions.get(name)
+            if reshaped:
+                because = _where("overridden" if uses.overrides else "patched",
+                                 uses.overrides or uses.patches)  # fmt: skip
+            else:
+                for where, positional, keywords in uses.calls:
+                    if name in keywords:
+                        because = f"called with `{name}=` at {where}"
+                    elif what == "added" and "keyword-only" in change:
+                        continue  # a new keyword parameter: no call without it breaks
+                    elif position is not None and positional > position:
+                        because = f"called with {positional} positional arguments at {where}"
+                    elif what == "added" and "positional" in change:
+                        because = f"called at {where}"
+                    if because:
+                        break
+        elif (member_field := _FIELD.match(change)) is not None:
+            name, what = member_field.groups()
+            if what != "added" and name in uses.names:
+                because = _where(f"`{name}` used", uses.names[name])
+        elif (member := _MEMBER.match(change)) is not None:
+            name, what = member.groups()
+            if what == "removed" and name in uses.names:
+                because = _where(f"`{name}` used", uses.names[name])
+        elif _RETURNS.match(change):
+            if reshaped:
+                because = _where("overridden" if uses.overrides else "patched",
+                                 uses.overrides or uses.patches)  # fmt: skip
+            else:
+                unpacked = [(w, n) for w, n in uses.unpacks if n in old_arity]
+                if unpacked:
+                    because = f"its result unpacked into {unpacked[0][1]} names at {unpacked[0][0]}"
+        else:
+            because = "a change of kind scout cannot judge"  # never silently dropped
+        if because:
+            found.append(Dependence(change, because))
+    return found
+
+
+def _where(what: str, places: list[str]) -> str:
+    more = f" (+{len(places) - 1} more)" if len(places) > 1 else ""
+    return f"{what} at {places[0]}{more}"
