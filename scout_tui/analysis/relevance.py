@@ -32,21 +32,25 @@ class Uses:
     names: dict[str, list[str]] = field(default_factory=dict)  # attribute/keyword → where
 
 
-def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "") -> Uses:
+def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "",
+            mention: str = "") -> Uses:  # fmt: skip
     """The experiment's uses of `outer.member` (a method of class `outer`, or a function
-    `member` when `outer` is ""), or of class `outer` itself when `member` is ""."""
+    `member` when `outer` is ""), or of class `outer` itself when `member` is "". Only
+    modules that name `mention` (default: `outer`; for a nested `Trainer.Config`, the
+    enclosing `Trainer`) are read: one that never names it cannot depend on it."""
     if not outer:
         outer = member
+    mention = mention or outer
     found = Uses()
     for path, tree in modules.items():
         names_class = any(
             isinstance(node, ast.Name | ast.Attribute | ast.alias)
             and (getattr(node, "id", None) or getattr(node, "attr", None)
-                 or getattr(node, "name", "").rsplit(".", 1)[-1]) == outer
+                 or getattr(node, "name", "").rsplit(".", 1)[-1]) == mention
             for node in ast.walk(tree)
         )  # fmt: skip
         if not names_class:
-            continue  # a module that never names the class cannot depend on it
+            continue
         for node in ast.walk(tree):
             where = f"{path}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.ClassDef) and member and any(
@@ -68,8 +72,9 @@ def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "") -> Use
                     keywords = {k.arg for k in node.keywords if k.arg}
                     found.calls.append((where, len(node.args), keywords))
                 for keyword in node.keywords:
-                    if keyword.arg:
-                        found.names.setdefault(keyword.arg, []).append(where)
+                    if keyword.arg:  # its own line: a call can span twenty
+                        at = f"{path}:{getattr(keyword, 'lineno', node.lineno)}"
+                        found.names.setdefault(keyword.arg, []).append(at)
             elif isinstance(node, ast.Attribute):
                 found.names.setdefault(node.attr, []).append(where)
     return found

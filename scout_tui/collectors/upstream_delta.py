@@ -258,7 +258,7 @@ class UpstreamDeltaCollector:
             outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
         else:
             outer, member = parts[-1], ""
-        uses = uses_of(self._modules, outer, member)
+        uses = uses_of(self._modules, outer, member, mention=parts[0])
         positions: dict[str, int] = {}
         arity: set[int] = set()
         if isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef):
