@@ -27,6 +27,16 @@ def check_target(target: Path | None, flag: str = "-o") -> None:
         raise UsageError(f"{flag} {target}: {parent} is not a folder")
 
 
+def probe_writable(target: Path, flag: str = "-o") -> None:
+    """Create and remove a file beside `target`: the folder's permissions, a read-only or
+    immutable mount, a full disk are said now, not after the work."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=_final_path(target).parent, prefix=".scout-probe-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag} {target}: cannot write there: {exc.strerror or exc}") from None
+
+
 def _final_path(target: Path) -> Path:
     """A symlink is written through to what it points at (a dangling one creates it)."""
     return Path(os.path.realpath(target)) if target.is_symlink() else target

@@ -15,10 +15,20 @@ import signal
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL: torchrun forwards SIGTERM to its workers
+_RUNNING: weakref.WeakSet[ProcessGroup] = weakref.WeakSet()
+
+
+def stop_all(grace: float = 2.0) -> None:
+    """Stop every group this process started that still runs: the last line of defence
+    when the process ends (a hangup, an exception past the console)."""
+    for group in list(_RUNNING):
+        if group.alive():
+            group.stop(grace)
 
 
 class ProcessGroup:
@@ -32,6 +42,7 @@ class ProcessGroup:
         self.pgid = self.process.pid  # the session leader's pid is the group's id
         self.cancelled = False
         self._lock = threading.Lock()
+        _RUNNING.add(self)
 
     def lines(self) -> Iterator[str]:
         """The output (stdout and stderr together) as it comes, until the command ends."""

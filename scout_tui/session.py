@@ -388,8 +388,14 @@ class Session:
         """What makes a run a poor one to publish: collectors that failed or were skipped
         (--offline included: it is being published online now). Said before publishing,
         with --recollect as the way out."""
-        return [f"{state.title} {state.state}: {state.reason}" for state in run.collectors
-                if state.state in ("failed", "skipped", "cancelled")]  # fmt: skip
+        problems = [f"{state.title} {state.state}: {state.reason}" for state in run.collectors
+                    if state.state in ("failed", "skipped", "cancelled")]  # fmt: skip
+        if not run.prior_reports and (run.prior_source or "").startswith("skipped"):
+            # Nothing known of what was reported already: carried items look new, and
+            # their drafts would be filed a second time.
+            problems.append(f"no prior report was read ({run.prior_source}): findings "
+                            "reported before would be filed again as new")  # fmt: skip
+        return problems
 
     def report_markdown(self, run: RunResult) -> str:
         return render_markdown(run)

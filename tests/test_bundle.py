@@ -57,7 +57,7 @@ def test_a_bundle_is_one_gzip_json_document_with_the_run_and_its_log_excerpts(co
         excerpt["text"][max(0, root - 200): root + 200]  # fmt: skip
     assert ci["evidence"]["error"].split(":")[0] in excerpt["text"]
     assert DEMO_TOKEN.encode() not in gzip.decompress(raw)  # no secret travels
-    assert f"scout open {base.joinpath('run.json.gz').name}" in done.stderr
+    assert f"`scout open {base / 'run.json.gz'}` reviews it" in done.stderr  # a path that works
     # scout.toml's own problems: on stderr and in the bundle's run, apart from the findings.
     assert done.stderr.count("scout: scout.toml: `[upstream.surfaces]`") == 3
     assert len(run["config_warnings"]) == 3
@@ -114,6 +114,11 @@ def test_a_missing_bundle_and_a_bad_bundle_target(tmp_path):
     assert done.returncode == 2 and "no such file" in done.stderr
     done = scout("collect", "--bundle", tmp_path / "no" / "such" / "dir.json", "--offline")
     assert done.returncode == 2 and "--bundle" in done.stderr and "no such folder" in done.stderr
+    # A folder nothing can be written in (even by root): said before any collecting.
+    done = scout("collect", "--bundle", "/proc/scout.json.gz", "--offline")
+    assert done.returncode == 2
+    assert done.stderr == ("scout: error: --bundle /proc/scout.json.gz: cannot write there: "
+                           f"{done.stderr.rsplit(': ', 1)[1]}")  # one line, nothing collected
 
 
 async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_path):
@@ -178,3 +183,13 @@ def test_a_bundles_log_excerpt_opens_as_a_file(collected, tmp_path):
     data = kept.path.read_bytes()
     assert kept.root_offset is not None
     assert b"Traceback" in data[kept.root_offset: kept.root_offset + 400]
+
+
+def test_publishing_a_bundle_collected_offline_warns_items_would_be_filed_again(tmp_path):
+    with running_demo(tmp_path / "world", TODAY) as demo:
+        opts = dataclasses.replace(demo.session_options(today=TODAY), offline=True,
+                                   state_dir=tmp_path / "state")  # fmt: skip
+        run = Session(opts).collect()
+        problems = Session(dataclasses.replace(opts, offline=False)).run_problems(run)
+    assert any(p.startswith("no prior report was read (skipped — offline")
+               and "would be filed again as new" in p for p in problems)  # fmt: skip

@@ -135,6 +135,7 @@ async def test_a_bad_header_from_the_editor_records_nothing_and_keeps_the_text(t
             assert "`Priority: urgent`: use P0, P1, P2 or none" in note.message
             kept = Path(note.message.rsplit("kept in ", 1)[1])
             assert "Priority: urgent" in kept.read_text()
+            kept.unlink()
             assert tree(app).row(fp).finding.title == title
             assert not app.session.decisions().get(fp)
 
@@ -209,3 +210,20 @@ async def test_scout_toml_warnings_show_in_the_collectors_bar_never_in_the_repor
             report = app.session.report_markdown(app.triaged_run())
             assert "Fragile surface" not in report
             assert not any(w.subject.split(" ", 1)[1] in report for w in warnings)
+
+
+async def test_an_editor_that_cannot_start_is_said_and_the_console_stays(tmp_path, monkeypatch):
+    monkeypatch.setenv("EDITOR", "/nonexistent/editor --wait")
+    monkeypatch.delenv("VISUAL", raising=False)
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+            await pilot.press("E")
+            await settle(pilot, app)
+            assert any("cannot start the editor '/nonexistent/editor --wait'" in n.message
+                       and "not found" in n.message for n in app._notifications)  # fmt: skip
+            await pilot.press("a")  # the console still takes keys
+            await settle(pilot, app)
+            assert app.session.decisions()[fp].decision == "accepted"

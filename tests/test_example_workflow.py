@@ -46,6 +46,9 @@ def test_the_example_workflow_collects_a_bundle_per_experiment() -> None:
         assert not unknown, f"scout {' '.join(words)}: unknown {unknown}"
         assert args.command == "collect" and str(args.bundle).endswith(".json.gz")
         assert args.config == Path(experiments[0]["config"])
+        assert args.strict  # a partial run fails the job, visibly
+    assert upload.get("if") == "always()"  # ... and its bundle is still there to review
+    assert workflow["permissions"]["pull-requests"] == "read"
 
 
 def test_the_readme_shows_how_a_reviewer_opens_the_bundles() -> None:

@@ -52,7 +52,8 @@ def stand_in(tmp_path: Path) -> Path:
 
 
 def grandchild(pid_file: Path) -> int:
-    assert wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    """The worker's pid, once the stand-in has written all of its line."""
+    assert wait_for(lambda: pid_file.exists() and len(pid_file.read_text().split()) == 2)
     return int(pid_file.read_text().split()[1])
 
 
@@ -120,3 +121,20 @@ def test_scout_repro_run_interrupted_leaves_no_worker(tmp_path: Path, stand_in) 
     assert "starting 2 workers" in out
     assert "scout: interrupted" in err
     assert wait_for(lambda: not running(worker)), "the worker survived scout repro"
+
+
+def test_scout_repro_run_hung_up_leaves_no_worker(tmp_path: Path, stand_in) -> None:
+    """The SSH session drops (SIGHUP): the workers, in a session of their own that the
+    hangup never reaches, are stopped all the same."""
+    pid_file = tmp_path / "pids"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scout_tui", "repro", "--run", "--repo", str(tmp_path),
+         "--command", "NGPU=2 ./run_train.sh --module m --config c"],
+        env={**os.environ, "PID_FILE": str(pid_file)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    worker = grandchild(pid_file)
+    proc.send_signal(signal.SIGHUP)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert wait_for(lambda: not running(worker)), "the worker survived the hangup"

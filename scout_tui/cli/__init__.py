@@ -48,6 +48,10 @@ def main(argv: Sequence[str] | None = None, console: Callable[..., int] | None =
         # Stopped before a command set its own (a collection winds down on SIGTERM):
         # the same clean exit as Ctrl-C, not a silent death.
         signal.signal(signal.SIGTERM, _on_sigint)
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:
+        # The SSH session dropped: wind down as on Ctrl-C, so a repro's process group (GPU
+        # workers in a session of their own, which the hangup never reaches) is stopped.
+        signal.signal(signal.SIGHUP, _on_sigint)
     try:
         from scout_tui.cli.dispatch import run
 

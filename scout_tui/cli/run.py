@@ -20,7 +20,7 @@ from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
 from scout_tui.events import Event, RunFinished, RunWarning, to_json_line
 from scout_tui.github.api import GitHubError
 from scout_tui.model import RunResult
-from scout_tui.output import check_target, dumps, write_output
+from scout_tui.output import check_target, dumps, probe_writable, write_output
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.session import Session, SessionOptions, utc_today
 
@@ -41,6 +41,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         raise UsageError("--events streams on stdout: it goes with neither --json nor -o")
     check_target(args.output)
     check_target(args.bundle, "--bundle")
+    if args.bundle is not None:
+        probe_writable(args.bundle, "--bundle")  # not after an hour of collecting
     session = open_session(args)
     cancel = threading.Event()
     result = None
@@ -89,7 +91,7 @@ def _write_bundle(session: Session, run: RunResult, warnings: list[str], path: P
     except OSError as exc:
         raise ScoutError(f"--bundle {path}: cannot write: {exc.strerror or exc}") from None
     print(f"scout: bundle {path} ({size / 1024:.0f} KiB, {len(run.findings)} findings, "
-          f"{len(bundle.logs)} log excerpt(s)): `scout open {path.name}` reviews it",
+          f"{len(bundle.logs)} log excerpt(s)): `scout open {path}` reviews it",
           file=sys.stderr)  # fmt: skip
 
 

@@ -43,6 +43,8 @@ def _write(root: Path, files: dict[str, str | None]) -> list[str]:
             target.symlink_to(text)
             continue
         target.write_text(text, encoding="utf-8")
+        if path.endswith(".sh"):
+            target.chmod(0o755)  # committed as 100755, as the real run_train.sh is
     return list(files)
 
 

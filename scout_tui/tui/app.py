@@ -12,6 +12,7 @@ import gc
 import os
 import queue
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -582,9 +583,15 @@ class ScoutApp(App[int]):
             ), "edited", select=finding.fingerprint)  # fmt: skip
 
     def _run_editor(self, command: list[str]) -> int:
+        if shutil.which(command[0]) is None:  # checked first: a failed start inside suspend
+            raise OSError(f"{command[0]}: not found")  # would leave the terminal suspended
         try:
             with self.suspend():  # the editor gets the terminal; the console comes back after
-                return subprocess.call(command)
+                try:
+                    return subprocess.call(command)
+                except OSError as exc:  # raised inside, the console would not resume
+                    error = exc
+            raise error
         except SuspendNotSupported:  # headless (tests): an editor that needs no terminal
             return subprocess.call(command, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL)  # fmt: skip
@@ -654,6 +661,8 @@ class ScoutApp(App[int]):
         if self.repro is not None:
             self.repro.running, self.repro.returncode = False, message.returncode
             self.repro.stopped = message.stopped
+            self.repro.lines.append("[stopped: its whole process group]" if message.stopped
+                                    else f"[exit status {message.returncode}]")  # fmt: skip
             said = "stopped" if message.stopped else f"ended: exit status {message.returncode}"
             self.notify(f"repro {said}", severity="information" if message.returncode == 0
                         else "warning", timeout=5)  # fmt: skip
@@ -673,8 +682,9 @@ class ScoutApp(App[int]):
     # -- collection ---------------------------------------------------------------------------
     def action_rerun(self) -> None:
         if self.session.bundle is not None:
-            self.notify(f"{self.session.bundle_path.name} is a bundle, collected elsewhere: "
-                        "collect on its checkout", severity="warning", timeout=5)  # fmt: skip
+            self.notify(f"{self.session.bundle_path} is a bundle: collect on its checkout "
+                        f"(`scout collect --repo {self.session.checkout.path} --bundle …`), "
+                        "then open the new one", severity="warning", timeout=8)  # fmt: skip
             return
         if self.collection is not None:
             self.collection.cancel()

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from scout_tui.errors import EXIT_OK
+from scout_tui.process import stop_all
 from scout_tui.session import Session, SessionOptions
 
 
@@ -24,6 +25,7 @@ def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None
         code = app.run()
     finally:
         gc.enable()
+        stop_all()  # a repro still running (a hangup ends the app without unmounting)
     for line in warnings:
         print(f"scout: warning: {line}", file=sys.stderr)
     return code if isinstance(code, int) else EXIT_OK

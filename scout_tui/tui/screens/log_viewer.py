@@ -104,6 +104,7 @@ class LogViewer(Screen[None]):
             self.status_text = message.error
         elif message.line is None:
             self.status_text = f"no match for {message.text!r}"
+            self.notify(self.status_text, severity="warning", timeout=3)  # a narrow header cuts it
         else:
             self.status_text = f"{message.text!r} at line {message.line + 1:,}"
         self._show_header()

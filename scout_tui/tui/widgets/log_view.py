@@ -155,7 +155,17 @@ class LogView(ScrollView, can_focus=True):
         self.virtual_size = Size(self._widest, message.line_count)
         self._forget_strips()
         if message.root_line is not None:
-            self.go_to_line(message.root_line, by_reader=False)
+            # After the next refresh: a scan of a file in the page cache can end before
+            # the view has its size, and a jump made then lands on line 1.
+            self.call_after_refresh(self._go_unless_moved, message.root_line)
+
+    def _go_unless_moved(self, line: int, tries: int = 20) -> None:
+        if self._moved:
+            return
+        if not self.scrollable_content_region.height and tries:
+            self.call_after_refresh(self._go_unless_moved, line, tries - 1)  # no size yet
+            return
+        self.go_to_line(line, by_reader=False)
 
     def on_log_view_failures_found(self, message: FailuresFound) -> None:
         self.failures = message.lines
@@ -163,7 +173,7 @@ class LogView(ScrollView, can_focus=True):
         self._forget_strips()
         if self.root_line is None and not self._moved:
             if message.lines:
-                self.go_to_line(message.lines[0], by_reader=False)
+                self.call_after_refresh(self._go_unless_moved, message.lines[0])
             else:
                 self._show_end()
 
