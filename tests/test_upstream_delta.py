@@ -247,3 +247,28 @@ def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
     assert "parameter `capacity` added (keyword-only) — the experiment depends on it: " \
         "called with `capacity=` at torchtitan/experiments/graph_trainer/moe_user.py:" \
         in changed.body  # fmt: skip
+
+
+def test_a_name_that_moved_is_not_new_api_and_an_imported_module_says_so(fresh_world):
+    """`bucket_all_gathers` appears in a new module, but another module defined it at the
+    baseline: it moved, it is not new. A new name in a module the experiment imports from
+    says so."""
+    repo = fresh_world.repo
+    old = repo / "torchtitan/distributed/old_bucketing.py"
+    old.write_text("def regroup(graph):\n    return graph\n")
+    user = repo / "torchtitan/experiments/graph_trainer/regroup_user.py"
+    user.write_text("from torchtitan.distributed.linear import Linear\n")
+    (repo / "torchtitan/distributed/linear.py").write_text("class Linear:\n    pass\n")
+    _commit(repo, "old bucketing", "2026-10-01T12:00:00+00:00")  # before the window
+    old.unlink()
+    (repo / "torchtitan/distributed/regrouping.py").write_text(
+        "def regroup(graph):\n    return graph\n")  # fmt: skip
+    (repo / "torchtitan/distributed/linear.py").write_text(
+        "class Linear:\n    pass\n\n\nclass AllGatherLinear(Linear):\n    pass\n")  # fmt: skip
+    _commit(repo, "Move regroup; AllGatherLinear", f"{TODAY.isoformat()}T20:00:00+00:00")
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    titles = [f.title for f in found.get("new_public_api", [])]
+    assert not any("regroup" in t for t in titles), titles  # moved, not new
+    [linear] = [f for f in found["new_public_api"] if "linear.py" in f.title]
+    assert linear.items == ["AllGatherLinear"]
+    assert "The experiment imports from this module (`regroup_user.py:1`)" in linear.body

@@ -246,19 +246,23 @@ class UpstreamDeltaCollector:
                              moved_to=home.target if home else None,
                              commit=commit.sha if commit else None), home  # fmt: skip
 
-    def _dependence(self, ctx: CollectorContext, surface: Surface, old: ast.AST,
-                    changes: list[str]) -> list[Dependence]:  # fmt: skip
-        """The changes the experiment's code depends on (its modules parsed once a run)."""
+    def _experiment_modules(self, ctx: CollectorContext) -> dict[str, ast.Module]:
+        """The experiment's modules, parsed once a run."""
         if self._modules is None:
             experiment = ctx.config.project.experiment
             self._modules = {p: tree for p in ctx.source.glob(experiment, "*.py")
                              if (tree := ctx.source.parse(p)) is not None}  # fmt: skip
+        return self._modules
+
+    def _dependence(self, ctx: CollectorContext, surface: Surface, old: ast.AST,
+                    changes: list[str]) -> list[Dependence]:  # fmt: skip
+        """The changes the experiment's code depends on."""
         parts = surface.qualname.split(".")
         if surface.check in ("signature", "returns"):
             outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
         else:
             outer, member = parts[-1], ""
-        uses = uses_of(self._modules, outer, member, mention=parts[0])
+        uses = uses_of(self._experiment_modules(ctx), outer, member, mention=parts[0])
         positions: dict[str, int] = {}
         arity: set[int] = set()
         if isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -387,21 +391,40 @@ class UpstreamDeltaCollector:
                 ctx.source.read_at(base, path)
             ):
                 continue
-            added = sorted(
+            appeared = sorted(
                 pyast.public_names(ctx.source.parse_at(head, path))
                 - pyast.public_names(ctx.source.parse_at(base, path))
             )
+            # A name some other file defined at the baseline moved here: not new.
+            added = [name for name in appeared if not ctx.source.definitions(name, base)]
             if not added:
                 continue
             names = ", ".join(code(name) for name in added)
+            importers = self._importers(ctx, path)
+            where = ", ".join(code(i) for i in importers[:3])
+            why = (f" The experiment imports from this module ({where}): check what it now "
+                   "offers." if importers else
+                   " Check whether it replaces something the experiment hand-rolls.")  # fmt: skip
             yield ctx.finding(
                 self.name, "new_public_api", (path, *added),
                 f"New upstream API in {code(path)}: {names}",
-                f"{names} appeared in {code(path)} since {ctx.since.date()}. Check whether it "
-                "replaces something the experiment hand-rolls.",
+                f"{names} appeared in {code(path)} since {ctx.since.date()}.{why}",
                 files=[FileRef(path=path)], items=added,
                 evidence=Evidence(diff=ctx.source.diff_range(base, head, [path])),
             )  # fmt: skip
+
+    def _importers(self, ctx: CollectorContext, path: str) -> list[str]:
+        """The experiment's modules that import from the module at `path`."""
+        module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        found = []
+        for name, tree in self._experiment_modules(ctx).items():
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.ImportFrom) and node.module == module) or (
+                    isinstance(node, ast.Import) and any(a.name == module for a in node.names)
+                ):
+                    found.append(f"{name.rsplit('/', 1)[-1]}:{node.lineno}")
+                    break
+        return found
 
     def _new_models(self, ctx: CollectorContext, base: str, head: str) -> Iterator[Finding]:
         models = ctx.config.upstream.models_dir.rstrip("/")
