@@ -306,3 +306,23 @@ def _enabled_strings_of(world) -> str:
 
     tree = ast_.parse((world.repo / EXP / "tests" / "integration_tests.py").read_text())
     return " ".join(o.name for o in override_definitions(tree) if not o.disabled)
+
+
+def test_a_pass_nothing_calls_is_dead_code_not_a_missing_test(fresh_world):
+    import os
+    import subprocess
+
+    passes = fresh_world.repo / EXP / "extra_passes.py"
+    passes.write_text("def fold_pass(gm, example_inputs):\n    return gm\n\n\n"
+                      "def shadow_pass(gm, example_inputs):\n    return fold_pass(gm, None)\n")
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "passes"], cwd=fresh_world.repo, check=True,
+                   env=env)  # fmt: skip
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    (dead,) = found["pass_dead"]
+    assert dead.items == ["shadow_pass"]  # nothing calls it; fold_pass has a caller
+    assert dead.section is Section.OPPORTUNITIES
+    assert dead.suggested_fix == "Delete it, or wire it in where it was meant to run."
+    assert sorted(found["pass_untested"][0].items) == ["bucket_pass", "fold_pass"]

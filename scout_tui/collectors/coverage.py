@@ -16,8 +16,10 @@ from fnmatch import fnmatch
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import (
     Disabled,
+    PassDef,
     Words,
     disabled_entries,
+    mentions,
     override_definitions,
     parallelism_combo,
     pass_definitions,
@@ -41,6 +43,16 @@ def _combo_name(combo: frozenset[str]) -> str:
     return "+".join(sorted(short))
 
 
+def _callers(code_text: str, definition: PassDef) -> bool:
+    """Whether the experiment's code names the pass anywhere but its own `def` line (a
+    registry key counts: selecting it by key is calling it)."""
+    if definition.keys:
+        return True  # registered: reachable from a config or the command line
+    name = definition.name
+    uses = code_text.count(name)  # cheap first: a name used once is only its def
+    return uses > 1 and mentions(code_text.replace(f"def {name}(", "", 1), name)
+
+
 def _listing(names: list[str], limit: int = 30) -> str:
     shown = ", ".join(code(name) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
@@ -54,7 +66,7 @@ class CoverageCollector:
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
-             "parallelism_gap", "new_code_untested", "tests_disabled")  # fmt: skip
+             "parallelism_gap", "new_code_untested", "tests_disabled", "pass_dead")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         config = ctx.config
@@ -178,7 +190,11 @@ class CoverageCollector:
             if not p.startswith(tests_dir + "/")
             and any(fnmatch(p.rsplit("/", 1)[-1], pattern) for pattern in patterns)
         ]  # fmt: skip
-        untested, integration_only = [], []
+        untested, integration_only, dead = [], [], []
+        code_text = ""  # the experiment's own code (not its tests): who calls what
+        for path in ctx.source.glob(experiment, "*.py"):
+            if not path.startswith(tests_dir + "/"):
+                code_text += (ctx.source.read(path) or "") + "\n"
         for path in files:
             for definition in pass_definitions(path, ctx.source.parse(path)):
                 names = [definition.name, *definition.keys]
@@ -186,8 +202,21 @@ class CoverageCollector:
                     continue
                 if any(name in integ for name in names):
                     integration_only.append(definition)
-                else:
+                elif _callers(code_text, definition):
                     untested.append(definition)
+                else:  # nothing calls or registers it: testing it would test dead code
+                    dead.append(definition)
+        if dead:
+            yield ctx.finding(
+                self.name, "pass_dead", (experiment,),
+                f"{len(dead)} graph pass{'es' if len(dead) != 1 else ''} nothing calls",
+                _listing([d.name for d in dead]) + " " + ("is" if len(dead) == 1 else "are")
+                + " defined but never called, registered or selected by the experiment's "
+                "code, tests or workflows.",
+                suggested_fix="Delete it, or wire it in where it was meant to run.",
+                files=[FileRef(path=d.path, line=d.line) for d in dead],
+                items=[d.name for d in dead],
+            )  # fmt: skip
         if untested:
             yield ctx.finding(
                 self.name, "pass_untested", (experiment,),

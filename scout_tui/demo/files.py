@@ -238,6 +238,12 @@ class GraphTrainer(Trainer):
     def train_step(self, batch):
         inputs, labels, extra = self.post_dataloading_process(batch)
         return inputs, labels, extra
+
+
+def post_grad_passes(gm, example_inputs):
+    from torchtitan.experiments.graph_trainer.passes import bucket_pass
+
+    return bucket_pass(gm, example_inputs, bucket_mb=50)
 """,
     f"{EXP}/llama3/__init__.py": "",
     f"{EXP}/llama3/config_registry.py": """\
