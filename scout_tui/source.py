@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 import subprocess
 import threading
 import weakref
@@ -360,17 +361,26 @@ class SourceTree:
         missing_outer = pyast_defines(self.parse_at(head, path), outer) is False
         needle = f"class {outer}" if missing_outer else f"def {name}"
         try:
-            with self._lock:
-                out = self.repo.git.log("-S", needle, _LOG_FORMAT, "-1", head, "--", path)
+            changed = self.pickaxe(needle, path, head)
         except git.GitCommandError:  # a shallow or partial clone: blobs it does not hold
             return Fate("unknown")
-        changed = _commits(out)
-        if not changed:
+        if changed is None:
             return Fate("never")
         homes = self.definitions(qualname, head, exclude=path)
         if len(homes) == 1:
-            return Fate("moved", changed[0], homes[0])
-        return Fate("removed", changed[0])
+            return Fate("moved", changed, homes[0])
+        return Fate("removed", changed)
+
+    def pickaxe(self, needle: str, path: str, head: str, moves: bool = False) -> CommitInfo | None:
+        """The last commit up to `head` that changed how often `path` holds `needle`
+        (`git log -S`): where a name was added or removed; with `moves`, also one that
+        moved it within the file (`-G`: a diff line holds it). Raises git.GitCommandError
+        when the history cannot be read."""
+        option = ("-G", re.escape(needle)) if moves else ("-S", needle)
+        with self._lock:
+            out = self.repo.git.log(*option, _LOG_FORMAT, "-1", head, "--", path)
+        found = _commits(out)
+        return found[0] if found else None
 
     def definitions(self, qualname: str, head: str, exclude: str = "") -> list[str]:
         """The Python files of `head` that define `qualname` (`Class.method`, `function`)."""

@@ -326,3 +326,27 @@ def test_a_pass_nothing_calls_is_dead_code_not_a_missing_test(fresh_world):
     assert dead.section is Section.OPPORTUNITIES
     assert dead.suggested_fix == "Delete it, or wire it in where it was meant to run."
     assert sorted(found["pass_untested"][0].items) == ["bucket_pass", "fold_pass"]
+
+
+def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
+    import os
+    import subprocess
+
+    repo = fresh_world.repo
+    configs = repo / "torchtitan/config/configs.py"
+    # CompileConfig.backend moves to another section; the README still names it where it
+    # was (`--compile.backend=aot_eager`).
+    text = configs.read_text().replace('    backend: str = "inductor"\n', "")
+    text = text.replace("class ActivationCheckpointConfig:\n",
+                        'class ActivationCheckpointConfig:\n    backend: str = "inductor"\n')
+    configs.write_text(text)
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "commit", "-qam", "Move backend into activation checkpointing"],
+                   cwd=repo, check=True, env=env)  # fmt: skip
+    found = by_kind(run_collector(fresh_world, "docs", TODAY))
+    [readme] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("README.md")]
+    [line] = [i for i in readme.items if "backend" in i]
+    assert line.startswith("flag `--compile.backend` is not a config field; it is "
+                           "`--activation_checkpoint.backend` now, since `")
+    assert line.endswith("(Move backend into activation checkpointing)")

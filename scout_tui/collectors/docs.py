@@ -13,6 +13,8 @@ import posixpath
 from collections.abc import Iterator
 from fnmatch import fnmatch
 
+from git import GitCommandError
+
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import mentions, pass_definitions
 from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
@@ -23,6 +25,24 @@ from scout_tui.model import ConfigWarning, FileRef, Finding, Section, fingerprin
 from scout_tui.source import Fate
 
 ClassRef = tuple[str, ast.ClassDef]
+
+
+def _unknown_flag(ctx: CollectorContext, flag: str, flags: dict[str, str]) -> str:
+    """A flag no config field defines; when one field of that name lives elsewhere (another
+    section, a renamed parent), the flag it became and the commit that added it there."""
+    said = f"flag {code('--' + flag)} is not a config field"
+    leaf = flag.rsplit(".", 1)[-1]
+    homes = [f for f in flags if f.rsplit(".", 1)[-1] == leaf and f != flag]
+    if len(homes) != 1:
+        return said
+    home = homes[0]
+    path = flags[home]
+    try:
+        added = ctx.source.pickaxe(f"{leaf}:", path, ctx.head_commit or "HEAD", moves=True)
+    except GitCommandError:  # an unreadable history only loses the commit, not the finding
+        added = None
+    since = f", since {code(added.sha[:10])} ({added.summary})" if added else ""
+    return f"{said}; it is {code('--' + home)} now{since}"
 
 
 def _when(fate: Fate) -> str:
@@ -104,6 +124,24 @@ class ConfigTypes:
                 return [str(e.value) for e in elements if isinstance(e, ast.Constant)]
         return None
 
+    def all_flags(self, roots: list[ClassRef], depth: int = 3) -> dict[str, str]:
+        """Every `a.b` flag the roots define (to `depth` levels), with the file of the
+        class that defines its last part."""
+        found: dict[str, str] = {}
+        layer: list[tuple[str, ClassRef]] = [("", ref) for ref in roots]
+        for _ in range(depth):
+            following = []
+            for prefix, ref in layer:
+                for name, (annotation, path) in self.fields(ref).items():
+                    flag = f"{prefix}{name}"
+                    found.setdefault(flag, path)
+                    for type_name in self._type_names(annotation):
+                        nested = self.resolve(path, type_name)
+                        if nested is not None:
+                            following.append((flag + ".", nested))
+            layer = following
+        return found
+
     def option(self, roots: list[ClassRef], flag: str) -> tuple[bool, list[str] | None]:
         """Does `--a.b.c` name a field? With the allowed values when it is a Literal."""
         current = roots
@@ -169,7 +207,7 @@ class DocsCollector:
             all_text += text
             problems = self._paths(ctx, doc, text) + self._tests(ctx, text)
             if roots:
-                problems += self._flags(types, roots, text)
+                problems += self._flags(ctx, types, roots, text)
             problems = sorted(set(problems))
             if problems:
                 inaccurate += 1
@@ -259,14 +297,16 @@ class DocsCollector:
         return problems
 
     @staticmethod
-    def _flags(types: ConfigTypes, roots: list[ClassRef], text: str) -> list[tuple[int, str]]:
+    def _flags(ctx: CollectorContext, types: ConfigTypes, roots: list[ClassRef],
+               text: str) -> list[tuple[int, str]]:  # fmt: skip
         problems = []
+        flags: dict[str, str] | None = None
         for claim, value in flag_claims(text):
             known, allowed = types.option(roots, claim.text)
             if not known:
-                problems.append(
-                    (claim.line, f"flag {code('--' + claim.text)} is not a config field")
-                )
+                if flags is None:
+                    flags = types.all_flags(roots)
+                problems.append((claim.line, _unknown_flag(ctx, claim.text, flags)))
             elif value is not None and allowed is not None and value not in allowed:
                 given = code(f"--{claim.text}={value}")
                 choices = ", ".join(code(v) for v in allowed)
