@@ -350,3 +350,31 @@ def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
     assert line.startswith("flag `--compile.backend` is not a config field; it is "
                            "`--activation_checkpoint.backend` now, since `")
     assert line.endswith("(Move backend into activation checkpointing)")
+
+
+def test_patches_that_still_fit_are_one_all_clear_line(fresh_world):
+    """Two patches of upstream that fit (one wraps the original, one matches its signature)
+    are one All Clear line, not a line each every day."""
+    import os
+    import subprocess
+
+    (fresh_world.repo / EXP / "patches.py").write_text(
+        "from torchtitan.models.common.moe import MoE\n"
+        "from torchtitan.trainer import Trainer\n\n\n"
+        "def _forward(self, x):\n    return x\n\n\n"
+        "MoE.forward = _forward\n"
+        "_original = Trainer.post_dataloading_process\n\n\n"
+        "def _wrapped(self, *args, **kwargs):\n    return _original(self, *args, **kwargs)\n\n\n"
+        "Trainer.post_dataloading_process = _wrapped\n"
+    )  # fmt: skip
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "patches"], cwd=fresh_world.repo, check=True,
+                   env=env)  # fmt: skip
+    found = by_kind(run_collector(fresh_world, "freshness", TODAY))
+    (stable,) = found["monkey_patch_stable"]
+    assert stable.title == "2 monkey-patches of upstream still fit"
+    assert stable.items == ["MoE.forward", "Trainer.post_dataloading_process"]
+    assert stable.section is Section.ALL_CLEAR
+    assert len(found["stale_monkey_patch"]) == 1  # the demo's stale FlexAttention patch

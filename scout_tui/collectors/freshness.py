@@ -54,11 +54,23 @@ class FreshnessCollector:
             if not p.startswith(tests_dir)
         ]  # fmt: skip
         yield Progress(self.name, 1, 4, "monkey-patches")
+        stable: list[Finding] = []
         for path in files:
             for patch in monkey_patches(path, ctx.source.parse(path)):
                 finding = self._patch(ctx, patch)
-                if finding is not None:
+                if finding is not None and finding.kind == "monkey_patch_stable":
+                    stable.append(finding)
+                elif finding is not None:
                     yield finding
+        if stable:  # an inventory: one All Clear line, not one per patch every day
+            titles = [f.title.removesuffix(" patch") for f in stable]
+            yield ctx.finding(
+                self.name, "monkey_patch_stable", (config.project.experiment,),
+                f"{len(stable)} monkey-patch{'es' if len(stable) != 1 else ''} of upstream "
+                "still fit", "Each wraps the original or matches the upstream signature: "
+                + ", ".join(code(t) for t in titles) + ".",
+                files=[file for f in stable for file in f.files][:50], items=sorted(titles),
+            )  # fmt: skip
         yield Progress(self.name, 2, 4, "private APIs")
         yield from self._private(ctx, files)
         yield Progress(self.name, 3, 4, "duplicated logic")
