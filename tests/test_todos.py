@@ -183,3 +183,24 @@ def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world):
     [line] = [ln for ln in listed.body.splitlines() if ln.startswith("- ")]
     assert f"`{EXP}/warmup_a.py:1`, `{EXP}/warmup_b.py:1`" in line
     assert "3 older ones, unchanged." in listed.body
+
+
+def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
+    """Waiting on "the PyTorch nightly" with no link is blocked upstream, not "no blocker";
+    a PR the TODO says caused the breakage is not what it waits for."""
+    from scout_tui.analysis.todos import Todo, classify
+
+    def read(text: str) -> Todo:
+        return classify(Todo("x.py", 1, "TODO", text), "pytorch/torchtitan")
+
+    waiting = read("Remove this fallback once the PyTorch nightly wheel has the fix.")
+    assert waiting.upstream and waiting.references == []
+    assert read("requires upstream change: FSDP passes should keep the order").upstream
+    assert not read("fold the two cleanup loops into one walk").upstream
+    caused = read("JIT tests disabled: a regression triggered by pytorch/pytorch#2149; "
+                  "re-enable when pytorch/pytorch#3000 lands")  # fmt: skip
+    assert [str(r) for r in caused.references] == ["pytorch/pytorch#3000"]
+    assert [str(r) for r in caused.causes] == ["pytorch/pytorch#2149"]
+    only_cause = read("Broken by pytorch/pytorch#2149 (the DTensor change), once the "
+                      "partitioner is fixed upstream re-enable")  # fmt: skip
+    assert only_cause.references == [] and only_cause.upstream

@@ -28,6 +28,13 @@ _CODE_WORD = re.compile(
     r"(?<![\w./-])(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)(?![\w/-])"
 )
 _PROPER_NOUNS = {"PyTorch", "GitHub", "TorchTitan", "TorchInductor", "JavaScript", "TypeScript"}
+_CAUSE = re.compile(
+    r"\b(?:caused|triggered|introduced|broken|broke|regressed)\s+(?:by|in)\b|"
+    r"\bregression\s+(?:from|in|since)\b", re.IGNORECASE)
+_UPSTREAM_WAIT = re.compile(
+    r"\b(?:once|until|after|when)\b[^.;]{0,60}?\b(?:pytorch|torch|nightly|upstream|inductor|"
+    r"dynamo|autoparallel|triton)\b|\brequires?\s+(?:an?\s+)?upstream\b|"
+    r"\bupstream\s+(?:change|fix|pytorch|regression|bug|issue)\b", re.IGNORECASE)
 _WAITING = re.compile(
     r"\b(?:nightly|wheel|upstream|available|availability|includes?|picks? up|lands?|landed|"
     r"exposes?|exposed|supports?|supported|released?|once|until|after)\b",
@@ -54,6 +61,8 @@ class Todo:
     references: list[Reference] = field(default_factory=list)
     apis: list[str] = field(default_factory=list)
     ordinal: int = 0  # among identical texts in one file, so two stay two
+    causes: list[Reference] = field(default_factory=list)  # what broke it: not blockers
+    upstream: bool = False  # waits on an upstream project, with no link to what
 
     @property
     def key_text(self) -> str:
@@ -220,18 +229,29 @@ def classify(todo: Todo, bare_ref_repo: str, named_refs: dict[str, str] | None =
     if owner:
         todo.owner = (owner.group(1) or owner.group(2)).strip()
     refs: list[Reference] = []
+    causes: list[Reference] = []
+
+    def found(ref: Reference, start: int, within: str) -> None:
+        # "broken by #12", "a regression triggered by …#12": what caused it, not a blocker.
+        clause = re.split(r"[;.]\s", within[max(0, start - 50) : start])[-1]  # its own words
+        (causes if _CAUSE.search(clause) else refs).append(ref)
+
     for match in _REF_URL.finditer(text):
-        refs.append(Reference(match.group(1), int(match.group(2))))
-    for match in _REF_REPO.finditer(_REF_URL.sub("", text)):
-        refs.append(Reference(match.group(1), int(match.group(2))))
+        found(Reference(match.group(1), int(match.group(2))), match.start(), text)
+    without_urls = _REF_URL.sub(lambda m: " " * len(m.group(0)), text)
+    for match in _REF_REPO.finditer(without_urls):
+        found(Reference(match.group(1), int(match.group(2))), match.start(), without_urls)
     for match in _REF_BARE.finditer(text):
         refs.append(Reference(bare_ref_repo, int(match.group(1))))
     aliases = {name.lower(): repo for name, repo in (named_refs or {}).items()}
     for match in _REF_NAMED.finditer(text):  # "PyTorch #186754", "torchtitan PR #12"
         repo = aliases.get(match.group(1).lower())
         if repo:
-            refs.append(Reference(repo, int(match.group(2))))
+            found(Reference(repo, int(match.group(2))), match.start(), text)
     todo.references = list(dict.fromkeys(refs))
+    todo.causes = [c for c in dict.fromkeys(causes) if c not in todo.references]
+    # "once the PyTorch nightly includes…" with no link: blocked upstream all the same.
+    todo.upstream = not todo.references and bool(_UPSTREAM_WAIT.search(text))
     # Named APIs only matter in a TODO that waits for something to exist upstream; there,
     # backticked names, `torch.x.y` and code-shaped words (snake_case, CamelCase) count.
     if _WAITING.search(text):

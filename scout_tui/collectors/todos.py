@@ -160,7 +160,8 @@ class TodoCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "history", 10  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    kinds = ("todo_blocked", "todo_unblocked", "todo_api_available", "todo_unclassified")
+    kinds = ("todo_blocked", "todo_unblocked", "todo_api_available", "todo_unclassified",
+             "todo_upstream_unlinked")  # fmt: skip
     # It reads GitHub when it can (blocker states, authors' logins): then it runs in a thread
     # of the parent process, never in a forked one.
     uses_github = True
@@ -194,8 +195,13 @@ class TodoCollector:
                     yield finding
             if done % 10 == 0:
                 yield Progress(self.name, done, len(found), path)
-        if fyi:
-            yield self._fyi_list(ctx, fyi, torch is None)
+        upstream = [entry for entry in fyi if entry[0].upstream]
+        others = [entry for entry in fyi if not entry[0].upstream]
+        if upstream:
+            yield self._fyi_list(ctx, upstream, torch is None, "todo_upstream_unlinked",
+                                 "TODOs waiting on upstream with no link to what")  # fmt: skip
+        if others:
+            yield self._fyi_list(ctx, others, torch is None)
 
     @staticmethod
     def _find(ctx: CollectorContext, paths: list[str]) -> list[tuple[str, list[Todo]]]:
@@ -264,10 +270,13 @@ class TodoCollector:
         return None
 
     def _fyi_list(
-        self, ctx: CollectorContext, todos: list[tuple[Todo, str, bool]], no_torch: bool
+        self, ctx: CollectorContext, todos: list[tuple[Todo, str, bool]], no_torch: bool,
+        kind: str = "todo_unclassified", what: str = "TODOs with no upstream blocker",
     ) -> Finding:
-        """One line a day for the TODOs nothing blocks upstream: their count, and only those
-        written since the baseline (the same text in several places: one line)."""
+        """One line a day for a group of TODOs: their count, and only those written since
+        the baseline (the same text in several places: one line). The TODOs that wait on
+        an upstream project without a link ("once the PyTorch nightly includes…") are a
+        group of their own: blocked upstream, and a link would let scout follow them."""
         owned = sum(1 for todo, _, _ in todos if todo.owner)
         places: dict[str, list[tuple[Todo, str]]] = {}
         for todo, age, new in todos:
@@ -280,19 +289,22 @@ class TodoCollector:
             spots = ", ".join(code(f"{t.path}:{t.line}") for t, _ in where)
             lines.append(f"- {spots} ({who}{', ' + age if age else ''}): {code(text[:120])}")
         since = ctx.since.date()
-        count = f"{len(todos)} TODOs with no upstream blocker ({owned} with a named owner)"
+        count = f"{len(todos)} {what} ({owned} with a named owner)"
         fresh = sum(len(where) for where in places.values())
         title = f"{count}: {fresh} new since {since}" if fresh else \
             f"{count}, none new since {since}"  # fmt: skip
         body = ("Written since the baseline:\n\n" + "\n".join(lines)) if lines else \
-            f"No TODO without an upstream blocker was written since {since}."  # fmt: skip
+            f"None of them was written since {since}."  # fmt: skip
+        if kind == "todo_upstream_unlinked":
+            body += ("\n\nA link to the upstream issue or PR (`pytorch/pytorch#N`) lets scout "
+                     "say when it lands.")  # fmt: skip
         older = len(todos) - fresh
         if older:
             body += f"\n\n{older} older one{'s' if older != 1 else ''}, unchanged."
         note = "\n\nNamed APIs not checked: skipped — torch not installed." if no_torch else ""
         experiment = ctx.config.project.experiment
         return ctx.finding(
-            self.name, "todo_unclassified", (experiment,), title, body + note,
+            self.name, kind, (experiment,), title, body + note,
             files=[FileRef(path=t.path, line=t.line) for where in places.values()
                    for t, _ in where],
             items=sorted({_item(ctx, todo) for todo, _, _ in todos}),
