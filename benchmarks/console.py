@@ -55,6 +55,8 @@ async def pilot_figures(session: Session, run: RunResult, presses: int) -> tuple
         first_paint = time.perf_counter() - started
         latencies = []
         for _ in range(presses):
+            while tree.cursor_fingerprint is None:  # a section's line: on to a finding
+                await pilot.press("down")
             fp = tree.cursor_fingerprint
             began = time.perf_counter()
             await pilot.press("a")
