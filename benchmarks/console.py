@@ -8,7 +8,8 @@ names the checkout; the cached run is then read in a worker). First paint: from 
 start until the tree holds every finding (Pilot), or from `scout` starting until the status
 line says "0 of N reviewed" on the tmux pane. Keypress:
 `a` (accept) until the tree shows the finding accepted (the decision is committed to the
-state store in between), then `down`; through tmux, polled with `capture-pane`."""
+state store in between), then `down` (Pilot) or `n` (tmux: the next unreviewed finding);
+through tmux, polled with `capture-pane`."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def terminal_figures(opts, count: int, presses: int) -> tuple[float, float, list
         tmux("send-keys", "-t", "bench", "a")
         wait_for(f"{n} of {count} reviewed")
         latencies.append(time.perf_counter() - began)
-        tmux("send-keys", "-t", "bench", "Down")
+        tmux("send-keys", "-t", "bench", "n")  # the next unreviewed finding
         time.sleep(0.15)  # a person's keys come apart: `a` is not timed with Down's render
     tmux("send-keys", "-t", "bench", "q")
     return first_frame, first_paint, latencies
