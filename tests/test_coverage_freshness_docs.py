@@ -120,6 +120,10 @@ def test_freshness_on_the_sample(sample_world):
         "seed: dropped",
         "activation_checkpoint: rebuilt",
     ]
+    # The AC rebuild has a comment saying why: a choice, not the drift the title names.
+    assert drift.title == "`to_graph_trainer_config` drops `gradient_accumulation_steps`, " \
+        "drops `seed`"  # fmt: skip
+    assert "- `activation_checkpoint`: rebuilt (explained in the converter)" in drift.body
 
 
 def test_doc_claims():
@@ -378,3 +382,81 @@ def test_patches_that_still_fit_are_one_all_clear_line(fresh_world):
     assert stable.items == ["MoE.forward", "Trainer.post_dataloading_process"]
     assert stable.section is Section.ALL_CLEAR
     assert len(found["stale_monkey_patch"]) == 1  # the demo's stale FlexAttention patch
+
+
+def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path):
+    """The converter forces spmd_backend; one registered config builds on a base that pins
+    it otherwise: broken by construction, an Action Item naming the three places. A config
+    whose base agrees, or that sets it back after converting, is fine."""
+    import git
+
+    from scout_tui.config import load_config
+    from scout_tui.pipeline import RunOptions, run
+
+    files = {
+        "torchtitan/models/llama3/config_registry.py": (
+            "from torchtitan.config import ParallelismConfig, TrainerConfig\n\n\n"
+            "def llama3_dist_gemm():\n"
+            '    return TrainerConfig(parallelism=ParallelismConfig(spmd_backend="spmd_types"))\n'
+            "\n\ndef llama3_debug():\n    return TrainerConfig(parallelism=ParallelismConfig())\n"
+        ),
+        f"{EXP}/configs.py": (
+            "from dataclasses import replace\n\n\n"
+            "def to_graph_trainer_config(base_config, registry):\n    d = {}\n"
+            "    # partial_dtensor until CP works with spmd_types\n"
+            '    d["parallelism"] = replace(base_config.parallelism, '
+            'spmd_backend="partial_dtensor")\n    return d\n'
+        ),
+        f"{EXP}/llama3/config_registry.py": (
+            "from torchtitan.experiments.graph_trainer.configs import to_graph_trainer_config\n"
+            "from torchtitan.models.llama3.config_registry import llama3_debug, "
+            "llama3_dist_gemm\n\n\n"
+            "def gt_dist_gemm():\n    return to_graph_trainer_config(llama3_dist_gemm(), None)\n"
+            "\n\ndef gt_debug():\n    return to_graph_trainer_config(llama3_debug(), None)\n\n\n"
+            "def gt_dist_gemm_fixed():\n"
+            "    config = to_graph_trainer_config(llama3_dist_gemm(), None)\n"
+            '    config.parallelism.spmd_backend = "spmd_types"\n    return config\n'
+        ),
+    }  # fmt: skip
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    repo = git.Repo.init(tmp_path)
+    repo.index.add(list(files))
+    repo.index.commit("init", author=git.Actor("a", "a@b"), committer=git.Actor("a", "a@b"))
+    result = run(RunOptions(repo=tmp_path, config=load_config(None), offline=True,
+                            only=["freshness"]))  # fmt: skip
+    (conflict,) = by_kind(result)["config_conflict"]
+    assert conflict.title == (
+        "`gt_dist_gemm` cannot run as configured: `to_graph_trainer_config` forces "
+        "`parallelism.spmd_backend` = `'partial_dtensor'`, its base sets `'spmd_types'`")
+    assert [(f.path, f.line) for f in conflict.files] == [
+        (f"{EXP}/llama3/config_registry.py", 5),
+        ("torchtitan/models/llama3/config_registry.py", 5),
+        (f"{EXP}/configs.py", 7),
+    ]
+    assert conflict.section is Section.ACTION_ITEMS and conflict.priority.value == "P1"
+
+
+def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
+    import os
+    import subprocess
+
+    configs = fresh_world.repo / EXP / "configs.py"
+    # The demo's converter explains its AC rebuild; a docstring now says why it drops the
+    # other two fields.
+    text = configs.read_text().replace(
+        "-> GraphTrainerConfig:\n",
+        '-> GraphTrainerConfig:\n    """Drops gradient_accumulation_steps and seed: the graph '
+        'trainer sets its own."""\n', 1)
+    configs.write_text(text)
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "commit", "-qam", "explain"], cwd=fresh_world.repo, check=True,
+                   env=env)  # fmt: skip
+    found = by_kind(run_collector(fresh_world, "freshness", TODAY))
+    assert "config_drift" not in found
+    (overrides,) = found["config_overrides"]
+    assert overrides.section is Section.FYI
+    assert overrides.title == ("`to_graph_trainer_config` overrides 3 fields of the base "
+                               "config, each explained in the converter")  # fmt: skip

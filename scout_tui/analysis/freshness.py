@@ -270,3 +270,61 @@ def converter_drift(converter: ast.FunctionDef, base_fields: list[str]) -> dict[
                 ):  # fmt: skip
                     status[aliases[target.value.id]] = "overridden"
     return status
+
+
+@dataclass(frozen=True)
+class Forced:
+    """A sub-field a config converter sets to a fixed value, whatever the base config said:
+    `replace(base.parallelism, spmd_backend="partial_dtensor")`."""
+
+    field: str  # the base config's field: "parallelism"
+    name: str  # the sub-field forced: "spmd_backend"
+    value: str  # as written: "'partial_dtensor'"
+    line: int
+
+
+def forced_values(converter: ast.FunctionDef) -> list[Forced]:
+    """The constants a converter forces into fields it otherwise keeps."""
+    found = []
+    for node in ast.walk(converter):
+        if not (isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1]
+                == "replace" and node.args):  # fmt: skip
+            continue
+        source = node.args[0]
+        if not isinstance(source, ast.Attribute):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg and isinstance(keyword.value, ast.Constant):
+                found.append(Forced(source.attr, keyword.arg, ast.unparse(keyword.value),
+                                    keyword.value.lineno))  # fmt: skip
+    return found
+
+
+def constants_set(function: ast.FunctionDef, name: str) -> list[tuple[str, int]]:
+    """Where a function sets `name` to a constant: `name=…` in a call, `x.name = …`."""
+    found = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg == name and isinstance(keyword.value, ast.Constant):
+                    found.append((ast.unparse(keyword.value), keyword.value.lineno))
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr == name:
+                    found.append((ast.unparse(node.value), node.lineno))
+    return found
+
+
+def converter_uses(tree: ast.Module | None, converter: str) -> list[tuple[ast.FunctionDef, str]]:
+    """Functions that build their config by converting another function's:
+    `to_graph_trainer_config(llama3_debugmodel(), …)` → (that function, "llama3_debugmodel")."""
+    found = []
+    for function in (tree.body if tree is not None else []):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        for node in ast.walk(function):
+            if (isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1]
+                    == converter and node.args and isinstance(node.args[0], ast.Call)):  # fmt: skip
+                found.append((function, ast.unparse(node.args[0].func)))
+                break
+    return found

@@ -8,12 +8,17 @@ file pairs, and how the config converter treats each base-config field.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from scout_tui.analysis import pyast
+from scout_tui.analysis.coverage import comment_above
 from scout_tui.analysis.freshness import (
     Patch,
+    constants_set,
     converter_drift,
+    converter_uses,
+    forced_values,
     monkey_patches,
     private_imports,
     public_candidates,
@@ -23,7 +28,7 @@ from scout_tui.analysis.freshness import (
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.markdown import code
-from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
 SIMILARITY = 0.8
 
@@ -36,6 +41,19 @@ def _module_path(ctx: CollectorContext, dotted_module: str) -> str | None:
     return None
 
 
+def _explained(lines: list[str], converter: ast.FunctionDef, name: str, docstring: str) -> bool:
+    """Whether the converter says why it treats `name` so: its docstring names the field,
+    or a comment sits above a line of the converter that names it."""
+    if re.search(rf"\b{re.escape(name)}\b", docstring):
+        return True
+    pattern = re.compile(rf"[\"']{re.escape(name)}[\"']|\b{re.escape(name)}\s*=")
+    for number in range(converter.lineno, (converter.end_lineno or converter.lineno) + 1):
+        if number <= len(lines) and pattern.search(lines[number - 1]) and \
+                comment_above(lines, number):  # fmt: skip
+            return True
+    return False
+
+
 @register
 class FreshnessCollector:
     name = "freshness"
@@ -44,7 +62,8 @@ class FreshnessCollector:
     shares, cost = "experiment", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("stale_monkey_patch", "monkey_patch_stable", "private_api",
-             "private_api_public_alt", "duplicated_logic", "config_drift")  # fmt: skip
+             "private_api_public_alt", "duplicated_logic", "config_drift",
+             "config_overrides", "config_conflict")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         config = ctx.config
@@ -79,6 +98,7 @@ class FreshnessCollector:
             if finding is not None:
                 yield finding
         yield Progress(self.name, 4, 4, "config drift")
+        yield from self._conflicts(ctx)
         finding = self._drift(ctx)
         if finding is not None:
             yield finding
@@ -239,6 +259,69 @@ class FreshnessCollector:
             items=[f"{p.left}~{p.right}" for p in pairs],
         )  # fmt: skip
 
+    def _conflicts(self, ctx: CollectorContext) -> Iterator[Finding]:
+        """A value the converter forces that a registered config sets otherwise, in itself
+        or in the base config it converts: that combination is broken by construction."""
+        freshness = ctx.config.freshness
+        conv_path, _, conv_name = freshness.config_converter.partition("::")
+        converter = pyast.find(ctx.source.parse(conv_path), conv_name) if conv_name else None
+        if not isinstance(converter, ast.FunctionDef):
+            return
+        forced = forced_values(converter)
+        if not forced:
+            return
+        names = set(ctx.config.coverage.config_registries)
+        registries = [p for p in ctx.source.glob(ctx.config.project.experiment, "*.py")
+                      if p.rsplit("/", 1)[-1] in names]  # fmt: skip
+        for path in registries:
+            tree = ctx.source.parse(path)
+            for function, base_name in converter_uses(tree, conv_name):
+                base = self._function(ctx, path, tree, base_name)
+                if base is None:
+                    continue
+                base_path, base_function = base
+                for force in forced:
+                    others = [(v, line) for v, line in constants_set(base_function, force.name)
+                              if v != force.value]  # fmt: skip
+                    if not others or constants_set(function, force.name):
+                        continue  # agrees, or the registered config sets it back itself
+                    value, line = others[0]
+                    flag = f"{force.field}.{force.name}"
+                    yield ctx.finding(
+                        self.name, "config_conflict", (path, function.name, flag),
+                        f"{code(function.name)} cannot run as configured: {code(conv_name)} "
+                        f"forces {code(flag)} = {code(force.value)}, its base sets {code(value)}",
+                        f"{code(function.name)} ({code(f'{path}:{function.lineno}')}) converts "
+                        f"{code(base_name)}, which sets {code(flag)} to {code(value)} "
+                        f"({code(f'{base_path}:{line}')}); {code(conv_name)} forces it to "
+                        f"{code(force.value)} ({code(f'{conv_path}:{force.line}')}). The "
+                        "combination is broken by construction.",
+                        suggested_fix=f"Set {code(flag)} back in {code(function.name)} after "
+                        "the conversion, or stop forcing it in the converter.",
+                        files=[FileRef(path=path, line=function.lineno),
+                               FileRef(path=base_path, line=line),
+                               FileRef(path=conv_path, line=force.line)],
+                        items=[f"{flag}: {value} → {force.value}"],
+                    )  # fmt: skip
+
+    @staticmethod
+    def _function(ctx: CollectorContext, path: str, tree: ast.Module | None,
+                  name: str) -> tuple[str, ast.FunctionDef] | None:  # fmt: skip
+        """A function named in `path`: defined there, or imported from the repository."""
+        local = pyast.find(tree, name)
+        if isinstance(local, ast.FunctionDef):
+            return path, local
+        origin = pyast.import_map(tree).get(name.split(".")[0]) if tree is not None else None
+        if origin is None:
+            return None
+        module, _, attribute = origin.rpartition(".")
+        for candidate in (module.replace(".", "/") + ".py", module.replace(".", "/")
+                          + "/__init__.py"):  # fmt: skip
+            found = pyast.find(ctx.source.parse(candidate), attribute)
+            if isinstance(found, ast.FunctionDef):
+                return candidate, found
+        return None
+
     def _drift(self, ctx: CollectorContext) -> Finding | None:
         freshness = ctx.config.freshness
         if not freshness.config_converter or not freshness.base_config:
@@ -254,17 +337,39 @@ class FreshnessCollector:
         changed = {name: how for name, how in status.items() if how != "copied"}
         if not changed:
             return None
+        # An override the converter explains (a comment above it, its docstring) is a
+        # choice, not drift: one FYI line. Unexplained drops and rebuilds are the finding.
+        lines = (ctx.source.read(conv_path) or "").splitlines()
+        docstring = ast.get_docstring(converter) or ""
+        explained = {name for name in changed
+                     if _explained(lines, converter, name, docstring)}  # fmt: skip
         order = {"dropped": 0, "rebuilt": 1, "overridden": 2}
-        ranked = sorted(changed.items(), key=lambda kv: (order[kv[1]], kv[0]))
+        ranked = sorted(changed.items(),
+                        key=lambda kv: (kv[0] in explained, order[kv[1]], kv[0]))  # fmt: skip
         words = {"dropped": "drops", "rebuilt": "replaces wholesale", "overridden": "overrides"}
-        head = ", ".join(f"{words[how]} {code(name)}" for name, how in ranked[:2])
-        rows = "\n".join(f"- {code(name)}: {how}" for name, how in ranked)
+        unexplained = [(n, how) for n, how in ranked if n not in explained]
+        rows = "\n".join(f"- {code(name)}: {how}"
+                         + (" (explained in the converter)" if name in explained else "")
+                         for name, how in ranked)  # fmt: skip
+        if not unexplained:
+            count = f"{len(ranked)} field{'s' if len(ranked) != 1 else ''}"
+            return ctx.finding(
+                self.name, "config_overrides", (freshness.config_converter,),
+                f"{code(conv_name)} overrides {count} of the base config, each explained "
+                "in the converter",
+                f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}",
+                files=[FileRef(path=conv_path, line=converter.lineno)],
+                items=[f"{name}: {how}" for name, how in ranked],
+                aliases=[fingerprint("config_drift", freshness.config_converter)],
+            )  # fmt: skip
+        head = ", ".join(f"{words[how]} {code(name)}" for name, how in unexplained[:2])
         return ctx.finding(
             self.name, "config_drift", (freshness.config_converter,),
             f"{code(conv_name)} {head}"
-            + (f" (+{len(ranked) - 2} more)" if len(ranked) > 2 else ""),
+            + (f" (+{len(unexplained) - 2} more)" if len(unexplained) > 2 else ""),
             f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}\n\n"
-            "A dropped or wholesale-replaced field ignores what the user configured.",
+            "A dropped or wholesale-replaced field ignores what the user configured; none of "
+            "these says why.",
             files=[FileRef(path=conv_path, line=converter.lineno)],
             items=[f"{name}: {how}" for name, how in ranked],
         )  # fmt: skip
