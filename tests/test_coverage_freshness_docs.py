@@ -460,3 +460,32 @@ def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
     assert overrides.section is Section.FYI
     assert overrides.title == ("`to_graph_trainer_config` overrides 3 fields of the base "
                                "config, each explained in the converter")  # fmt: skip
+
+
+def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
+    import os
+    import subprocess
+
+    repo = fresh_world.repo
+    tests = repo / EXP / "tests" / "test_flaky_only.py"
+    tests.write_text(
+        "import unittest\n\n\n@unittest.skip('flaky on the nightly (#77)')\n"
+        "class TestFlaky(unittest.TestCase):\n    def test_a(self): ...\n\n"
+        "    def test_b(self): ...\n\n\nclass TestHalf(unittest.TestCase):\n"
+        "    @unittest.skip('broken')\n    def test_c(self): ...\n"
+    )  # fmt: skip
+    workflow = repo / ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
+    workflow.write_text(workflow.read_text().replace(
+        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
+        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
+        "          pytest torchtitan/experiments/graph_trainer/tests/test_flaky_only.py -v\n"))
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "flaky"], cwd=repo, check=True, env=env)
+    found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
+    (nothing,) = found["ci_step_runs_nothing"]
+    assert nothing.title == ("A CI step runs zero tests: every test it selects is skipped (3)")
+    assert nothing.items == ["pytest torchtitan/experiments/graph_trainer/tests/"
+                             "test_flaky_only.py -v"]  # fmt: skip
+    assert nothing.priority.value == "P1"

@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from scout_tui.analysis.coverage import skipped_tests
 from scout_tui.analysis.workflows import (
     Invocation,
     PytestFile,
+    PytestItem,
     Selection,
     WorkflowError,
     invocations,
     read_test_file,
+    selects,
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.markdown import code, fence
@@ -34,6 +37,13 @@ class _Gap:
     groups: list[str]  # class names, or MODULE_LEVEL
     disabled_by: list[Invocation]
     ran_at_baseline: bool
+
+
+def _skipped(item: PytestItem, off: set[str]) -> bool:
+    """Skipped without a condition: itself, or its whole class (`skipped_tests` names)."""
+    if item.cls is None:
+        return item.function in off
+    return item.cls in off or f"{item.cls}.{item.function}" in off
 
 
 def _groups(file: PytestFile) -> dict[str, list]:
@@ -95,7 +105,7 @@ class CiTestsCollector:
     shares, cost = "tests", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("test_dropped_from_ci", "test_not_in_ci", "test_disabled_in_ci",
-             "workflow_unreadable")  # fmt: skip
+             "workflow_unreadable", "ci_step_runs_nothing")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         workflows = _Workflows(ctx)
@@ -119,8 +129,20 @@ class CiTestsCollector:
             Selection(commented),
             Selection(at_baseline),
         )
+        # Per pytest step: the items it selects and how many of them are skipped for good.
+        selected: dict[Invocation, list[int]] = {}
         for done, path in enumerate(paths, 1):
-            file = read_test_file(path, ctx.source.parse(path))
+            tree = ctx.source.parse(path)
+            file = read_test_file(path, tree)
+            off = {d.name for d in skipped_tests(path, tree)}
+            for invocation in selection.invocations:
+                if invocation.kind != "pytest":
+                    continue
+                chosen = [i for i in file.items if selects(invocation, i)]
+                if chosen:
+                    count = selected.setdefault(invocation, [0, 0])
+                    count[0] += len(chosen)
+                    count[1] += sum(1 for i in chosen if _skipped(i, off))
             for gap in self._gap(file, selection, disabled, before) or []:
                 whole = len(gap.groups) == len(_groups(gap.file))
                 if whole and not gap.ran_at_baseline and not gap.disabled_by:
@@ -130,6 +152,18 @@ class CiTestsCollector:
             yield Progress(self.name, done, len(paths), path)
         if never_run:
             yield self._never_run(ctx, tests_dir, never_run)
+        for invocation, (chosen, skipped) in selected.items():
+            if chosen and skipped == chosen:  # the step is green and ran nothing
+                yield ctx.finding(
+                    self.name, "ci_step_runs_nothing", (invocation.workflow, invocation.line),
+                    f"A CI step runs zero tests: every test it selects is skipped "
+                    f"({chosen})",
+                    f"{code(invocation.line)} in {code(invocation.workflow)} selects {chosen} "
+                    "test(s), each skipped without a condition: the step passes having run "
+                    "nothing.",
+                    suggested_fix="Re-enable the tests, or drop the step until they can run.",
+                    files=[FileRef(path=invocation.workflow)], items=[invocation.line],
+                )  # fmt: skip
 
     def _gap(
         self,
