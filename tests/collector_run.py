@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 from scout_tui.config import load_config
 from scout_tui.demo.sample import Sample
@@ -22,3 +23,19 @@ def by_kind(result: RunResult) -> dict[str, list[Finding]]:
     for finding in result.findings:
         found.setdefault(finding.kind, []).append(finding)
     return found
+
+
+def commit_all(repo: Path, message: str, when: str | None = None) -> str:
+    """Commit the work tree as it is (new files included), dated `when` — by default the run
+    day's evening, inside the window a run as of TODAY reads; its commit id."""
+    import os
+    import subprocess
+
+    from tests.conftest import TODAY
+
+    when = when or f"{TODAY.isoformat()}T20:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True, env=env)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip

@@ -80,3 +80,27 @@ async def mark(pilot, app: ScoutApp, fingerprints: list[str]) -> None:
         tree(app).select_fingerprint(fp)
         await pilot.pause(0.05)
         await pilot.press("space")
+
+
+async def publish_modal(pilot, app: ScoutApp):
+    """`P`, then the confirmation modal once the board is read."""
+    from scout_tui.tui.screens.publish import ConfirmPublish
+
+    await pilot.press("P")
+    for _ in range(100):
+        await pilot.pause(0.1)
+        if isinstance(app.screen, ConfirmPublish):
+            break
+    return app.screen
+
+
+async def confirm_publish(pilot, app: ScoutApp) -> None:
+    """`y` in the modal, then until the progress screen says it finished."""
+    from scout_tui.tui.screens.publish import PublishProgress
+
+    await pilot.press("y")
+    for _ in range(200):
+        await pilot.pause(0.1)
+        if isinstance(app.screen, PublishProgress) and app.screen.finished:
+            break
+    assert app.screen.finished

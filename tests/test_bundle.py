@@ -16,10 +16,9 @@ from scout_tui.demo.running import running_demo
 from scout_tui.model import Section
 from scout_tui.session import Session, SessionOptions
 from scout_tui.tui.app import ScoutApp
-from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress
 from tests.cli import scout
 from tests.conftest import TODAY
-from tests.console import cursor_to, settle
+from tests.console import confirm_publish, cursor_to, publish_modal, settle
 from tests.github_world import scout_comments
 
 
@@ -138,18 +137,8 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
         await pilot.press("R")  # a bundle is not collected again here
         await settle(pilot, app)
         assert app.collection is None
-        await pilot.press("P")
-        for _ in range(100):
-            await pilot.pause(0.1)
-            if isinstance(app.screen, ConfirmPublish):
-                break
-        wanted = len(app.screen.proposal.plan.drafts)
-        await pilot.press("y")
-        for _ in range(200):
-            await pilot.pause(0.1)
-            if isinstance(app.screen, PublishProgress) and app.screen.finished:
-                break
-        assert app.screen.finished
+        wanted = len((await publish_modal(pilot, app)).proposal.plan.drafts)
+        await confirm_publish(pilot, app)
     comments = scout_comments(demo.github.world, TODAY)
     assert len(comments) == before + 1 or "edit" in app.screen.query("Markdown").last().source
     assert "Nightly Scout Report" in comments[-1].body

@@ -19,9 +19,19 @@ from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import EditFinding
 from scout_tui.tui.screens.help import HelpScreen
 from scout_tui.tui.screens.preview import PreviewScreen
-from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress
+from scout_tui.tui.screens.publish import ConfirmPublish
 from scout_tui.tui.widgets.log_pane import LogPane
-from tests.console import collected_demo, console, cursor_to, mark, options, settle, tree
+from tests.console import (
+    collected_demo,
+    confirm_publish,
+    console,
+    cursor_to,
+    mark,
+    options,
+    publish_modal,
+    settle,
+    tree,
+)
 from tests.console import visible_titles as titles
 from tests.github_world import scout_comments
 
@@ -284,22 +294,12 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
             fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
             await pilot.press("x", *"noise", "enter")
             await settle(pilot, app)
-            await pilot.press("P")
-            for _ in range(100):
-                await pilot.pause(0.1)
-                if isinstance(app.screen, ConfirmPublish):
-                    break
-            proposal = app.screen.proposal
+            proposal = (await publish_modal(pilot, app)).proposal
             assert proposal.comment == "post a new report comment"
             assert fp not in {d.fingerprint for d in proposal.plan.drafts}  # dropped: not filed
             assert proposal.unreviewed > 0
             wanted = len(proposal.plan.drafts)
-            await pilot.press("y")
-            for _ in range(200):
-                await pilot.pause(0.1)
-                if isinstance(app.screen, PublishProgress) and app.screen.finished:
-                    break
-            assert app.screen.finished
+            await confirm_publish(pilot, app)
             view = app.screen.query("Markdown").last().source
             assert "report comment posted" in view and "Backlog" in view
         world = demo.github.world

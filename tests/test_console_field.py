@@ -26,6 +26,22 @@ wait
 """
 
 
+def stand_in_repro(demo) -> None:
+    """torchrun stands in: run_train.sh becomes a shell and one GPU worker."""
+    script = demo.sample.repo / "run_train.sh"
+    script.write_text(STAND_IN)
+    script.chmod(0o755)
+
+
+async def ask_repro(pilot, app) -> ConfirmRepro:
+    """On the first finding with a repro, `r`: the confirmation modal."""
+    await settle(pilot, app)
+    await cursor_to(pilot, app, lambda f: f.evidence.repro is not None)
+    await pilot.press("r")
+    assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
+    return app.screen
+
+
 async def until(pilot, predicate, seconds: float = 20) -> bool:
     for _ in range(int(seconds / 0.05)):
         if predicate():
@@ -38,16 +54,10 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
     pids = tmp_path / "pids"
     monkeypatch.setenv("SCOUT_TEST_PIDS", str(pids))
     with collected_demo(tmp_path / "world") as demo:
-        script = demo.sample.repo / "run_train.sh"
-        script.write_text(STAND_IN)  # torchrun stands in: a shell and one GPU worker
-        script.chmod(0o755)
+        stand_in_repro(demo)
         app = console(demo, tmp_path / "state")
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot, app)
-            await cursor_to(pilot, app, lambda f: f.evidence.repro is not None)
-            await pilot.press("r")
-            assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
-            asked = app.screen
+            asked = await ask_repro(pilot, app)
             assert asked.command.startswith("NGPU=") and asked.cwd == str(demo.sample.repo)
             await pilot.press("n")  # nothing starts when the answer is no
             await pilot.pause(0.2)
@@ -72,14 +82,10 @@ async def test_quitting_stops_a_running_repro(tmp_path, monkeypatch):
     pids = tmp_path / "pids"
     monkeypatch.setenv("SCOUT_TEST_PIDS", str(pids))
     with collected_demo(tmp_path / "world") as demo:
-        (demo.sample.repo / "run_train.sh").write_text(STAND_IN)
-        (demo.sample.repo / "run_train.sh").chmod(0o755)
+        stand_in_repro(demo)
         app = console(demo, tmp_path / "state")
         async with app.run_test(size=SIZE) as pilot:
-            await settle(pilot, app)
-            await cursor_to(pilot, app, lambda f: f.evidence.repro is not None)
-            await pilot.press("r")
-            assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
+            await ask_repro(pilot, app)
             await pilot.press("y")
             assert await until(pilot, pids.exists)
             worker = int(pids.read_text().split()[1])

@@ -9,7 +9,7 @@ from scout_tui.analysis.pyast import signature
 from scout_tui.demo.files import EXP
 from scout_tui.model import Section
 
-from .collector_run import by_kind, run_collector
+from .collector_run import by_kind, commit_all, run_collector
 from .conftest import TODAY
 
 
@@ -171,15 +171,11 @@ def test_docs_on_the_sample(sample_world):
 
 
 def test_a_configured_doc_that_is_gone_is_a_configuration_warning(fresh_world):
-    import os
     import subprocess
 
     repo = fresh_world.repo
     subprocess.run(["git", "mv", f"{EXP}/README.md", f"{EXP}/docs.md"], cwd=repo, check=True)
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"  # the run's day: its HEAD
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "commit", "-q", "-m", "Move the README"], cwd=repo, check=True,
-                   env=env)  # fmt: skip
+    commit_all(repo, "Move the README")
     result = run_collector(fresh_world, "docs", TODAY)
     [warning] = result.config_warnings
     assert warning.subject == "`[docs] files` README.md"
@@ -238,17 +234,11 @@ def test_doc_claims_keep_their_lines_after_fenced_blocks():
 
 
 def test_a_private_api_newly_used_is_the_news_of_the_list(fresh_world):
-    import os
-    import subprocess
 
     path = fresh_world.repo / EXP / "new_pass.py"
     path.write_text("from torch._inductor.fx_passes.pre_grad import fuse_stuff\n\n\n"
                     "def new_pass(gm, example_inputs):\n    return fuse_stuff(gm)\n")  # fmt: skip
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"  # inside the window
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "A pass on a private API"],
-                   cwd=fresh_world.repo, check=True, env=env)  # fmt: skip
+    commit_all(fresh_world.repo, "A pass on a private API")
     (private,) = by_kind(run_collector(fresh_world, "freshness", TODAY))["private_api"]
     assert private.title == "2 private torch APIs in use: 1 new since 2026-12-01"
     assert "`torch._inductor.fx_passes.pre_grad.fuse_stuff` in `new_pass.py:1`" in private.body
@@ -261,8 +251,6 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
     """Disabled integration entries (a constant, `a or b`, a literal) and unit tests skipped
     without a condition: counted, grouped by why the code says, and the count's move since
     the baseline. `skipIf` depends on the machine: not counted."""
-    import os
-    import subprocess
 
     repo = fresh_world.repo
     tests = repo / EXP / "tests"
@@ -282,10 +270,7 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
         '    @unittest.skipIf(not torch.cuda.is_available(), "no GPU")\n'
         "    def test_gpu(self): ...\n"
     )  # fmt: skip
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"  # inside the window
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "Disable more"], cwd=repo, check=True, env=env)
+    commit_all(repo, "Disable more")
 
     (found,) = by_kind(run_collector(fresh_world, "coverage", TODAY))["tests_disabled"]
     assert found.title == ("3 of 3 integration tests disabled, 1 unit test skipped "
@@ -313,17 +298,11 @@ def _enabled_strings_of(world) -> str:
 
 
 def test_a_pass_nothing_calls_is_dead_code_not_a_missing_test(fresh_world):
-    import os
-    import subprocess
 
     passes = fresh_world.repo / EXP / "extra_passes.py"
     passes.write_text("def fold_pass(gm, example_inputs):\n    return gm\n\n\n"
                       "def shadow_pass(gm, example_inputs):\n    return fold_pass(gm, None)\n")
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "passes"], cwd=fresh_world.repo, check=True,
-                   env=env)  # fmt: skip
+    commit_all(fresh_world.repo, "passes")
     found = by_kind(run_collector(fresh_world, "coverage", TODAY))
     (dead,) = found["pass_dead"]
     assert dead.items == ["shadow_pass"]  # nothing calls it; fold_pass has a caller
@@ -333,8 +312,6 @@ def test_a_pass_nothing_calls_is_dead_code_not_a_missing_test(fresh_world):
 
 
 def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
-    import os
-    import subprocess
 
     repo = fresh_world.repo
     configs = repo / "torchtitan/config/configs.py"
@@ -344,10 +321,7 @@ def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
     text = text.replace("class ActivationCheckpointConfig:\n",
                         'class ActivationCheckpointConfig:\n    backend: str = "inductor"\n')
     configs.write_text(text)
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "commit", "-qam", "Move backend into activation checkpointing"],
-                   cwd=repo, check=True, env=env)  # fmt: skip
+    commit_all(repo, "Move backend into activation checkpointing")
     found = by_kind(run_collector(fresh_world, "docs", TODAY))
     [readme] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("README.md")]
     [line] = [i for i in readme.items if "backend" in i]
@@ -359,8 +333,6 @@ def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
 def test_patches_that_still_fit_are_one_all_clear_line(fresh_world):
     """Two patches of upstream that fit (one wraps the original, one matches its signature)
     are one All Clear line, not a line each every day."""
-    import os
-    import subprocess
 
     (fresh_world.repo / EXP / "patches.py").write_text(
         "from torchtitan.models.common.moe import MoE\n"
@@ -371,11 +343,7 @@ def test_patches_that_still_fit_are_one_all_clear_line(fresh_world):
         "def _wrapped(self, *args, **kwargs):\n    return _original(self, *args, **kwargs)\n\n\n"
         "Trainer.post_dataloading_process = _wrapped\n"
     )  # fmt: skip
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "patches"], cwd=fresh_world.repo, check=True,
-                   env=env)  # fmt: skip
+    commit_all(fresh_world.repo, "patches")
     found = by_kind(run_collector(fresh_world, "freshness", TODAY))
     (stable,) = found["monkey_patch_stable"]
     assert stable.title == "2 monkey-patches of upstream still fit"
@@ -439,8 +407,6 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
 
 
 def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
-    import os
-    import subprocess
 
     configs = fresh_world.repo / EXP / "configs.py"
     # The demo's converter explains its AC rebuild; a docstring now says why it drops the
@@ -450,10 +416,7 @@ def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
         '-> GraphTrainerConfig:\n    """Drops gradient_accumulation_steps and seed: the graph '
         'trainer sets its own."""\n', 1)
     configs.write_text(text)
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "commit", "-qam", "explain"], cwd=fresh_world.repo, check=True,
-                   env=env)  # fmt: skip
+    commit_all(fresh_world.repo, "explain")
     found = by_kind(run_collector(fresh_world, "freshness", TODAY))
     assert "config_drift" not in found
     (overrides,) = found["config_overrides"]
@@ -463,8 +426,6 @@ def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
 
 
 def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
-    import os
-    import subprocess
 
     repo = fresh_world.repo
     tests = repo / EXP / "tests" / "test_flaky_only.py"
@@ -479,10 +440,7 @@ def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
         "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
         "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
         "          pytest torchtitan/experiments/graph_trainer/tests/test_flaky_only.py -v\n"))
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "flaky"], cwd=repo, check=True, env=env)
+    commit_all(repo, "flaky")
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
     (nothing,) = found["ci_step_runs_nothing"]
     assert nothing.title == ("A CI step runs zero tests: every test it selects is skipped (3)")

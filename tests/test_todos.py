@@ -6,7 +6,7 @@ from pathlib import Path
 
 from scout_tui.analysis.todos import Reference, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
-from tests.collector_run import by_kind, run_collector
+from tests.collector_run import by_kind, commit_all, run_collector
 from tests.conftest import TODAY
 
 SOURCE = '''\
@@ -164,19 +164,13 @@ def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world):
 def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world):
     """Three old TODOs are a count; one written today in two files is one line, both
     places named."""
-    import os
-    import subprocess
 
     from scout_tui.demo.files import EXP
 
     text = "# TODO: fold the warmup loop into the scheduler once the config settles\n"
     for name in ("warmup_a.py", "warmup_b.py"):
         (fresh_world.repo / EXP / name).write_text(f"{text}def f():\n    return 1\n")
-    when = f"{TODAY.isoformat()}T20:00:00+00:00"  # inside the window
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "add", "-A"], cwd=fresh_world.repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", "warmup"], cwd=fresh_world.repo, check=True,
-                   env=env)  # fmt: skip
+    commit_all(fresh_world.repo, "warmup")
     (listed,) = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_unclassified"]
     assert listed.title == ("5 TODOs with no upstream blocker (0 with a named owner): 2 new "
                             "since 2026-12-01")  # fmt: skip

@@ -7,7 +7,7 @@ from scout_tui.collectors.upstream_delta import compare_surface
 from scout_tui.config import Surface
 from scout_tui.model import Section
 
-from .collector_run import by_kind, run_collector
+from .collector_run import by_kind, commit_all, run_collector
 from .conftest import TODAY
 
 
@@ -129,17 +129,6 @@ def test_compare_surface_cases():
     ]
 
 
-def _commit(repo, message: str, when: str) -> str:
-    import os
-    import subprocess
-
-    env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True, env=env)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
-                          text=True, check=True).stdout.strip()  # fmt: skip
-
-
 def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world, sample_world):
     """scout.toml names surfaces where the code no longer is: a file renamed, a class moved
     to another module, a method deleted. Each is one configuration warning naming the
@@ -169,7 +158,7 @@ def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world
     text = dims.read_text().splitlines(keepends=True)
     dims.write_text("".join(text[: build.lineno - 1] + text[build.end_lineno :]))
     # Long before the window: at the baseline and at HEAD alike.
-    sha = _commit(repo, "Reorganise models and configs", "2026-10-01T12:00:00+00:00")
+    sha = commit_all(repo, "Reorganise models and configs", "2026-10-01T12:00:00+00:00")
 
     result = run_collector(fresh_world, "upstream_delta", TODAY)
     assert result.collectors[0].state == "done", result.collectors[0].reason
@@ -205,7 +194,7 @@ def test_a_change_the_experiment_adapted_in_the_same_commit_is_fyi(fresh_world):
     uses = repo / "torchtitan/experiments/graph_trainer/compile_setup.py"
     uses.write_text("from torchtitan.config.configs import CompileConfig\n\n\n"
                     "def setup(config: CompileConfig):\n    return config.fullgraph\n")
-    sha = _commit(repo, "CompileConfig.fullgraph, used by graph_trainer",
+    sha = commit_all(repo, "CompileConfig.fullgraph, used by graph_trainer",
                   f"{TODAY.isoformat()}T20:00:00+00:00")  # inside the window
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     (adapted,) = found["surface_adapted"]
@@ -227,11 +216,11 @@ def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
     user = repo / "torchtitan/experiments/graph_trainer/moe_user.py"
     user.write_text("from torchtitan.models.common.moe import MoE\n\n\n"
                     "def run(moe: MoE, x):\n    return moe.forward(x)\n")
-    _commit(repo, "graph_trainer runs MoE", f"{day}T19:00:00+00:00")
+    commit_all(repo, "graph_trainer runs MoE", f"{day}T19:00:00+00:00")
     moe = repo / "torchtitan/models/common/moe.py"
     moe.write_text(moe.read_text().replace("def forward(self, x):",
                                            "def forward(self, x, *, capacity=1.0):"))
-    _commit(repo, "MoE capacity", f"{day}T20:00:00+00:00")  # upstream only
+    commit_all(repo, "MoE capacity", f"{day}T20:00:00+00:00")  # upstream only
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     (unused,) = found["surface_changed_unused"]
     assert unused.title == ("MoE.forward signature changed upstream, not in what the "
@@ -241,7 +230,7 @@ def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
 
     user.write_text(user.read_text() + "\n\ndef scaled(moe: MoE, x):\n"
                     "    return moe.forward(x, capacity=0.5)\n")
-    _commit(repo, "graph_trainer sets the capacity", f"{day}T20:30:00+00:00")
+    commit_all(repo, "graph_trainer sets the capacity", f"{day}T20:30:00+00:00")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     [changed] = [f for f in found["surface_changed"] if f.title.startswith("MoE.forward")]
     assert "parameter `capacity` added (keyword-only) — the experiment depends on it: " \
@@ -259,13 +248,13 @@ def test_a_name_that_moved_is_not_new_api_and_an_imported_module_says_so(fresh_w
     user = repo / "torchtitan/experiments/graph_trainer/regroup_user.py"
     user.write_text("from torchtitan.distributed.linear import Linear\n")
     (repo / "torchtitan/distributed/linear.py").write_text("class Linear:\n    pass\n")
-    _commit(repo, "old bucketing", "2026-10-01T12:00:00+00:00")  # before the window
+    commit_all(repo, "old bucketing", "2026-10-01T12:00:00+00:00")  # before the window
     old.unlink()
     (repo / "torchtitan/distributed/regrouping.py").write_text(
         "def regroup(graph):\n    return graph\n")  # fmt: skip
     (repo / "torchtitan/distributed/linear.py").write_text(
         "class Linear:\n    pass\n\n\nclass AllGatherLinear(Linear):\n    pass\n")  # fmt: skip
-    _commit(repo, "Move regroup; AllGatherLinear", f"{TODAY.isoformat()}T20:00:00+00:00")
+    commit_all(repo, "Move regroup; AllGatherLinear", f"{TODAY.isoformat()}T20:00:00+00:00")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     titles = [f.title for f in found.get("new_public_api", [])]
     assert not any("regroup" in t for t in titles), titles  # moved, not new

@@ -60,17 +60,22 @@ def _date(value: str) -> date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
 
 
+def _store_options(parser: argparse.ArgumentParser) -> None:
+    """Where the cache and the user's state live."""
+    parser.add_argument("--cache-dir", type=Path,
+                        help="cache location (default: the platform cache dir)")
+    parser.add_argument("--state-dir", type=Path,
+                        help="where triage decisions and the publish journal live "
+                        "(default: $SCOUT_STATE_DIR, then the platform data dir)")
+
+
 def _checkout_options(parser: argparse.ArgumentParser) -> None:
     """Which checkout, as of which day, with which configuration, cache and state."""
     parser.add_argument("--repo", type=Path, default=Path("."),
                         help="checkout to scan; any folder inside it (default: here)")
     parser.add_argument("--config", type=Path,
                         help="scout.toml (default: the checkout's, then the shipped default)")
-    parser.add_argument("--cache-dir", type=Path,
-                        help="cache location (default: the platform cache dir)")
-    parser.add_argument("--state-dir", type=Path,
-                        help="where triage decisions and the publish journal live "
-                        "(default: $SCOUT_STATE_DIR, then the platform data dir)")
+    _store_options(parser)
     parser.add_argument("--date", type=_date, dest="as_of",
                         help="run as of this day, YYYY-MM-DD (default: today, UTC)")
     parser.add_argument("--prior", type=Path, metavar="DIR",
@@ -158,11 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     open_.add_argument("file", type=Path, help="the bundle or run file")
     open_.add_argument("--config", type=Path,
                        help="for a plain run: its scout.toml (a bundle carries its own)")
-    open_.add_argument("--cache-dir", type=Path,
-                       help="cache location (default: the platform cache dir)")
-    open_.add_argument("--state-dir", type=Path,
-                       help="where triage decisions and the publish journal live "
-                       "(default: $SCOUT_STATE_DIR, then the platform data dir)")
+    _store_options(open_)
     open_.add_argument("--offline", action="store_true", help="review only: no GitHub")
     open_.add_argument("--api-url", metavar="URL",
                        help="GitHub's API to publish to (default: the bundle's configuration)")
