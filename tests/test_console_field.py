@@ -233,3 +233,30 @@ async def test_an_editor_that_cannot_start_is_said_and_the_console_stays(tmp_pat
             await pilot.press("a")  # the console still takes keys
             await settle(pilot, app)
             assert app.session.decisions()[fp].decision == "accepted"
+
+
+async def test_the_status_line_keeps_online_or_offline_at_80_columns():
+    """Over SSH at 80 columns the line gives up the rate limit and the reason first: whether
+    GitHub can be reached always shows."""
+    from datetime import UTC, datetime
+
+    from textual.app import App
+
+    from scout_tui.tui.widgets.status_line import StatusLine
+
+    class One(App):
+        def compose(self):
+            line = StatusLine()
+            line.where = "torchtitan·graph_trainer 2026-12-02"
+            line.reviewed = "0 of 33 reviewed"
+            line.collected_at = datetime.now(UTC)
+            line.online = ("offline (no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or `gh "
+                           "auth login`))")  # fmt: skip
+            yield line
+
+    for width, expected in ((200, "offline (no GitHub token"), (80, "· offline")):
+        app = One()
+        async with app.run_test(size=(width, 5)) as pilot:
+            await pilot.pause()
+            shown = app.query_one(StatusLine).render().plain
+            assert expected in shown and len(shown) <= width, shown

@@ -37,6 +37,25 @@ class StatusLine(Static):
         return datetime.now(UTC)
 
     def render(self) -> Text:
+        """The whole line when it fits; at 80 columns over SSH, the least needed goes first
+        (the rate, then why it is offline, then the wide separators), so that online or
+        offline always shows."""
+        width = self.size.width or 10_000
+        short_online = "offline" if self.online.startswith("offline") else self.online
+        variants = [
+            (self.rate, self.online, "  ·  "),
+            ("", self.online, "  ·  "),
+            ("", short_online, "  ·  "),
+            ("", short_online, " · "),
+        ]
+        text = Text()
+        for rate, online, separator in variants:
+            text = self._line(rate, online, separator)
+            if text.cell_len <= width:
+                break
+        return text
+
+    def _line(self, rate: str, online: str, separator: str) -> Text:
         text = Text(self.where, style="bold")
         if self.busy:
             text.append(f"  {self.busy}", style="yellow")
@@ -45,11 +64,11 @@ class StatusLine(Static):
             (f"{self.marked} marked" if self.marked else "", "magenta"),
             (f"filter: {self.filter_text}" if self.filter_text else "", "cyan"),
             (age(self.collected_at, self.clock()), "dim"),
-            (self.online, "green" if self.online == "online" else "red"),
-            (self.rate, "dim"),
+            (online, "green" if online == "online" else "red"),
+            (rate, "dim"),
         ]
         for value, style in parts:
             if value:
-                text.append("  ·  ", style="dim")
+                text.append(separator, style="dim")
                 text.append(value, style=style)
         return text
