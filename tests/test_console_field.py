@@ -254,7 +254,8 @@ async def test_the_status_line_keeps_online_or_offline_at_80_columns():
                            "auth login`))")  # fmt: skip
             yield line
 
-    for width, expected in ((200, "offline (no GitHub token"), (80, "· offline")):
+    for width, expected in ((200, "offline (no GitHub token (set GH_TOKEN"),
+                            (100, "  offline (no GitHub"), (80, " offline")):
         app = One()
         async with app.run_test(size=(width, 5)) as pilot:
             await pilot.pause()

@@ -38,21 +38,20 @@ class StatusLine(Static):
 
     def render(self) -> Text:
         """The whole line when it fits; at 80 columns over SSH, the least needed goes first
-        (the rate, then why it is offline, then the wide separators), so that online or
-        offline always shows."""
+        (the rate, then the end of why it is offline, then the wide separators), so that
+        online or offline always shows."""
         width = self.size.width or 10_000
-        short_online = "offline" if self.online.startswith("offline") else self.online
-        variants = [
-            (self.rate, self.online, "  ·  "),
-            ("", self.online, "  ·  "),
-            ("", short_online, "  ·  "),
-            ("", short_online, " · "),
-        ]
-        text = Text()
-        for rate, online, separator in variants:
-            text = self._line(rate, online, separator)
+        text = self._line(self.rate, self.online, "  ·  ")
+        for separator in ("  ·  ", " · "):
             if text.cell_len <= width:
                 break
+            text = self._line("", self.online, separator)
+            if text.cell_len > width and self.online.startswith("offline"):
+                room = width - self._line("", "", separator).cell_len - len(separator)
+                reason = self.online if room >= len(self.online) else (
+                    self.online[: max(len("offline"), room - 1)].rstrip() + "…")  # fmt: skip
+                text = self._line("", reason if room > len("offline") else "offline",
+                                  separator)  # fmt: skip
         return text
 
     def _line(self, rate: str, online: str, separator: str) -> Text:
