@@ -143,6 +143,10 @@ class SourceTree:
     def exists(self, path: str) -> bool:
         return (self.root / path).exists()
 
+    def root_packages(self) -> set[str]:
+        """The Python packages at the work tree's top (folders with an `__init__.py`)."""
+        return {p.name for p in self.root.iterdir() if (p / "__init__.py").is_file()}
+
     def real_path(self, path: str) -> str | None:
         """The work-tree file `path` names once symlinks are followed, relative to the
         root; None when it is missing or outside the repository."""

@@ -447,3 +447,35 @@ def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
     assert nothing.items == ["pytest torchtitan/experiments/graph_trainer/tests/"
                              "test_flaky_only.py -v"]  # fmt: skip
     assert nothing.priority.value == "P1"
+
+
+def test_a_script_command_that_only_runs_as_a_module(fresh_world):
+    """`python path/file.py` of a file importing another root package (or relatively)
+    fails where `python -m` works; a self-contained script is fine."""
+    repo = fresh_world.repo
+    (repo / "tests").mkdir(exist_ok=True)
+    (repo / "tests" / "__init__.py").write_text("")
+    (repo / "tests" / "helpers.py").write_text("def run():\n    return 0\n")
+    tools = repo / EXP / "tools"
+    tools.mkdir()
+    (tools / "__init__.py").write_text("")
+    (tools / "runner.py").write_text("from tests.helpers import run\n\nrun()\n")
+    (tools / "relative.py").write_text("from . import runner\n")
+    (tools / "plain.py").write_text("import sys\n\nprint(sys.argv)\n")
+    readme = repo / EXP / "README.md"
+    readme.write_text(readme.read_text() + "\n```bash\n"
+                      f"python {EXP}/tools/runner.py --ngpu 8\n"
+                      f"python {EXP}/tools/relative.py\n"
+                      f"python3 {EXP}/tools/plain.py\n```\n")  # fmt: skip
+    commit_all(repo, "tools")
+    found = by_kind(run_collector(fresh_world, "docs", TODAY))
+    [readme_finding] = [f for f in found["doc_inaccuracy"]
+                        if f.files[0].path.endswith("README.md")]  # fmt: skip
+    scripts = [i for i in readme_finding.items if i.startswith("`python")]
+    module = EXP.replace("/", ".")
+    assert scripts == [
+        f"`python {EXP}/tools/runner.py` fails: it imports `tests`, a package of the "
+        f"repository's root; run `python -m {module}.tools.runner`",
+        f"`python {EXP}/tools/relative.py` fails: it uses relative imports; run "
+        f"`python -m {module}.tools.relative`",
+    ]

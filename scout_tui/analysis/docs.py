@@ -3,6 +3,7 @@ Pure text functions; checking the claims against the checkout is the collector's
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 import shlex
@@ -121,3 +122,34 @@ def pytest_command_claims(markdown: str) -> list[PytestSelector]:
                                           rest[0] if rest else None,
                                           rest[1] if len(rest) > 1 else None))  # fmt: skip
     return found
+
+
+_SCRIPT = re.compile(r"\bpython3?\s+((?:[\w.-]+/)+[\w.-]+\.py)\b")
+
+
+def script_claims(markdown: str) -> list[Claim]:
+    """`python path/to/file.py` in the doc's code: a file run as a script."""
+    found = []
+    for snippet in code_snippets(markdown):
+        for match in _SCRIPT.finditer(snippet.text):
+            found.append(Claim(snippet.line, match.group(1)))
+    return found
+
+
+def script_breaks(path: str, tree: ast.Module | None, root_packages: set[str]) -> str | None:
+    """Why `python path` fails where `python -m` works: run as a script, the file's folder
+    heads sys.path, not the checkout — a relative import, or a package of the repository's
+    root other than the file's own, cannot be found. None when nothing says so."""
+    if tree is None:
+        return None
+    own = path.split("/", 1)[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            return "it uses relative imports"
+        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
+                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        for name in names:
+            top = name.split(".")[0]
+            if top in root_packages and top != own:
+                return f"it imports `{top}`, a package of the repository's root"
+    return None

@@ -17,7 +17,13 @@ from git import GitCommandError
 
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import mentions, pass_definitions
-from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
+from scout_tui.analysis.docs import (
+    flag_claims,
+    path_claims,
+    pytest_command_claims,
+    script_breaks,
+    script_claims,
+)
 from scout_tui.analysis.workflows import read_test_file
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.markdown import code
@@ -205,7 +211,8 @@ class DocsCollector:
         for done, doc in enumerate(docs, 1):
             text = ctx.source.read(doc) or ""
             all_text += text
-            problems = self._paths(ctx, doc, text) + self._tests(ctx, text)
+            problems = self._paths(ctx, doc, text) + self._tests(ctx, text) \
+                + self._scripts(ctx, text)  # fmt: skip
             if roots:
                 problems += self._flags(ctx, types, roots, text)
             problems = sorted(set(problems))
@@ -271,6 +278,21 @@ class DocsCollector:
             judgeable = any(ctx.source.exists(base + first) for base in bases) or "/" not in path
             if judgeable and not any(ctx.source.exists(base + path) for base in bases):
                 problems.append((claim.line, f"path {code(claim.text)} does not exist"))
+        return problems
+
+    @staticmethod
+    def _scripts(ctx: CollectorContext, text: str) -> list[tuple[int, str]]:
+        """`python path/file.py` that can only fail: the module form is the way to run it."""
+        problems = []
+        roots = ctx.source.root_packages()
+        for claim in script_claims(text):
+            if not ctx.source.exists(claim.text):
+                continue  # a missing file is said by the path check
+            why = script_breaks(claim.text, ctx.source.parse(claim.text), roots)
+            if why:
+                module = claim.text.removesuffix(".py").replace("/", ".")
+                problems.append((claim.line, f"{code('python ' + claim.text)} fails: {why}; "
+                                             f"run {code('python -m ' + module)}"))  # fmt: skip
         return problems
 
     def _tests(self, ctx: CollectorContext, text: str) -> list[tuple[int, str]]:
