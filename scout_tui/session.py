@@ -141,6 +141,15 @@ class Session:
             return None  # collected on another machine
         return path if path.is_dir() else None
 
+    def has_log(self, finding: Finding | None) -> bool:
+        """Whether `l` has a log to open for the finding, without touching the disk (asked
+        on every cursor move); `log_file` finds it, when it is opened."""
+        if finding is None:
+            return False
+        if self.bundle is not None:
+            return finding.fingerprint in self.bundle.logs
+        return bool(finding.evidence.log_path)
+
     def log_file(self, finding: Finding | None) -> LogRef | None:
         """The finding's CI log here: as kept by the collection, or a bundle's excerpt."""
         if finding is None:

@@ -206,39 +206,31 @@ class CoverageCollector:
                     untested.append(definition)
                 else:  # nothing calls or registers it: testing it would test dead code
                     dead.append(definition)
-        if dead:
-            yield ctx.finding(
-                self.name, "pass_dead", (experiment,),
-                f"{len(dead)} graph pass{'es' if len(dead) != 1 else ''} nothing calls",
-                _listing([d.name for d in dead]) + " " + ("is" if len(dead) == 1 else "are")
-                + " defined but never called, registered or selected by the experiment's "
-                "code, tests or workflows.",
-                suggested_fix="Delete it, or wire it in where it was meant to run.",
-                files=[FileRef(path=d.path, line=d.line) for d in dead],
-                items=[d.name for d in dead],
-            )  # fmt: skip
-        if untested:
-            yield ctx.finding(
-                self.name, "pass_untested", (experiment,),
-                f"{len(untested)} graph pass{'es' if len(untested) != 1 else ''} with no test",
-                "No unit test and no enabled integration test references "
-                + _listing([d.name for d in untested]) + " (by function name or registry key).",
-                suggested_fix="Add a unit test per pass in the experiment's tests.",
-                files=[FileRef(path=d.path, line=d.line) for d in untested],
-                items=[d.name for d in untested],
-            )  # fmt: skip
-        if integration_only:
-            yield ctx.finding(
-                self.name, "pass_integration_only", (experiment,),
-                f"{len(integration_only)} graph pass"
-                f"{'es' if len(integration_only) != 1 else ''} only exercised by integration tests",
-                _listing([d.name for d in integration_only])
-                + " run only inside multi-GPU integration tests: a regression shows up late "
-                "and far from its cause.",
-                suggested_fix="Add a small unit test (a traced toy graph) for each.",
-                files=[FileRef(path=d.path, line=d.line) for d in integration_only],
-                items=[d.name for d in integration_only],
-            )  # fmt: skip
+        def dead_body(names: str, count: int) -> str:
+            return (f"{names} {'is' if count == 1 else 'are'} defined but never called, "
+                    "registered or selected by the experiment's code, tests or workflows.")
+
+        groups = [
+            ("pass_dead", dead, "nothing calls", dead_body,
+             "Delete it, or wire it in where it was meant to run."),
+            ("pass_untested", untested, "with no test",
+             lambda names, _: "No unit test and no enabled integration test references "
+             f"{names} (by function name or registry key).",
+             "Add a unit test per pass in the experiment's tests."),
+            ("pass_integration_only", integration_only, "only exercised by integration tests",
+             lambda names, _: f"{names} run only inside multi-GPU integration tests: a "
+             "regression shows up late and far from its cause.",
+             "Add a small unit test (a traced toy graph) for each."),
+        ]  # fmt: skip
+        for kind, passes, what, body, fix in groups:
+            if passes:
+                yield ctx.finding(
+                    self.name, kind, (experiment,),
+                    f"{len(passes)} graph pass{'es' if len(passes) != 1 else ''} {what}",
+                    body(_listing([d.name for d in passes]), len(passes)), suggested_fix=fix,
+                    files=[FileRef(path=d.path, line=d.line) for d in passes],
+                    items=[d.name for d in passes],
+                )  # fmt: skip
 
     def _configs(
         self, ctx: CollectorContext, experiment: str, unit: Words, integ: Words, workflows: Words

@@ -348,8 +348,8 @@ class ScoutApp(App[int]):
         run = self.repro if finding and self.repro and (
             self.repro.fingerprint == finding.fingerprint) else None  # fmt: skip
         log.show_run(run)
-        kept = self.session.log_file(finding)
-        log.display = log.show(finding, self._experiment, kept is not None) \
+        has_log = self.session.has_log(finding)  # no disk here: this runs per cursor move
+        log.display = log.show(finding, self._experiment, has_log) \
             or run is not None or self.zoomed == "log"  # fmt: skip
 
     @on(FindingsTree.FindingHighlighted)
