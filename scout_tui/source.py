@@ -399,6 +399,23 @@ class SourceTree:
         return [p for p in paths if p != exclude
                 and pyast.find(self.parse_at(head, p), qualname) is not None]  # fmt: skip
 
+    def changed_between(self, base: str, head: str) -> set[str]:
+        """Every file some commit changed from `base` to `head` (deleted ones included)."""
+        with self._lock:
+            out = self.repo.git.diff("--name-only", "--no-renames", base, head)
+        return {line for line in out.splitlines() if line.strip()}
+
+    def changed_lines(self, commit: str, path: str) -> list[tuple[int, int]]:
+        """The line ranges (first, last, in the commit's version) that `commit` changed in
+        `path`; a pure deletion counts as the line it happened at."""
+        with self._lock:
+            out = self.repo.git.diff("-U0", "--no-color", commit + "^", commit, "--", path)
+        ranges = []
+        for match in _HUNK.finditer(out):
+            start, count = int(match.group(1)), int(match.group(2) or 1)
+            ranges.append((start, start + max(count, 1) - 1))
+        return ranges
+
     def changed_files(self, commit: str, directory: str) -> list[str]:
         """The files under `directory` that `commit` changed (deleted ones included)."""
         with self._lock:
@@ -416,6 +433,9 @@ class SourceTree:
         with self._lock:
             tree = self._tree_at(commit, directory)
             return sorted(child.name for child in tree.trees) if tree is not None else []
+
+
+_HUNK = re.compile(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 
 
 def pyast_defines(module: ast.Module | None, name: str) -> bool | None:

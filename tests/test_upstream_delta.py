@@ -5,7 +5,7 @@ import ast
 from scout_tui.analysis import pyast
 from scout_tui.collectors.upstream_delta import compare_surface
 from scout_tui.config import Surface
-from scout_tui.model import Section
+from scout_tui.model import Section, fingerprint
 
 from .collector_run import by_kind, commit_all, run_collector
 from .conftest import TODAY
@@ -48,15 +48,20 @@ def test_surfaces_on_the_sample(sample_world):
     assert flex.section is Section.CARRIED_FORWARD
     assert flex.first_reported.isoformat() == "2026-12-01"
 
-    stable = sorted(f.title for f in found["surface_stable"])
-    assert stable == [
+    # The stable surfaces are one All Clear line, not five; yesterday's one-line-per-surface
+    # markers still match it.
+    (stable,) = found["surface_stable"]
+    assert sorted(stable.items) == [
         "BaseModel.preprocess_inputs() return tuple",
         "CompileConfig fields",
         "MoE.forward signature",
         "ParallelDims properties",
         "ParallelDims.build_mesh() signature",
     ]
-    assert all(f.section is Section.ALL_CLEAR for f in found["surface_stable"])
+    assert stable.title.startswith("Unchanged since 2026-12-01: 5 watched surfaces and ")
+    assert stable.section is Section.ALL_CLEAR
+    assert fingerprint("surface_stable", "torchtitan/config/configs.py::CompileConfig") in \
+        stable.aliases  # fmt: skip
     # Surfaces scout.toml names that the repository never had: scout.toml's problem, said
     # as configuration warnings, never as findings of the report.
     assert "surface_not_found" not in found
@@ -86,7 +91,8 @@ def test_as_of_a_past_day_ignores_later_history(sample_world):
     result = run_collector(sample_world, "upstream_delta", TODAY - timedelta(days=3), priors=False)
     kinds = by_kind(result)
     assert "surface_changed" not in kinds and "new_public_api" not in kinds
-    assert len(kinds["surface_stable"]) == 8
+    (stable,) = kinds["surface_stable"]
+    assert len(stable.items) == 8
 
 
 def surface(check, qualname="C.f"):
@@ -173,11 +179,11 @@ def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world
     mesh = warned["torchtitan/distributed/parallel_dims.py::ParallelDims.build_mesh"]
     assert mesh.moved_to is None and mesh.commit == sha and "removed in" in mesh.message
     # Followed: compared at the new home, under the key scout.toml gives (no "new" finding).
-    stable = {f.title: f for f in found["surface_stable"]}
-    assert "MoE.forward signature" in stable and "CompileConfig fields" in stable
-    untouched = run_collector(sample_world, "upstream_delta", TODAY).findings
-    assert stable["MoE.forward signature"].fingerprint == next(
-        f.fingerprint for f in untouched if f.title == "MoE.forward signature")
+    (stable,) = found["surface_stable"]
+    assert "MoE.forward signature" in stable.items and "CompileConfig fields" in stable.items
+    # under the key scout.toml gives, not the new home's
+    assert fingerprint("surface_stable", "torchtitan/models/common/moe.py::MoE.forward") in \
+        stable.aliases  # fmt: skip
     assert "surface_not_found" not in found
     assert not any("build_mesh" in f.title for f in result.findings)
 

@@ -70,10 +70,49 @@ def compare_fields(old: dict[str, Field], new: dict[str, Field]) -> list[str]:
     for name in old.keys() & new.keys():
         a, b = old[name], new[name]
         if a.annotation != b.annotation:
-            changes.append(f"field `{name}` type `{a.annotation}` → `{b.annotation}`")
+            changes.append(_allowed_values_change(name, a.annotation, b.annotation)
+                           or f"field `{name}` type `{a.annotation}` → `{b.annotation}`")
         if a.default != b.default:
             changes.append(f"field `{name}` default `{a.default}` → `{b.default}`")
     return sorted(changes)
+
+
+def literal_values(annotation: str) -> list[str] | None:
+    """The allowed values of a `Literal[...]` annotation (`| None` allowed), in order; None
+    for any other annotation."""
+    try:
+        node = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return None
+    values: list[str] = []
+    for part in _union_parts(node):
+        if isinstance(part, ast.Constant) and part.value is None:
+            continue
+        if not (isinstance(part, ast.Subscript)
+                and ast.unparse(part.value).rsplit(".", 1)[-1] == "Literal"):  # fmt: skip
+            return None
+        inner = part.slice
+        listed = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        values += [ast.unparse(e) for e in listed]
+    return values or None
+
+
+def _union_parts(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_parts(node.left) + _union_parts(node.right)
+    return [node]
+
+
+def _allowed_values_change(name: str, old: str, new: str) -> str | None:
+    """`field `x` allowed values: removed "a"; added "c"` when both are Literals."""
+    before, after = literal_values(old), literal_values(new)
+    if before is None or after is None:
+        return None
+    removed = [v for v in before if v not in after]
+    added = [v for v in after if v not in before]
+    parts = ([f"removed {', '.join(f'`{v}`' for v in removed)}"] if removed else []) + (
+        [f"added {', '.join(f'`{v}`' for v in added)}"] if added else [])
+    return f"field `{name}` allowed values: {'; '.join(parts)}" if parts else None
 
 
 @dataclass(frozen=True)
@@ -251,6 +290,22 @@ def nodes(tree: ast.Module | None, *types: type[ast.AST]) -> list[ast.AST]:
     if len(types) == 1:
         return index.get(types[0], [])
     return [node for kind in types for node in index.get(kind, [])]
+
+
+_IDENTIFIERS: weakref.WeakKeyDictionary[ast.Module, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def identifiers(tree: ast.Module | None) -> frozenset[str]:
+    """Every name the module mentions: names, attributes, imported names (last part)."""
+    if tree is None:
+        return frozenset()
+    cached = _IDENTIFIERS.get(tree)
+    if cached is None:
+        found = {n.id for n in nodes(tree, ast.Name) if isinstance(n, ast.Name)}
+        found |= {n.attr for n in nodes(tree, ast.Attribute) if isinstance(n, ast.Attribute)}
+        found |= {(i.asname or i.name or i.module).rsplit(".", 1)[-1] for i in imports(tree)}
+        cached = _IDENTIFIERS[tree] = frozenset(found)
+    return cached
 
 
 def imports(tree: ast.Module | None) -> list[Import]:

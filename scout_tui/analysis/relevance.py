@@ -14,7 +14,11 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-_FIELD = re.compile(r"^field `(\w+)` (added|removed|type|default)")
+from scout_tui.analysis import pyast
+
+_FIELD = re.compile(r"^field `(\w+)` (added|removed|type|default|allowed values)")
+_LISTED = re.compile(r"`([^`]+)`")
+_STILL_FITS = "what fit still fits"
 _PARAM = re.compile(r"^parameter `(\w+)` (added|removed|became|default|type)")
 _MEMBER = re.compile(r"^(?:property|method) `(\w+)` (added|removed)")
 _RETURNS = re.compile(r"^returns ")
@@ -30,6 +34,10 @@ class Uses:
     calls: list[tuple[str, int, set[str]]] = field(default_factory=list)
     unpacks: list[tuple[str, int]] = field(default_factory=list)  # where, how many names
     names: dict[str, list[str]] = field(default_factory=dict)  # attribute/keyword → where
+    values: dict[str, set[str]] = field(default_factory=dict)  # option → literals it is set to
+    reads: set[str] = field(default_factory=set)  # attributes read (a default can matter)
+    # constructions of the class itself: where, how many positional arguments, which keywords
+    constructions: list[tuple[str, int, set[str]]] = field(default_factory=list)
 
 
 def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "",
@@ -43,12 +51,7 @@ def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "",
     mention = mention or outer
     found = Uses()
     for path, tree in modules.items():
-        names_class = any(
-            isinstance(node, ast.Name | ast.Attribute | ast.alias)
-            and (getattr(node, "id", None) or getattr(node, "attr", None)
-                 or getattr(node, "name", "").rsplit(".", 1)[-1]) == mention
-            for node in ast.walk(tree)
-        )  # fmt: skip
+        names_class = mention in pyast.identifiers(tree)
         if not names_class:
             continue
         for node in ast.walk(tree):
@@ -68,15 +71,22 @@ def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "",
                 if isinstance(node.targets[0], ast.Tuple) and _calls_member(node.value, member):
                     found.unpacks.append((where, len(node.targets[0].elts)))
             if isinstance(node, ast.Call):
+                keywords = {k.arg for k in node.keywords if k.arg}
                 if member and _calls_member(node, member):
-                    keywords = {k.arg for k in node.keywords if k.arg}
                     found.calls.append((where, len(node.args), keywords))
+                if not member and ast.unparse(node.func).rsplit(".", 1)[-1] == outer:
+                    found.constructions.append((where, len(node.args), keywords))
                 for keyword in node.keywords:
                     if keyword.arg:  # its own line: a call can span twenty
                         at = f"{path}:{getattr(keyword, 'lineno', node.lineno)}"
                         found.names.setdefault(keyword.arg, []).append(at)
+                        if isinstance(keyword.value, ast.Constant):
+                            found.values.setdefault(keyword.arg, set()).add(
+                                ast.unparse(keyword.value))
             elif isinstance(node, ast.Attribute):
                 found.names.setdefault(node.attr, []).append(where)
+                if isinstance(node.ctx, ast.Load):
+                    found.reads.add(node.attr)
     return found
 
 
@@ -122,7 +132,25 @@ def depended_on(changes: list[str], uses: Uses, old_positions: dict[str, int],
                         break
         elif (member_field := _FIELD.match(change)) is not None:
             name, what = member_field.groups()
-            if what != "added" and name in uses.names:
+            if what == "type" and _STILL_FITS in change:
+                pass  # widened to a base class: whatever the experiment passes still fits
+            elif what == "allowed values":
+                # Only a value taken away can break a config that still sets it.
+                removed = change.partition("removed ")[2].partition(";")[0]
+                gone = [v for v in _LISTED.findall(removed) if v in uses.values.get(name, ())]
+                if gone and name in uses.names:
+                    because = _where(f"`{name}` set to {gone[0]}", uses.names[name])
+            elif what == "default":
+                # A default reaches the experiment where it builds one without the field,
+                # or reads it from objects it never builds; setting it everywhere is immune.
+                position = old_positions.get(name, 1 << 30)
+                omitted = [where for where, positional, kw in uses.constructions
+                           if name not in kw and positional <= position]  # fmt: skip
+                if omitted:
+                    because = _where(f"built without `{name}`", omitted)
+                elif not uses.constructions and name in uses.reads:
+                    because = _where(f"`{name}` read", uses.names[name])
+            elif what != "added" and name in uses.names:
                 because = _where(f"`{name}` used", uses.names[name])
         elif (member := _MEMBER.match(change)) is not None:
             name, what = member.groups()

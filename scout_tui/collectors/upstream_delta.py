@@ -13,7 +13,14 @@ import re
 from collections.abc import Iterator
 
 from scout_tui.analysis import pyast
-from scout_tui.analysis.relevance import Dependence, depended_on, uses_of
+from scout_tui.analysis.dependencies import (
+    Dependency,
+    body_shape,
+    discover,
+    option_uses,
+    widened,
+)
+from scout_tui.analysis.relevance import Dependence, Uses, depended_on, uses_of
 from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
 from scout_tui.config import Surface
 from scout_tui.markdown import code
@@ -81,33 +88,64 @@ def _top_level_names(text: str | None) -> set[str]:
     return set(_TOP_LEVEL.findall(text or ""))
 
 
-def _changed_by(
-    ctx: CollectorContext, surface: Surface, commits: list[CommitInfo]
-) -> list[CommitInfo]:
-    """The commits that changed this surface, not merely its file."""
+Made = list[tuple[CommitInfo, list[str]]]  # commits, each with the changes it made
+
+
+def _changes_by_commit(ctx: CollectorContext, surface: Surface, commits: list[CommitInfo]) -> Made:
+    """The commits that changed this surface, not merely its file, each with its changes."""
     found = []
     for commit in commits:
         if surface.path not in commit.files:
             continue
         new = pyast.find(ctx.source.parse_at(commit.sha, surface.path), surface.qualname)
         old = pyast.find(ctx.source.parse_at(commit.sha + "^", surface.path), surface.qualname)
-        if (old is None) != (new is None) or (
-            old is not None and new is not None and compare_surface(surface, old, new)
-        ):
-            found.append(commit)
+        if (old is None) != (new is None):
+            found.append((commit, [f"`{surface.qualname}` appeared or disappeared"]))
+        elif old is not None and new is not None:
+            changes = compare_surface(surface, old, new)
+            if changes:
+                found.append((commit, changes))
     return found
 
 
-def _adapts(ctx: CollectorContext, commit: CommitInfo, surface: Surface, experiment: str) -> bool:
-    """Whether `commit` also changed experiment code that names the surface (the class, or
-    the function): then the experiment was adapted with the change."""
-    outer = surface.qualname.split(".")[0]
-    pattern = re.compile(rf"\b{re.escape(outer)}\b")
-    for path in ctx.source.changed_files(commit.sha, experiment):
-        text = ctx.source.read_at(commit.sha, path)
-        if text is not None and pattern.search(text):
-            return True
-    return False
+def _changed_by(ctx: CollectorContext, surface: Surface,
+                commits: list[CommitInfo]) -> list[CommitInfo]:  # fmt: skip
+    return [commit for commit, _ in _changes_by_commit(ctx, surface, commits)]
+
+
+_NAMED = re.compile(r"^(?:field|parameter|property|method) `(\w+)`")
+
+
+def _changed_override(ctx: CollectorContext, commit: CommitInfo, path: str,
+                      qualname: str) -> bool:  # fmt: skip
+    """Whether `commit` changed lines inside the experiment's method `qualname` in `path`."""
+    if path not in commit.files and path not in ctx.source.changed_files(commit.sha, path):
+        return False
+    node = pyast.find(ctx.source.parse_at(commit.sha, path), qualname)
+    if node is None:
+        return False
+    first, last = node.lineno, getattr(node, "end_lineno", None) or node.lineno
+    return any(start <= last and end >= first
+               for start, end in ctx.source.changed_lines(commit.sha, path))  # fmt: skip
+
+
+def _adapted_in(adapted: dict[str, CommitInfo], change: str) -> CommitInfo | None:
+    named = _NAMED.match(change)
+    return adapted.get(named.group(1)) if named else None
+
+
+def _adapts(ctx: CollectorContext, commit: CommitInfo, surface: Surface, experiment: str,
+            names: tuple[str, ...] = ()) -> bool:  # fmt: skip
+    """Whether `commit` also changed experiment lines that name the surface (the class, the
+    function, or one of `names`: the changed fields or parameters), removed lines included:
+    then the experiment was adapted with the change."""
+    words = (surface.qualname.split(".")[0], *names)
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
+    diff = ctx.source.diff_range(commit.sha + "^", commit.sha, [experiment])
+    return any(
+        line[:1] in "+-" and not line.startswith(("+++", "---")) and pattern.search(line)
+        for line in diff.splitlines()
+    )
 
 
 def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]]:
@@ -123,6 +161,42 @@ def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]
             if name in (qualname, short) or name.endswith("." + qualname):
                 found.append((path, node.lineno))
     return sorted(found)
+
+
+_TYPE_CHANGE = re.compile(r"^field `(\w+)` type `(.+)` → `(.+)`$")
+
+
+def _widened(ctx: CollectorContext, surface: Surface, changes: list[str],
+             head: str) -> list[str]:  # fmt: skip
+    """A field's type changed to a base class of what it was: say so, for a value of the old
+    type still fits (relevance then does not count it)."""
+    tree = ctx.source.parse_at(head, surface.path)
+    said = []
+    for change in changes:
+        match = _TYPE_CHANGE.match(change)
+        if match and widened(tree, match.group(2), match.group(3), ctx.source.parse):
+            change += f", a base class of `{match.group(2)}`: what fit still fits"
+        said.append(change)
+    return said
+
+
+def _positions(old: ast.AST) -> tuple[dict[str, int], set[int]]:
+    """Each parameter's position as a caller counts them (a method's `self` not counted),
+    and the tuple sizes it returned: what `depended_on` weighs calls and unpacks against."""
+    if isinstance(old, ast.ClassDef):  # a dataclass's fields, in the order it takes them
+        return {name: n for n, name in enumerate(pyast.dataclass_fields(old))}, set()
+    if not isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef):
+        return {}, set()
+    params = pyast.signature(old)
+    if params and params[0].name in ("self", "cls"):
+        params = params[1:]  # a bound call does not pass it
+    return {p.name: n for n, p in enumerate(params)}, pyast.return_arities(old)
+
+
+def _dependency_name(dependency: Dependency) -> str:
+    what = "fields" if dependency.check == "fields" else "signature"
+    prefix = f" (options `--{dependency.option_prefix}.*`)" if dependency.option_prefix else ""
+    return f"`{dependency.qualname}` {what}{prefix}"
 
 
 def _arity(arities: set[int]) -> str:
@@ -144,7 +218,7 @@ class UpstreamDeltaCollector:
     kinds = (
         "upstream_commits", "surface_changed", "surface_changed_unused", "surface_adapted",
         "surface_missing",
-        "surface_stable",
+        "surface_stable", "dependencies_changed", "override_drift",
         "new_public_api", "new_constructor", "new_model",
     )  # fmt: skip
 
@@ -170,9 +244,17 @@ class UpstreamDeltaCollector:
                 items=[c.sha for c in commits],
                 evidence=Evidence(diff=ctx.source.diff_range(base, head, upstream.core_paths)),
             )  # fmt: skip
+        stable: list[Finding] = []
         for done, surface in enumerate(upstream.surfaces, 1):
-            yield from self._surface(ctx, surface, base, head, touched, commits)
+            for found in self._surface(ctx, surface, base, head, touched, commits):
+                if isinstance(found, Finding) and found.kind == "surface_stable":
+                    stable.append(found)
+                else:
+                    yield found
             yield Progress(self.name, done, len(upstream.surfaces), surface.name)
+        discovered = yield from self._discovered(ctx, base, head)
+        if stable or discovered:
+            yield self._all_stable(ctx, stable, discovered)
         yield from self._new_constructors(ctx, base, head, touched)
         yield from self._new_api(ctx, base, head, touched)
         yield from self._new_models(ctx, base, head)
@@ -207,6 +289,186 @@ class UpstreamDeltaCollector:
         finding = self._compared(ctx, surface, key, base, head, new, old, commits)
         if finding is not None:
             yield finding
+
+    def _all_stable(self, ctx: CollectorContext, stable: list[Finding],
+                    discovered: tuple[int, int]) -> Finding:  # fmt: skip
+        """One All Clear line for every watched surface and discovered dependency that did
+        not change: a list repeated every day is read by no one."""
+        total, changed = discovered
+        names = [f.title for f in stable]
+        parts = [f"{len(names)} watched surface{'s' if len(names) != 1 else ''}"] if names else []
+        if total:
+            parts.append(f"{total - changed} of {total} upstream symbols the experiment "
+                         "imports, subclasses or configures")  # fmt: skip
+        body = ("Watched in scout.toml:\n" + "\n".join(f"- {n}" for n in names)) if names else ""
+        finding = ctx.finding(
+            self.name, "surface_stable", ("all",),
+            f"Unchanged since {ctx.since.date()}: " + " and ".join(parts), body, items=names,
+        )  # fmt: skip
+        # Yesterday's one-line-per-surface markers still match this line.
+        return finding.model_copy(update={"aliases": sorted({*finding.aliases,
+                                                             *(f.fingerprint for f in stable)})})
+
+    def _discovered(self, ctx: CollectorContext, base: str,
+                    head: str) -> Iterator[Finding | Progress]:  # fmt: skip
+        """The dependency surface found in the experiment's code, compared baseline → HEAD:
+        returns (how many dependencies, how many changed)."""
+        experiment = ctx.config.project.experiment
+        modules = self._experiment_modules(ctx)
+        changed_files = ctx.source.changed_between(base, head)
+        if not any(p.endswith(".py") and not _under(p, [experiment]) for p in changed_files):
+            return 0, 0  # nothing upstream changed: nothing to discover against
+        # A configured surface is compared above; an override of it is still checked for
+        # drift here.
+        configured = {s.target for s in ctx.config.upstream.surfaces}
+        dependencies = [d for d in discover(experiment, modules, ctx.source.parse)
+                        if d.target not in configured or d.override]  # fmt: skip
+        candidates = [d for d in dependencies if d.path in changed_files]
+        commits = ctx.source.log(base, head, sorted({d.path for d in candidates})) \
+            if candidates else []  # fmt: skip
+        unused: list[str] = []
+        changed = 0
+        for dependency in candidates:
+            surface = Surface(name=_dependency_name(dependency), target=dependency.target,
+                              check=dependency.check)  # type: ignore[arg-type]
+            new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
+            old = pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname)
+            if new is None or old is None:
+                continue  # appeared in the window (or resolved through a moved module)
+            drift = self._override_drift(ctx, surface, dependency, old, new, commits, base, head)
+            if drift is not None:
+                changed += 1
+                yield drift
+            if dependency.target in configured:
+                continue
+            changes = _widened(ctx, surface, compare_surface(surface, old, new), head)
+            if not changes:
+                continue
+            changed += drift is None
+            deps = depended_on(changes, self._dependency_uses(ctx, dependency), *_positions(old))
+            # A change is adapted when a commit that made it also changed the experiment's
+            # lines naming what it changed.
+            by_commit = _changes_by_commit(ctx, surface, commits)
+            adapted: dict[str, CommitInfo] = {}
+            for commit, made in by_commit:
+                names = tuple(sorted({m.group(1) for c in made if (m := _NAMED.match(c))}))
+                if names and _adapts(ctx, commit, surface, experiment, names):
+                    adapted.update({name: commit for name in names})
+
+            by = [commit for commit, _ in by_commit]
+            if any(_adapted_in(adapted, d.change) is None for d in deps):
+                yield self._depended(ctx, surface, dependency, changes, deps, by, base, head, new)
+                continue
+            depended = {d.change for d in deps}
+            notes = []
+            for change in changes:
+                commit = _adapted_in(adapted, change)
+                if commit is not None:
+                    notes.append(f"{change} (adapted in the same commit, {code(commit.sha[:10])})")
+                elif change not in depended:
+                    notes.append(change)
+            unused.append(f"- {surface.name}: " + "; ".join(notes))
+        if unused:
+            yield ctx.finding(
+                self.name, "dependencies_changed", ("discovered",),
+                f"{len(unused)} upstream symbol{'s' if len(unused) != 1 else ''} the "
+                f"experiment uses changed since {ctx.since.date()}, none in a way it depends on",
+                "\n".join(unused)
+                + "\n\nFound from the experiment's imports, subclasses and the config "
+                "options it sets. None of these changes touches a parameter, field or value "
+                "it uses, or the commit that made it adapted the experiment.",
+                items=[line.split(":", 1)[0].removeprefix("- ") for line in unused],
+            )  # fmt: skip
+        return len(dependencies), changed
+
+    def _override_drift(self, ctx: CollectorContext, surface: Surface, dependency: Dependency,
+                        old: ast.AST, new: ast.AST, commits: list[CommitInfo], base: str,
+                        head: str) -> Finding | None:  # fmt: skip
+        """An upstream method the experiment overrides without calling it changed its body:
+        the experiment's copy does not get the change (a fix, a guard, a new step)."""
+        if not dependency.override or dependency.calls_super:
+            return None
+        if not isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef) or \
+                not isinstance(new, ast.FunctionDef | ast.AsyncFunctionDef) or \
+                body_shape(old) == body_shape(new):  # fmt: skip
+            return None
+        experiment = ctx.config.project.experiment
+        by: list[CommitInfo] = []
+        for commit in commits:
+            if surface.path not in commit.files:
+                continue
+            after = pyast.find(ctx.source.parse_at(commit.sha, surface.path), surface.qualname)
+            before = pyast.find(ctx.source.parse_at(commit.sha + "^", surface.path),
+                                surface.qualname)  # fmt: skip
+            if isinstance(after, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                    isinstance(before, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                    body_shape(before) != body_shape(after):  # fmt: skip
+                by.append(commit)
+        # A commit that also changed the experiment's override carried the change over.
+        override_path = dependency.override.rpartition(":")[0]
+        missed = [c for c in by if not _changed_override(ctx, c, override_path,
+                                                          dependency.override_qualname)]
+        if by and not missed:
+            return None
+        path, _, line = dependency.override.rpartition(":")
+        return ctx.finding(
+            self.name, "override_drift", (surface.target,),
+            f"{code(surface.qualname)} changed upstream; the experiment's override does not "
+            "call it and may lack the change",
+            f"The experiment overrides {code(surface.qualname)} at "
+            f"{code(dependency.override.removeprefix(experiment + '/'))} without calling the "
+            "upstream method, so what changed in its body since "
+            f"{ctx.since.date()} does not reach the experiment:\n"
+            + (_commit_lines(missed) if missed else "- (the commits are outside this window)")
+            + "\n\nCompare the two and carry over what applies.",
+            suggested_fix=f"Port the upstream change into the override at "
+                          f"{code(dependency.override.removeprefix(experiment + '/'))}, or call "
+                          "the upstream method.",
+            files=[FileRef(path=path, line=int(line) if line.isdigit() else None),
+                   FileRef(path=surface.path, line=new.lineno)],
+            items=[c.sha for c in missed],
+            evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
+        )  # fmt: skip
+
+    def _dependency_uses(self, ctx: CollectorContext, dependency: Dependency) -> Uses:
+        """How the experiment uses one discovered dependency: by its name where it imports
+        it, and through the option prefix it reaches a config by."""
+        modules = self._experiment_modules(ctx)
+        parts = dependency.qualname.split(".")
+        if dependency.check == "signature":
+            outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
+        else:
+            outer, member = parts[-1], ""
+        uses = uses_of(modules, outer, member, mention=parts[0])
+        if dependency.check == "fields":
+            by_option = option_uses(modules, parts[-1], dependency.option_prefix)
+            for name, places in by_option.names.items():
+                uses.names.setdefault(name, []).extend(places)
+            for name, values in by_option.values.items():
+                uses.values.setdefault(name, set()).update(values)
+            uses.reads |= by_option.reads
+            uses.constructions += [c for c in by_option.constructions
+                                   if c not in uses.constructions]  # fmt: skip
+        return uses
+
+    def _depended(self, ctx: CollectorContext, surface: Surface, dependency: Dependency,
+                  changes: list[str], deps: list[Dependence], by: list[CommitInfo],
+                  base: str, head: str, new: ast.AST) -> Finding:  # fmt: skip
+        because = {d.change: d.because for d in deps}
+        return ctx.finding(
+            self.name, "surface_changed", (surface.target,),
+            f"{surface.name} changed upstream: {deps[0].change}"
+            + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+            f"The experiment depends on {code(surface.qualname)} ({dependency.via}); found "
+            "from its code, not configured in scout.toml.\n\n"
+            + "\n".join(f"- {change}" + (f" — the experiment depends on it: {because[change]}"
+                                         if change in because else " (not used by the experiment)")
+                        for change in changes)
+            + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
+            suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
+            files=[FileRef(path=surface.path, line=getattr(new, "lineno", None))], items=changes,
+            evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
+        )  # fmt: skip
 
     def _misplaced(self, ctx: CollectorContext, surface: Surface,
                    head: str) -> tuple[ConfigWarning, Surface | None]:  # fmt: skip
@@ -263,15 +525,7 @@ class UpstreamDeltaCollector:
         else:
             outer, member = parts[-1], ""
         uses = uses_of(self._experiment_modules(ctx), outer, member, mention=parts[0])
-        positions: dict[str, int] = {}
-        arity: set[int] = set()
-        if isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef):
-            params = pyast.signature(old)
-            if len(parts) > 1 and params and params[0].name in ("self", "cls"):
-                params = params[1:]  # a bound call does not pass it
-            positions = {p.name: n for n, p in enumerate(params)}
-            arity = pyast.return_arities(old)
-        return depended_on(changes, uses, positions, arity)
+        return depended_on(changes, uses, *_positions(old))
 
     def _compared(self, ctx: CollectorContext, surface: Surface, key: tuple[str, ...],
                   base: str, head: str, new: ast.AST | None, old: ast.AST | None,
@@ -288,7 +542,7 @@ class UpstreamDeltaCollector:
             )  # fmt: skip
         if old is None:
             old = new  # appeared inside the window: nothing to compare yet
-        changes = compare_surface(surface, old, new)
+        changes = _widened(ctx, surface, compare_surface(surface, old, new), head)
         if not changes:
             return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
         ref = [FileRef(path=surface.path, line=new.lineno)]
@@ -418,12 +672,9 @@ class UpstreamDeltaCollector:
         module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
         found = []
         for name, tree in self._experiment_modules(ctx).items():
-            for node in ast.walk(tree):
-                if (isinstance(node, ast.ImportFrom) and node.module == module) or (
-                    isinstance(node, ast.Import) and any(a.name == module for a in node.names)
-                ):
-                    found.append(f"{name.rsplit('/', 1)[-1]}:{node.lineno}")
-                    break
+            line = next((i.line for i in pyast.imports(tree) if i.module == module), None)
+            if line is not None:
+                found.append(f"{name.rsplit('/', 1)[-1]}:{line}")
         return found
 
     def _new_models(self, ctx: CollectorContext, base: str, head: str) -> Iterator[Finding]:
