@@ -186,6 +186,9 @@ class Config(_Strict):
     rules: dict[str, Rule]
     keys: dict[str, str]
     source: str = Field(default="<shipped default>", exclude=True)
+    # What scout.toml left to the shipped profile although it is about the shipped
+    # experiment, said as configuration warnings (see `_for_another_experiment`).
+    inherited: list[str] = Field(default_factory=list, exclude=True)
 
     def rule(self, kind: str) -> Rule:
         try:
@@ -271,7 +274,60 @@ def load_config(path: Path | None = None) -> Config:
         user = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return _validate(_merge(base, user), text, str(path))
+    base, inherited = _for_another_experiment(base, user)
+    config = _validate(_merge(base, user), text, str(path))
+    return config.model_copy(update={"inherited": inherited}) if inherited else config
+
+
+# The shipped profile's settings that are about its own experiment, not the repository: a
+# scout.toml for another experiment does not inherit them (the shipped converter, patches or
+# surfaces would be reported against code the other experiment never touches).
+_EXPERIMENT_SPECIFIC = (
+    ("upstream", "surfaces"),
+    ("freshness", "monkey_patches"),
+    ("freshness", "private_apis"),
+    ("freshness", "duplicate_pairs"),
+    ("freshness", "config_converter"),
+    ("ci", "workflows"),
+)
+
+
+def _for_another_experiment(base: dict[str, Any],
+                            user: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
+    """The shipped profile to merge under a scout.toml that names another experiment: its
+    experiment-specific settings emptied unless the user's file sets them, and what the
+    user still inherits that belongs to the shipped experiment, as one-line notes."""
+    shipped = str(base["project"]["experiment"]).rstrip("/")
+    experiment = str(user.get("project", {}).get("experiment", shipped)).rstrip("/")
+    if experiment == shipped:
+        return base, []
+    base = {table: dict(values) if isinstance(values, dict) else values
+            for table, values in base.items()}  # fmt: skip
+    notes = []
+    for table, key in _EXPERIMENT_SPECIFIC:
+        if key in user.get(table, {}):
+            continue
+        base[table][key] = "" if isinstance(base[table][key], str) else []
+        if key == "workflows":
+            notes.append(f"[ci] workflows: not set, and the shipped ones run {shipped}: CI "
+                         "coverage and failures are not checked; list this experiment's "
+                         "workflows")  # fmt: skip
+    if "files" not in user.get("docs", {}):
+        base["docs"]["files"] = ["README.md"]  # the shipped CLAUDE.md and AGENTS.md are its own
+    root_configs = base["docs"]["root_configs"]
+    if "root_configs" not in user.get("docs", {}):
+        base["docs"]["root_configs"] = [c for c in root_configs
+                                        if not c.startswith(shipped + "/")]  # fmt: skip
+    for key in ("tracking_issue",):
+        if key not in user.get("project", {}):
+            notes.append(f"[project] {key} = {base['project'][key]} is the shipped profile's, "
+                         f"kept for {shipped}: prior reports are read from, and reports "
+                         "published to, that issue; set this experiment's own")  # fmt: skip
+    if "number" not in user.get("board", {}):
+        notes.append(f"[board] number = {base['board']['number']} is the shipped profile's "
+                     f"board, kept for {shipped}: set this experiment's own before "
+                     "publishing")  # fmt: skip
+    return base, notes
 
 
 def _validate(data: dict[str, Any], text: str, source: str) -> Config:

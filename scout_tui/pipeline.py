@@ -265,6 +265,12 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         yield RunWarning(warning)
     findings: list[Finding] = []
     config_warnings: list[ConfigWarning] = []
+    for note in ctx.config.inherited:
+        subject, _, message = note.partition(": ")
+        inherited = ConfigWarning(collector="scout.toml", subject=subject,
+                                  message=f"{subject}: {message}")  # fmt: skip
+        config_warnings.append(inherited)
+        yield ConfigWarned(inherited)
     states: dict[str, CollectorState] = {}
     for event in stream(ctx, collectors, options.processes):
         if isinstance(event, FindingFound):

@@ -280,8 +280,10 @@ class Session:
         if cached is not None and prior is not None and cached.prior_source != str(
             prior.resolve()
         ):
-            self.warn(f"the cached run read prior reports from {cached.prior_source}, not "
-                      f"{prior}: collecting again")  # fmt: skip
+            read = (f"read prior reports from {cached.prior_source}"
+                    if cached.prior_source and not cached.prior_source.startswith("skipped")
+                    else "read no prior reports")  # fmt: skip
+            self.warn(f"the cached run {read}, not those in {prior}: collecting again")
             cached = None
         from scout_tui.pipeline import config_digest
 

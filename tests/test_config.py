@@ -164,3 +164,32 @@ def test_the_shipped_rules_name_kinds_scout_makes() -> None:
     config = load_config()
     check_rule_kinds(config)
     assert shipped_rule_kinds() == set(config.rules)
+
+
+def test_a_scout_toml_for_another_experiment_does_not_inherit_the_shipped_ones(tmp_path: Path):
+    """Naming another experiment drops what the shipped profile says about graph_trainer
+    (surfaces, patches, converter, workflows, its docs and config classes); what it still
+    inherits that belongs to graph_trainer (tracking issue, board) is said."""
+    path = tmp_path / "scout.toml"
+    path.write_text('[project]\nexperiment = "torchtitan/experiments/torchft"\n')
+    config = load_config(path)
+    assert config.upstream.surfaces == [] and config.freshness.monkey_patches == []
+    assert config.freshness.private_apis == [] and config.freshness.duplicate_pairs == []
+    assert config.freshness.config_converter == "" and config.ci.workflows == []
+    assert config.docs.files == ["README.md"]
+    assert config.docs.root_configs == ["torchtitan/trainer.py::Trainer.Config"]
+    assert config.upstream.core_paths == load_config().upstream.core_paths  # the repo's
+    assert [note.split(":", 1)[0] for note in config.inherited] == [
+        "[ci] workflows", "[project] tracking_issue = 2856 is the shipped profile's, kept for "
+        "torchtitan/experiments/graph_trainer", "[board] number = 161 is the shipped "
+        "profile's board, kept for torchtitan/experiments/graph_trainer"]  # fmt: skip
+
+    path.write_text('[project]\nexperiment = "torchtitan/experiments/torchft"\n'
+                    "tracking_issue = 7\n[board]\nnumber = 8\n[ci]\nworkflows = ['w.yaml']\n"
+                    "[freshness]\nprivate_apis = ['X']\n")  # fmt: skip
+    config = load_config(path)
+    assert config.inherited == []
+    assert config.ci.workflows == ["w.yaml"] and config.freshness.private_apis == ["X"]
+    # The shipped experiment's own scout.toml inherits everything, as before.
+    path.write_text('[project]\nexperiment = "torchtitan/experiments/graph_trainer"\n')
+    assert load_config(path).upstream.surfaces == load_config().upstream.surfaces

@@ -301,3 +301,56 @@ def test_an_override_changed_in_the_same_commit_is_no_drift(fresh_world):
     _edit(repo, f"{EXP}/trainer.py", "        return loss\n", "        return loss * 2\n")
     commit_all(repo, "double the loss everywhere")
     assert "override_drift" not in _dependency_findings(fresh_world)
+
+
+def test_another_experiment_configured_by_a_short_scout_toml(fresh_world):
+    """Nothing hard-wired to graph_trainer: a second experiment of the same repository,
+    configured by three lines, gets its own findings (an override that misses an upstream
+    fix, a doc typo with the flag it meant, its own config's flags known) and none of
+    graph_trainer's."""
+    from scout_tui.config import load_config
+    from scout_tui.pipeline import RunOptions, run
+
+    repo = fresh_world.repo
+    other = repo / "torchtitan/experiments/other"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    (other / "trainer.py").write_text(textwrap.dedent("""\
+        from dataclasses import dataclass
+
+        from torchtitan.trainer import Trainer
+
+
+        class OtherTrainer(Trainer):
+            @dataclass
+            class Config(Trainer.Config):
+                replicas: int = 1
+
+            def post_dataloading_process(self, batch):
+                inputs, labels = batch
+                return inputs, labels, {}
+    """))
+    (other / "README.md").write_text(
+        "# other\n\nRun with `--replicas 2` and `--compile.backedn eager`.\n")
+    commit_all(repo, "another experiment", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/trainer.py", "        inputs, labels = batch\n",
+          "        inputs, labels = batch\n        labels = labels.long()\n")
+    sha = commit_all(repo, "labels are integers")
+    config_path = fresh_world.base / "other.toml"
+    config_path.write_text(fresh_world.config.read_text().replace(
+        '[project]\nrepo = "demo/minititan"\n',
+        '[project]\nrepo = "demo/minititan"\nexperiment = "torchtitan/experiments/other"\n'
+        "tracking_issue = 5\n\n[board]\nnumber = 6\n"))  # fmt: skip
+    result = run(RunOptions(repo=repo, config=load_config(config_path), as_of=TODAY,
+                            prior_dir=None, offline=True))  # fmt: skip
+    found = by_kind(result)
+    everything = " ".join(f.title + f.body + " ".join(x.path for x in f.files)
+                          for f in result.findings)  # fmt: skip
+    assert "graph_trainer" not in everything
+    (drift,) = found["override_drift"]
+    assert drift.title.startswith("`Trainer.post_dataloading_process` changed upstream")
+    assert sha[:10] in drift.body and drift.priority.value == "P2"
+    (doc,) = found["doc_inaccuracy"]
+    assert doc.items == ["flag `--compile.backedn` is not a config field; did you mean "
+                         "`--compile.backend`?"]  # `--replicas` is OtherTrainer.Config's
+    assert [w.subject for w in result.config_warnings] == ["[ci] workflows"]

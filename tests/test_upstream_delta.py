@@ -267,3 +267,45 @@ def test_a_name_that_moved_is_not_new_api_and_an_imported_module_says_so(fresh_w
     [linear] = [f for f in found["new_public_api"] if "linear.py" in f.title]
     assert linear.items == ["AllGatherLinear"]
     assert "The experiment imports from this module (`regroup_user.py:1`)" in linear.body
+
+
+def test_a_new_name_the_experiment_already_imports_is_no_opportunity(fresh_world):
+    repo = fresh_world.repo
+    (repo / "torchtitan/distributed/linear.py").write_text("class Linear:\n    pass\n")
+    commit_all(repo, "linear", "2026-10-01T12:00:00+00:00")  # before the window
+    (repo / "torchtitan/distributed/linear.py").write_text(
+        "class Linear:\n    pass\n\n\nclass RowLinear(Linear):\n    pass\n\n\n"
+        "class ColLinear(Linear):\n    pass\n")  # fmt: skip
+    user = repo / "torchtitan/experiments/graph_trainer/row_user.py"
+    user.write_text("from torchtitan.distributed.linear import RowLinear\n")
+    commit_all(repo, "RowLinear and ColLinear; graph_trainer uses RowLinear")
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    [linear] = [f for f in found["new_public_api"] if "linear.py" in f.title]
+    assert linear.items == ["ColLinear"]  # RowLinear is already in use: not news to it
+
+
+def test_a_surface_whose_file_moved_inside_the_window_is_compared_not_called_stable(fresh_world):
+    """Trainer.Config's file is renamed and a field changes in the window: the surface is
+    compared with where it was at the baseline, not taken as stable because its new file
+    did not exist then."""
+    import subprocess
+
+    repo = fresh_world.repo
+    subprocess.run(["git", "mv", "torchtitan/config/configs.py", "torchtitan/config/options.py"],
+                   cwd=repo, check=True)  # fmt: skip
+    options = repo / "torchtitan/config/options.py"
+    options.write_text(options.read_text().replace('backend: str = "inductor"',
+                                                   'backend: str = "eager"'))
+    (repo / "torchtitan/trainer.py").write_text((repo / "torchtitan/trainer.py").read_text()
+                                                .replace("config.configs", "config.options"))
+    commit_all(repo, "configs.py is options.py; eager by default")
+    config = fresh_world.config
+    config.write_text(config.read_text() + "\n[[upstream.surfaces]]\nname = \"CompileConfig "
+                      "fields\"\ntarget = \"torchtitan/config/options.py::CompileConfig\"\n"
+                      "check = \"fields\"\n")  # fmt: skip
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    changed = [f for f in found.get("surface_changed", []) + found.get(
+        "surface_changed_unused", []) if f.title.startswith("CompileConfig fields")]
+    assert [f.items for f in changed] == [["field `backend` default `'inductor'` → `'eager'`"]]
+    (stable,) = found["surface_stable"]
+    assert "CompileConfig fields" not in stable.items

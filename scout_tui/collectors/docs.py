@@ -9,6 +9,7 @@ All Clear line, "docs are current".
 from __future__ import annotations
 
 import ast
+import difflib
 import posixpath
 from collections.abc import Iterator
 from fnmatch import fnmatch
@@ -40,7 +41,10 @@ def _unknown_flag(ctx: CollectorContext, flag: str, flags: dict[str, str]) -> st
     leaf = flag.rsplit(".", 1)[-1]
     homes = [f for f in flags if f.rsplit(".", 1)[-1] == leaf and f != flag]
     if len(homes) != 1:
-        return said
+        # A typo: the one flag of that section spelled nearly the same.
+        close = difflib.get_close_matches(flag, [f for f in flags if f.startswith(
+            flag.rpartition(".")[0] + ".")], n=1, cutoff=0.9)  # fmt: skip
+        return f"{said}; did you mean {code('--' + close[0])}?" if close else said
     home = homes[0]
     path = flags[home]
     try:
@@ -200,9 +204,11 @@ class DocsCollector:
             names.setdefault(real, []).append(path)
         docs = list(names)
         types = ConfigTypes(ctx)
+        targets = list(config.docs.root_configs)
+        targets += [t for t in _extending_configs(ctx, targets) if t not in targets]
         roots = [
             ref
-            for target in config.docs.root_configs
+            for target in targets
             for ref in [types.resolve(*target.split("::", 1))]
             if ref is not None
         ]
@@ -350,3 +356,24 @@ class DocsCollector:
                 if not any(mentions(docs_text, name) for name in names):
                     missing.append(definition.keys[0] if definition.keys else definition.name)
         return sorted(set(missing))
+
+
+def _extending_configs(ctx: CollectorContext, roots: list[str]) -> list[str]:
+    """The experiment's config classes that extend a root config (`class Config(Trainer.Config)`
+    in its trainer): their fields are flags too, with no scout.toml entry needed."""
+    names = {target.split("::", 1)[1] for target in roots}
+    found = []
+    for path in ctx.source.glob(ctx.config.project.experiment, "*.py"):
+        text = ctx.source.read(path) or ""
+        if not any(name.rsplit(".", 1)[-1] in text for name in names):
+            continue  # cheap: most modules never name a root config
+        stack: list[tuple[str, ast.AST]] = [("", ctx.source.parse(path) or ast.Module([], []))]
+        while stack:
+            prefix, node = stack.pop()
+            for child in getattr(node, "body", []):
+                if isinstance(child, ast.ClassDef):
+                    qualname = f"{prefix}{child.name}"
+                    if any(ast.unparse(base) in names for base in child.bases):
+                        found.append(f"{path}::{qualname}")
+                    stack.append((qualname + ".", child))
+    return sorted(found)

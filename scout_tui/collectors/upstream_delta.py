@@ -233,7 +233,9 @@ class UpstreamDeltaCollector:
             raise Skipped(f"no commit before the baseline {ctx.since.date()} to compare with")
         upstream = ctx.config.upstream
         commits = ctx.source.log(base, head, upstream.core_paths)
-        touched = {path for commit in commits for path in commit.files}
+        # Surfaces are compared wherever they live: a file outside the core paths can change too.
+        changed_files = ctx.source.changed_between(base, head)
+        touched = {path for commit in commits for path in commit.files} | changed_files
         yield Progress(self.name, 0, len(upstream.surfaces), f"{len(commits)} commits")
         if commits:
             yield ctx.finding(
@@ -246,13 +248,16 @@ class UpstreamDeltaCollector:
             )  # fmt: skip
         stable: list[Finding] = []
         for done, surface in enumerate(upstream.surfaces, 1):
-            for found in self._surface(ctx, surface, base, head, touched, commits):
+            surface_commits = commits if surface.path in {p for c in commits for p in c.files} \
+                else ctx.source.log(base, head, [surface.path]) if surface.path in touched \
+                else []  # fmt: skip
+            for found in self._surface(ctx, surface, base, head, touched, surface_commits):
                 if isinstance(found, Finding) and found.kind == "surface_stable":
                     stable.append(found)
                 else:
                     yield found
             yield Progress(self.name, done, len(upstream.surfaces), surface.name)
-        discovered = yield from self._discovered(ctx, base, head)
+        discovered = yield from self._discovered(ctx, base, head, changed_files)
         if stable or discovered:
             yield self._all_stable(ctx, stable, discovered)
         yield from self._new_constructors(ctx, base, head, touched)
@@ -309,13 +314,12 @@ class UpstreamDeltaCollector:
         return finding.model_copy(update={"aliases": sorted({*finding.aliases,
                                                              *(f.fingerprint for f in stable)})})
 
-    def _discovered(self, ctx: CollectorContext, base: str,
-                    head: str) -> Iterator[Finding | Progress]:  # fmt: skip
+    def _discovered(self, ctx: CollectorContext, base: str, head: str,
+                    changed_files: set[str]) -> Iterator[Finding | Progress]:  # fmt: skip
         """The dependency surface found in the experiment's code, compared baseline → HEAD:
         returns (how many dependencies, how many changed)."""
         experiment = ctx.config.project.experiment
         modules = self._experiment_modules(ctx)
-        changed_files = ctx.source.changed_between(base, head)
         if not any(p.endswith(".py") and not _under(p, [experiment]) for p in changed_files):
             return 0, 0  # nothing upstream changed: nothing to discover against
         # A configured surface is compared above; an override of it is still checked for
@@ -541,7 +545,13 @@ class UpstreamDeltaCollector:
                 evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
             )  # fmt: skip
         if old is None:
-            old = new  # appeared inside the window: nothing to compare yet
+            # Its file is new: a move inside the window (then compare with where it was), or
+            # new code (nothing to compare yet: not "stable" either).
+            homes = ctx.source.definitions(surface.qualname, base)
+            old = pyast.find(ctx.source.parse_at(base, homes[0]), surface.qualname) \
+                if len(homes) == 1 else None  # fmt: skip
+            if old is None:
+                return None
         changes = _widened(ctx, surface, compare_surface(surface, old, new), head)
         if not changes:
             return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
@@ -649,8 +659,12 @@ class UpstreamDeltaCollector:
                 pyast.public_names(ctx.source.parse_at(head, path))
                 - pyast.public_names(ctx.source.parse_at(base, path))
             )
-            # A name some other file defined at the baseline moved here: not new.
-            added = [name for name in appeared if not ctx.source.definitions(name, base)]
+            # A name some other file defined at the baseline moved here: not new; one the
+            # experiment already imports is no opportunity for it.
+            imported = {i.name for tree in self._experiment_modules(ctx).values()
+                        for i in pyast.imports(tree)}  # fmt: skip
+            added = [name for name in appeared
+                     if name not in imported and not ctx.source.definitions(name, base)]
             if not added:
                 continue
             names = ", ".join(code(name) for name in added)
