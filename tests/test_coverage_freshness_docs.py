@@ -42,7 +42,11 @@ def test_coverage_on_the_sample(sample_world):
     found = by_kind(run_collector(sample_world, "coverage", TODAY))
     assert found["pass_untested"][0].items == ["bucket_pass"]
     assert found["pass_integration_only"][0].items == ["reorder_pass"]
-    assert found["model_config_untested"][0].items == ["graph_trainer_llama3_70b"]
+    # Untested since before the window: a count in FYI, not a task again every day.
+    assert "model_config_untested" not in found
+    (known,) = found["model_configs_untested"]
+    assert known.items == ["graph_trainer_llama3_70b"] and known.section is Section.FYI
+    assert known.title == "1 registered model config no test uses, none new since 2026-12-01"
     # PP is only in a disabled entry of the experiment: still a gap.
     assert found["parallelism_gap"][0].items == ["context_parallel", "pipeline_parallel"]
     assert found["new_code_untested"][0].items == [
@@ -479,3 +483,17 @@ def test_a_script_command_that_only_runs_as_a_module(fresh_world):
         f"`python {EXP}/tools/relative.py` fails: it uses relative imports; run "
         f"`python -m {module}.tools.relative`",
     ]
+
+
+def test_a_model_config_registered_in_the_window_with_no_test_is_the_task(fresh_world):
+    registry = fresh_world.repo / "torchtitan/experiments/graph_trainer/llama3/config_registry.py"
+    registry.write_text(registry.read_text()
+                        + "\n\ndef graph_trainer_llama3_8b():\n    return {\"dim\": 4096}\n")
+    commit_all(fresh_world.repo, "llama3 8b config")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    (new,) = found["model_config_untested"]
+    assert new.items == ["graph_trainer_llama3_8b"]
+    assert new.section is Section.ACTION_ITEMS and new.priority.value == "P2"
+    assert new.title == "1 model config registered since 2026-12-01 that no test uses"
+    (older,) = found["model_configs_untested"]
+    assert older.items == ["graph_trainer_llama3_70b"] and older.section is Section.FYI
