@@ -186,3 +186,50 @@ class TestWithInit:
         "TestLlama::test_grads",
         "TestLlama::test_loss",
     ]
+
+
+def test_a_test_base_from_a_testing_library_makes_its_subclasses_collected():
+    """torch's `FSDPTest` is a unittest.TestCase: a class built on it (through a local base)
+    is collected whatever its name; a helper base of another origin is not."""
+    import ast as ast_
+
+    source = '''
+from torch.testing._internal.common_fsdp import FSDPTest
+from helpers.shapes import ShapeTest
+
+
+class _Dsv3FSDPTest(FSDPTest):
+    def test_base(self): ...
+
+
+class GraphPPPartitionFSDPTest(_Dsv3FSDPTest):
+    def test_partition(self): ...
+
+
+class NotCollected(ShapeTest):
+    def test_shape(self): ...
+'''
+    items = read_test_file("t.py", ast_.parse(source)).items
+    assert sorted(f"{i.cls}::{i.function}" for i in items) == [
+        "GraphPPPartitionFSDPTest::test_base",
+        "GraphPPPartitionFSDPTest::test_partition",
+        "_Dsv3FSDPTest::test_base",
+    ]
+
+
+def test_a_test_class_imported_into_a_module_ci_runs_runs_there(fresh_world):
+    """`from .test_extra import TestExtra  # noqa: F401` in test_passes.py, which CI runs:
+    pytest collects TestExtra there too, so test_extra.py is no gap."""
+    from .collector_run import commit_all
+
+    tests = fresh_world.repo / "torchtitan/experiments/graph_trainer/tests"
+    (tests / "test_extra.py").write_text("class TestExtra:\n    def test_one(self): ...\n")
+    commit_all(fresh_world.repo, "an extra test file", "2026-10-01T12:00:00+00:00")
+    gaps = by_kind(run_collector(fresh_world, "ci_tests", TODAY))["test_not_in_ci"]
+    assert any("test_extra.py" in f.body for f in gaps)
+    passes = tests / "test_passes.py"
+    passes.write_text("from torchtitan.experiments.graph_trainer.tests.test_extra import "
+                      "TestExtra  # noqa: F401\n" + passes.read_text())  # fmt: skip
+    commit_all(fresh_world.repo, "collect TestExtra with the pass tests")
+    found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
+    assert not any("test_extra.py" in f.body for f in found.get("test_not_in_ci", []))

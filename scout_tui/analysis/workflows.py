@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 import yaml
 
+from scout_tui.analysis import pyast
+
 _SHELL_KEYS = {"run", "script"}
 # libyaml's safe loader when PyYAML was built with it: ten times faster on big workflows.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -222,6 +224,13 @@ class _Classes:
 
     def __init__(self, tree: ast.Module) -> None:
         self.nodes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        # Test bases from a testing library (torch's `FSDPTest`, `MultiProcessTestCase`):
+        # TestCase subclasses whose own module is not read.
+        self.testing_bases = {
+            name for name, origin in pyast.import_map(tree).items()
+            if (".testing." in origin or origin.startswith("unittest."))
+            and name.endswith(("Test", "TestCase", "TestBase"))
+        }  # fmt: skip
 
     def _bases(self, node: ast.ClassDef) -> list[ast.ClassDef]:
         names = [ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases]
@@ -236,7 +245,8 @@ class _Classes:
 
     def unittest(self, node: ast.ClassDef, depth: int = 0) -> bool:
         names = {ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases}
-        if any(name.endswith(("TestCase", "TestBase")) for name in names):
+        if any(name.endswith(("TestCase", "TestBase")) or name in self.testing_bases
+               for name in names):  # fmt: skip
             return True
         return depth < 10 and any(self.unittest(b, depth + 1) for b in self._bases(node))
 

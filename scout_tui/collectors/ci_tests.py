@@ -8,8 +8,9 @@ invocation says "disabled", with the commit that did it.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scout_tui.analysis.coverage import skipped_tests
 from scout_tui.analysis.workflows import (
@@ -51,6 +52,29 @@ def _groups(file: PytestFile) -> dict[str, list]:
     for item in file.items:
         groups.setdefault(item.cls or MODULE_LEVEL, []).append(item)
     return groups
+
+
+def _reimports(ctx: CollectorContext, paths: list[str]) -> dict[tuple[str, str], list[str]]:
+    """(defining test file, class) → the test files that import that class at module level:
+    pytest collects it there as well (`from .test_x import TestX  # noqa: F401`)."""
+    by_stem: dict[str, list[str]] = {}
+    for path in paths:
+        by_stem.setdefault(path.rsplit("/", 1)[-1].removesuffix(".py"), []).append(path)
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        tree = ctx.source.parse(path)
+        if tree is None:
+            continue
+        for node in tree.body:
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            homes = by_stem.get(node.module.rsplit(".", 1)[-1], [])
+            if len(homes) != 1 or homes[0] == path:
+                continue
+            for alias in node.names:
+                if alias.asname is None or alias.asname == alias.name:
+                    found.setdefault((homes[0], alias.name), []).append(path)
+    return found
 
 
 def _commented_in(text: str, workflow: str, line: str) -> bool:
@@ -131,6 +155,7 @@ class CiTestsCollector:
         )
         # Per pytest step: the items it selects and how many of them are skipped for good.
         selected: dict[Invocation, list[int]] = {}
+        imported_into = _reimports(ctx, paths)
         for done, path in enumerate(paths, 1):
             tree = ctx.source.parse(path)
             file = read_test_file(path, tree)
@@ -143,7 +168,7 @@ class CiTestsCollector:
                     count = selected.setdefault(invocation, [0, 0])
                     count[0] += len(chosen)
                     count[1] += sum(1 for i in chosen if _skipped(i, off))
-            for gap in self._gap(file, selection, disabled, before) or []:
+            for gap in self._gap(file, selection, disabled, before, imported_into) or []:
                 whole = len(gap.groups) == len(_groups(gap.file))
                 if whole and not gap.ran_at_baseline and not gap.disabled_by:
                     never_run.append(gap)  # reported together below: one problem, one list
@@ -171,11 +196,16 @@ class CiTestsCollector:
         active: Selection,
         commented: Selection,
         at_baseline: Selection,
+        imported_into: dict[tuple[str, str], list[str]] | None = None,
     ) -> list[_Gap] | None:
         missing: dict[tuple[bool, tuple], list[str]] = {}
         disabled: dict[tuple[bool, tuple], list[Invocation]] = {}
         for group, items in _groups(file).items():
-            if active.runs(items):
+            # A class another test module imports is collected there too, under its path.
+            homes = (imported_into or {}).get((file.path, group), [])
+            if active.runs(items) or any(
+                active.runs([replace(item, path=home) for item in items]) for home in homes
+            ):
                 continue
             ran_before = at_baseline.runs(items)
             by = tuple(commented.selecting(items))
