@@ -497,3 +497,70 @@ def test_a_model_config_registered_in_the_window_with_no_test_is_the_task(fresh_
     assert new.title == "1 model config registered since 2026-12-01 that no test uses"
     (older,) = found["model_configs_untested"]
     assert older.items == ["graph_trainer_llama3_70b"] and older.section is Section.FYI
+
+
+def test_a_pass_chosen_by_an_options_default_and_one_only_disabled_tests_select():
+    from scout_tui.analysis.coverage import branch_values, option_defaults, selected_by_default
+
+    source = '''
+from dataclasses import dataclass
+
+
+@dataclass
+class CompileConfig:
+    inductor_compilation: str = "regional"
+    jit_pass: str = ""
+
+
+def passes(config):
+    chosen = []
+    if config.inductor_compilation == "full":
+        chosen.append(full_pass)
+    elif config.inductor_compilation == "regional":
+        chosen.append(regional_pass)
+        if config.extra:
+            chosen.append(extra_pass)
+    if config.jit_pass == "auto_bucketing":
+        chosen.append(bucketing_pass)
+    return chosen
+'''
+    modules = {"exp/passes.py": ast.parse(source)}
+    defaults = option_defaults(modules)
+    assert defaults == {"inductor_compilation": "'regional'", "jit_pass": "''"}
+    assert selected_by_default(modules, "regional_pass", defaults) == (
+        "inductor_compilation", "'regional'", "exp/passes.py:15")
+    assert selected_by_default(modules, "full_pass", defaults) is None  # not the default
+    assert selected_by_default(modules, "extra_pass", defaults) is None  # an unknown `if`
+    assert selected_by_default(modules, "bucketing_pass", defaults) is None
+    assert branch_values(modules, "bucketing_pass") == {"auto_bucketing"}
+
+
+def test_passes_reached_by_default_or_only_by_disabled_tests_on_a_repository(fresh_world):
+    """bucket_pass becomes the default branch of an option: enabled integration runs reach
+    it (integration only, saying how). fuse_pass is selected by a word only a disabled
+    integration entry passes: FYI, not an Action Item."""
+    repo = fresh_world.repo
+    passes = repo / f"{EXP}/passes.py"
+    passes.write_text(passes.read_text() + "\n\ndef fuse_pass(gm, example_inputs):\n"
+                      "    return gm\n")  # fmt: skip
+    (repo / f"{EXP}/pass_choice.py").write_text(
+        "from dataclasses import dataclass\n\n"
+        "from torchtitan.experiments.graph_trainer.passes import bucket_pass, fuse_pass\n\n\n"
+        "@dataclass\nclass PassChoice:\n    bucketing: str = \"auto\"\n    extra: str = \"\"\n\n\n"
+        "def choose(choice):\n    if choice.bucketing == \"auto\":\n        return [bucket_pass]\n"
+        "    if choice.extra == \"fuse_everywhere\":\n        return [fuse_pass]\n    return []\n")
+    integration = repo / f"{EXP}/tests/integration_tests.py"
+    text = integration.read_text()
+    assert "    return [\n" in text
+    integration.write_text(text.replace("    return [\n", "    return [\n"
+        '        OverrideDefinitions([["--choice.extra fuse_everywhere"]], "fuse", "fuse",'
+        " disabled=True),\n"))  # fmt: skip
+    commit_all(repo, "choose passes by option")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    (integration_only,) = found["pass_integration_only"]
+    assert "bucket_pass" in integration_only.items
+    assert "`bucket_pass` runs by default: `bucketing` is `'auto'` unless set " \
+        "(`pass_choice.py:13`)." in integration_only.body  # fmt: skip
+    assert "bucket_pass" not in [i for f in found.get("pass_untested", []) for i in f.items]
+    (disabled,) = found["pass_tests_disabled"]
+    assert disabled.items == ["fuse_pass"] and disabled.section is Section.FYI

@@ -7,6 +7,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from scout_tui.analysis import pyast
+
 _FLAG = re.compile(r"(--parallelism\.[A-Za-z_][\w]*)(?:[=\s]+(\S+))?")
 
 
@@ -269,3 +271,109 @@ def mentions(text: str, name: str) -> bool:
             return True
         start = index + 1
     return False
+
+
+def option_defaults(modules: dict[str, ast.Module]) -> dict[str, str]:
+    """Config option → its default literal (`ast.unparse` form), from the dataclass fields
+    these modules define; an option two classes default differently is left out."""
+    found: dict[str, set[str]] = {}
+    for tree in modules.values():
+        for node in pyast.nodes(tree, ast.ClassDef):
+            assert isinstance(node, ast.ClassDef)
+            for statement in node.body:
+                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                        and isinstance(statement.value, ast.Constant):  # fmt: skip
+                    found.setdefault(statement.target.id, set()).add(
+                        ast.unparse(statement.value))
+    return {name: next(iter(values)) for name, values in found.items() if len(values) == 1}
+
+
+def selected_by_default(modules: dict[str, ast.Module], name: str,
+                        defaults: dict[str, str]) -> tuple[str, str, str] | None:  # fmt: skip
+    """Where code picks the pass `name` on a branch every default takes: each `if` around it
+    compares an option to a literal, and the option's default takes that branch
+    (`if mode == "full": … elif mode == "regional": <here>` with `mode` defaulting to
+    "regional"). Returns (option, value, "path:line") of the deciding test: every run that
+    leaves the option alone runs the pass."""
+    for path, tree in modules.items():
+        if name not in pyast.identifiers(tree):
+            continue
+        found = _on_default_branch(tree.body, name, defaults, None)
+        if found is not None:
+            return found[0], found[1], f"{path}:{found[2]}"
+    return None
+
+
+def _default_truth(test: ast.expr, defaults: dict[str, str]) -> tuple[bool, str, str, int] | None:
+    """Whether an `x.option == "v"` (or `!=`) test holds at the option's default."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq | ast.NotEq)
+            and isinstance(test.comparators[0], ast.Constant)):  # fmt: skip
+        return None
+    option = ast.unparse(test.left).rsplit(".", 1)[-1]
+    value = ast.unparse(test.comparators[0])
+    if option not in defaults:
+        return None
+    holds = (defaults[option] == value) == isinstance(test.ops[0], ast.Eq)
+    return holds, option, defaults[option], test.lineno
+
+
+def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str, str],
+                       decided: tuple[str, str, int] | None) -> tuple[str, str, int] | None:
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            truth = _default_truth(statement.test, defaults)
+            if truth is None:
+                continue  # a condition scout cannot settle: not "by default"
+            holds, option, value, line = truth
+            branch = statement.body if holds else statement.orelse
+            found = _on_default_branch(branch, name, defaults,
+                                       (option, value, line) if holds else decided)  # fmt: skip
+            if found is not None:
+                return found
+            continue
+        nested = [child for field in ("body", "orelse", "finalbody", "handlers")
+                  for child in getattr(statement, field, []) or []
+                  if isinstance(child, ast.stmt)]  # fmt: skip
+        if nested and not isinstance(statement, ast.ClassDef):
+            found = _on_default_branch(nested, name, defaults, decided)
+            if found is not None:
+                return found
+        if decided is not None and not nested and any(
+            (isinstance(n, ast.Name) and n.id == name)
+            or (isinstance(n, ast.Attribute) and n.attr == name)
+            for n in ast.walk(statement)
+        ):
+            return decided
+    return None
+
+
+def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
+    """The string literals the `if`s around each use of `name` compare against
+    (`if jit_pass_name == "auto_bucketing":`): the words a test selects the pass by."""
+    found: set[str] = set()
+
+    def walk(statements: list[ast.stmt], values: tuple[str, ...]) -> None:
+        for statement in statements:
+            here = values
+            if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
+                here = values + tuple(
+                    c.value for c in statement.test.comparators
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str))  # fmt: skip
+                walk(statement.body, here)
+                walk(statement.orelse, values)
+                continue
+            nested = [child for field in ("body", "orelse", "finalbody", "handlers")
+                      for child in getattr(statement, field, []) or []
+                      if isinstance(child, ast.stmt)]  # fmt: skip
+            if nested:
+                walk(nested, here)
+            elif any((isinstance(n, ast.Name) and n.id == name)
+                     or (isinstance(n, ast.Attribute) and n.attr == name)
+                     for n in ast.walk(statement)):  # fmt: skip
+                found.update(here)
+
+    for tree in modules.values():
+        if name in pyast.identifiers(tree):
+            walk(tree.body, ())
+    return found

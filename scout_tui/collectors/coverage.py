@@ -18,11 +18,14 @@ from scout_tui.analysis.coverage import (
     Disabled,
     PassDef,
     Words,
+    branch_values,
     disabled_entries,
     mentions,
+    option_defaults,
     override_definitions,
     parallelism_combo,
     pass_definitions,
+    selected_by_default,
     skipped_tests,
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
@@ -32,9 +35,11 @@ from scout_tui.model import FileRef, Finding, Section
 WORKFLOWS_DIR = ".github/workflows"
 
 
-def _enabled_strings(ctx: CollectorContext, path: str) -> str:
+def _enabled_strings(ctx: CollectorContext, path: str, disabled: bool = False) -> str:
+    """The strings of the integration entries that run (or, `disabled`, of those that
+    do not)."""
     overrides = override_definitions(ctx.source.parse(path)) if path else []
-    return "\n".join(s for o in overrides if not o.disabled for s in o.strings)
+    return "\n".join(s for o in overrides if o.disabled == disabled for s in o.strings)
 
 
 def _combo_name(combo: frozenset[str]) -> str:
@@ -66,7 +71,7 @@ class CoverageCollector:
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
-             "model_configs_untested",
+             "model_configs_untested", "pass_tests_disabled",
              "parallelism_gap", "new_code_untested", "tests_disabled", "pass_dead")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
@@ -82,7 +87,8 @@ class CoverageCollector:
         unit_text = Words("\n".join(ctx.source.read(p) or "" for p in unit_paths))
         integration_text = Words(_enabled_strings(ctx, integration))
         yield Progress(self.name, 1, 4, "passes")
-        yield from self._passes(ctx, experiment, tests_dir, unit_text, integration_text)
+        yield from self._passes(ctx, experiment, tests_dir, unit_text, integration_text,
+                                integration)
         yield Progress(self.name, 2, 4, "model configs")
         workflows_text = Words(
             "\n".join(ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml"))
@@ -183,7 +189,8 @@ class CoverageCollector:
         return lines
 
     def _passes(
-        self, ctx: CollectorContext, experiment: str, tests_dir: str, unit: Words, integ: Words
+        self, ctx: CollectorContext, experiment: str, tests_dir: str, unit: Words, integ: Words,
+        integration: str = "",
     ) -> Iterator[Finding]:
         patterns = ctx.config.coverage.pass_files
         files = [
@@ -193,9 +200,16 @@ class CoverageCollector:
         ]  # fmt: skip
         untested, integration_only, dead = [], [], []
         code_text = ""  # the experiment's own code (not its tests): who calls what
+        modules: dict[str, ast.Module] = {}
         for path in ctx.source.glob(experiment, "*.py"):
             if not path.startswith(tests_dir + "/"):
                 code_text += (ctx.source.read(path) or "") + "\n"
+                if (tree := ctx.source.parse(path)) is not None:
+                    modules[path] = tree
+        defaults: dict[str, str] | None = None
+        by_default: dict[str, str] = {}  # pass → how a default selects it
+        disabled_only: list[PassDef] = []
+        disabled_words = Words(_enabled_strings(ctx, integration, disabled=True))
         for path in files:
             for definition in pass_definitions(path, ctx.source.parse(path)):
                 names = [definition.name, *definition.keys]
@@ -204,7 +218,23 @@ class CoverageCollector:
                 if any(name in integ for name in names):
                     integration_only.append(definition)
                 elif _callers(code_text, definition):
-                    untested.append(definition)
+                    if integ.text.strip():
+                        # Chosen by an option's default: every enabled run that leaves it
+                        # alone runs the pass.
+                        defaults = option_defaults(modules) if defaults is None else defaults
+                        chosen = selected_by_default(modules, definition.name, defaults)
+                        if chosen is not None:
+                            option, value, where = chosen
+                            by_default[definition.name] = (
+                                f"{code(definition.name)} runs by default: {code(option)} is "
+                                f"{code(value)} unless set ({code(where.rsplit('/', 1)[-1])})")
+                            integration_only.append(definition)
+                            continue
+                    selectors = names + sorted(branch_values(modules, definition.name))
+                    if any(name in disabled_words for name in selectors):
+                        disabled_only.append(definition)  # switched off on purpose: FYI
+                    else:
+                        untested.append(definition)
                 else:  # nothing calls or registers it: testing it would test dead code
                     dead.append(definition)
         def dead_body(names: str, count: int) -> str:
@@ -218,9 +248,14 @@ class CoverageCollector:
              lambda names, _: "No unit test and no enabled integration test references "
              f"{names} (by function name or registry key).",
              "Add a unit test per pass in the experiment's tests."),
+            ("pass_tests_disabled", disabled_only, "whose only tests are disabled",
+             lambda names, _: f"Only disabled integration tests select {names}; no unit test "
+             "does. They run nowhere until those tests are enabled again.",
+             "Give each a unit test, or retire them with the mode they belong to."),
             ("pass_integration_only", integration_only, "only exercised by integration tests",
              lambda names, _: f"{names} run only inside multi-GPU integration tests: a "
-             "regression shows up late and far from its cause.",
+             "regression shows up late and far from its cause."
+             + ("".join(f"\n\n{line}." for line in by_default.values())),
              "Add a small unit test (a traced toy graph) for each."),
         ]  # fmt: skip
         for kind, passes, what, body, fix in groups:
