@@ -288,6 +288,10 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
     assert "- 1 by `disabled=_PP_DISABLED or _CP_DISABLED`: PP hangs" in body  # `or`: disabled
     assert "- 1 by `test_skips.py`: flaky on the nightly (#77) — `TestSkips.test_flaky`" in body
     assert "test_gpu" not in body
+    # The news by name, first.
+    assert body.startswith("Newly off since 2026-12-01: `integration_tests.py::gt_cp`, "
+                           "`integration_tests.py::gt_fsdp_tp`, `test_skips.py::TestSkips."
+                           "test_flaky`\n")  # fmt: skip
     # The coverage of passes counts only what runs: the reorder pass's only entry is off.
     assert "gt_fsdp_tp" not in _enabled_strings_of(fresh_world)
 
@@ -564,3 +568,37 @@ def test_passes_reached_by_default_or_only_by_disabled_tests_on_a_repository(fre
     assert "bucket_pass" not in [i for f in found.get("pass_untested", []) for i in f.items]
     (disabled,) = found["pass_tests_disabled"]
     assert disabled.items == ["fuse_pass"] and disabled.section is Section.FYI
+
+
+def test_entries_built_by_a_comprehension_over_a_table_are_one_per_row():
+    """`[OverrideDefinitions(..., disabled=disabled) for (mode, variant, disabled) in T]`:
+    one entry per row, the f-strings filled in, each row's own switch; an entry with no
+    test_name is named by its description."""
+    source = """
+TABLE = [
+    ("regional", "batch", False),
+    ("full", "seq", True),
+]
+
+
+def build():
+    return [
+        *[
+            OverrideDefinitions(
+                [[f"--compile.inductor_compilation {mode}", "--x"]],
+                f"ep overlap {variant}",
+                f"ep_overlap_{mode}_{variant}",
+                disabled=disabled,
+            )
+            for (mode, variant, disabled) in TABLE
+        ],
+        OverrideDefinitions([["--y"]], "jit_described_only", disabled=True),
+    ]
+"""
+    entries = override_definitions(ast.parse(source))
+    assert [(e.name, e.disabled) for e in entries] == [
+        ("ep_overlap_regional_batch", False),
+        ("ep_overlap_full_seq", True),
+        ("jit_described_only", True),
+    ]
+    assert entries[0].strings[:2] == ["--compile.inductor_compilation regional", "--x"]

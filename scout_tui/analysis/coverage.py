@@ -103,35 +103,115 @@ def pass_definitions(path: str, tree: ast.Module | None) -> list[PassDef]:
 
 
 def override_definitions(tree: ast.Module | None) -> list[Override]:
-    """Integration test entries, with their flag strings and whether they are disabled."""
+    """Integration test entries, with their flag strings and whether they are disabled. An
+    entry written once in a list comprehension over a literal table (`for (mode, …,
+    disabled) in TABLE`) is one entry per row, as Python would build them."""
     if tree is None:
         return []
     constants = _constants(tree)
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
+    expanded: set[int] = set()
+    for comprehension in pyast.nodes(tree, ast.ListComp):
+        assert isinstance(comprehension, ast.ListComp)
+        rows = _table_rows(tree, comprehension)
+        if rows is None or not _is_entry(comprehension.elt):
             continue
-        if not ast.unparse(node.func).endswith("OverrideDefinitions"):
+        assert isinstance(comprehension.elt, ast.Call)
+        expanded.add(id(comprehension.elt))
+        for row in rows:
+            found.append(_entry(comprehension.elt, {**constants, **row}))
+    for node in pyast.nodes(tree, ast.Call):
+        if _is_entry(node) and id(node) not in expanded:
+            assert isinstance(node, ast.Call)
+            found.append(_entry(node, constants))
+    return sorted(found, key=lambda o: o.line)
+
+
+def _is_entry(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func).endswith("OverrideDefinitions")
+
+
+def _table_rows(tree: ast.Module, comprehension: ast.ListComp) -> list[dict[str, object]] | None:
+    """The name bindings of `[… for (a, b) in TABLE]` when TABLE is a literal list of tuples
+    assigned in the module (at any depth); None when scout cannot tell."""
+    if len(comprehension.generators) != 1:
+        return None
+    generator = comprehension.generators[0]
+    if generator.ifs or not isinstance(generator.iter, ast.Name):
+        return None
+    target = generator.target
+    names = [t.id for t in target.elts if isinstance(t, ast.Name)] \
+        if isinstance(target, ast.Tuple) else [target.id] if isinstance(target, ast.Name) \
+        else []  # fmt: skip
+    if not names:
+        return None
+    for node in pyast.nodes(tree, ast.Assign):
+        assert isinstance(node, ast.Assign)
+        if [ast.unparse(t) for t in node.targets] != [generator.iter.id]:
             continue
-        strings = [
-            child.value
-            for argument in [*node.args, *(k.value for k in node.keywords)]
-            for child in ast.walk(argument)
-            if isinstance(child, ast.Constant) and isinstance(child.value, str)
-        ]
-        disabled = False
-        name = ""
-        switch = ""
-        for keyword in node.keywords:
-            if keyword.arg == "disabled":
-                disabled = bool(_truth(keyword.value, constants))
-                switch = ast.unparse(keyword.value)
-            elif keyword.arg == "test_name" and isinstance(keyword.value, ast.Constant):
-                name = str(keyword.value.value)
-        if not name and len(node.args) >= 3 and isinstance(node.args[2], ast.Constant):
-            name = str(node.args[2].value)
-        found.append(Override(name, strings, disabled, node.lineno, switch))
-    return found
+        try:
+            table = ast.literal_eval(node.value)
+        except ValueError:
+            return None
+        if not isinstance(table, list | tuple):
+            return None
+        rows = []
+        for row in table:
+            values = row if len(names) > 1 else (row,)
+            if not isinstance(values, tuple | list) or len(values) != len(names):
+                return None
+            rows.append(dict(zip(names, values, strict=True)))
+        return rows
+    return None
+
+
+def _text(node: ast.AST, bindings: dict[str, object]) -> str | None:
+    """A string literal, or an f-string whose names are bound: its text."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name) \
+                    and value.value.id in bindings:  # fmt: skip
+                parts.append(str(bindings[value.value.id]))
+            else:
+                return None
+        return "".join(parts)
+    return None
+
+
+def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
+    strings = []
+    for argument in [*node.args, *(k.value for k in node.keywords)]:
+        for child in ast.walk(argument):
+            text = _text(child, constants) if isinstance(child, ast.Constant | ast.JoinedStr) \
+                else None  # fmt: skip
+            if text is not None and not (isinstance(child, ast.Constant)
+                                         and _inside_fstring(argument, child)):  # fmt: skip
+                strings.append(text)
+    disabled = False
+    name = ""
+    switch = ""
+    for keyword in node.keywords:
+        if keyword.arg == "disabled":
+            disabled = bool(_truth(keyword.value, constants))
+            switch = ast.unparse(keyword.value)
+        elif keyword.arg == "test_name":
+            name = _text(keyword.value, constants) or name
+    if not name and len(node.args) >= 3:
+        name = _text(node.args[2], constants) or ""
+    if not name:  # no test_name: the description says which it is
+        described = [k.value for k in node.keywords if k.arg == "test_descr"] + node.args[1:2]
+        name = next((t for v in described if (t := _text(v, constants))), "")
+    return Override(name, strings, disabled, node.lineno, switch)
+
+
+def _inside_fstring(root: ast.AST, node: ast.AST) -> bool:
+    """Whether a constant is a piece of an f-string (its text is taken with the whole)."""
+    return any(isinstance(j, ast.JoinedStr) and node in j.values for j in ast.walk(root))
 
 
 def _truth(node: ast.expr, constants: dict[str, object]) -> object:

@@ -136,11 +136,18 @@ class CoverageCollector:
         title = (f"{len(entries)} of {total} integration tests disabled, {len(skipped)} unit "
                  f"test{'s' if len(skipped) != 1 else ''} skipped")  # fmt: skip
         status_update = None
+        newly: list[str] = []
+        back: list[str] = []
         if ctx.baseline_commit:
             was, _, was_skipped = self._not_running(ctx, ctx.baseline_commit, integration,
                                                     unit_paths)  # fmt: skip
             before = len(was) + len(was_skipped)
             since = ctx.since.date()
+            # Which ones changed, by name: a count alone hides this week's news.
+            now_names = {f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*entries, *skipped]}
+            was_names = {f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*was, *was_skipped]}
+            newly = sorted(now_names - was_names)
+            back = sorted(was_names - now_names)
             if count > before:
                 title += f" (+{count - before} since {since})"
                 status_update = f"situation worsened: {before} → {count} since {since}"
@@ -148,6 +155,16 @@ class CoverageCollector:
                 title += f" ({count - before} since {since})"
                 status_update = f"improving: {before} → {count} since {since}"
         lines: list[str] = []
+        if ctx.baseline_commit and (newly or back):
+            if newly:
+                lines.append(f"Newly off since {ctx.since.date()}: "
+                             + ", ".join(code(n) for n in newly[:12])
+                             + (f" and {len(newly) - 12} more" if len(newly) > 12 else ""))
+            if back:
+                lines.append(f"Running again since {ctx.since.date()}: "
+                             + ", ".join(code(n) for n in back[:12])
+                             + (f" and {len(back) - 12} more" if len(back) > 12 else ""))
+            lines.append("")
         if entries:
             lines.append(f"Integration tests ({code(integration)}), {len(entries)} of {total} "
                          "disabled:")  # fmt: skip
