@@ -416,6 +416,15 @@ class SourceTree:
             ranges.append((start, start + max(count, 1) - 1))
         return ranges
 
+    def grep_files(self, text: str) -> list[str]:
+        """The Python files of the work tree that contain `text` (a fixed string)."""
+        with self._lock:
+            try:
+                out = self.repo.git.grep("-l", "-F", text, "--", "*.py")
+            except git.GitCommandError:  # git grep exits 1 when nothing matches
+                return []
+        return sorted(line for line in out.splitlines() if line)
+
     def changed_files(self, commit: str, directory: str) -> list[str]:
         """The files under `directory` that `commit` changed (deleted ones included)."""
         with self._lock:

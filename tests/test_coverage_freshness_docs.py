@@ -373,8 +373,17 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
         "torchtitan/models/llama3/config_registry.py": (
             "from torchtitan.config import ParallelismConfig, TrainerConfig\n\n\n"
             "def llama3_dist_gemm():\n"
-            '    return TrainerConfig(parallelism=ParallelismConfig(spmd_backend="spmd_types"))\n'
+            '    return TrainerConfig(parallelism=ParallelismConfig(spmd_backend="spmd_types"),'
+            ' tp_gemm_backend="dist_gemm")\n'
             "\n\ndef llama3_debug():\n    return TrainerConfig(parallelism=ParallelismConfig())\n"
+            "\n\ndef llama3_pinned():\n"
+            '    return TrainerConfig(parallelism=ParallelismConfig(spmd_backend="spmd_types"))\n'
+        ),
+        # What dist_gemm configs run through: it refuses any other backend.
+        "torchtitan/models/common/dist_gemm.py": (
+            "def validate(backend):\n    if backend != \"spmd_types\":\n"
+            "        raise ValueError(f\"needs parallelism.spmd_backend='spmd_types', not "
+            "{backend}\")\n"
         ),
         f"{EXP}/configs.py": (
             "from dataclasses import replace\n\n\n"
@@ -386,9 +395,10 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
         f"{EXP}/llama3/config_registry.py": (
             "from torchtitan.experiments.graph_trainer.configs import to_graph_trainer_config\n"
             "from torchtitan.models.llama3.config_registry import llama3_debug, "
-            "llama3_dist_gemm\n\n\n"
+            "llama3_dist_gemm, llama3_pinned\n\n\n"
             "def gt_dist_gemm():\n    return to_graph_trainer_config(llama3_dist_gemm(), None)\n"
             "\n\ndef gt_debug():\n    return to_graph_trainer_config(llama3_debug(), None)\n\n\n"
+            "def gt_pinned():\n    return to_graph_trainer_config(llama3_pinned(), None)\n\n\n"
             "def gt_dist_gemm_fixed():\n"
             "    config = to_graph_trainer_config(llama3_dist_gemm(), None)\n"
             '    config.parallelism.spmd_backend = "spmd_types"\n    return config\n'
@@ -412,6 +422,14 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
         (f"{EXP}/configs.py", 7),
     ]
     assert conflict.section is Section.ACTION_ITEMS and conflict.priority.value == "P1"
+    assert "`torchtitan/models/common/dist_gemm.py:2` rejects anything but `'spmd_types'`" \
+        in conflict.body  # fmt: skip
+    # Pinned by its base, but nothing on its path refuses the forced value: it runs, not as
+    # written. A P2 to confirm, not "cannot run".
+    (mismatch,) = by_kind(result)["config_mismatch"]
+    assert mismatch.title == ("`gt_pinned` runs with `parallelism.spmd_backend` = "
+                              "`'partial_dtensor'`, not the `'spmd_types'` its base sets")
+    assert mismatch.priority.value == "P2"
 
 
 def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):

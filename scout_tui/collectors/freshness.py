@@ -63,7 +63,7 @@ class FreshnessCollector:
     needs = frozenset({Need.REPO})
     kinds = ("stale_monkey_patch", "monkey_patch_stable", "private_api",
              "private_api_public_alt", "duplicated_logic", "config_drift",
-             "config_overrides", "config_conflict")  # fmt: skip
+             "config_overrides", "config_conflict", "config_mismatch")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         config = ctx.config
@@ -287,22 +287,61 @@ class FreshnessCollector:
                         continue  # agrees, or the registered config sets it back itself
                     value, line = others[0]
                     flag = f"{force.field}.{force.name}"
-                    yield ctx.finding(
-                        self.name, "config_conflict", (path, function.name, flag),
-                        f"{code(function.name)} cannot run as configured: {code(conv_name)} "
-                        f"forces {code(flag)} = {code(force.value)}, its base sets {code(value)}",
-                        f"{code(function.name)} ({code(f'{path}:{function.lineno}')}) converts "
-                        f"{code(base_name)}, which sets {code(flag)} to {code(value)} "
-                        f"({code(f'{base_path}:{line}')}); {code(conv_name)} forces it to "
-                        f"{code(force.value)} ({code(f'{conv_path}:{force.line}')}). The "
-                        "combination is broken by construction.",
-                        suggested_fix=f"Set {code(flag)} back in {code(function.name)} after "
-                        "the conversion, or stop forcing it in the converter.",
-                        files=[FileRef(path=path, line=function.lineno),
-                               FileRef(path=base_path, line=line),
-                               FileRef(path=conv_path, line=force.line)],
-                        items=[f"{flag}: {value} → {force.value}"],
-                    )  # fmt: skip
+                    words = set(re.findall(r"\w+", ast.unparse(base_function)
+                                           + ast.unparse(function)))  # fmt: skip
+                    check = self._rejecting_check(ctx, force.name, value, force.value, words)
+                    places = (f"{code(function.name)} ({code(f'{path}:{function.lineno}')}) "
+                              f"converts {code(base_name)}, which sets {code(flag)} to "
+                              f"{code(value)} ({code(f'{base_path}:{line}')}); {code(conv_name)} "
+                              f"forces it to {code(force.value)} "
+                              f"({code(f'{conv_path}:{force.line}')}).")  # fmt: skip
+                    files = [FileRef(path=path, line=function.lineno),
+                             FileRef(path=base_path, line=line),
+                             FileRef(path=conv_path, line=force.line)]
+                    if check is not None:  # something on its path rejects the forced value
+                        yield ctx.finding(
+                            self.name, "config_conflict", (path, function.name, flag),
+                            f"{code(function.name)} cannot run as configured: "
+                            f"{code(conv_name)} forces {code(flag)} = {code(force.value)}, its "
+                            f"base sets {code(value)}",
+                            places + f" {code(check)} rejects anything but {code(value)}: the "
+                            "combination is broken by construction.",
+                            suggested_fix=f"Set {code(flag)} back in {code(function.name)} "
+                            "after the conversion, or stop forcing it in the converter.",
+                            files=files, items=[f"{flag}: {value} → {force.value}"],
+                        )  # fmt: skip
+                    else:
+                        yield ctx.finding(
+                            self.name, "config_mismatch", (path, function.name, flag),
+                            f"{code(function.name)} runs with {code(flag)} = "
+                            f"{code(force.value)}, not the {code(value)} its base sets",
+                            places + " No check on its path rejects that value, so it runs, "
+                            "but not as its base config was written: confirm the override "
+                            "is meant for it.",
+                            files=files, items=[f"{flag}: {value} → {force.value}"],
+                        )  # fmt: skip
+
+    def _rejecting_check(self, ctx: CollectorContext, option: str, needed: str, forced: str,
+                         words: set[str]) -> str | None:  # fmt: skip
+        """An `if` that raises, with a message naming `option`, comparing against the value
+        the config needs (`!=`) or the forced one (`==`), in a module the config names
+        (`tp_gemm_backend="dist_gemm"` names dist_gemm.py): "path:line", or None."""
+        for path in ctx.source.grep_files(option):
+            if path.rsplit("/", 1)[-1].removesuffix(".py") not in words:
+                continue
+            for node in pyast.nodes(ctx.source.parse(path), ast.If):
+                assert isinstance(node, ast.If)
+                test = node.test
+                if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                        and isinstance(test.comparators[0], ast.Constant)):  # fmt: skip
+                    continue
+                against = ast.unparse(test.comparators[0])
+                rejects = (isinstance(test.ops[0], ast.NotEq) and against == needed) or (
+                    isinstance(test.ops[0], ast.Eq) and against == forced)
+                raises = [r for s in node.body for r in ast.walk(s) if isinstance(r, ast.Raise)]
+                if rejects and any(option in ast.unparse(r) for r in raises):
+                    return f"{path}:{node.lineno}"
+        return None
 
     @staticmethod
     def _function(ctx: CollectorContext, path: str, tree: ast.Module | None,
