@@ -469,10 +469,45 @@ def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
     commit_all(repo, "flaky")
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
     (nothing,) = found["ci_step_runs_nothing"]
-    assert nothing.title == ("A CI step runs zero tests: every test it selects is skipped (3)")
+    assert nothing.title == ("A CI step runs zero tests since 2026-12-01: what it selects is "
+                             "all skipped or disabled")  # fmt: skip
     assert nothing.items == ["pytest torchtitan/experiments/graph_trainer/tests/"
                              "test_flaky_only.py -v"]  # fmt: skip
+    assert "selects 3 test(s), each skipped without a condition" in nothing.body
     assert nothing.priority.value == "P1"
+    assert "ci_steps_idle" not in found
+
+
+def test_a_suite_step_whose_entries_are_all_disabled_and_idle_steps_that_stay(fresh_world):
+    """`python -m …integration_tests --test_suite X`, every entry of X disabled: idle. Idle
+    since before the baseline, it is one standing P2 line, not a new P1 every day."""
+    from scout_tui.model import fingerprint
+
+    repo = fresh_world.repo
+    integration = repo / EXP / "tests" / "integration_tests.py"
+    integration.write_text(integration.read_text() + (
+        "\n\ndef build_pp_suite():\n    return _pp_tests()\n\n\n"
+        "def _pp_tests():\n    return [OverrideDefinitions([[\"--pp\"]], \"PP only\", "
+        "\"pp_only\", disabled=_PP_DISABLED)]\n\n\n"
+        "_TEST_SUITES_FUNCTION = {\"all\": build_graph_trainer_test_list, "
+        "\"pp\": build_pp_suite}\n"))  # fmt: skip
+    workflow = repo / ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
+    step = ("python -m torchtitan.experiments.graph_trainer.tests.integration_tests "
+            "--test_suite pp --ngpu 8")
+    workflow.write_text(workflow.read_text().replace(
+        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
+        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
+        f"          {step}\n"))
+    commit_all(repo, "a PP suite in CI", "2026-10-01T12:00:00+00:00")  # before the window
+    found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
+    assert "ci_step_runs_nothing" not in found
+    (idle,) = found["ci_steps_idle"]
+    assert idle.title == ("A CI step has run zero tests since before 2026-12-01: what it "
+                          "selects is all skipped or disabled")  # fmt: skip
+    assert idle.priority.value == "P2" and idle.items == [step]
+    assert "runs suite `pp`, whose 1 entry is all disabled (`pp_only`)" in idle.body
+    workflow_path = ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
+    assert fingerprint("ci_step_runs_nothing", workflow_path, step) in idle.aliases
 
 
 def test_a_script_command_that_only_runs_as_a_module(fresh_world):

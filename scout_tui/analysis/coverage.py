@@ -457,3 +457,34 @@ def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
         if name in pyast.identifiers(tree):
             walk(tree.body, ())
     return found
+
+
+def suite_entries(tree: ast.Module | None, suite: str) -> list[Override] | None:
+    """The integration entries `--test_suite <suite>` runs: the suite table (a module-level
+    dict of name → builder function) names a builder; the entries are those written in it
+    and in the module's functions it calls, transitively. None when scout cannot tell."""
+    if tree is None:
+        return None
+    builder = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if isinstance(key, ast.Constant) and key.value == suite and \
+                        isinstance(value, ast.Name):  # fmt: skip
+                    builder = value.id
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    if builder not in functions:
+        return None
+    reached: set[str] = set()
+    todo = [builder]
+    while todo:
+        name = todo.pop()
+        if name in reached or name not in functions:
+            continue
+        reached.add(name)
+        todo += [n.func.id for n in ast.walk(functions[name])
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]  # fmt: skip
+    spans = [(functions[n].lineno, functions[n].end_lineno or functions[n].lineno)
+             for n in reached]  # fmt: skip
+    return [entry for entry in override_definitions(tree)
+            if any(first <= entry.line <= last for first, last in spans)]  # fmt: skip

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from scout_tui.analysis.coverage import skipped_tests
+from scout_tui.analysis.coverage import skipped_tests, suite_entries
 from scout_tui.analysis.workflows import (
     Invocation,
     PytestFile,
@@ -25,7 +25,7 @@ from scout_tui.analysis.workflows import (
 )
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.markdown import code, fence
-from scout_tui.model import Evidence, FileRef, Finding, Section
+from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 from scout_tui.source import CommitInfo
 
 WORKFLOWS_DIR = ".github/workflows"
@@ -52,6 +52,17 @@ def _groups(file: PytestFile) -> dict[str, list]:
     for item in file.items:
         groups.setdefault(item.cls or MODULE_LEVEL, []).append(item)
     return groups
+
+
+def _suite(invocation: Invocation) -> str | None:
+    """The suite of `python -m …integration_tests --test_suite X`."""
+    if invocation.kind != "module":
+        return None
+    words = invocation.line.replace("=", " ").split()
+    if "--test_suite" not in words:
+        return None
+    at = words.index("--test_suite")
+    return words[at + 1] if at + 1 < len(words) else None
 
 
 def _reimports(ctx: CollectorContext, paths: list[str]) -> dict[tuple[str, str], list[str]]:
@@ -129,7 +140,7 @@ class CiTestsCollector:
     shares, cost = "tests", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("test_dropped_from_ci", "test_not_in_ci", "test_disabled_in_ci",
-             "workflow_unreadable", "ci_step_runs_nothing")  # fmt: skip
+             "workflow_unreadable", "ci_step_runs_nothing", "ci_steps_idle")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         workflows = _Workflows(ctx)
@@ -153,21 +164,9 @@ class CiTestsCollector:
             Selection(commented),
             Selection(at_baseline),
         )
-        # Per pytest step: the items it selects and how many of them are skipped for good.
-        selected: dict[Invocation, list[int]] = {}
         imported_into = _reimports(ctx, paths)
         for done, path in enumerate(paths, 1):
-            tree = ctx.source.parse(path)
-            file = read_test_file(path, tree)
-            off = {d.name for d in skipped_tests(path, tree)}
-            for invocation in selection.invocations:
-                if invocation.kind != "pytest":
-                    continue
-                chosen = [i for i in file.items if selects(invocation, i)]
-                if chosen:
-                    count = selected.setdefault(invocation, [0, 0])
-                    count[0] += len(chosen)
-                    count[1] += sum(1 for i in chosen if _skipped(i, off))
+            file = read_test_file(path, ctx.source.parse(path))
             for gap in self._gap(file, selection, disabled, before, imported_into) or []:
                 whole = len(gap.groups) == len(_groups(gap.file))
                 if whole and not gap.ran_at_baseline and not gap.disabled_by:
@@ -177,18 +176,84 @@ class CiTestsCollector:
             yield Progress(self.name, done, len(paths), path)
         if never_run:
             yield self._never_run(ctx, tests_dir, never_run)
-        for invocation, (chosen, skipped) in selected.items():
-            if chosen and skipped == chosen:  # the step is green and ran nothing
-                yield ctx.finding(
-                    self.name, "ci_step_runs_nothing", (invocation.workflow, invocation.line),
-                    f"A CI step runs zero tests: every test it selects is skipped "
-                    f"({chosen})",
-                    f"{code(invocation.line)} in {code(invocation.workflow)} selects {chosen} "
-                    "test(s), each skipped without a condition: the step passes having run "
-                    "nothing.",
-                    suggested_fix="Re-enable the tests, or drop the step until they can run.",
-                    files=[FileRef(path=invocation.workflow)], items=[invocation.line],
-                )  # fmt: skip
+        yield from self._idle(ctx, selection, before, paths)
+
+    def _idle_steps(self, ctx: CollectorContext, commit: str | None, selection: Selection,
+                    paths: list[str]) -> dict[tuple[str, str], str]:  # fmt: skip
+        """The steps that run zero tests (at HEAD, or at `commit`): every pytest item they
+        select skipped without a condition, or every entry of the suite they run disabled.
+        (workflow, line) → what it selects, in words."""
+
+        def parse(path: str) -> ast.Module | None:
+            return ctx.source.parse(path) if commit is None else ctx.source.parse_at(commit, path)
+
+        counts: dict[Invocation, list[int]] = {}
+        for path in paths:
+            tree = parse(path)
+            if tree is None:
+                continue
+            items = read_test_file(path, tree).items
+            off = {d.name for d in skipped_tests(path, tree)}
+            for invocation in selection.invocations:
+                if invocation.kind != "pytest":
+                    continue
+                chosen = [i for i in items if selects(invocation, i)]
+                if chosen:
+                    count = counts.setdefault(invocation, [0, 0])
+                    count[0] += len(chosen)
+                    count[1] += sum(1 for i in chosen if _skipped(i, off))
+        idle = {(inv.workflow, inv.line): f"selects {chosen} test(s), each skipped without a "
+                "condition" for inv, (chosen, skipped) in counts.items()
+                if chosen and skipped == chosen}  # fmt: skip
+        for invocation in selection.invocations:
+            suite = _suite(invocation)
+            if suite is None:
+                continue
+            entries = suite_entries(parse(invocation.selectors[0]), suite)
+            if entries and all(entry.disabled for entry in entries):
+                names = ", ".join(code(e.name or f"line {e.line}") for e in entries[:6])
+                idle[(invocation.workflow, invocation.line)] = (
+                    f"runs suite {code(suite)}, whose {len(entries)} "
+                    f"entr{'ies are' if len(entries) != 1 else 'y is'} all disabled ({names})")
+        return idle
+
+    def _idle(self, ctx: CollectorContext, selection: Selection, before: Selection,
+              paths: list[str]) -> Iterator[Finding]:  # fmt: skip
+        """Steps that are green having run nothing: the ones that ran tests at the baseline
+        are news (P1); the ones idle since before it are one standing line (P2)."""
+        now = self._idle_steps(ctx, None, selection, paths)
+        if not now:
+            return
+        was = self._idle_steps(ctx, ctx.baseline_commit, before, paths) \
+            if ctx.baseline_commit else {}  # fmt: skip
+        since = ctx.since.date()
+        groups = [
+            ("ci_step_runs_nothing", [k for k in now if k not in was],
+             lambda n: f"{'A CI step runs' if n == 1 else f'{n} CI steps run'} zero tests "
+             f"since {since}: what {'it selects is' if n == 1 else 'they select is'} all "
+             "skipped or disabled"),
+            ("ci_steps_idle", [k for k in now if k in was],
+             lambda n: f"{'A CI step has' if n == 1 else f'{n} CI steps have'} run zero "
+             f"tests since before {since}: what {'it selects is' if n == 1 else 'they select is'}"
+             " all skipped or disabled"),
+        ]  # fmt: skip
+        for kind, steps, title in groups:
+            if not steps:
+                continue
+            lines = "\n".join(f"- {code(line)} in {code(workflow)} {now[(workflow, line)]}"
+                              for workflow, line in sorted(steps))  # fmt: skip
+            finding = ctx.finding(
+                self.name, kind, (ctx.config.experiment_path(ctx.config.ci.tests_dir),),
+                title(len(steps)),
+                f"{lines}\n\nEach step passes having run nothing, and still pays for its "
+                "setup.",
+                suggested_fix="Re-enable what they select, or drop the steps until it can run.",
+                files=[FileRef(path=workflow) for workflow in sorted({w for w, _ in steps})],
+                items=[line for _, line in sorted(steps)],
+            )  # fmt: skip
+            # Yesterday's one-finding-per-step markers still match.
+            yield finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
+                fingerprint("ci_step_runs_nothing", w, line) for w, line in steps)})})
 
     def _gap(
         self,
