@@ -243,8 +243,11 @@ class DocsCollector:
         if missing:
             yield ctx.finding(
                 self.name, "doc_feature_missing", (config.project.experiment,),
-                f"{len(missing)} pass{'es' if len(missing) != 1 else ''} that no doc mentions",
-                "Not named in " + ", ".join(code(d.rsplit("/", 1)[-1]) for d in docs) + ": "
+                f"{len(missing)} new option{'s' if len(missing) != 1 else ''} or pass"
+                f"{'es' if len(missing) != 1 else ''} since {ctx.since.date()} that no doc "
+                "mentions",
+                "A user can select these, and no doc names them ("
+                + ", ".join(code(d.rsplit("/", 1)[-1]) for d in docs) + "): "
                 + ", ".join(code(name) for name in missing[:30])
                 + (f" and {len(missing) - 30} more" if len(missing) > 30 else ""),
                 items=missing,
@@ -343,19 +346,38 @@ class DocsCollector:
 
     @staticmethod
     def _undocumented(ctx: CollectorContext, docs_text: str) -> list[str]:
-        config = ctx.config
-        tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
-        missing = []
-        for path in ctx.source.glob(config.project.experiment, "*.py"):
-            if path.startswith(tests_dir):
-                continue
-            if not any(fnmatch(path.rsplit("/", 1)[-1], p) for p in config.coverage.pass_files):
-                continue
-            for definition in pass_definitions(path, ctx.source.parse(path)):
-                names = [definition.name, *definition.keys]
-                if not any(mentions(docs_text, name) for name in names):
-                    missing.append(definition.keys[0] if definition.keys else definition.name)
-        return sorted(set(missing))
+        """What a user can select — pass registry keys (`--compile.passes key`) and the
+        `Literal` values of the experiment's own config options — that no doc mentions,
+        among what appeared since the baseline: the standing list is not news every day."""
+        now = _selectable(ctx, None)
+        before = _selectable(ctx, ctx.baseline_commit) if ctx.baseline_commit else set()
+        return sorted(name for name in now - before if not mentions(docs_text, name.split(
+            " = ", 1)[-1].strip("'\"")))
+
+
+def _selectable(ctx: CollectorContext, commit: str | None) -> set[str]:
+    """Pass registry keys, and `option = 'value'` for each Literal value of a config field
+    the experiment defines, at HEAD (commit None) or at `commit`."""
+    config = ctx.config
+    experiment = config.project.experiment
+    tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
+    paths = ctx.source.glob(experiment, "*.py") if commit is None \
+        else ctx.source.python_files_at(commit, experiment)  # fmt: skip
+    found: set[str] = set()
+    for path in paths:
+        if path.startswith(tests_dir):
+            continue
+        tree = ctx.source.parse(path) if commit is None else ctx.source.parse_at(commit, path)
+        if tree is None:
+            continue
+        if any(fnmatch(path.rsplit("/", 1)[-1], p) for p in config.coverage.pass_files):
+            found |= {key for d in pass_definitions(path, tree) for key in d.keys}
+        for node in pyast.nodes(tree, ast.AnnAssign):
+            assert isinstance(node, ast.AnnAssign)
+            values = pyast.literal_values(ast.unparse(node.annotation))
+            if values and isinstance(node.target, ast.Name):
+                found |= {f"{node.target.id} = {v}" for v in values if v != "None"}
+    return found
 
 
 def _extending_configs(ctx: CollectorContext, roots: list[str]) -> list[str]:
