@@ -198,3 +198,24 @@ def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
     only_cause = read("Broken by pytorch/pytorch#2149 (the DTensor change), once the "
                       "partitioner is fixed upstream re-enable")  # fmt: skip
     assert only_cause.references == [] and only_cause.upstream
+
+
+def test_todos_in_two_places_waiting_on_the_same_blocker_are_one_finding(fresh_world):
+    from scout_tui.demo.files import EXP
+    from scout_tui.model import fingerprint
+
+    for name in ("a_pass.py", "b_pass.py"):
+        (fresh_world.repo / EXP / name).write_text(
+            "def f():\n    # TODO(pytorch/pytorch#170001): drop once the fix lands\n"
+            "    return 1\n")  # fmt: skip
+    commit_all(fresh_world.repo, "two workarounds for one bug")
+    found = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_blocked"]
+    (both,) = [f for f in found if "#170001" in f.title]
+    assert both.title == ("2 TODOs blocked on pytorch/pytorch#170001: `a_pass.py:2`, "
+                          "`b_pass.py:2`")  # fmt: skip
+    assert [f.path.rsplit("/", 1)[-1] for f in both.files] == ["a_pass.py", "b_pass.py"]
+    # b_pass.py's own marker (its key as a lone TODO) still matches the merged finding.
+    path = f"{EXP}/b_pass.py"
+    text = (fresh_world.repo / path).read_text()
+    (todo,) = find_todos(path, text, ast.parse(text), ["TODO"], "pytorch/torchtitan", {})
+    assert both.aliases == [fingerprint("todo_blocked", path, todo.key_text, str(todo.ordinal))]

@@ -144,6 +144,20 @@ def _item(ctx: CollectorContext, todo: Todo) -> str:
     return f"{_short(ctx, todo.path)}: {text[:60]}{suffix}"
 
 
+def _one_blocker(group: list[Finding]) -> Finding:
+    """TODOs in several places waiting on the same thing: one finding naming every place,
+    under the first one's key (the others' markers still match)."""
+    first = group[0]
+    places = ", ".join(code(f"{f.files[0].path.rsplit('/', 1)[-1]}:{f.files[0].line}")
+                       for f in group)  # fmt: skip
+    return first.model_copy(update={
+        "title": f"{len(group)} TODOs blocked on {', '.join(first.items)}: {places}",
+        "body": "\n\n".join(f.body for f in group),
+        "files": [file for f in group for file in f.files],
+        "aliases": sorted({*first.aliases, *(f.fingerprint for f in group[1:])}),
+    })
+
+
 def _context(ctx: CollectorContext, todo: Todo) -> str:
     text = ctx.source.read(todo.path) or ""
     lines = text.split("\n")
@@ -183,6 +197,7 @@ class TodoCollector:
         blames = _blame_all(ctx, found, replayed)
         logins = _logins(ctx, [b.commit for lines in blames.values() for b in lines.values()])
         fyi: list[tuple[Todo, str, bool]] = []  # the TODO, its age, written in the window
+        blocked: dict[tuple[str, ...], list[Finding]] = {}  # by what they wait on
         for done, (path, todos) in enumerate(found, 1):
             blame = blames.get(path, {})
             for todo in todos:
@@ -191,10 +206,14 @@ class TodoCollector:
                 finding = self._finding(ctx, todo, torch, age)
                 if finding is None:
                     fyi.append((todo, age, origin is not None and origin.when >= ctx.since))
+                elif finding.kind == "todo_blocked":
+                    blocked.setdefault(tuple(finding.items), []).append(finding)
                 else:
                     yield finding
             if done % 10 == 0:
                 yield Progress(self.name, done, len(found), path)
+        for group in blocked.values():
+            yield group[0] if len(group) == 1 else _one_blocker(group)
         upstream = [entry for entry in fyi if entry[0].upstream]
         others = [entry for entry in fyi if not entry[0].upstream]
         if upstream:
