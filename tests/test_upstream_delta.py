@@ -71,7 +71,11 @@ def test_surfaces_on_the_sample(sample_world):
 
     (api,) = found["new_public_api"]
     assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
-    assert "torchtitan/distributed/bucketing.py" in api.evidence.diff
+    # Nothing in the experiment names it, imports its module or speaks of its terms: one
+    # grouped line, not an opportunity of its own.
+    assert api.title == ("1 other new upstream API in 1 module, none of them named by the "
+                         "experiment")  # fmt: skip
+    assert "- `torchtitan/distributed/bucketing.py`: `bucket_all_gathers`" in api.body
     (constructor,) = found["new_constructor"]
     assert constructor.items == ["from_world_size"]
     # ... and where the experiment builds a ParallelDims by hand, which could use it.
@@ -309,3 +313,22 @@ def test_a_surface_whose_file_moved_inside_the_window_is_compared_not_called_sta
     assert [f.items for f in changed] == [["field `backend` default `'inductor'` → `'eager'`"]]
     (stable,) = found["surface_stable"]
     assert "CompileConfig fields" not in stable.items
+
+
+def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_world):
+    """`AllGatherLinear` is new; the experiment has an `all_gather_matmul` of its own: an
+    opportunity naming the shared term. `DistMuon` shares nothing: the grouped line."""
+    repo = fresh_world.repo
+    (repo / "torchtitan/experiments/graph_trainer/tp_by_hand.py").write_text(
+        "def all_gather_matmul(x, w):\n    return x @ w\n")
+    commit_all(repo, "graph_trainer's own all-gather matmul", "2026-10-01T12:00:00+00:00")
+    (repo / "torchtitan/distributed/linear.py").write_text(
+        "class AllGatherLinear:\n    pass\n")
+    (repo / "torchtitan/distributed/muon.py").write_text("class DistMuon:\n    pass\n")
+    commit_all(repo, "AllGatherLinear; DistMuon")
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    by_items = {tuple(f.items): f for f in found["new_public_api"]}
+    linear = by_items[("AllGatherLinear",)]
+    assert "The experiment's code speaks of `all_gather`" in linear.body
+    (other,) = [f for f in found["new_public_api"] if "DistMuon" in f.items]
+    assert other.title.endswith("none of them named by the experiment")

@@ -296,7 +296,8 @@ _IDENTIFIERS: weakref.WeakKeyDictionary[ast.Module, frozenset[str]] = weakref.We
 
 
 def identifiers(tree: ast.Module | None) -> frozenset[str]:
-    """Every name the module mentions: names, attributes, imported names (last part)."""
+    """Every name the module mentions: names, attributes, imported names (last part), and
+    the functions and classes it defines."""
     if tree is None:
         return frozenset()
     cached = _IDENTIFIERS.get(tree)
@@ -304,6 +305,8 @@ def identifiers(tree: ast.Module | None) -> frozenset[str]:
         found = {n.id for n in nodes(tree, ast.Name) if isinstance(n, ast.Name)}
         found |= {n.attr for n in nodes(tree, ast.Attribute) if isinstance(n, ast.Attribute)}
         found |= {(i.asname or i.name or i.module).rsplit(".", 1)[-1] for i in imports(tree)}
+        found |= {n.name for n in nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef,
+                                        ast.ClassDef)}  # fmt: skip
         cached = _IDENTIFIERS[tree] = frozenset(found)
     return cached
 

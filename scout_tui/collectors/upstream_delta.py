@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -82,6 +83,17 @@ def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definiti
 
 
 _TOP_LEVEL = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z]\w*)", re.MULTILINE)
+
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Two-word terms every module has: they say nothing about what the experiment does.
+_GENERIC_TERMS = {"state_dict", "to_local", "from_config", "get_default", "build_model",
+                  "init_weights", "to_dtensor", "from_local", "test_case", "set_up"}
+
+
+def _words(name: str) -> list[str]:
+    """`AllGatherLinear` → all, gather, linear; `build_dist_muon` → build, dist, muon."""
+    return [w.lower() for part in name.split("_") for w in _CAMEL.findall(part)]
 
 
 def _top_level_names(text: str | None) -> set[str]:
@@ -224,6 +236,7 @@ class UpstreamDeltaCollector:
 
     def __init__(self) -> None:
         self._modules: dict[str, ast.Module] | None = None  # the experiment's, parsed once
+        self._terms: set[str] | None = None  # two-word terms of its identifiers
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         base, head = ctx.baseline_commit, ctx.head_commit
@@ -648,6 +661,44 @@ class UpstreamDeltaCollector:
         self, ctx: CollectorContext, base: str, head: str, touched: set[str]
     ) -> Iterator[Finding]:
         dirs = ctx.config.upstream.new_api_dirs
+        unrelated: list[tuple[str, list[str]]] = []
+        yield from self._new_api_modules(ctx, base, head, touched, dirs, unrelated)
+        if unrelated:
+            # Nothing in the experiment names them or imports their module: one line, not
+            # a finding each.
+            count = sum(len(names) for _, names in unrelated)
+            yield ctx.finding(
+                self.name, "new_public_api", ("unrelated",),
+                f"{count} other new upstream API{'s' if count != 1 else ''} in "
+                f"{len(unrelated)} module{'s' if len(unrelated) != 1 else ''}, none of them "
+                "named by the experiment",
+                "\n".join(f"- {code(path)}: " + ", ".join(code(n) for n in names)
+                          for path, names in unrelated),
+                files=[FileRef(path=path) for path, _ in unrelated],
+                items=[n for _, names in unrelated for n in names],
+            )  # fmt: skip
+
+    def _shared_terms(self, ctx: CollectorContext, names: list[str]) -> list[str]:
+        """Two-word terms of the new names (`AllGatherLinear` → `all_gather`,
+        `gather_linear`) that the experiment's code also uses: a sign it hand-rolls
+        something like it."""
+        if self._terms is None:
+            words: set[str] = set()
+            for tree in self._experiment_modules(ctx).values():
+                for name in pyast.identifiers(tree):
+                    parts = _words(name)
+                    words |= {f"{a}_{b}" for a, b in itertools.pairwise(parts)}
+            self._terms = words - _GENERIC_TERMS
+        found = []
+        for name in names:
+            parts = _words(name)
+            found += [f"{a}_{b}" for a, b in itertools.pairwise(parts)
+                      if f"{a}_{b}" in self._terms]  # fmt: skip
+        return sorted(set(found))
+
+    def _new_api_modules(self, ctx: CollectorContext, base: str, head: str, touched: set[str],
+                         dirs: list[str],
+                         unrelated: list[tuple[str, list[str]]]) -> Iterator[Finding]:  # fmt: skip
         for path in sorted(p for p in touched if p.endswith(".py") and _under(p, dirs)):
             # Most touched files define no new top-level name: a line scan says so without
             # parsing two versions; the AST decides only when the scan sees a difference.
@@ -670,9 +721,14 @@ class UpstreamDeltaCollector:
             names = ", ".join(code(name) for name in added)
             importers = self._importers(ctx, path)
             where = ", ".join(code(i) for i in importers[:3])
+            shared = self._shared_terms(ctx, added)
+            if not importers and not shared:
+                unrelated.append((path, added))
+                continue
             why = (f" The experiment imports from this module ({where}): check what it now "
                    "offers." if importers else
-                   " Check whether it replaces something the experiment hand-rolls.")  # fmt: skip
+                   f" The experiment's code speaks of {', '.join(code(t) for t in shared[:3])}:"
+                   " check whether it replaces something it hand-rolls.")  # fmt: skip
             yield ctx.finding(
                 self.name, "new_public_api", (path, *added),
                 f"New upstream API in {code(path)}: {names}",
