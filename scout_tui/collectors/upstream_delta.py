@@ -175,6 +175,7 @@ def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]
     return sorted(found)
 
 
+_QUIET = ("surface_adapted", "surface_changed_unused")  # folded into one FYI line
 _TYPE_CHANGE = re.compile(r"^field `(\w+)` type `(.+)` → `(.+)`$")
 
 
@@ -260,6 +261,7 @@ class UpstreamDeltaCollector:
                 evidence=Evidence(diff=ctx.source.diff_range(base, head, upstream.core_paths)),
             )  # fmt: skip
         stable: list[Finding] = []
+        quiet: list[Finding] = []
         for done, surface in enumerate(upstream.surfaces, 1):
             surface_commits = commits if surface.path in {p for c in commits for p in c.files} \
                 else ctx.source.log(base, head, [surface.path]) if surface.path in touched \
@@ -267,10 +269,12 @@ class UpstreamDeltaCollector:
             for found in self._surface(ctx, surface, base, head, touched, surface_commits):
                 if isinstance(found, Finding) and found.kind == "surface_stable":
                     stable.append(found)
+                elif isinstance(found, Finding) and found.kind in _QUIET:
+                    quiet.append(found)  # said in the one FYI line of changes that do not bite
                 else:
                     yield found
             yield Progress(self.name, done, len(upstream.surfaces), surface.name)
-        discovered = yield from self._discovered(ctx, base, head, changed_files)
+        discovered = yield from self._discovered(ctx, base, head, changed_files, quiet)
         if stable or discovered:
             yield self._all_stable(ctx, stable, discovered)
         yield from self._new_constructors(ctx, base, head, touched)
@@ -327,13 +331,23 @@ class UpstreamDeltaCollector:
         return finding.model_copy(update={"aliases": sorted({*finding.aliases,
                                                              *(f.fingerprint for f in stable)})})
 
-    def _discovered(self, ctx: CollectorContext, base: str, head: str,
-                    changed_files: set[str]) -> Iterator[Finding | Progress]:  # fmt: skip
+    def _discovered(self, ctx: CollectorContext, base: str, head: str, changed_files: set[str],
+                    quiet: list[Finding]) -> Iterator[Finding | Progress]:  # fmt: skip
         """The dependency surface found in the experiment's code, compared baseline → HEAD:
         returns (how many dependencies, how many changed)."""
         experiment = ctx.config.project.experiment
         modules = self._experiment_modules(ctx)
+        # The configured surfaces' changes that do not bite come first in the one line.
+        unused: list[str] = [
+            f"- {f.title.split(' changed upstream')[0]}: " + "; ".join(f.items)
+            + (" (adapted in the same commit)" if f.kind == "surface_adapted"
+               else "" if all("what fit still fits" in item for item in f.items)
+               else " (not in what the experiment uses)")
+            for f in quiet
+        ]  # fmt: skip
         if not any(p.endswith(".py") and not _under(p, [experiment]) for p in changed_files):
+            if unused:
+                yield self._unused_line(ctx, unused, quiet)
             return 0, 0  # nothing upstream changed: nothing to discover against
         # A configured surface is compared above; an override of it is still checked for
         # drift here.
@@ -343,7 +357,6 @@ class UpstreamDeltaCollector:
         candidates = [d for d in dependencies if d.path in changed_files]
         commits = ctx.source.log(base, head, sorted({d.path for d in candidates})) \
             if candidates else []  # fmt: skip
-        unused: list[str] = []
         changed = 0
         for dependency in candidates:
             surface = Surface(name=_dependency_name(dependency), target=dependency.target,
@@ -386,16 +399,7 @@ class UpstreamDeltaCollector:
                     notes.append(change)
             unused.append(f"- {surface.name}: " + "; ".join(notes))
         if unused:
-            yield ctx.finding(
-                self.name, "dependencies_changed", ("discovered",),
-                f"{len(unused)} upstream symbol{'s' if len(unused) != 1 else ''} the "
-                f"experiment uses changed since {ctx.since.date()}, none in a way it depends on",
-                "\n".join(unused)
-                + "\n\nFound from the experiment's imports, subclasses and the config "
-                "options it sets. None of these changes touches a parameter, field or value "
-                "it uses, or the commit that made it adapted the experiment.",
-                items=[line.split(":", 1)[0].removeprefix("- ") for line in unused],
-            )  # fmt: skip
+            yield self._unused_line(ctx, unused, quiet)
         return len(dependencies), changed
 
     def _override_drift(self, ctx: CollectorContext, surface: Surface, dependency: Dependency,
@@ -446,6 +450,23 @@ class UpstreamDeltaCollector:
             items=[c.sha for c in missed],
             evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
         )  # fmt: skip
+
+    def _unused_line(self, ctx: CollectorContext, unused: list[str],
+                     quiet: list[Finding]) -> Finding:  # fmt: skip
+        finding = ctx.finding(
+            self.name, "dependencies_changed", ("discovered",),
+            f"{len(unused)} upstream symbol{'s' if len(unused) != 1 else ''} the "
+            f"experiment uses changed since {ctx.since.date()}, none in a way it depends on",
+            "\n".join(unused)
+            + "\n\nThe surfaces scout.toml watches, and what was found from the experiment's "
+            "imports, subclasses and the config options it sets. None of these changes "
+            "touches a parameter, field or value it uses, or the commit that made it adapted "
+            "the experiment.",
+            items=[line.split(":", 1)[0].removeprefix("- ") for line in unused],
+        )  # fmt: skip
+        # Yesterday's one-line-per-surface markers ("changed", "adapted", "unused") match.
+        return finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
+            mark for f in quiet for mark in (f.fingerprint, *f.aliases))})})
 
     def _dependency_uses(self, ctx: CollectorContext, dependency: Dependency) -> Uses:
         """How the experiment uses one discovered dependency: by its name where it imports
