@@ -289,6 +289,8 @@ class CoverageCollector:
         self, ctx: CollectorContext, experiment: str, unit: Words, integ: Words, workflows: Words
     ) -> Iterator[Finding]:
         unused: list[tuple[str, str, int]] = []
+        by_scripts: list[str] = []
+        scripts: Words | None = None
         for file_name in ctx.config.coverage.config_registries:
             for path in ctx.source.glob(experiment, file_name):
                 tree = ctx.source.parse(path)
@@ -297,6 +299,12 @@ class CoverageCollector:
                     if not isinstance(node, ast.FunctionDef):
                         continue
                     if not any(name in text for text in (unit, integ, workflows)):
+                        if scripts is None:
+                            scripts = Words("\n".join(ctx.source.read(p) or "" for p in
+                                                      ctx.source.glob(experiment, "*.sh")))
+                        if name in scripts:
+                            by_scripts.append(name)  # a benchmark's config, run on purpose
+                            continue
                         unused.append((name, path, node.lineno))
         if not unused:
             return
@@ -315,7 +323,9 @@ class CoverageCollector:
                 "No unit test, enabled integration test or workflow uses "
                 + _listing([name for name, _, _ in new]) + "."
                 + (f"\n\n{len(old)} older registered configs no test uses either." if old
-                   else ""),
+                   else "")
+                + (f"\n\nLeft out, run by the experiment's scripts: {_listing(by_scripts)}."
+                   if by_scripts else ""),
                 files=[FileRef(path=path, line=line) for _, path, line in new],
                 items=[name for name, _, _ in new],
             )  # fmt: skip
