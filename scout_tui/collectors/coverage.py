@@ -71,7 +71,7 @@ class CoverageCollector:
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
-             "model_configs_untested", "pass_tests_disabled",
+             "model_configs_untested", "pass_tests_disabled", "tests_newly_disabled",
              "parallelism_gap", "new_code_untested", "tests_disabled", "pass_dead")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
@@ -180,6 +180,25 @@ class CoverageCollector:
         )  # fmt: skip
         yield finding.model_copy(update={"status_update": status_update}) if status_update \
             else finding  # fmt: skip
+        if newly:
+            # Tests switched off inside the window are this week's news: something the
+            # experiment could do stopped being checked. One Action Item, with why.
+            off = [d for d in [*entries, *skipped]
+                   if f"{d.path.rsplit('/', 1)[-1]}::{d.name}" in newly]  # fmt: skip
+            reasons = sorted({d.reason for d in off if d.reason})
+            yield ctx.finding(
+                self.name, "tests_newly_disabled", (ctx.config.project.experiment,),
+                f"{len(newly)} test{'s' if len(newly) != 1 else ''} switched off since "
+                f"{ctx.since.date()}: " + ", ".join(code(n.split("::", 1)[1]) for n in newly[:3])
+                + (f" (+{len(newly) - 3} more)" if len(newly) > 3 else ""),
+                "Newly disabled or skipped without a condition:\n\n"
+                + "\n".join(f"- {code(n)}" for n in newly)
+                + ("\n\nWhy, as the code says:\n\n" + "\n".join(f"- {r}" for r in reasons)
+                   if reasons else "\n\nThe code gives no reason.")
+                + "\n\nWhat these tests covered is unchecked until they run again.",
+                suggested_fix="Track the re-enable (an issue per reason), or fix what broke.",
+                files=[FileRef(path=d.path, line=d.line) for d in off][:20], items=newly,
+            )  # fmt: skip
 
     @staticmethod
     def _groups(ctx: CollectorContext, integration: str | None,
