@@ -260,3 +260,40 @@ def test_news_about_a_known_item_follows_it_up_instead_of_resolving_it():
                       all_collectors_completed=True)  # fmt: skip
     [carried] = again.findings
     assert carried.status is Status.CARRIED and carried.first_reported == DAY1
+
+
+def test_a_hand_written_item_naming_one_item_of_a_group_carries_that_item():
+    """A hand-written report asked for a test of `bucket_pass`; today one finding lists three
+    untested passes. That one is carried with its first-reported date; the others are new."""
+    markdown = (
+        "# Nightly Scout Report — 2026-03-31\n\n## Action Items (things to do)\n\n"
+        "- [ ] **[P1] Add a unit test for `bucket_pass`** — it rewrites collectives.\n"
+        "  First reported 2026-03-25.\n"
+    )
+    result = reconcile([untested("bucket_pass", "fold_pass", "cse_pass")],
+                       [parse_report(markdown)], fyi_suppress_after=3, completed_kinds=KINDS,
+                       all_collectors_completed=True)  # fmt: skip
+    [carried] = result.findings  # and no "Resolved" line for the hand-written item
+    assert carried.status is Status.CARRIED and carried.first_reported == date(2026, 3, 25)
+    assert carried.status_update == "carried for `bucket_pass`; new: `fold_pass`, `cse_pass`"
+    assert carried.section is Section.CARRIED_FORWARD
+
+
+def test_a_hand_written_p0_gone_when_its_check_ran_is_resolved():
+    """A hand-written P0 ("… no longer runs in CI") that scout does not find again: resolved
+    when the CI-coverage check ran today, carried as not re-checked when it did not."""
+    markdown = (
+        "# Nightly Scout Report — 2026-04-03\n\n## Action Items (new findings)\n\n"
+        "- [ ] **[P0] `TestSimpleFSDP` in `test_numerics.py` no longer runs in CI** — add it\n"
+        "  back to the workflow. First reported 2026-04-02.\n"
+    )
+    report = parse_report(markdown)
+    ran = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"test_not_in_ci"},
+                    all_collectors_completed=False)  # fmt: skip
+    [resolved] = ran.findings
+    assert resolved.title == "Resolved: `TestSimpleFSDP` in `test_numerics.py` no longer runs in CI"
+    assert resolved.section is Section.ALL_CLEAR and resolved.first_reported == date(2026, 4, 2)
+    skipped = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"pass_untested"},
+                        all_collectors_completed=False)  # fmt: skip
+    [carried] = skipped.findings
+    assert carried.kind == "prior_unchecked" and carried.status_update == "not re-checked"

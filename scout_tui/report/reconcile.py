@@ -106,6 +106,42 @@ def match_report(findings: Sequence[Finding], report: PriorReport) -> dict[int, 
     return matched
 
 
+def _named_items(finding: Finding, item: PriorItem) -> list[str]:
+    """The items of a grouped finding a prior item names (a pass, a test file, a config):
+    only distinctive names count — a word like `reorder` could be anything."""
+    said = _backticked(item.text) | _backticked(item.title) | _tokens(item.title) | _tokens(
+        item.text)
+    named = []
+    for name in finding.items:
+        for part in {name, name.rsplit("::", 1)[-1]}:
+            distinctive = len(part) >= 6 and (
+                "_" in part or "." in part or "/" in part or sum(c.isupper() for c in part) >= 2)
+            if distinctive and part.lower() in said:
+                named.append(name)
+                break
+    return named
+
+
+def absorb(findings: Sequence[Finding], report: PriorReport,
+           matched: dict[int, PriorItem]) -> dict[int, list[PriorItem]]:  # fmt: skip
+    """Marker-less prior items (hand-written) that name one item of today's grouped finding:
+    that item is carried forward, its first-reported date kept; the finding's other items
+    are new. Index of finding → the prior items it absorbs."""
+    taken = {id(item) for item in matched.values()}
+    absorbed: dict[int, list[PriorItem]] = {}
+    for item in report.items:
+        if item.fingerprint is not None or id(item) in taken or \
+                item.section is Section.ALL_CLEAR:  # fmt: skip
+            continue
+        best = max(((len(_named_items(f, item)), index) for index, f in enumerate(findings)
+                    if f.items and f.section is not Section.ALL_CLEAR),
+                   default=(0, -1))  # fmt: skip
+        if best[0]:
+            absorbed.setdefault(best[1], []).append(item)
+            taken.add(id(item))
+    return absorbed
+
+
 def status_update(finding: Finding, prior: PriorItem) -> str:
     """ "no change", "partial fix landed" or "situation worsened", from the evidence."""
     current = {item_digest(item): item for item in finding.items}
@@ -151,12 +187,18 @@ def reconcile(
     """
     reports = sorted(priors, key=lambda report: report.date)
     matches = [match_report(findings, report) for report in reports]
+    absorbed = [absorb(findings, report, m) for report, m in zip(reports, matches, strict=True)]
     out: list[Finding] = []
     suppressed: list[str] = []
     for index, finding in enumerate(findings):
         hits = [
             (report, m[index]) for report, m in zip(reports, matches, strict=True) if index in m
         ]
+        parts = [(report, item) for report, a in zip(reports, absorbed, strict=True)
+                 for item in a.get(index, [])]  # fmt: skip
+        if not hits and parts:
+            out.append(_carried_in_part(finding, parts))
+            continue
         if not hits:
             out.append(finding)
             continue
@@ -197,27 +239,45 @@ def reconcile(
             )
         )
     if reports:
+        kept = [item for items in absorbed[-1].values() for item in items]  # still there
         out.extend(
             _resolved(
-                findings, reports[-1], matches[-1], set(completed_kinds), all_collectors_completed
+                findings, reports[-1], [*matches[-1].values(), *kept], set(completed_kinds),
+                all_collectors_completed,
             )
         )
     return Reconciled(out, suppressed)
 
 
+def _carried_in_part(finding: Finding, parts: list[tuple[PriorReport, PriorItem]]) -> Finding:
+    """A grouped finding some of whose items hand-written reports named: carried, from the
+    earliest of those; the items no report named are new."""
+    first = min(item.first_reported or report.date for report, item in parts)
+    named = {name for _, item in parts for name in _named_items(finding, item)}
+    new = [name for name in finding.items if name not in named]
+    known = ", ".join(f"`{n}`" for n in finding.items if n in named)
+    update = f"carried for {known}" + (
+        f"; new: {', '.join(f'`{n}`' for n in new[:5])}" + (
+            f" (+{len(new) - 5} more)" if len(new) > 5 else "") if new else "")
+    section = Section.CARRIED_FORWARD if finding.section is Section.ACTION_ITEMS \
+        else finding.section  # fmt: skip
+    return finding.model_copy(update={"status": Status.CARRIED, "first_reported": first,
+                                      "status_update": update, "section": section})
+
+
 def _resolved(
     findings: Sequence[Finding],
     latest: PriorReport,
-    matched: dict[int, PriorItem],
+    found_again: list[PriorItem],
     completed_kinds: set[str],
     all_completed: bool,
 ) -> list[Finding]:
-    still_there = {id(item) for item in matched.values()}
+    still_there = {id(item) for item in found_again}
     resolved = []
     for item in latest.items:
         if item.section not in RESOLVABLE or id(item) in still_there:
             continue
-        kind = item.fingerprint.rsplit("-", 1)[0] if item.fingerprint else None
+        kind = item.fingerprint.rsplit("-", 1)[0] if item.fingerprint else _kind_of(item)
         looked = kind in completed_kinds if kind else all_completed
         since: date = item.first_reported or latest.date
         if not looked:
@@ -237,6 +297,23 @@ def _resolved(
             )
         )
     return resolved
+
+
+# What a hand-written item is about, from its words — only where scout's check is
+# exhaustive for what the item names: every test class and test file is checked for CI
+# coverage, so "`TestX` no longer runs in CI" not found again after that check ran is
+# resolved. Other hand-written items stay "not re-checked" rather than risk a false
+# "Resolved".
+_CI_WORDS = re.compile(r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
+                       r"disabled in ci|missing from ci)\b", re.I)
+_TEST_NAME = re.compile(r"`(Test\w+|test_\w+\.py)`")
+
+
+def _kind_of(item: PriorItem) -> str | None:
+    if item.section in UNCHECKED_CARRY and _CI_WORDS.search(item.title) and \
+            _TEST_NAME.search(item.title):  # fmt: skip
+        return "test_not_in_ci"
+    return None
 
 
 def _unchecked(item: PriorItem, latest: PriorReport, since: date) -> Finding:
