@@ -416,6 +416,17 @@ class SourceTree:
             ranges.append((start, start + max(count, 1) - 1))
         return ranges
 
+    def defined_names(self, head: str) -> set[str]:
+        """Every function and class name the Python files of `head` define, from one
+        `git grep` (no parse)."""
+        with self._lock:
+            try:
+                out = self.repo.git.grep("-h", "-o", "-E", r"^\s*(async\s+)?(def|class)\s+\w+",
+                                         head, "--", "*.py")  # fmt: skip
+            except git.GitCommandError:
+                return set()
+        return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
     def grep_files(self, text: str) -> list[str]:
         """The Python files of the work tree that contain `text` (a fixed string)."""
         with self._lock:

@@ -696,3 +696,25 @@ def test_an_option_or_pass_key_new_since_the_baseline_that_no_doc_mentions(fresh
     assert missing.items == ["bucket", "schedule = 'lazy'"]
     assert missing.title == ("2 new options or passes since 2026-12-01 that no doc mentions")
     assert "cse" not in missing.body  # standing, not news
+
+
+def test_a_docstring_naming_a_pass_that_no_longer_exists(fresh_world):
+    """`fold_pass` was defined, then removed; a docstring still names it. A name never
+    defined in the history (an example) and one the code still uses are not flagged."""
+    repo = fresh_world.repo
+    passes = repo / EXP / "passes.py"
+    original = passes.read_text()
+    passes.write_text(original + "\n\ndef fold_pass(gm, example_inputs):\n    return gm\n")
+    commit_all(repo, "fold pass", "2026-10-01T12:00:00+00:00")
+    passes.write_text(original)
+    configs = repo / EXP / "configs.py"
+    configs.write_text(configs.read_text().replace(
+        "    passes: tuple[str, ...] = ()\n",
+        '    passes: tuple[str, ...] = ()\n    """Run ``fold_pass`` after ``cse_pass``; see also '
+        '``my_pass`` in the docs."""\n'))
+    sha = commit_all(repo, "drop fold_pass; document the passes")
+    (stale,) = by_kind(run_collector(fresh_world, "docs", TODAY))["doc_stale_name"]
+    assert stale.title == "A docstring or comment names a pass that no longer exists"
+    assert stale.items == ["configs.py: fold_pass"]
+    assert f"names `fold_pass`, removed in `{sha[:10]}` (drop fold_pass" in stale.body
+    assert stale.section is Section.DOCS

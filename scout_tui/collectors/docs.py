@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import difflib
 import posixpath
+import re
 from collections.abc import Iterator
 from fnmatch import fnmatch
 
@@ -188,7 +189,7 @@ class DocsCollector:
     section = Section.DOCS
     shares, cost = "core", 3  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing")
+    kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing", "doc_stale_name")
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
         config = ctx.config
@@ -239,6 +240,19 @@ class DocsCollector:
                 yield finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
                     fingerprint("doc_inaccuracy", name) for name in others)})})  # fmt: skip
             yield Progress(self.name, done, len(docs), doc)
+        stale = self._stale_names(ctx)
+        if stale:
+            yield ctx.finding(
+                self.name, "doc_stale_name", (config.project.experiment,),
+                (f"{len(stale)} docstrings or comments name passes" if len(stale) != 1
+                 else "A docstring or comment names a pass") + " that no longer exist"
+                + ("" if len(stale) != 1 else "s"),
+                "\n".join(f"- {code(f'{path.rsplit(chr(47), 1)[-1]}:{line}')} names "
+                          f"{code(name)}{when}" for path, line, name, when in stale),
+                suggested_fix="Name what replaced it, or drop the sentence.",
+                files=[FileRef(path=path, line=line) for path, line, _, _ in stale][:20],
+                items=[f"{path.rsplit('/', 1)[-1]}: {name}" for path, _, name, _ in stale],
+            )  # fmt: skip
         missing = self._undocumented(ctx, all_text) if docs else []
         if missing:
             yield ctx.finding(
@@ -345,6 +359,43 @@ class DocsCollector:
         return problems
 
     @staticmethod
+    def _stale_names(ctx: CollectorContext) -> list[tuple[str, int, str, str]]:
+        """Passes (`*_pass`) the experiment's docstrings and comments name that nothing in
+        the repository defines any more — not a module, not an import, not a variable of
+        its code: (path, line, name, " — removed in <commit>")."""
+        head = ctx.head_commit or "HEAD"
+        experiment = ctx.config.project.experiment
+        paths = ctx.source.glob(experiment, "*.py")
+        code_names: set[str] = set()
+        for path in paths:
+            code_names |= pyast.identifiers(ctx.source.parse(path))
+            code_names.add(path.rsplit("/", 1)[-1].removesuffix(".py"))
+        candidates: list[tuple[str, int, str]] = []
+        for path in paths:
+            text = ctx.source.read(path) or ""
+            if "_pass" not in text:
+                continue
+            for line, prose in _prose(text, ctx.source.parse(path)):
+                for name in _PASS_NAME.findall(prose):
+                    if name not in code_names:
+                        candidates.append((path, line, name))
+        if not candidates:
+            return []
+        defined = ctx.source.defined_names(head)
+        stale = []
+        for path, line, name in sorted(set(candidates)):
+            if name in defined:
+                continue
+            try:
+                gone = ctx.source.pickaxe(f"def {name}(", ".", head)
+            except GitCommandError:
+                gone = None
+            if gone is None:
+                continue  # never defined here: an example name, or another project's
+            stale.append((path, line, name, f", removed in {code(gone.sha[:10])} ({gone.summary})"))
+        return stale
+
+    @staticmethod
     def _undocumented(ctx: CollectorContext, docs_text: str) -> list[str]:
         """What a user can select — pass registry keys (`--compile.passes key`) and the
         `Literal` values of the experiment's own config options — that no doc mentions,
@@ -353,6 +404,30 @@ class DocsCollector:
         before = _selectable(ctx, ctx.baseline_commit) if ctx.baseline_commit else set()
         return sorted(name for name in now - before if not mentions(docs_text, name.split(
             " = ", 1)[-1].strip("'\"")))
+
+
+_PASS_NAME = re.compile(r"\b([a-z][a-z0-9_]*_pass)\b")
+
+
+def _prose(text: str, tree: ast.Module | None) -> list[tuple[int, str]]:
+    """The docstrings and `#` comments of a module, with their first line."""
+    found = []
+    for node in pyast.nodes(tree, ast.Module, ast.ClassDef, ast.FunctionDef,
+                            ast.AsyncFunctionDef):  # fmt: skip
+        body = getattr(node, "body", [])
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):  # fmt: skip
+            found.append((body[0].lineno, body[0].value.value))
+    # Class-level attribute docstrings (`field: T = x` then `"""…"""`) too.
+    for node in pyast.nodes(tree, ast.Expr):
+        assert isinstance(node, ast.Expr)
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            found.append((node.lineno, node.value.value))
+    for number, line in enumerate(text.splitlines(), 1):
+        at = line.find("#")
+        if at >= 0 and "_pass" in line[at:]:
+            found.append((number, line[at:]))
+    return sorted(set(found))
 
 
 def _selectable(ctx: CollectorContext, commit: str | None) -> set[str]:
