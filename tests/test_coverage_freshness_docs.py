@@ -718,3 +718,18 @@ def test_a_docstring_naming_a_pass_that_no_longer_exists(fresh_world):
     assert stale.items == ["configs.py: fold_pass"]
     assert f"names `fold_pass`, removed in `{sha[:10]}` (drop fold_pass" in stale.body
     assert stale.section is Section.DOCS
+
+
+def test_a_counted_claim_against_the_values_the_flag_allows(fresh_world):
+    """"three modes via `--compile.mode`" where the option allows two: said with the values;
+    "two modes" is right and says nothing."""
+    readme = fresh_world.repo / EXP / "README.md"
+    readme.write_text(readme.read_text() + "\nThe trainer supports three compilation modes,\n"
+                      "chosen with `--compile.mode`.\n\nIt has two modes of AC via "
+                      "`--compile.mode` too.\n")  # fmt: skip
+    commit_all(fresh_world.repo, "count the modes")
+    found = by_kind(run_collector(fresh_world, "docs", TODAY))["doc_inaccuracy"]
+    (readme_finding,) = [f for f in found if f.files[0].path.endswith("README.md")]
+    counted = [i for i in readme_finding.items if i.startswith("says")]
+    assert counted == ["says 'three compilation modes', but `--compile.mode` allows 2: `jit`, "
+                       "`aot`"]  # fmt: skip

@@ -153,3 +153,39 @@ def script_breaks(path: str, tree: ast.Module | None, root_packages: set[str]) -
             if top in root_packages and top != own:
                 return f"it imports `{top}`, a package of the repository's root"
     return None
+
+
+_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
+_COUNTED = re.compile(r"\b(two|three|four|five|six|seven|eight|[2-8])\s+(?:[a-z-]+\s+)?"
+                      r"(modes|backends|options|strategies|policies|values|kinds|variants)\b",
+                      re.IGNORECASE)
+_ANY_FLAG = re.compile(r"--([A-Za-z_][\w]*(?:\.[A-Za-z_][\w-]*)+)")
+
+
+@dataclass(frozen=True)
+class CountedClaim:
+    line: int
+    count: int
+    words: str  # "two compilation modes", as written
+    flags: tuple[str, ...]  # the `--section.option` flags of the same paragraph
+
+
+def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
+    """"Supports two compilation modes via --compile.mode": a number of modes (backends,
+    options…) said in a paragraph that names the flag they are the values of."""
+    lines = text.splitlines()
+    found = []
+    for number, line in enumerate(lines):
+        for match in _COUNTED.finditer(line):
+            word = match.group(1).lower()
+            count = int(word) if word.isdigit() else _NUMBERS[word]
+            paragraph = []
+            for following in lines[number:number + 8]:
+                if not following.strip() and paragraph:
+                    break
+                paragraph.append(following)
+            flags = tuple(dict.fromkeys(f.replace("-", "_") for f in
+                                        _ANY_FLAG.findall("\n".join(paragraph))))  # fmt: skip
+            if flags:
+                found.append(CountedClaim(first_line + number, count, match.group(0), flags))
+    return found

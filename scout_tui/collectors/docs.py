@@ -20,6 +20,8 @@ from git import GitCommandError
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import mentions, pass_definitions
 from scout_tui.analysis.docs import (
+    CountedClaim,
+    counted_claims,
     flag_claims,
     path_claims,
     pytest_command_claims,
@@ -222,6 +224,7 @@ class DocsCollector:
                 + self._scripts(ctx, text)  # fmt: skip
             if roots:
                 problems += self._flags(ctx, types, roots, text)
+                problems += self._counts(types, roots, counted_claims(text))
             problems = sorted(set(problems))
             if problems:
                 inaccurate += 1
@@ -356,6 +359,22 @@ class DocsCollector:
                 given = code(f"--{claim.text}={value}")
                 choices = ", ".join(code(v) for v in allowed)
                 problems.append((claim.line, f"{given}: allowed values are {choices}"))
+        return problems
+
+    @staticmethod
+    def _counts(types: ConfigTypes, roots: list[ClassRef],
+                claims: list[CountedClaim]) -> list[tuple[int, str]]:  # fmt: skip
+        """"Two modes" where the flag the sentence names allows three."""
+        problems = []
+        for claim in claims:
+            for flag in claim.flags:
+                known, allowed = types.option(roots, flag)
+                values = [v for v in allowed or [] if v != "None"]
+                if known and values and len(values) != claim.count:
+                    problems.append((claim.line, f"says {claim.words!r}, but "
+                                     f"{code('--' + flag)} allows {len(values)}: "
+                                     + ", ".join(code(v) for v in values)))  # fmt: skip
+                    break
         return problems
 
     @staticmethod
