@@ -461,6 +461,19 @@ def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
     assert overrides.section is Section.FYI
     assert overrides.title == ("`to_graph_trainer_config` overrides 3 fields of the base "
                                "config, each explained in the converter")  # fmt: skip
+    # A field the converter starts to override inside the window is the news of the line.
+    text = configs.read_text().replace(
+        "        steps=base.steps,\n",
+        "        # Short runs: the graph trainer checks compile, not convergence.\n"
+        "        steps=10,\n")
+    assert text != configs.read_text()
+    configs.write_text(text)
+    commit_all(fresh_world.repo, "short runs")
+    (overrides,) = by_kind(run_collector(fresh_world, "freshness", TODAY))["config_overrides"]
+    assert overrides.title.endswith("each explained in the converter: `steps` new since "
+                                    "2026-12-01")  # fmt: skip
+    assert "- `steps`: overridden (explained in the converter) — new since 2026-12-01" \
+        in overrides.body  # fmt: skip
 
 
 def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):

@@ -387,15 +387,25 @@ class FreshnessCollector:
                         key=lambda kv: (kv[0] in explained, order[kv[1]], kv[0]))  # fmt: skip
         words = {"dropped": "drops", "rebuilt": "replaces wholesale", "overridden": "overrides"}
         unexplained = [(n, how) for n, how in ranked if n not in explained]
+        # What the converter began to override inside the window is the news of the list.
+        before: dict[str, str] = {}
+        if ctx.baseline_commit:
+            old = pyast.find(ctx.source.parse_at(ctx.baseline_commit, conv_path), conv_name)
+            if isinstance(old, ast.FunctionDef):
+                before = converter_drift(old, fields)
+        fresh = [name for name, how in ranked if before.get(name, "copied") != how]
         rows = "\n".join(f"- {code(name)}: {how}"
                          + (" (explained in the converter)" if name in explained else "")
+                         + (f" — new since {ctx.since.date()}" if name in fresh else "")
                          for name, how in ranked)  # fmt: skip
         if not unexplained:
             count = f"{len(ranked)} field{'s' if len(ranked) != 1 else ''}"
+            news = (f": {', '.join(code(n) for n in fresh)} new since {ctx.since.date()}"
+                    if fresh and ctx.baseline_commit else "")  # fmt: skip
             return ctx.finding(
                 self.name, "config_overrides", (freshness.config_converter,),
                 f"{code(conv_name)} overrides {count} of the base config, each explained "
-                "in the converter",
+                f"in the converter{news}",
                 f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}",
                 files=[FileRef(path=conv_path, line=converter.lineno)],
                 items=[f"{name}: {how}" for name, how in ranked],
