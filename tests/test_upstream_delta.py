@@ -86,6 +86,8 @@ def test_surfaces_on_the_sample(sample_world):
     assert model.files[0].path == "torchtitan/models/qwen9"
     (commits,) = found["upstream_commits"]
     assert len(commits.items) == 2 and commits.section is Section.FYI
+    # The sample window's one commit that also changed the experiment says so.
+    assert commits.title.endswith(", 1 of them also changing the experiment")
 
 
 def test_as_of_a_past_day_ignores_later_history(sample_world):
@@ -217,7 +219,11 @@ def test_a_change_the_experiment_adapted_in_the_same_commit_is_fyi(fresh_world):
     assert {fingerprint("surface_changed", target), fingerprint("surface_adapted", target)} \
         <= set(quiet.aliases)  # fmt: skip
     assert not any("CompileConfig" in f.title for f in found.get("surface_changed", []))
-    assert sha  # the commit is the one that made both changes
+    # ... and the list of upstream commits marks it.
+    (commits,) = found["upstream_commits"]
+    assert commits.title.endswith(", 2 of them also changing the experiment")
+    assert f"`{sha[:10]}` CompileConfig.fullgraph, used by graph_trainer (Sample Dev) — also " \
+        "changed the experiment" in commits.body  # fmt: skip
 
 
 def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):

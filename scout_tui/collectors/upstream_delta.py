@@ -252,11 +252,17 @@ class UpstreamDeltaCollector:
         touched = {path for commit in commits for path in commit.files} | changed_files
         yield Progress(self.name, 0, len(upstream.surfaces), f"{len(commits)} commits")
         if commits:
+            # The ones that also changed the experiment: someone already adapted it there.
+            ours = {c.sha for c in ctx.source.log(base, head, [ctx.config.project.experiment])}
+            both = sum(1 for c in commits if c.sha in ours)
             yield ctx.finding(
                 self.name, "upstream_commits", ("core",),
                 f"{len(commits)} upstream commit{'s' if len(commits) != 1 else ''} on core "
-                f"paths since {ctx.since.date()}",
-                _commit_lines(commits),
+                f"paths since {ctx.since.date()}"
+                + (f", {both} of them also changing the experiment" if both else ""),
+                "\n".join(f"- {code(c.sha[:10])} {c.summary} ({c.author})"
+                          + (" — also changed the experiment" if c.sha in ours else "")
+                          for c in commits),
                 items=[c.sha for c in commits],
                 evidence=Evidence(diff=ctx.source.diff_range(base, head, upstream.core_paths)),
             )  # fmt: skip
