@@ -296,11 +296,48 @@ def _reached_configs(roots: list[Dependency], parse: Parse,
                                option_prefix=field_name))  # fmt: skip
 
 
-def option_uses(modules: dict[str, ast.Module], class_name: str, prefix: str) -> Uses:
+class OptionIndex:
+    """The experiment's calls, attribute chains and flag strings, indexed once a run:
+    `option_uses` asks it about one config class at a time."""
+
+    def __init__(self, modules: dict[str, ast.Module]) -> None:
+        self.calls: dict[str, list[tuple[str, ast.Call]]] = {}  # callee's last name → calls
+        self.replaces: list[tuple[str, ast.Call, str]] = []  # `replace(x.prefix, …)`
+        self.keyword_calls: dict[str, list[tuple[str, ast.Call]]] = {}  # `prefix=Cls(…)`
+        self.chains: dict[str, list[tuple[str, ast.Attribute]]] = {}  # `….prefix.option`
+        self.flags: list[tuple[str, str]] = []  # strings holding `--…`, with where
+        for path, tree in modules.items():
+            short = path.rsplit("/", 1)[-1]
+            for node in pyast.nodes(tree, ast.Call, ast.Attribute, ast.Constant):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    callee = func.attr if isinstance(func, ast.Attribute) else \
+                        func.id if isinstance(func, ast.Name) else ""  # fmt: skip
+                    self.calls.setdefault(callee, []).append((short, node))
+                    if callee == "replace" and node.args:
+                        self.replaces.append((short, node, ast.unparse(node.args[0])))
+                    for keyword in node.keywords:
+                        if keyword.arg and isinstance(keyword.value, ast.Call):
+                            self.keyword_calls.setdefault(keyword.arg, []).append(
+                                (short, keyword.value))
+                elif isinstance(node, ast.Attribute):
+                    base = node.value
+                    name = base.attr if isinstance(base, ast.Attribute) else \
+                        base.id if isinstance(base, ast.Name) else None  # fmt: skip
+                    if name is not None:
+                        self.chains.setdefault(name, []).append((short, node))
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                        "--" in node.value:  # fmt: skip
+                    self.flags.append((f"{short}:{node.lineno}", node.value))
+
+
+def option_uses(modules: dict[str, ast.Module], class_name: str, prefix: str,
+                index: OptionIndex | None = None) -> Uses:  # fmt: skip
     """Where the experiment sets or reads the options of a config dataclass: keywords of
     `ClassName(...)`, of the value of `prefix=`, of `replace(x.prefix, ...)`; attribute
     chains `….prefix.option`; command-line flags `--prefix.option` in its strings. With the
     literal values it sets them to."""
+    index = index or OptionIndex(modules)
     found = Uses()
 
     def note(name: str, where: str, value: ast.expr | str | None = None) -> None:
@@ -310,42 +347,35 @@ def option_uses(modules: dict[str, ast.Module], class_name: str, prefix: str) ->
         if isinstance(value, ast.Constant):
             found.values.setdefault(name, set()).add(ast.unparse(value))
 
-    for path, tree in modules.items():
-        short = path.rsplit("/", 1)[-1]
-        for node in pyast.nodes(tree, ast.Call, ast.Attribute, ast.Constant):
-            where = f"{short}:{getattr(node, 'lineno', 0)}"
-            if isinstance(node, ast.Call):
-                callee = ast.unparse(node.func).rsplit(".", 1)[-1]
-                first = ast.unparse(node.args[0]) if node.args else ""
-                if callee == class_name:
-                    found.constructions.append((where, len(node.args),
-                                                {k.arg for k in node.keywords if k.arg}))
-                if callee == class_name or (prefix and callee == "replace" and (
-                        first == prefix or first.endswith("." + prefix))):  # fmt: skip
-                    for keyword in node.keywords:
-                        if keyword.arg:
-                            at = f"{short}:{getattr(keyword, 'lineno', node.lineno)}"
-                            note(keyword.arg, at, keyword.value)
-                for keyword in node.keywords:
-                    if prefix and keyword.arg == prefix and isinstance(keyword.value, ast.Call):
-                        for inner in keyword.value.keywords:
-                            if inner.arg:
-                                note(inner.arg, f"{short}:{getattr(inner, 'lineno', 0)}",
-                                     inner.value)
-            elif isinstance(node, ast.Attribute):
-                if prefix and isinstance(node.value, ast.Attribute | ast.Name) and (
-                    getattr(node.value, "attr", None) or getattr(node.value, "id", None)
-                ) == prefix:
-                    note(node.attr, where)
-                    if isinstance(node.ctx, ast.Load):
-                        found.reads.add(node.attr)
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and prefix \
-                    and f"--{prefix}." in node.value:  # fmt: skip
-                for flag in node.value.split(f"--{prefix}.")[1:]:
-                    # `--prefix.name value`, `--prefix.name=value`, or the value in the next
-                    # string of an argument list (not seen: the option still counts)
-                    words = flag.replace("=", " ", 1).split()
-                    name = words[0].replace("-", "_") if words else ""
-                    if name.isidentifier():
-                        note(name, where, words[1] if len(words) > 1 else None)
+    def keywords(short: str, call: ast.Call) -> None:
+        for keyword in call.keywords:
+            if keyword.arg:
+                note(keyword.arg, f"{short}:{getattr(keyword, 'lineno', call.lineno)}",
+                     keyword.value)  # fmt: skip
+
+    for short, call in index.calls.get(class_name, []):
+        found.constructions.append((f"{short}:{call.lineno}", len(call.args),
+                                    {k.arg for k in call.keywords if k.arg}))  # fmt: skip
+        keywords(short, call)
+    if not prefix:
+        return found
+    for short, call, first in index.replaces:
+        if first == prefix or first.endswith("." + prefix):
+            keywords(short, call)
+    for short, call in index.keyword_calls.get(prefix, []):
+        keywords(short, call)
+    for short, node in index.chains.get(prefix, []):
+        note(node.attr, f"{short}:{node.lineno}")
+        if isinstance(node.ctx, ast.Load):
+            found.reads.add(node.attr)
+    for where, text in index.flags:
+        if f"--{prefix}." not in text:
+            continue
+        for flag in text.split(f"--{prefix}.")[1:]:
+            # `--prefix.name value`, `--prefix.name=value`, or the value in the next string
+            # of an argument list (not seen: the option still counts)
+            words = flag.replace("=", " ", 1).split()
+            name = words[0].replace("-", "_") if words else ""
+            if name.isidentifier():
+                note(name, where, words[1] if len(words) > 1 else None)
     return found

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from scout_tui.analysis import pyast
 from scout_tui.analysis.dependencies import (
     Dependency,
+    OptionIndex,
     body_shape,
     discover,
     option_uses,
@@ -238,6 +239,7 @@ class UpstreamDeltaCollector:
     def __init__(self) -> None:
         self._modules: dict[str, ast.Module] | None = None  # the experiment's, parsed once
         self._terms: set[str] | None = None  # two-word terms of its identifiers
+        self._option_index: OptionIndex | None = None  # its calls and flags, indexed once
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         base, head = ctx.baseline_commit, ctx.head_commit
@@ -485,7 +487,10 @@ class UpstreamDeltaCollector:
             outer, member = parts[-1], ""
         uses = uses_of(modules, outer, member, mention=parts[0])
         if dependency.check == "fields":
-            by_option = option_uses(modules, parts[-1], dependency.option_prefix)
+            if self._option_index is None:
+                self._option_index = OptionIndex(modules)
+            by_option = option_uses(modules, parts[-1], dependency.option_prefix,
+                                    self._option_index)  # fmt: skip
             for name, places in by_option.names.items():
                 uses.names.setdefault(name, []).extend(places)
             for name, values in by_option.values.items():
