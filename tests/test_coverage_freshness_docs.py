@@ -746,3 +746,21 @@ def test_a_counted_claim_against_the_values_the_flag_allows(fresh_world):
     counted = [i for i in readme_finding.items if i.startswith("says")]
     assert counted == ["says 'three compilation modes', but `--compile.mode` allows 2: `jit`, "
                        "`aot`"]  # fmt: skip
+
+
+def test_core_integration_files_that_moved_or_hold_nothing_are_configuration_warnings(
+    fresh_world,
+):
+    repo = fresh_world.repo
+    (repo / "tests/integration_tests/h100.py").write_text("# the entries moved to models.py\n")
+    commit_all(repo, "h100 entries moved")
+    config = fresh_world.config
+    config.write_text(config.read_text() + '\n[coverage]\ncore_integration_tests = ['
+                      '"tests/integration_tests/features.py", "tests/integration_tests/h100.py",'
+                      ' "tests/integration_tests/flux.py"]\n')  # fmt: skip
+    result = run_collector(fresh_world, "coverage", TODAY)
+    said = {w.subject.rsplit(" ", 1)[-1]: w.message for w in result.config_warnings}
+    assert "holds no integration entries" in said["tests/integration_tests/h100.py"]
+    assert said["tests/integration_tests/flux.py"].endswith(
+        "tests/integration_tests/flux.py does not exist, and never did in this history.")
+    assert not any(f.kind == "config_warning" for f in result.findings)  # never findings

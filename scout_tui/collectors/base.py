@@ -167,3 +167,20 @@ __all__ = [
     "CollectorFinished", "CollectorStarted", "ConfigWarned", "Event", "FindingFound", "Progress",
     "Skipped",
 ]  # fmt: skip
+
+
+def missing_path_warning(ctx: CollectorContext, collector: str, where: str,
+                         path: str) -> ConfigWarning:  # fmt: skip
+    """scout.toml names a file the checkout does not have: moved (and where), removed (and
+    when), or never there — one line for the person who keeps scout.toml."""
+    fate = ctx.source.path_fate(path, ctx.head_commit or "HEAD")
+    commit = fate.commit
+    when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"
+    if fate.kind == "moved" and fate.moved_to and ctx.source.exists(fate.moved_to):
+        said = f"{where}: {path} moved to {fate.moved_to} in {when}; point scout.toml at it."
+    elif fate.kind in ("moved", "removed"):
+        said = f"{where}: {path} was removed in {when}; remove it from scout.toml."
+    else:
+        said = f"{where}: {path} does not exist, and never did in this history."
+    return ConfigWarning(collector=collector, subject=where, message=said,
+                         moved_to=fate.moved_to, commit=commit.sha if commit else None)

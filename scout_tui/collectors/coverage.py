@@ -28,9 +28,15 @@ from scout_tui.analysis.coverage import (
     selected_by_default,
     skipped_tests,
 )
-from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.collectors.base import (
+    CollectorContext,
+    Need,
+    Progress,
+    missing_path_warning,
+    register,
+)
 from scout_tui.markdown import code
-from scout_tui.model import FileRef, Finding, Section
+from scout_tui.model import ConfigWarning, FileRef, Finding, Section
 
 WORKFLOWS_DIR = ".github/workflows"
 
@@ -74,7 +80,7 @@ class CoverageCollector:
              "model_configs_untested", "pass_tests_disabled", "tests_newly_disabled",
              "parallelism_gap", "new_code_untested", "tests_disabled", "pass_dead")  # fmt: skip
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
         config = ctx.config
         experiment = config.project.experiment.rstrip("/")
         tests_dir = config.experiment_path(config.ci.tests_dir)
@@ -83,6 +89,11 @@ class CoverageCollector:
             if config.coverage.experiment_integration_tests
             else ""
         )
+        if integration and not ctx.source.exists(integration):
+            yield missing_path_warning(
+                ctx, self.name, "`[coverage] experiment_integration_tests` "
+                f"{config.coverage.experiment_integration_tests}", integration)  # fmt: skip
+            integration = ""
         unit_paths = [p for p in ctx.source.glob(tests_dir, "*.py") if p != integration]
         unit_text = Words("\n".join(ctx.source.read(p) or "" for p in unit_paths))
         integration_text = Words(_enabled_strings(ctx, integration))
@@ -359,11 +370,24 @@ class CoverageCollector:
                 items=old,
             )  # fmt: skip
 
-    def _parallelism(self, ctx: CollectorContext, integration: str) -> Iterator[Finding]:
+    def _parallelism(self, ctx: CollectorContext,
+                     integration: str) -> Iterator[Finding | ConfigWarning]:  # fmt: skip
         pattern = ctx.config.coverage.parallelism_flags
         core: dict[frozenset[str], str] = {}
         for path in ctx.config.coverage.core_integration_tests:
-            for override in override_definitions(ctx.source.parse(path)):
+            where = f"`[coverage] core_integration_tests` {path}"
+            tree = ctx.source.parse(path)
+            if tree is None:
+                yield missing_path_warning(ctx, self.name, where, path)
+                continue
+            if not override_definitions(tree):
+                yield ConfigWarning(
+                    collector=self.name, subject=where,
+                    message=f"{where}: holds no integration entries (`OverrideDefinitions`) "
+                    "any more: the parallelism check has nothing of it to compare; point "
+                    "scout.toml at where they went.")  # fmt: skip
+                continue
+            for override in override_definitions(tree):
                 combo = parallelism_combo(override.strings, pattern)
                 if combo and not override.disabled:
                     core.setdefault(combo, f"{path}::{override.name}")

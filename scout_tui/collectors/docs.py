@@ -29,10 +29,15 @@ from scout_tui.analysis.docs import (
     script_claims,
 )
 from scout_tui.analysis.workflows import read_test_file
-from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.collectors.base import (
+    CollectorContext,
+    Need,
+    Progress,
+    missing_path_warning,
+    register,
+)
 from scout_tui.markdown import code
 from scout_tui.model import ConfigWarning, FileRef, Finding, Section, fingerprint
-from scout_tui.source import Fate
 
 ClassRef = tuple[str, ast.ClassDef]
 
@@ -56,11 +61,6 @@ def _unknown_flag(ctx: CollectorContext, flag: str, flags: dict[str, str]) -> st
         added = None
     since = f", since {code(added.sha[:10])} ({added.summary})" if added else ""
     return f"{said}; it is {code('--' + home)} now{since}"
-
-
-def _when(fate: Fate) -> str:
-    commit = fate.commit
-    return f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"
 
 
 class ConfigTypes:
@@ -274,19 +274,7 @@ class DocsCollector:
                               "Docs", "docs are current")  # fmt: skip
 
     def _missing(self, ctx: CollectorContext, name: str, path: str) -> ConfigWarning:
-        head = ctx.head_commit or "HEAD"
-        fate = ctx.source.path_fate(path, head)
-        where = f"`[docs] files` {name}"
-        if fate.kind == "moved" and fate.moved_to and ctx.source.exists(fate.moved_to):
-            said = (f"{where}: {path} moved to {fate.moved_to} in {_when(fate)}; point "
-                    "scout.toml at it.")  # fmt: skip
-        elif fate.kind in ("moved", "removed"):
-            said = f"{where}: {path} was removed in {_when(fate)}; remove it from scout.toml."
-        else:
-            said = f"{where}: {path} does not exist, and never did in this history."
-        return ConfigWarning(collector=self.name, subject=where, message=said,
-                             moved_to=fate.moved_to,
-                             commit=fate.commit.sha if fate.commit else None)  # fmt: skip
+        return missing_path_warning(ctx, self.name, f"`[docs] files` {name}", path)
 
     def _paths(self, ctx: CollectorContext, doc: str, text: str) -> list[tuple[int, str]]:
         doc_dir = doc.rsplit("/", 1)[0]

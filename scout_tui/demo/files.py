@@ -134,6 +134,17 @@ def build_features_test_list():
         OverrideDefinitions([["--parallelism.context_parallel_degree 2"]], "CP", "cp"),
     ]
 """,
+    "tests/integration_tests/h100.py": """\
+from tests.integration_tests import OverrideDefinitions
+
+
+def build_h100_test_list():
+    return [
+        OverrideDefinitions([["--parallelism.data_parallel_shard_degree 4",
+                              "--parallelism.tensor_parallel_degree 2",
+                              "--compile.enable"]], "FSDP+TP compiled", "fsdp_tp_compiled"),
+    ]
+""",
     f"{EXP}/__init__.py": "",
     f"{EXP}/configs.py": """\
 from dataclasses import dataclass
