@@ -225,11 +225,28 @@ def test_a_test_class_imported_into_a_module_ci_runs_runs_there(fresh_world):
     tests = fresh_world.repo / "torchtitan/experiments/graph_trainer/tests"
     (tests / "test_extra.py").write_text("class TestExtra:\n    def test_one(self): ...\n")
     commit_all(fresh_world.repo, "an extra test file", "2026-10-01T12:00:00+00:00")
-    gaps = by_kind(run_collector(fresh_world, "ci_tests", TODAY))["test_not_in_ci"]
-    assert any("test_extra.py" in f.body for f in gaps)
+    found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
+    # In the tests since before the window: the standing P2 line, not today's P1.
+    (standing,) = found["test_files_not_in_ci"]
+    assert "test_extra.py" in standing.items and standing.priority.value == "P2"
+    assert standing.title.endswith(", since before 2026-12-01")
+    assert not any("test_extra.py" in f.items for f in found.get("test_not_in_ci", []))
     passes = tests / "test_passes.py"
     passes.write_text("from torchtitan.experiments.graph_trainer.tests.test_extra import "
                       "TestExtra  # noqa: F401\n" + passes.read_text())  # fmt: skip
     commit_all(fresh_world.repo, "collect TestExtra with the pass tests")
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
-    assert not any("test_extra.py" in f.body for f in found.get("test_not_in_ci", []))
+    assert not any("test_extra.py" in f.items for kind in ("test_not_in_ci",
+                   "test_files_not_in_ci") for f in found.get(kind, []))  # fmt: skip
+
+
+def test_a_test_file_added_in_the_window_that_no_step_runs_is_todays_p1(fresh_world):
+    from .collector_run import commit_all
+
+    tests = fresh_world.repo / "torchtitan/experiments/graph_trainer/tests"
+    (tests / "test_fresh.py").write_text("class TestFresh:\n    def test_one(self): ...\n")
+    commit_all(fresh_world.repo, "a new test file, not wired into CI")
+    found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
+    (fresh,) = [f for f in found["test_not_in_ci"] if "test_fresh.py" in f.items]
+    assert fresh.title == "1 test file added since 2026-12-01 never run in CI"
+    assert fresh.priority.value == "P1"

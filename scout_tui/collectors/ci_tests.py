@@ -140,7 +140,8 @@ class CiTestsCollector:
     shares, cost = "tests", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = ("test_dropped_from_ci", "test_not_in_ci", "test_disabled_in_ci",
-             "workflow_unreadable", "ci_step_runs_nothing", "ci_steps_idle")  # fmt: skip
+             "workflow_unreadable", "ci_step_runs_nothing", "ci_steps_idle",
+             "test_files_not_in_ci")  # fmt: skip
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         workflows = _Workflows(ctx)
@@ -175,7 +176,16 @@ class CiTestsCollector:
                     yield self._finding(ctx, gap)
             yield Progress(self.name, done, len(paths), path)
         if never_run:
-            yield self._never_run(ctx, tests_dir, never_run)
+            # A test file added inside the window that no step runs is today's task; the
+            # ones that never ran since before it are a standing line.
+            base = ctx.baseline_commit
+            new = [g for g in never_run
+                   if base is None or ctx.source.read_at(base, g.file.path) is None]  # fmt: skip
+            old = [g for g in never_run if g not in new]
+            if new:
+                yield self._never_run(ctx, tests_dir, new, "test_not_in_ci")
+            if old:
+                yield self._never_run(ctx, tests_dir, old, "test_files_not_in_ci")
         yield from self._idle(ctx, selection, before, paths)
 
     def _idle_steps(self, ctx: CollectorContext, commit: str | None, selection: Selection,
@@ -281,7 +291,8 @@ class CiTestsCollector:
             return None
         return [_Gap(file, groups, disabled[key], key[0]) for key, groups in missing.items()]
 
-    def _never_run(self, ctx: CollectorContext, tests_dir: str, gaps: list[_Gap]) -> Finding:
+    def _never_run(self, ctx: CollectorContext, tests_dir: str, gaps: list[_Gap],
+                   kind: str) -> Finding:  # fmt: skip
         names = [gap.file.path.rsplit("/", 1)[-1] for gap in gaps]
         workflow = (ctx.config.ci.workflows or [WORKFLOWS_DIR + "/<workflow>.yaml"])[0]
         lines = "\n".join(f"pytest {gap.file.path} -v" for gap in gaps)
@@ -290,13 +301,22 @@ class CiTestsCollector:
             for name, gap in zip(names, gaps, strict=True)
         )
         count = f"{len(gaps)} test file{'s' if len(gaps) != 1 else ''}"
-        return ctx.finding(
-            self.name, "test_not_in_ci", (tests_dir,),
-            f"{count} never run in CI",
+        since = ctx.since.date()
+        title = f"{count} added since {since} never run in CI" if kind == "test_not_in_ci" \
+            and ctx.baseline_commit else f"{count} never run in CI"  # fmt: skip
+        if kind == "test_files_not_in_ci":
+            title += f", since before {since}"
+        finding = ctx.finding(
+            self.name, kind, (tests_dir,), title,
             f"No workflow invocation selects these files:\n\n{listing}",
             suggested_fix=f"Add to {code(workflow)}:\n\n{fence(lines, 'bash')}",
             files=[FileRef(path=gap.file.path) for gap in gaps], items=names,
         )  # fmt: skip
+        if kind == "test_not_in_ci":
+            return finding
+        # Yesterday's marker, from when both were one finding, still matches the standing one.
+        return finding.model_copy(update={"aliases": sorted({
+            *finding.aliases, fingerprint("test_not_in_ci", tests_dir)})})
 
     def _finding(self, ctx: CollectorContext, gap: _Gap) -> Finding:
         path = gap.file.path
