@@ -437,11 +437,22 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
     assert "`torchtitan/models/common/dist_gemm.py:2` rejects anything but `'spmd_types'`" \
         in conflict.body  # fmt: skip
     # Pinned by its base, but nothing on its path refuses the forced value: it runs, not as
-    # written. A P2 to confirm, not "cannot run".
+    # written. An FYI to confirm, not "cannot run".
     (mismatch,) = by_kind(result)["config_mismatch"]
     assert mismatch.title == ("`gt_pinned` runs with `parallelism.spmd_backend` = "
                               "`'partial_dtensor'`, not the `'spmd_types'` its base sets")
-    assert mismatch.priority.value == "P2"
+    assert mismatch.section is Section.FYI
+    # Once an enabled integration test runs it, it is known to work: nothing to say.
+    integration = tmp_path / EXP / "tests" / "integration_tests.py"
+    integration.parent.mkdir(parents=True)
+    integration.write_text('OverrideDefinitions([["--config gt_pinned"]], "pinned", "pinned")\n')
+    repo.index.add([str(integration.relative_to(tmp_path))])
+    repo.index.commit("run gt_pinned", author=git.Actor("a", "a@b"),
+                      committer=git.Actor("a", "a@b"))  # fmt: skip
+    result = run(RunOptions(repo=tmp_path, config=load_config(None), offline=True,
+                            only=["freshness"]))  # fmt: skip
+    assert "config_mismatch" not in by_kind(result)
+    assert len(by_kind(result)["config_conflict"]) == 1  # the broken one stays
 
 
 def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
@@ -762,3 +773,17 @@ def test_core_integration_files_that_moved_or_hold_nothing_are_configuration_war
     assert said["tests/integration_tests/flux.py"].endswith(
         "tests/integration_tests/flux.py does not exist, and never did in this history.")
     assert not any(f.kind == "config_warning" for f in result.findings)  # never findings
+
+
+def test_a_few_lines_more_are_no_new_untested_code(fresh_world):
+    """A file three lines longer is not "new code"; one twenty lines longer, untested, is."""
+    repo = fresh_world.repo
+    simple = repo / EXP / "simple_fsdp.py"
+    simple.write_text(simple.read_text() + "\n\nLIMIT = 3\n")
+    commit_all(repo, "a constant")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    assert f"{EXP}/simple_fsdp.py" not in found["new_code_untested"][0].items
+    simple.write_text(simple.read_text() + "".join(f"\nX{n} = {n}\n" for n in range(12)))
+    commit_all(repo, "a table", f"{TODAY.isoformat()}T21:00:00+00:00")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    assert f"{EXP}/simple_fsdp.py" in found["new_code_untested"][0].items

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from scout_tui.analysis import pyast
-from scout_tui.analysis.coverage import comment_above
+from scout_tui.analysis.coverage import comment_above, override_definitions
 from scout_tui.analysis.freshness import (
     Patch,
     constants_set,
@@ -310,16 +310,25 @@ class FreshnessCollector:
                             "after the conversion, or stop forcing it in the converter.",
                             files=files, items=[f"{flag}: {value} → {force.value}"],
                         )  # fmt: skip
-                    else:
+                    elif not self._runs_in_ci(ctx, function.name):
+                        # It runs in CI as it is: it works, the override is the choice.
                         yield ctx.finding(
                             self.name, "config_mismatch", (path, function.name, flag),
                             f"{code(function.name)} runs with {code(flag)} = "
                             f"{code(force.value)}, not the {code(value)} its base sets",
-                            places + " No check on its path rejects that value, so it runs, "
-                            "but not as its base config was written: confirm the override "
-                            "is meant for it.",
+                            places + " No check on its path rejects that value and no enabled "
+                            "integration test runs it: confirm the override is meant for it.",
                             files=files, items=[f"{flag}: {value} → {force.value}"],
                         )  # fmt: skip
+
+    def _runs_in_ci(self, ctx: CollectorContext, name: str) -> bool:
+        """Whether an enabled integration entry of the experiment selects the config."""
+        coverage = ctx.config.coverage
+        if not coverage.experiment_integration_tests:
+            return False
+        path = ctx.config.experiment_path(coverage.experiment_integration_tests)
+        return any(name in text for entry in override_definitions(ctx.source.parse(path))
+                   if not entry.disabled for text in entry.strings)  # fmt: skip
 
     def _rejecting_check(self, ctx: CollectorContext, option: str, needed: str, forced: str,
                          words: set[str]) -> str | None:  # fmt: skip
