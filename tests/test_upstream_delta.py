@@ -73,7 +73,7 @@ def test_surfaces_on_the_sample(sample_world):
     assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
     # Nothing in the experiment names it, imports its module or speaks of its terms: one
     # grouped line, not an opportunity of its own.
-    assert api.title == ("1 other new upstream API in 1 module, none of them named by the "
+    assert api.title == ("1 other new upstream API in 1 module, none of them news to the "
                          "experiment")  # fmt: skip
     assert "- `torchtitan/distributed/bucketing.py`: `bucket_all_gathers`" in api.body
     (constructor,) = found["new_constructor"]
@@ -289,9 +289,10 @@ def test_a_new_name_the_experiment_already_imports_is_no_opportunity(fresh_world
     (repo / "torchtitan/distributed/linear.py").write_text(
         "class Linear:\n    pass\n\n\nclass RowLinear(Linear):\n    pass\n\n\n"
         "class ColLinear(Linear):\n    pass\n")  # fmt: skip
+    commit_all(repo, "RowLinear and ColLinear", f"{TODAY.isoformat()}T19:00:00+00:00")
     user = repo / "torchtitan/experiments/graph_trainer/row_user.py"
     user.write_text("from torchtitan.distributed.linear import RowLinear\n")
-    commit_all(repo, "RowLinear and ColLinear; graph_trainer uses RowLinear")
+    commit_all(repo, "graph_trainer uses RowLinear")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     [linear] = [f for f in found["new_public_api"] if "linear.py" in f.title]
     assert linear.items == ["ColLinear"]  # RowLinear is already in use: not news to it
@@ -340,4 +341,21 @@ def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_
     linear = by_items[("AllGatherLinear",)]
     assert "The experiment's code speaks of `all_gather`" in linear.body
     (other,) = [f for f in found["new_public_api"] if "DistMuon" in f.items]
-    assert other.title.endswith("none of them named by the experiment")
+    assert other.title.endswith("none of them news to the experiment")
+
+
+def test_a_new_api_added_by_a_commit_that_also_changed_the_experiment_is_no_news(fresh_world):
+    """The commit that added `AllGatherLinear` also changed graph_trainer (it took it up):
+    not an opportunity for it, only the grouped line."""
+    repo = fresh_world.repo
+    (repo / "torchtitan/experiments/graph_trainer/tp_by_hand.py").write_text(
+        "def all_gather_matmul(x, w):\n    return x @ w\n")
+    commit_all(repo, "graph_trainer's own all-gather matmul", "2026-10-01T12:00:00+00:00")
+    (repo / "torchtitan/distributed/linear.py").write_text(
+        "class AllGatherLinear:\n    pass\n")
+    (repo / "torchtitan/experiments/graph_trainer/uses_it.py").write_text(
+        "GEMM_BACKEND = 'all_gather_linear'\n")
+    commit_all(repo, "AllGatherLinear, and graph_trainer's config for it")
+    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
+    (grouped,) = [f for f in found["new_public_api"] if "AllGatherLinear" in f.items]
+    assert grouped.title.endswith("none of them news to the experiment")

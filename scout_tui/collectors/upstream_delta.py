@@ -240,6 +240,7 @@ class UpstreamDeltaCollector:
         self._modules: dict[str, ast.Module] | None = None  # the experiment's, parsed once
         self._terms: set[str] | None = None  # two-word terms of its identifiers
         self._option_index: OptionIndex | None = None  # its calls and flags, indexed once
+        self._ours: set[str] = set()  # commits of the window that changed the experiment
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         base, head = ctx.baseline_commit, ctx.head_commit
@@ -253,9 +254,10 @@ class UpstreamDeltaCollector:
         changed_files = ctx.source.changed_between(base, head)
         touched = {path for commit in commits for path in commit.files} | changed_files
         yield Progress(self.name, 0, len(upstream.surfaces), f"{len(commits)} commits")
+        # Commits that also changed the experiment: someone already adapted it there.
+        ours = {c.sha for c in ctx.source.log(base, head, [ctx.config.project.experiment])}
+        self._ours = ours
         if commits:
-            # The ones that also changed the experiment: someone already adapted it there.
-            ours = {c.sha for c in ctx.source.log(base, head, [ctx.config.project.experiment])}
             both = sum(1 for c in commits if c.sha in ours)
             yield ctx.finding(
                 self.name, "upstream_commits", ("core",),
@@ -696,14 +698,14 @@ class UpstreamDeltaCollector:
         unrelated: list[tuple[str, list[str]]] = []
         yield from self._new_api_modules(ctx, base, head, touched, dirs, unrelated)
         if unrelated:
-            # Nothing in the experiment names them or imports their module: one line, not
-            # a finding each.
+            # Nothing in the experiment names them or imports their module, or the commit
+            # that added them changed the experiment too: one line, not a finding each.
             count = sum(len(names) for _, names in unrelated)
             yield ctx.finding(
                 self.name, "new_public_api", ("unrelated",),
                 f"{count} other new upstream API{'s' if count != 1 else ''} in "
                 f"{len(unrelated)} module{'s' if len(unrelated) != 1 else ''}, none of them "
-                "named by the experiment",
+                "news to the experiment",
                 "\n".join(f"- {code(path)}: " + ", ".join(code(n) for n in names)
                           for path, names in unrelated),
                 files=[FileRef(path=path) for path, _ in unrelated],
@@ -754,7 +756,9 @@ class UpstreamDeltaCollector:
             importers = self._importers(ctx, path)
             where = ", ".join(code(i) for i in importers[:3])
             shared = self._shared_terms(ctx, added)
-            if not importers and not shared:
+            # Added by a commit that also changed the experiment: it took it up already.
+            adopted = any(c.sha in self._ours for c in ctx.source.log(base, head, [path]))
+            if adopted or (not importers and not shared):
                 unrelated.append((path, added))
                 continue
             why = (f" The experiment imports from this module ({where}): check what it now "
