@@ -297,3 +297,29 @@ def test_a_hand_written_p0_gone_when_its_check_ran_is_resolved():
                         all_collectors_completed=False)  # fmt: skip
     [carried] = skipped.findings
     assert carried.kind == "prior_unchecked" and carried.status_update == "not re-checked"
+
+
+def test_a_hand_written_item_carries_every_grouped_finding_it_names_items_of():
+    """"Re-enable the two regional_inductor tests (pytorch/pytorch#179209)" names items of
+    the switch-offs, of the disabled-tests list and of the TODOs blocked on #179209: each
+    carries them from that report."""
+    markdown = (
+        "# Nightly Scout Report — 2026-04-03\n\n## Action Items (new findings)\n\n"
+        "- [ ] [P1] **Re-enable regional_inductor integration tests** — the blocker from\n"
+        "  pytorch/pytorch#179209 may have landed. Two tests are disabled\n"
+        "  (`aot_llama3_regional_inductor` and `aot_llama3_manual_regional_inductor`).\n"
+    )
+    off = finding("tests_newly_disabled", ("exp",), "2 tests switched off since 2026-04-01",
+                  items=["integration_tests.py::aot_llama3_regional_inductor",
+                         "integration_tests.py::aot_qwen3_fsdp"])  # fmt: skip
+    blocked = finding("todo_blocked", ("t",), "2 TODOs blocked on pytorch/pytorch#179209",
+                      Section.FYI, items=["pytorch/pytorch#179209"])  # fmt: skip
+    result = reconcile([off, blocked], [parse_report(markdown)], fyi_suppress_after=3,
+                       completed_kinds=KINDS, all_collectors_completed=True)  # fmt: skip
+    carried = {f.kind: f for f in result.findings}
+    assert carried["tests_newly_disabled"].status_update == (
+        "carried for `integration_tests.py::aot_llama3_regional_inductor`; new: "
+        "`integration_tests.py::aot_qwen3_fsdp`")
+    assert carried["todo_blocked"].status is Status.CARRIED
+    assert carried["todo_blocked"].first_reported == date(2026, 4, 3)
+    assert not any(f.kind == "resolved" for f in result.findings)

@@ -111,12 +111,14 @@ def _named_items(finding: Finding, item: PriorItem) -> list[str]:
     only distinctive names count — a word like `reorder` could be anything."""
     said = _backticked(item.text) | _backticked(item.title) | _tokens(item.title) | _tokens(
         item.text)
+    raw = f"{item.title}\n{item.text}".lower()
     named = []
     for name in finding.items:
         for part in {name, name.rsplit("::", 1)[-1]}:
             distinctive = len(part) >= 6 and (
                 "_" in part or "." in part or "/" in part or sum(c.isupper() for c in part) >= 2)
-            if distinctive and part.lower() in said:
+            # `pytorch/pytorch#179209` is no token: a long reference counts as written.
+            if distinctive and (part.lower() in said or ("#" in part and part.lower() in raw)):
                 named.append(name)
                 break
     return named
@@ -127,18 +129,18 @@ def absorb(findings: Sequence[Finding], report: PriorReport,
     """Marker-less prior items (hand-written) that name one item of today's grouped finding:
     that item is carried forward, its first-reported date kept; the finding's other items
     are new. Index of finding → the prior items it absorbs."""
-    taken = {id(item) for item in matched.values()}
+    matched_to = {id(item): index for index, item in matched.items()}
     absorbed: dict[int, list[PriorItem]] = {}
     for item in report.items:
-        if item.fingerprint is not None or id(item) in taken or \
-                item.section is Section.ALL_CLEAR:  # fmt: skip
+        if item.fingerprint is not None or item.section is Section.ALL_CLEAR:
             continue
-        best = max(((len(_named_items(f, item)), index) for index, f in enumerate(findings)
-                    if f.items and f.section is not Section.ALL_CLEAR),
-                   default=(0, -1))  # fmt: skip
-        if best[0]:
-            absorbed.setdefault(best[1], []).append(item)
-            taken.add(id(item))
+        # Every grouped finding it names an item of (a disabled test is in the list of
+        # disabled tests and in this week's switch-offs alike), besides the one it matched.
+        for index, finding in enumerate(findings):
+            if index == matched_to.get(id(item)) or not finding.items:
+                continue
+            if finding.section is not Section.ALL_CLEAR and _named_items(finding, item):
+                absorbed.setdefault(index, []).append(item)
     return absorbed
 
 
@@ -305,8 +307,9 @@ def _resolved(
 # resolved. Other hand-written items stay "not re-checked" rather than risk a false
 # "Resolved".
 _CI_WORDS = re.compile(r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
-                       r"disabled in ci|missing from ci)\b", re.I)
-_TEST_NAME = re.compile(r"`(Test\w+|test_\w+\.py)`")
+                       r"disabled in ci|missing from ci|(?:re-?enable|add|restore)\b.*\bin ci)\b",
+                       re.I)
+_TEST_NAME = re.compile(r"`?\b(Test[A-Z]\w+|test_\w+\.py)\b`?")
 
 
 def _kind_of(item: PriorItem) -> str | None:
