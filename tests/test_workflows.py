@@ -250,3 +250,30 @@ def test_a_test_file_added_in_the_window_that_no_step_runs_is_todays_p1(fresh_wo
     (fresh,) = [f for f in found["test_not_in_ci"] if "test_fresh.py" in f.items]
     assert fresh.title == "1 test file added since 2026-12-01 never run in CI"
     assert fresh.priority.value == "P1"
+
+
+def test_classes_of_one_file_dropped_from_several_steps_are_one_finding(fresh_world):
+    """Both steps that ran test_numerics.py are commented out by one commit: one P0 for the
+    file naming that commit, not one per step."""
+    from scout_tui.model import fingerprint
+
+    from .collector_run import commit_all
+
+    workflow = fresh_world.repo / ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
+    text = workflow.read_text()
+    for line in ("pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py::"
+                 "TestSimpleFSDP -v",
+                 "pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py -v \\"):
+        assert line in text
+        text = text.replace(line, "# " + line)
+    text = text.replace('            -k "dense and not AutoParallel"',
+                        '          #   -k "dense and not AutoParallel"')
+    workflow.write_text(text)
+    sha = commit_all(fresh_world.repo, "Temp disable numerics to restore CI health")
+    found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
+    dropped = [f for f in found["test_dropped_from_ci"] if "test_numerics.py" in f.title]
+    assert len(dropped) == 1
+    (numerics,) = dropped
+    assert numerics.priority.value == "P0" and sha[:10] in numerics.body
+    assert fingerprint("test_dropped_from_ci", "torchtitan/experiments/graph_trainer/tests/"
+                       "test_numerics.py", "TestSimpleFSDP") in numerics.aliases  # fmt: skip

@@ -168,7 +168,19 @@ class CiTestsCollector:
         imported_into = _reimports(ctx, paths)
         for done, path in enumerate(paths, 1):
             file = read_test_file(path, ctx.source.parse(path))
-            for gap in self._gap(file, selection, disabled, before, imported_into) or []:
+            gaps = self._gap(file, selection, disabled, before, imported_into) or []
+            dropped = [gap for gap in gaps if gap.ran_at_baseline]
+            if len(dropped) > 1:
+                # Classes of one file dropped from several steps: one problem, one finding
+                # (yesterday's one-per-step markers kept as aliases).
+                merged = _Gap(file, [g for gap in dropped for g in gap.groups],
+                              [i for gap in dropped for i in gap.disabled_by], True)
+                finding = self._finding(ctx, merged)
+                yield finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
+                    fingerprint("test_dropped_from_ci", path, *gap.groups)
+                    for gap in dropped)})})
+                gaps = [gap for gap in gaps if not gap.ran_at_baseline]
+            for gap in gaps:
                 whole = len(gap.groups) == len(_groups(gap.file))
                 if whole and not gap.ran_at_baseline and not gap.disabled_by:
                     never_run.append(gap)  # reported together below: one problem, one list
