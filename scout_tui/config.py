@@ -132,6 +132,7 @@ class CoverageConfig(_Strict):
     pass_files: list[str] = []
     config_registries: list[str] = []
     parallelism_flags: str = r"_degree$"
+    default_parallelism: list[str] = []  # what a run that sets no degree turns on
 
 
 class FreshnessConfig(_Strict):

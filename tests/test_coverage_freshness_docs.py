@@ -787,3 +787,25 @@ def test_a_few_lines_more_are_no_new_untested_code(fresh_world):
     commit_all(repo, "a table", f"{TODAY.isoformat()}T21:00:00+00:00")
     found = by_kind(run_collector(fresh_world, "coverage", TODAY))
     assert f"{EXP}/simple_fsdp.py" in found["new_code_untested"][0].items
+
+
+def test_a_combination_is_covered_by_the_default_run_and_by_a_larger_one(fresh_world):
+    """Core runs FSDP alone and TP alone; the experiment runs an entry that sets no degree
+    (FSDP over every GPU, the default) and FSDP+TP (which goes through TP's code): no gap for
+    either. PP and CP stay gaps."""
+    repo = fresh_world.repo
+    features = repo / "tests/integration_tests/features.py"
+    features.write_text(features.read_text().replace(
+        "    return [\n",
+        "    return [\n"
+        '        OverrideDefinitions([["--parallelism.data_parallel_shard_degree 8"]], "FSDP",'
+        ' "fsdp"),\n'
+        '        OverrideDefinitions([["--parallelism.tensor_parallel_degree 8"]], "TP", "tp"),\n'))
+    integration = repo / EXP / "tests" / "integration_tests.py"
+    integration.write_text(integration.read_text().replace(
+        "    return [\n",
+        "    return [\n"
+        '        OverrideDefinitions([["--training.steps 10"]], "default", "plain"),\n'))
+    commit_all(repo, "core FSDP and TP alone; a plain experiment run")
+    (gap,) = by_kind(run_collector(fresh_world, "coverage", TODAY))["parallelism_gap"]
+    assert gap.items == ["context_parallel", "pipeline_parallel"]

@@ -391,12 +391,16 @@ class CoverageCollector:
                     core.setdefault(combo, f"{path}::{override.name}")
         if not core:
             return
+        # A run that sets no degree still runs the default (FSDP over every GPU); a run of a
+        # larger combination goes through the smaller one's code too.
+        default = frozenset(ctx.config.coverage.default_parallelism)
         ours = {
-            parallelism_combo(o.strings, pattern)
+            parallelism_combo(o.strings, pattern) or default
             for o in override_definitions(ctx.source.parse(integration) if integration else None)
             if not o.disabled
         }
-        missing = sorted((_combo_name(c), where) for c, where in core.items() if c not in ours)
+        missing = sorted((_combo_name(c), where) for c, where in core.items()
+                         if not any(c <= mine for mine in ours))  # fmt: skip
         if missing:
             rows = "\n".join(f"- {code(combo)} (core: {code(where)})" for combo, where in missing)
             yield ctx.finding(
