@@ -436,6 +436,9 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
     assert conflict.section is Section.ACTION_ITEMS and conflict.priority.value == "P1"
     assert "`torchtitan/models/common/dist_gemm.py:2` rejects anything but `'spmd_types'`" \
         in conflict.body  # fmt: skip
+    # ... and since when the converter forces it: the commit that wrote that line.
+    init = repo.head.commit.hexsha
+    assert f"The converter forces it since `{init[:10]}` (init)." in conflict.body
     # Pinned by its base, but nothing on its path refuses the forced value: it runs, not as
     # written. An FYI to confirm, not "cannot run".
     (mismatch,) = by_kind(result)["config_mismatch"]

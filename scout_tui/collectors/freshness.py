@@ -11,6 +11,8 @@ import ast
 import re
 from collections.abc import Iterator
 
+from git import GitCommandError
+
 from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import comment_above, override_definitions
 from scout_tui.analysis.freshness import (
@@ -82,10 +84,10 @@ class FreshnessCollector:
                 elif finding is not None:
                     yield finding
         if stable:  # an inventory: one All Clear line, not one per patch every day
-            titles = [f.title.removesuffix(" patch") for f in stable]
+            titles = list(dict.fromkeys(f.title.removesuffix(" patch") for f in stable))
             yield ctx.finding(
                 self.name, "monkey_patch_stable", (config.project.experiment,),
-                f"{len(stable)} monkey-patch{'es' if len(stable) != 1 else ''} of upstream "
+                f"{len(titles)} monkey-patch{'es' if len(titles) != 1 else ''} of upstream "
                 "still fit", "Each wraps the original or matches the upstream signature: "
                 + ", ".join(code(t) for t in titles) + ".",
                 files=[file for f in stable for file in f.files][:50], items=sorted(titles),
@@ -298,6 +300,19 @@ class FreshnessCollector:
                     files = [FileRef(path=path, line=function.lineno),
                              FileRef(path=base_path, line=line),
                              FileRef(path=conv_path, line=force.line)]
+                    try:  # since when the converter forces it: the commit that broke it
+                        # The forcing line as written (`spmd_backend="partial_dtensor",`):
+                        # the last commit that changed how often it appears added it.
+                        written = (ctx.source.read(conv_path) or "").splitlines()
+                        needle = written[force.line - 1].strip().rstrip(",") \
+                            if 0 < force.line <= len(written) else ""  # fmt: skip
+                        since = ctx.source.pickaxe(needle, conv_path, ctx.head_commit or "HEAD") \
+                            if needle else None  # fmt: skip
+                    except GitCommandError:
+                        since = None
+                    if since is not None:
+                        places += (f" The converter forces it since {code(since.sha[:10])} "
+                                   f"({since.summary}).")  # fmt: skip
                     if check is not None:  # something on its path rejects the forced value
                         yield ctx.finding(
                             self.name, "config_conflict", (path, function.name, flag),
