@@ -624,6 +624,9 @@ def passes(config):
             chosen.append(extra_pass)
     if config.jit_pass == "auto_bucketing":
         chosen.append(bucketing_pass)
+    for extra in config.extras:
+        chosen.append(loop_pass)
+    chosen.append(always_pass)
     return chosen
 '''
     modules = {"exp/passes.py": ast.parse(source)}
@@ -635,6 +638,10 @@ def passes(config):
     assert selected_by_default(modules, "extra_pass", defaults) is None  # an unknown `if`
     assert selected_by_default(modules, "bucketing_pass", defaults) is None
     assert branch_values(modules, "bucketing_pass") == {"auto_bucketing"}
+    # Used whatever the options: runs whenever `passes` does. A loop may run zero times.
+    assert selected_by_default(modules, "always_pass", defaults) == ("", "passes",
+                                                                     "exp/passes.py:23")
+    assert selected_by_default(modules, "loop_pass", defaults) is None
 
 
 def test_passes_reached_by_default_or_only_by_disabled_tests_on_a_repository(fresh_world):

@@ -374,7 +374,8 @@ def selected_by_default(modules: dict[str, ast.Module], name: str,
     compares an option to a literal, and the option's default takes that branch
     (`if mode == "full": … elif mode == "regional": <here>` with `mode` defaulting to
     "regional"). Returns (option, value, "path:line") of the deciding test: every run that
-    leaves the option alone runs the pass."""
+    leaves the option alone runs the pass — or ("", function, "path:line") when a function
+    uses it whatever the options (then it runs whenever that function does)."""
     for path, tree in modules.items():
         if name not in pyast.identifiers(tree):
             continue
@@ -399,7 +400,11 @@ def _default_truth(test: ast.expr, defaults: dict[str, str]) -> tuple[bool, str,
 
 
 def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str, str],
-                       decided: tuple[str, str, int] | None) -> tuple[str, str, int] | None:
+                       decided: tuple[str, str, int] | None,
+                       function: str | None = None) -> tuple[str, str, int] | None:  # fmt: skip
+    """Where `name` is used on a path every default run of its function takes: the deciding
+    test (option, value, line), or ("", function, line) when nothing decides — the function
+    uses it whenever it runs."""
     for statement in statements:
         if isinstance(statement, ast.If):
             truth = _default_truth(statement.test, defaults)
@@ -408,23 +413,32 @@ def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str
             holds, option, value, line = truth
             branch = statement.body if holds else statement.orelse
             found = _on_default_branch(branch, name, defaults,
-                                       (option, value, line) if holds else decided)  # fmt: skip
+                                       (option, value, line) if holds else decided,
+                                       function)  # fmt: skip
+            if found is not None:
+                return found
+            continue
+        if isinstance(statement, ast.For | ast.AsyncFor | ast.While | ast.ClassDef):
+            continue  # a loop may run zero times; a class body is not a run
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            found = _on_default_branch(statement.body, name, defaults, None, statement.name)
             if found is not None:
                 return found
             continue
         nested = [child for field in ("body", "orelse", "finalbody", "handlers")
                   for child in getattr(statement, field, []) or []
                   if isinstance(child, ast.stmt)]  # fmt: skip
-        if nested and not isinstance(statement, ast.ClassDef):
-            found = _on_default_branch(nested, name, defaults, decided)
+        if nested:
+            found = _on_default_branch(nested, name, defaults, decided, function)
             if found is not None:
                 return found
-        if decided is not None and not nested and any(
+            continue
+        if (decided is not None or function is not None) and any(
             (isinstance(n, ast.Name) and n.id == name)
             or (isinstance(n, ast.Attribute) and n.attr == name)
             for n in ast.walk(statement)
         ):
-            return decided
+            return decided or ("", function or "", statement.lineno)
     return None
 
 

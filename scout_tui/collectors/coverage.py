@@ -67,6 +67,11 @@ def _callers(code_text: str, definition: PassDef) -> bool:
     return uses > 1 and mentions(code_text.replace(f"def {name}(", "", 1), name)
 
 
+def _called(code_text: str, function: str) -> bool:
+    """Whether the experiment's code calls `function` somewhere besides defining it."""
+    return mentions(code_text.replace(f"def {function}(", "", 1), function)
+
+
 def _listing(names: list[str], limit: int = 30) -> str:
     shown = ", ".join(code(name) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
@@ -272,9 +277,10 @@ class CoverageCollector:
                         # alone runs the pass.
                         defaults = option_defaults(modules) if defaults is None else defaults
                         chosen = selected_by_default(modules, definition.name, defaults)
-                        if chosen is not None:
-                            # Every run that leaves the option alone runs it, unit tests of
-                            # the default pipeline included: covered, not a gap.
+                        if chosen is not None and (chosen[0] or _called(code_text, chosen[1])):
+                            # Every run that leaves the option alone (or that calls the
+                            # function using it) runs it, unit tests of the default
+                            # pipeline included: covered, not a gap.
                             continue
                     selectors = names + sorted(branch_values(modules, definition.name))
                     if any(name in disabled_words for name in selectors):
