@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+import pytest
+
 from scout_tui.analysis.dependencies import discover, option_uses, widened
 from scout_tui.model import Section
 
@@ -283,24 +285,17 @@ def test_an_override_that_does_not_call_upstream_misses_its_fixes(fresh_world):
     assert [f.path for f in drift.files] == [f"{EXP}/trainer.py", "torchtitan/trainer.py"]
 
 
-def test_an_override_that_calls_upstream_or_was_changed_with_it_is_no_drift(fresh_world):
+@pytest.mark.parametrize("how", ["calls super", "changed with it"])
+def test_an_override_that_calls_upstream_or_was_changed_with_it_is_no_drift(fresh_world, how):
     repo = fresh_world.repo
-    _with_upstream_train_step(repo, "    def train_step(self, batch):\n"
-                                    "        return super().train_step(batch)\n")
-    _edit(repo, "torchtitan/trainer.py", "        return loss\n\n    def post",
-          "        return loss * 1\n\n    def post")
-    commit_all(repo, "scale the loss")
-    assert "override_drift" not in _dependency_findings(fresh_world)
-
-
-def test_an_override_changed_in_the_same_commit_is_no_drift(fresh_world):
-    repo = fresh_world.repo
-    _with_upstream_train_step(repo, "    def train_step(self, batch):\n"
-                                    "        loss = self.forward(batch)\n        return loss\n")
+    override = ("        return super().train_step(batch)\n" if how == "calls super"
+                else "        loss = self.forward(batch)\n        return loss\n")  # fmt: skip
+    _with_upstream_train_step(repo, "    def train_step(self, batch):\n" + override)
     _edit(repo, "torchtitan/trainer.py", "        return loss\n\n    def post",
           "        return loss * 2\n\n    def post")
-    _edit(repo, f"{EXP}/trainer.py", "        return loss\n", "        return loss * 2\n")
-    commit_all(repo, "double the loss everywhere")
+    if how == "changed with it":  # the same commit carries the change into the override
+        _edit(repo, f"{EXP}/trainer.py", "        return loss\n", "        return loss * 2\n")
+    commit_all(repo, "double the loss")
     assert "override_drift" not in _dependency_findings(fresh_world)
 
 

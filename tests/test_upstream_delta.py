@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from scout_tui.analysis import pyast
 from scout_tui.collectors.upstream_delta import compare_surface
 from scout_tui.config import Surface
@@ -325,9 +327,11 @@ def test_a_surface_whose_file_moved_inside_the_window_is_compared_not_called_sta
     assert "CompileConfig fields" not in stable.items
 
 
-def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_world):
+@pytest.mark.parametrize("taken_up", [False, True])
+def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_world, taken_up):
     """`AllGatherLinear` is new; the experiment has an `all_gather_matmul` of its own: an
-    opportunity naming the shared term. `DistMuon` shares nothing: the grouped line."""
+    opportunity naming the shared term. `DistMuon` shares nothing: the grouped line. When
+    the commit that added it also changed graph_trainer (it took it up), it is no news."""
     repo = fresh_world.repo
     (repo / "torchtitan/experiments/graph_trainer/tp_by_hand.py").write_text(
         "def all_gather_matmul(x, w):\n    return x @ w\n")
@@ -335,27 +339,15 @@ def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_
     (repo / "torchtitan/distributed/linear.py").write_text(
         "class AllGatherLinear:\n    pass\n")
     (repo / "torchtitan/distributed/muon.py").write_text("class DistMuon:\n    pass\n")
+    if taken_up:
+        (repo / "torchtitan/experiments/graph_trainer/uses_it.py").write_text(
+            "GEMM_BACKEND = 'all_gather_linear'\n")
     commit_all(repo, "AllGatherLinear; DistMuon")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
-    by_items = {tuple(f.items): f for f in found["new_public_api"]}
-    linear = by_items[("AllGatherLinear",)]
-    assert "The experiment's code speaks of `all_gather`" in linear.body
     (other,) = [f for f in found["new_public_api"] if "DistMuon" in f.items]
     assert other.title.endswith("none of them news to the experiment")
-
-
-def test_a_new_api_added_by_a_commit_that_also_changed_the_experiment_is_no_news(fresh_world):
-    """The commit that added `AllGatherLinear` also changed graph_trainer (it took it up):
-    not an opportunity for it, only the grouped line."""
-    repo = fresh_world.repo
-    (repo / "torchtitan/experiments/graph_trainer/tp_by_hand.py").write_text(
-        "def all_gather_matmul(x, w):\n    return x @ w\n")
-    commit_all(repo, "graph_trainer's own all-gather matmul", "2026-10-01T12:00:00+00:00")
-    (repo / "torchtitan/distributed/linear.py").write_text(
-        "class AllGatherLinear:\n    pass\n")
-    (repo / "torchtitan/experiments/graph_trainer/uses_it.py").write_text(
-        "GEMM_BACKEND = 'all_gather_linear'\n")
-    commit_all(repo, "AllGatherLinear, and graph_trainer's config for it")
-    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
-    (grouped,) = [f for f in found["new_public_api"] if "AllGatherLinear" in f.items]
-    assert grouped.title.endswith("none of them news to the experiment")
+    if taken_up:
+        assert "AllGatherLinear" in other.items
+    else:
+        (linear,) = [f for f in found["new_public_api"] if f.items == ["AllGatherLinear"]]
+        assert "The experiment's code speaks of `all_gather`" in linear.body

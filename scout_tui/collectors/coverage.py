@@ -98,9 +98,13 @@ class CoverageCollector:
             else ""
         )
         if integration and not ctx.source.exists(integration):
-            yield missing_path_warning(
+            # Gone (moved, removed) is scout.toml's to fix; never there is an experiment with
+            # no integration tests of its own, as the default path allows.
+            warning = missing_path_warning(
                 ctx, self.name, "`[coverage] experiment_integration_tests` "
                 f"{config.coverage.experiment_integration_tests}", integration)  # fmt: skip
+            if warning.commit is not None:
+                yield warning
             integration = ""
         unit_paths = [p for p in ctx.source.glob(tests_dir, "*.py") if p != integration]
         unit_text = Words("\n".join(ctx.source.read(p) or "" for p in unit_paths))
