@@ -75,8 +75,8 @@ def test_surfaces_on_the_sample(sample_world):
     assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
     # Nothing in the experiment names it, imports its module or speaks of its terms: one
     # grouped line, not an opportunity of its own.
-    assert api.title == ("1 other new upstream API in 1 module, none of them news to the "
-                         "experiment")  # fmt: skip
+    assert api.title == ("1 other new upstream API in 1 module, not named by the "
+                         "experiment's code")  # fmt: skip
     assert "- `torchtitan/distributed/bucketing.py`: `bucket_all_gathers`" in api.body
     (constructor,) = found["new_constructor"]
     assert constructor.items == ["from_world_size"]
@@ -345,9 +345,10 @@ def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_
     commit_all(repo, "AllGatherLinear; DistMuon")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     (other,) = [f for f in found["new_public_api"] if "DistMuon" in f.items]
-    assert other.title.endswith("none of them news to the experiment")
+    assert other.title.endswith("not named by the experiment's code")
     if taken_up:
         assert "AllGatherLinear" in other.items
+        assert "which also changed the experiment" in other.body
     else:
         (linear,) = [f for f in found["new_public_api"] if f.items == ["AllGatherLinear"]]
         assert "The experiment's code speaks of `all_gather`" in linear.body

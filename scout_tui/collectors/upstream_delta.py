@@ -695,21 +695,23 @@ class UpstreamDeltaCollector:
         self, ctx: CollectorContext, base: str, head: str, touched: set[str]
     ) -> Iterator[Finding]:
         dirs = ctx.config.upstream.new_api_dirs
-        unrelated: list[tuple[str, list[str]]] = []
+        unrelated: list[tuple[str, list[str], CommitInfo | None]] = []
         yield from self._new_api_modules(ctx, base, head, touched, dirs, unrelated)
         if unrelated:
             # Nothing in the experiment names them or imports their module, or the commit
             # that added them changed the experiment too: one line, not a finding each.
-            count = sum(len(names) for _, names in unrelated)
+            count = sum(len(names) for _, names, _ in unrelated)
             yield ctx.finding(
                 self.name, "new_public_api", ("unrelated",),
                 f"{count} other new upstream API{'s' if count != 1 else ''} in "
-                f"{len(unrelated)} module{'s' if len(unrelated) != 1 else ''}, none of them "
-                "news to the experiment",
+                f"{len(unrelated)} module{'s' if len(unrelated) != 1 else ''}, not named by "
+                "the experiment's code",
                 "\n".join(f"- {code(path)}: " + ", ".join(code(n) for n in names)
-                          for path, names in unrelated),
-                files=[FileRef(path=path) for path, _ in unrelated],
-                items=[n for _, names in unrelated for n in names],
+                          + (f" — added by {code(c.sha[:10])} ({c.summary}), which also changed"
+                             " the experiment" if c else "")
+                          for path, names, c in unrelated),
+                files=[FileRef(path=path) for path, _, _ in unrelated],
+                items=[n for _, names, _ in unrelated for n in names],
             )  # fmt: skip
 
     def _shared_terms(self, ctx: CollectorContext, names: list[str]) -> list[str]:
@@ -732,7 +734,8 @@ class UpstreamDeltaCollector:
 
     def _new_api_modules(self, ctx: CollectorContext, base: str, head: str, touched: set[str],
                          dirs: list[str],
-                         unrelated: list[tuple[str, list[str]]]) -> Iterator[Finding]:  # fmt: skip
+                         unrelated: list[tuple[str, list[str], CommitInfo | None]],
+                         ) -> Iterator[Finding]:  # fmt: skip
         for path in sorted(p for p in touched if p.endswith(".py") and _under(p, dirs)):
             # Most touched files define no new top-level name: a line scan says so without
             # parsing two versions; the AST decides only when the scan sees a difference.
@@ -757,9 +760,9 @@ class UpstreamDeltaCollector:
             where = ", ".join(code(i) for i in importers[:3])
             shared = self._shared_terms(ctx, added)
             # Added by a commit that also changed the experiment: it took it up already.
-            adopted = any(c.sha in self._ours for c in ctx.source.log(base, head, [path]))
+            adopted = [c for c in ctx.source.log(base, head, [path]) if c.sha in self._ours]
             if adopted or (not importers and not shared):
-                unrelated.append((path, added))
+                unrelated.append((path, added, adopted[0] if adopted else None))
                 continue
             why = (f" The experiment imports from this module ({where}): check what it now "
                    "offers." if importers else
