@@ -317,9 +317,13 @@ class TodoCollector:
         if kind == "todo_upstream_unlinked":
             body += ("\n\nA link to the upstream issue or PR (`pytorch/pytorch#N`) lets scout "
                      "say when it lands.")  # fmt: skip
-        older = len(todos) - fresh
+        older = [todo for todo, _, new in todos if not new]
         if older:
-            body += f"\n\n{older} older one{'s' if older != 1 else ''}, unchanged."
+            # Where they are, in one line: enough to check the count, not a list to re-read.
+            spots = ", ".join(code(f"{t.path.rsplit('/', 1)[-1]}:{t.line}") for t in older[:12])
+            more = f" and {len(older) - 12} more" if len(older) > 12 else ""
+            body += (f"\n\n{len(older)} older one{'s' if len(older) != 1 else ''}, unchanged: "
+                     f"{spots}{more}.")  # fmt: skip
         note = "\n\nNamed APIs not checked: skipped — torch not installed." if no_torch else ""
         experiment = ctx.config.project.experiment
         return ctx.finding(
