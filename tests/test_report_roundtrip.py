@@ -323,3 +323,24 @@ def test_a_hand_written_item_carries_every_grouped_finding_it_names_items_of():
     assert carried["todo_blocked"].status is Status.CARRIED
     assert carried["todo_blocked"].first_reported == date(2026, 4, 3)
     assert not any(f.kind == "resolved" for f in result.findings)
+
+
+def test_a_hand_written_p0_the_next_report_dropped_without_a_word_is_carried():
+    """04-02 had a P0 and a P2; 04-03 (the latest) mentions neither; scout does not find
+    them. The P0 is carried as not re-checked, from 04-02; the P2 is let go."""
+    day2 = parse_report(
+        "# Nightly Scout Report — 2026-04-02\n\n## Action Items (new findings)\n\n"
+        "- [ ] **[P0] Llama3 `apply_tp` call missing `enable_cp`** — CP silently does nothing.\n"
+        "- [ ] **[P2] Gradient accumulation untested** — no test sets it.\n")
+    day3 = parse_report(
+        "# Nightly Scout Report — 2026-04-03\n\n## Action Items (new findings)\n\n"
+        "- [ ] **[P1] Re-enable regional_inductor integration tests** — may have landed.\n")
+    result = reconcile([], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS,
+                       all_collectors_completed=False)  # fmt: skip
+    carried = {f.title: f for f in result.findings}
+    p0 = carried["Llama3 `apply_tp` call missing `enable_cp`"]
+    assert p0.kind == "prior_unchecked" and p0.priority is Priority.P0
+    assert p0.first_reported == date(2026, 4, 2)
+    assert "the report of 2026-04-03 no longer mentions it" in p0.body
+    assert "Gradient accumulation untested" not in carried
+    assert "Re-enable regional_inductor integration tests" in carried  # the latest's, as before

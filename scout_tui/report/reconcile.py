@@ -14,6 +14,7 @@ from datetime import date
 from scout_tui.model import (
     Finding,
     PriorItem,
+    Priority,
     PriorReport,
     Section,
     Status,
@@ -114,7 +115,9 @@ def _named_items(finding: Finding, item: PriorItem) -> list[str]:
     raw = f"{item.title}\n{item.text}".lower()
     named = []
     for name in finding.items:
-        for part in {name, name.rsplit("::", 1)[-1]}:
+        # An item is a name (`cse_pass`), a place (`a.py::TestX`) or a sentence naming things
+        # in backticks (a doc problem): each can be what a hand-written item named.
+        for part in {name, name.rsplit("::", 1)[-1], *_backticked(name)}:
             distinctive = len(part) >= 6 and (
                 "_" in part or "." in part or "/" in part or sum(c.isupper() for c in part) >= 2)
             # `pytorch/pytorch#179209` is no token: a long reference counts as written.
@@ -248,7 +251,41 @@ def reconcile(
                 all_collectors_completed,
             )
         )
+        out.extend(_dropped_by_hand(reports, matches, absorbed, out))
     return Reconciled(out, suppressed)
+
+
+def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorItem]],
+                     absorbed: list[dict[int, list[PriorItem]]],
+                     so_far: list[Finding]) -> list[Finding]:  # fmt: skip
+    """A hand-written P0/P1 of an earlier report that the latest report no longer mentions
+    and scout does not find: a person dropped it without saying it was fixed. Carried as
+    not re-checked rather than lost."""
+    latest = reports[-1]
+    titles = {f.title.lower() for f in so_far}
+    carried = []
+    for report, matched, taken in zip(reports[:-1], matches[:-1], absorbed[:-1], strict=True):
+        seen = {id(i) for i in matched.values()} | {id(i) for v in taken.values() for i in v}
+        for item in report.items:
+            if item.fingerprint is not None or id(item) in seen or \
+                    item.section not in UNCHECKED_CARRY or \
+                    item.priority not in (Priority.P0, Priority.P1):  # fmt: skip
+                continue
+            if item.title.lower() in titles or any(
+                _tokens(item.title) and len(_tokens(item.title) & _tokens(later.title))
+                / len(_tokens(item.title) | _tokens(later.title)) >= FUZZY_THRESHOLD
+                for later in latest.items
+            ):
+                continue  # the latest report still has it, in its own words
+            since = item.first_reported or report.date
+            finding = _unchecked(item, report, since)
+            carried.append(finding.model_copy(update={"body": (
+                f"From the report of {report.date.isoformat()}; the report of "
+                f"{latest.date.isoformat()} no longer mentions it and scout cannot tell "
+                "whether it is fixed, so it is carried as it was. Drop it in triage once it "
+                "is dealt with.")}))
+            titles.add(item.title.lower())
+    return carried
 
 
 def _carried_in_part(finding: Finding, parts: list[tuple[PriorReport, PriorItem]]) -> Finding:
