@@ -605,17 +605,23 @@ def test_a_pass_chosen_by_an_options_default_and_one_only_disabled_tests_select(
     from scout_tui.analysis.coverage import branch_values, option_defaults, selected_by_default
 
     source = '''
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
 class CompileConfig:
     inductor_compilation: str = "regional"
     jit_pass: str = ""
+    passes: list[str] = field(default_factory=list)
 
 
 def passes(config):
     chosen = []
+    names = getattr(config, "passes", [])
+    if "full_inductor_compilation" not in names:
+        chosen.append(validate_pass)
+    if "cudagraph" in names:
+        chosen.append(cudagraph_pass)
     if config.inductor_compilation == "full":
         chosen.append(full_pass)
     elif config.inductor_compilation == "regional":
@@ -631,16 +637,19 @@ def passes(config):
 '''
     modules = {"exp/passes.py": ast.parse(source)}
     defaults = option_defaults(modules)
-    assert defaults == {"inductor_compilation": "'regional'", "jit_pass": "''"}
+    assert defaults == {"inductor_compilation": "'regional'", "jit_pass": "''", "passes": "[]"}
+    # `"x" not in names` where `names` is the option `passes`, empty by default: taken.
+    assert selected_by_default(modules, "validate_pass", defaults)[:2] == ("passes", "[]")
+    assert selected_by_default(modules, "cudagraph_pass", defaults) is None
     assert selected_by_default(modules, "regional_pass", defaults) == (
-        "inductor_compilation", "'regional'", "exp/passes.py:15")
+        "inductor_compilation", "'regional'", "exp/passes.py:21")
     assert selected_by_default(modules, "full_pass", defaults) is None  # not the default
     assert selected_by_default(modules, "extra_pass", defaults) is None  # an unknown `if`
     assert selected_by_default(modules, "bucketing_pass", defaults) is None
     assert branch_values(modules, "bucketing_pass") == {"auto_bucketing"}
     # Used whatever the options: runs whenever `passes` does. A loop may run zero times.
     assert selected_by_default(modules, "always_pass", defaults) == ("", "passes",
-                                                                     "exp/passes.py:23")
+                                                                     "exp/passes.py:29")
     assert selected_by_default(modules, "loop_pass", defaults) is None
 
 

@@ -361,11 +361,47 @@ def option_defaults(modules: dict[str, ast.Module]) -> dict[str, str]:
         for node in pyast.nodes(tree, ast.ClassDef):
             assert isinstance(node, ast.ClassDef)
             for statement in node.body:
-                if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
-                        and isinstance(statement.value, ast.Constant):  # fmt: skip
-                    found.setdefault(statement.target.id, set()).add(
-                        ast.unparse(statement.value))
+                if not isinstance(statement, ast.AnnAssign) or \
+                        not isinstance(statement.target, ast.Name):  # fmt: skip
+                    continue
+                value = _literal_default(statement.value)
+                if value is not None:
+                    found.setdefault(statement.target.id, set()).add(value)
     return {name: next(iter(values)) for name, values in found.items() if len(values) == 1}
+
+
+def _literal_default(value: ast.expr | None) -> str | None:
+    """A field's default as a literal: `"x"`, `3`; an empty list or tuple (`[]`, `()`,
+    `field(default_factory=list)`) as `[]`."""
+    if isinstance(value, ast.Constant):
+        return ast.unparse(value)
+    if isinstance(value, ast.List | ast.Tuple) and not value.elts:
+        return "[]"
+    if isinstance(value, ast.Call) and ast.unparse(value.func).endswith("field"):
+        for keyword in value.keywords:
+            if keyword.arg == "default":
+                return _literal_default(keyword.value)
+            if keyword.arg == "default_factory" and ast.unparse(keyword.value) in (
+                    "list", "tuple"):  # fmt: skip
+                return "[]"
+    return None
+
+
+def _option_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """Local names a function binds to config options: `names = getattr(cfg, "passes", [])`
+    or `mode = cfg.compile.mode` → the option's name."""
+    found = {}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):  # fmt: skip
+            continue
+        value = node.value
+        if isinstance(value, ast.Attribute):
+            found[node.targets[0].id] = value.attr
+        elif isinstance(value, ast.Call) and ast.unparse(value.func) == "getattr" and \
+                len(value.args) >= 2 and isinstance(value.args[1], ast.Constant):  # fmt: skip
+            found[node.targets[0].id] = str(value.args[1].value)
+    return found
 
 
 def selected_by_default(modules: dict[str, ast.Module], name: str,
@@ -385,43 +421,57 @@ def selected_by_default(modules: dict[str, ast.Module], name: str,
     return None
 
 
-def _default_truth(test: ast.expr, defaults: dict[str, str]) -> tuple[bool, str, str, int] | None:
-    """Whether an `x.option == "v"` (or `!=`) test holds at the option's default."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq | ast.NotEq)
-            and isinstance(test.comparators[0], ast.Constant)):  # fmt: skip
+def _default_truth(test: ast.expr, defaults: dict[str, str],
+                   aliases: dict[str, str] | None = None) -> tuple[bool, str, str, int] | None:
+    """Whether an `x.option == "v"` (or `!=`) test holds at the option's default; or a
+    `"v" not in x.option` (`in`) test where the option defaults to an empty list."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None
-    option = ast.unparse(test.left).rsplit(".", 1)[-1]
-    value = ast.unparse(test.comparators[0])
-    if option not in defaults:
-        return None
-    holds = (defaults[option] == value) == isinstance(test.ops[0], ast.Eq)
-    return holds, option, defaults[option], test.lineno
+
+    def option_of(node: ast.expr) -> str:
+        text = ast.unparse(node)
+        return (aliases or {}).get(text, text.rsplit(".", 1)[-1])
+
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Eq | ast.NotEq) and isinstance(right, ast.Constant):
+        option = option_of(test.left)
+        value = ast.unparse(right)
+        if option not in defaults:
+            return None
+        holds = (defaults[option] == value) == isinstance(op, ast.Eq)
+        return holds, option, defaults[option], test.lineno
+    if isinstance(op, ast.In | ast.NotIn) and isinstance(test.left, ast.Constant):
+        option = option_of(right)
+        if defaults.get(option) != "[]":
+            return None
+        return isinstance(op, ast.NotIn), option, "[]", test.lineno
+    return None
 
 
 def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str, str],
-                       decided: tuple[str, str, int] | None,
-                       function: str | None = None) -> tuple[str, str, int] | None:  # fmt: skip
+                       decided: tuple[str, str, int] | None, function: str | None = None,
+                       aliases: dict[str, str] | None = None) -> tuple[str, str, int] | None:
     """Where `name` is used on a path every default run of its function takes: the deciding
     test (option, value, line), or ("", function, line) when nothing decides — the function
     uses it whenever it runs."""
     for statement in statements:
         if isinstance(statement, ast.If):
-            truth = _default_truth(statement.test, defaults)
+            truth = _default_truth(statement.test, defaults, aliases)
             if truth is None:
                 continue  # a condition scout cannot settle: not "by default"
             holds, option, value, line = truth
             branch = statement.body if holds else statement.orelse
             found = _on_default_branch(branch, name, defaults,
                                        (option, value, line) if holds else decided,
-                                       function)  # fmt: skip
+                                       function, aliases)  # fmt: skip
             if found is not None:
                 return found
             continue
         if isinstance(statement, ast.For | ast.AsyncFor | ast.While | ast.ClassDef):
             continue  # a loop may run zero times; a class body is not a run
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-            found = _on_default_branch(statement.body, name, defaults, None, statement.name)
+            found = _on_default_branch(statement.body, name, defaults, None, statement.name,
+                                       _option_names(statement))  # fmt: skip
             if found is not None:
                 return found
             continue
@@ -429,7 +479,7 @@ def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str
                   for child in getattr(statement, field, []) or []
                   if isinstance(child, ast.stmt)]  # fmt: skip
         if nested:
-            found = _on_default_branch(nested, name, defaults, decided, function)
+            found = _on_default_branch(nested, name, defaults, decided, function, aliases)
             if found is not None:
                 return found
             continue
