@@ -747,7 +747,7 @@ def test_a_docstring_naming_a_pass_that_no_longer_exists(fresh_world):
     original = passes.read_text()
     passes.write_text(original + "\n\ndef fold_pass(gm, example_inputs):\n    return gm\n")
     commit_all(repo, "fold pass", "2026-10-01T12:00:00+00:00")
-    passes.write_text(original)
+    passes.write_text(original + "\n\ndef folding_pass(gm, example_inputs):\n    return gm\n")
     configs = repo / EXP / "configs.py"
     configs.write_text(configs.read_text().replace(
         "    passes: tuple[str, ...] = ()\n",
@@ -758,6 +758,7 @@ def test_a_docstring_naming_a_pass_that_no_longer_exists(fresh_world):
     assert stale.title == "A docstring or comment names a pass that no longer exists"
     assert stale.items == ["configs.py: fold_pass"]
     assert f"names `fold_pass`, removed in `{sha[:10]}` (drop fold_pass" in stale.body
+    assert "(it became `folding_pass`?)" in stale.body  # one pass out, one in: a rename
     assert stale.section is Section.DOCS
 
 

@@ -399,7 +399,13 @@ class DocsCollector:
                 gone = None
             if gone is None:
                 continue  # never defined here: an example name, or another project's
-            stale.append((path, line, name, f", removed in {code(gone.sha[:10])} ({gone.summary})"))
+            # A commit that removed one pass and added one other renamed it, most likely.
+            diff = ctx.source.diff_range(gone.sha + "^", gone.sha, ["*.py"])
+            added = set(re.findall(r"^\+\s*def (\w+_pass)\(", diff, re.MULTILINE))
+            added -= _defined_before(diff)
+            became = f" (it became {code(next(iter(added)))}?)" if len(added) == 1 else ""
+            stale.append((path, line, name,
+                          f", removed in {code(gone.sha[:10])} ({gone.summary}){became}"))
         return stale
 
     @staticmethod
@@ -414,6 +420,11 @@ class DocsCollector:
 
 
 _PASS_NAME = re.compile(r"\b([a-z][a-z0-9_]*_pass)\b")
+
+
+def _defined_before(diff: str) -> set[str]:
+    """The passes a diff's removed lines defined: moved ones are not new."""
+    return set(re.findall(r"^-\s*def (\w+_pass)\(", diff, re.MULTILINE))
 
 
 def _prose(text: str, tree: ast.Module | None) -> list[tuple[int, str]]:
