@@ -547,6 +547,20 @@ def test_a_suite_step_whose_entries_are_all_disabled_and_idle_steps_that_stay(fr
     assert "runs suite `pp`, whose 1 entry is all disabled (`pp_only`)" in idle.body
     workflow_path = ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
     assert fingerprint("ci_step_runs_nothing", workflow_path, step) in idle.aliases
+    # Another experiment of the repository is not told about graph_trainer's idle suite.
+    from scout_tui.config import load_config
+    from scout_tui.pipeline import RunOptions, run
+
+    (repo / "torchtitan/experiments/other").mkdir()
+    (repo / "torchtitan/experiments/other/__init__.py").write_text("")
+    commit_all(repo, "another experiment", "2026-10-02T12:00:00+00:00")
+    other = fresh_world.base / "other.toml"
+    other.write_text(fresh_world.config.read_text().replace(
+        '[project]\n', '[project]\nexperiment = "torchtitan/experiments/other"\n'
+        "tracking_issue = 5\n"))  # fmt: skip
+    result = run(RunOptions(repo=repo, config=load_config(other), as_of=TODAY, offline=True,
+                            only=["ci_tests"]))  # fmt: skip
+    assert "ci_steps_idle" not in by_kind(result)
 
 
 def test_a_script_command_that_only_runs_as_a_module(fresh_world):

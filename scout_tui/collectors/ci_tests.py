@@ -227,10 +227,11 @@ class CiTestsCollector:
         idle = {(inv.workflow, inv.line): f"selects {chosen} test(s), each skipped without a "
                 "condition" for inv, (chosen, skipped) in counts.items()
                 if chosen and skipped == chosen}  # fmt: skip
+        experiment = ctx.config.project.experiment.rstrip("/") + "/"
         for invocation in selection.invocations:
             suite = _suite(invocation)
-            if suite is None:
-                continue
+            if suite is None or not invocation.selectors[0].startswith(experiment):
+                continue  # another experiment's suite is not this one's business
             entries = suite_entries(parse(invocation.selectors[0]), suite)
             if entries and all(entry.disabled for entry in entries):
                 names = ", ".join(code(e.name or f"line {e.line}") for e in entries[:6])
