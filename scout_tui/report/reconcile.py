@@ -14,7 +14,6 @@ from datetime import date
 from scout_tui.model import (
     Finding,
     PriorItem,
-    Priority,
     PriorReport,
     Section,
     Status,
@@ -51,6 +50,20 @@ _STOP = {
 class Reconciled:
     findings: list[Finding]
     suppressed: list[str] = field(default_factory=list)
+
+
+# "CLAUDE.md: all paths verified correct" is a hand-written all-clear in a Docs or FYI
+# section: never the same thing as today's problem with that file.
+_ALL_WELL = re.compile(r"\b(?:verified|(?:are|is|still) (?:correct|current|accurate)|"
+                       r"up to date|no issues|still work|all good)\b", re.IGNORECASE)
+
+
+def _says_all_is_well(item: PriorItem) -> bool:
+    """A Docs/FYI/All Clear line saying something is fine (`**CLAUDE.md** — all paths are
+    correct`); an action item never is one, whatever its words."""
+    if item.section in UNCHECKED_CARRY:
+        return False
+    return bool(_ALL_WELL.search(item.title) or _ALL_WELL.search(item.text[:200]))
 
 
 def _backticked(text: str) -> set[str]:
@@ -93,7 +106,7 @@ def match_report(findings: Sequence[Finding], report: PriorReport) -> dict[int, 
             for index, finding in enumerate(findings)
             if index not in matched and finding.section is not Section.ALL_CLEAR
             for n, item in enumerate(candidates)
-            if n not in taken and item.fingerprint is None
+            if n not in taken and item.fingerprint is None and not _says_all_is_well(item)
         ),
         reverse=True,
     )
@@ -135,7 +148,8 @@ def absorb(findings: Sequence[Finding], report: PriorReport,
     matched_to = {id(item): index for index, item in matched.items()}
     absorbed: dict[int, list[PriorItem]] = {}
     for item in report.items:
-        if item.fingerprint is not None or item.section is Section.ALL_CLEAR:
+        if item.fingerprint is not None or item.section is Section.ALL_CLEAR or \
+                _says_all_is_well(item):  # fmt: skip
             continue
         # Every grouped finding it names an item of (a disabled test is in the list of
         # disabled tests and in this week's switch-offs alike), besides the one it matched.
@@ -157,9 +171,12 @@ def status_update(finding: Finding, prior: PriorItem) -> str:
     else:
         # A report without markers: compare with the items it names in backticks, if any.
         mentioned = _backticked(prior.text)
-        if finding.items and not any(item.lower() in mentioned for item in finding.items):
-            return f"still present ({len(finding.items)} now; the prior report did not list them)"
-        added = [item for item in finding.items if item.lower() not in mentioned]
+        named = set(_named_items(finding, prior)) | {
+            item for item in finding.items if item.lower() in mentioned}
+        if finding.items and not named:
+            return (f"still present ({len(finding.items)} now; the prior report named none of "
+                    "them one by one)")  # fmt: skip
+        added = [item for item in finding.items if item not in named]
         removed = 0
     if added:
         names = ", ".join(f"`{name}`" for name in added[:5])
@@ -251,16 +268,16 @@ def reconcile(
                 all_collectors_completed,
             )
         )
-        out.extend(_dropped_by_hand(reports, matches, absorbed, out))
+        out.extend(_dropped_by_hand(reports, matches, absorbed, out, set(completed_kinds)))
     return Reconciled(out, suppressed)
 
 
 def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorItem]],
-                     absorbed: list[dict[int, list[PriorItem]]],
-                     so_far: list[Finding]) -> list[Finding]:  # fmt: skip
-    """A hand-written P0/P1 of an earlier report that the latest report no longer mentions
-    and scout does not find: a person dropped it without saying it was fixed. Carried as
-    not re-checked rather than lost."""
+                     absorbed: list[dict[int, list[PriorItem]]], so_far: list[Finding],
+                     completed: set[str]) -> list[Finding]:  # fmt: skip
+    """A hand-written action item of an earlier report that the latest report no longer
+    mentions and scout does not find: a person dropped it without saying it was fixed.
+    Carried as not re-checked rather than lost (unless scout's own check says it is gone)."""
     latest = reports[-1]
     titles = {f.title.lower() for f in so_far}
     carried = []
@@ -268,9 +285,11 @@ def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorIt
         seen = {id(i) for i in matched.values()} | {id(i) for v in taken.values() for i in v}
         for item in report.items:
             if item.fingerprint is not None or id(item) in seen or \
-                    item.section not in UNCHECKED_CARRY or \
-                    item.priority not in (Priority.P0, Priority.P1):  # fmt: skip
+                    item.section not in UNCHECKED_CARRY or item.priority is None:  # fmt: skip
                 continue
+            kind = _kind_of(item)
+            if kind is not None and kind in completed:
+                continue  # its check ran today and did not find it: fixed, said by the check
             if item.title.lower() in titles or any(
                 _tokens(item.title) and len(_tokens(item.title) & _tokens(later.title))
                 / len(_tokens(item.title) | _tokens(later.title)) >= FUZZY_THRESHOLD
@@ -340,19 +359,29 @@ def _resolved(
 
 # What a hand-written item is about, from its words — only where scout's check is
 # exhaustive for what the item names: every test class and test file is checked for CI
-# coverage, so "`TestX` no longer runs in CI" not found again after that check ran is
-# resolved. Other hand-written items stay "not re-checked" rather than risk a false
-# "Resolved".
+# coverage, every pass for tests, so "`TestX` no longer runs in CI" or "`x_pass` has zero
+# test coverage" not found again after that check ran is resolved. Other hand-written
+# items stay "not re-checked" rather than risk a false "Resolved".
 _CI_WORDS = re.compile(r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
                        r"disabled in ci|missing from ci|(?:re-?enable|add|restore)\b.*\bin ci)\b",
                        re.I)
 _TEST_NAME = re.compile(r"`?\b(Test[A-Z]\w+|test_\w+\.py)\b`?")
 
 
+_UNTESTED_WORDS = re.compile(r"\b(?:(?:zero|no) (?:unit )?(?:tests?|test coverage|coverage)|"
+                             r"untested|lacks? (?:unit )?tests?)\b", re.IGNORECASE)
+_PASS = re.compile(r"`\w+_pass`")
+
+
 def _kind_of(item: PriorItem) -> str | None:
-    if item.section in UNCHECKED_CARRY and _CI_WORDS.search(item.title) and \
-            _TEST_NAME.search(item.title):  # fmt: skip
+    if item.section not in UNCHECKED_CARRY:
+        return None
+    if _CI_WORDS.search(item.title) and _TEST_NAME.search(item.title):
         return "test_not_in_ci"
+    # Every pass is checked for tests (and for being reached by default): one named pass
+    # said untested that the check no longer lists is covered.
+    if _UNTESTED_WORDS.search(item.title) and len(_PASS.findall(item.title)) == 1:
+        return "pass_untested"
     return None
 
 
