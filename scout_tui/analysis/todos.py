@@ -34,7 +34,7 @@ _CAUSE = re.compile(
 _UPSTREAM_WAIT = re.compile(
     r"\b(?:once|until|after|when)\b[^.;]{0,60}?\b(?:pytorch|torch|nightly|upstream|inductor|"
     r"dynamo|autoparallel|triton)\b|\brequires?\s+(?:an?\s+)?upstream\b|"
-    r"\bupstream\s+(?:change|fix|pytorch|regression|bug|issue)\b", re.IGNORECASE)
+    r"\bupstream\s+(?:\w+\s+)?(?:change|fix|pytorch|regression|bug|issue)\b", re.IGNORECASE)
 _WAITING = re.compile(
     r"\b(?:nightly|wheel|upstream|available|availability|includes?|picks? up|lands?|landed|"
     r"exposes?|exposed|supports?|supported|released?|once|until|after)\b",
