@@ -195,7 +195,7 @@ def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
     assert read("requires upstream change: FSDP passes should keep the order").upstream
     assert not read("fold the two cleanup loops into one walk").upstream
     assert read("Disabled due to upstream AutoParallel regression in PyTorch nightly "
-                "dev20260508. Re-enable once fixed.").upstream  # a word between  # fmt: skip
+                "dev20260508. Re-enable once fixed.").upstream  # a word between
     assert not read("clean up the upstream code later").upstream
     caused = read("JIT tests disabled: a regression triggered by pytorch/pytorch#2149; "
                   "re-enable when pytorch/pytorch#3000 lands")  # fmt: skip
