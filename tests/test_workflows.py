@@ -275,5 +275,7 @@ def test_classes_of_one_file_dropped_from_several_steps_are_one_finding(fresh_wo
     assert len(dropped) == 1
     (numerics,) = dropped
     assert numerics.priority.value == "P0" and sha[:10] in numerics.body
+    assert "; the lines are commented out in `.github/workflows/integration_test_8gpu_graph_" \
+        "trainer.yaml`." in numerics.body  # fmt: skip
     assert fingerprint("test_dropped_from_ci", "torchtitan/experiments/graph_trainer/tests/"
                        "test_numerics.py", "TestSimpleFSDP") in numerics.aliases  # fmt: skip

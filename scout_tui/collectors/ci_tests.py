@@ -341,9 +341,11 @@ class CiTestsCollector:
         if gap.ran_at_baseline:
             culprit = self._dropped_by(ctx, gap)
             by = f" by {code(culprit.sha[:10])} ({culprit.summary})" if culprit else ""
+            workflows = list(dict.fromkeys(i.workflow for i in gap.disabled_by))
             how = (
-                f"; the line is commented out in {code(gap.disabled_by[0].workflow)}"
-                if gap.disabled_by
+                f"; the line{'s are' if len(gap.disabled_by) > 1 else ' is'} commented out in "
+                + ", ".join(code(w) for w in workflows)
+                if workflows
                 else ""
             )
             return ctx.finding(
