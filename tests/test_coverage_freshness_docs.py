@@ -262,8 +262,9 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
     tests = repo / EXP / "tests"
     integration = tests / "integration_tests.py"
     text = integration.read_text()
-    text = text.replace("_PP_DISABLED = True", "# TODO: PP hangs on the stand-in runner (#123).\n"
-                        "_PP_DISABLED = True\n_CP_DISABLED = False")  # fmt: skip
+    text = text.replace("_PP_DISABLED = True", "# TODO: PP hangs on the stand-in runner (#123)\n"
+                        "_PP_DISABLED = True\n# CP waits on the new loader\n"
+                        "_CP_DISABLED = False")  # fmt: skip
     text = text.replace('"gt_fsdp_tp"),', '"gt_fsdp_tp",\n'
                         "            # Re-enable once reorder is fixed upstream.\n"
                         "            disabled=True),\n"
@@ -294,10 +295,12 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
     assert found.status_update.startswith("situation worsened")
     body = found.body
     assert "- 1 by `disabled=_PP_DISABLED`, since 20" in body
-    assert ": PP hangs on the stand-in runner (#123). — `gt_pp`" in body
+    assert ": PP hangs on the stand-in runner (#123) — `gt_pp`" in body
     assert "- 1 by `disabled=True`: Re-enable once reorder is fixed upstream. — `gt_fsdp_tp`" \
         in body  # fmt: skip
-    assert "- 1 by `disabled=_PP_DISABLED or _CP_DISABLED`: PP hangs" in body  # `or`: disabled
+    # `or`: disabled; both switches' reasons, as sentences.
+    assert "- 1 by `disabled=_PP_DISABLED or _CP_DISABLED`: PP hangs on the stand-in runner " \
+        "(#123). CP waits on the new loader — `gt_cp`" in body  # fmt: skip
     assert "- 1 by `test_skips.py`: flaky on the nightly (#77) — `TestSkips.test_flaky`" in body
     assert "test_gpu" not in body
     # The news by name, first.

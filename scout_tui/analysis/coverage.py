@@ -256,7 +256,11 @@ def disabled_entries(path: str, text: str, tree: ast.Module | None) -> list[Disa
             continue
         names = re.findall(r"[A-Za-z_]\w*", override.switch)
         reasons = [comment_above(lines, assigned[n]) for n in names if n in assigned]
-        reason = "; ".join(r for r in reasons if r)
+        said = [r for r in reasons if r]
+        # Each switch's reason is a sentence: joined as sentences ("….; Re-enable…" reads
+        # badly), the last one as written.
+        reason = " ".join(r if n == len(said) - 1 or r.endswith((".", "!", "?")) else r + "."
+                          for n, r in enumerate(said))  # fmt: skip
         if not reason:
             at = next((n + 1 for n in range(override.line - 1, min(len(lines), override.line + 60))
                        if re.search(r"\bdisabled\s*=", lines[n])), override.line)  # fmt: skip
