@@ -189,3 +189,34 @@ def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
             if flags:
                 found.append(CountedClaim(first_line + number, count, match.group(0), flags))
     return found
+
+
+_TABLE_CLAIM = re.compile(r"^\s*\|\s*([^|]+?)\s*\|\s*(?:✅|✔️?|yes|supported)\s*\|", re.IGNORECASE)
+_UNSUPPORTED = re.compile(r"\b(?:not|no longer|isn't|is not) supported\b|\bunsupported\b",
+                          re.IGNORECASE)
+
+
+def supported_claims(markdown: str) -> list[tuple[int, str]]:
+    """Feature-table rows that say a feature works: `|Context Parallelism| ✅ |`."""
+    return [(number, match.group(1)) for number, line in enumerate(markdown.splitlines(), 1)
+            if (match := _TABLE_CLAIM.match(line))]  # fmt: skip
+
+
+def _stem(word: str) -> str:
+    for suffix in ("isms", "ism", "ing", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def contradicts(feature: str, reason: str) -> bool:
+    """Whether a test's skip reason says the feature is not supported: "Context Parallel is
+    not supported by graph_trainer" against "Context Parallelism" (its words, or its
+    initials: "CP")."""
+    if not _UNSUPPORTED.search(reason):
+        return False
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", feature)]
+    said = {_stem(w.lower()) for w in re.findall(r"[A-Za-z]+", reason)}
+    initials = "".join(w[0] for w in words).upper()
+    return (bool(words) and all(_stem(w) in said for w in words)) or (
+        len(initials) >= 2 and re.search(rf"\b{initials}\b", reason) is not None)

@@ -18,15 +18,23 @@ from fnmatch import fnmatch
 from git import GitCommandError
 
 from scout_tui.analysis import pyast
-from scout_tui.analysis.coverage import mentions, pass_definitions
+from scout_tui.analysis.coverage import (
+    Disabled,
+    disabled_entries,
+    mentions,
+    pass_definitions,
+    skipped_tests,
+)
 from scout_tui.analysis.docs import (
     CountedClaim,
+    contradicts,
     counted_claims,
     flag_claims,
     path_claims,
     pytest_command_claims,
     script_breaks,
     script_claims,
+    supported_claims,
 )
 from scout_tui.analysis.workflows import read_test_file
 from scout_tui.collectors.base import (
@@ -193,6 +201,9 @@ class DocsCollector:
     needs = frozenset({Need.REPO})
     kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing", "doc_stale_name")
 
+    def __init__(self) -> None:
+        self._off: list[Disabled] | None = None  # the experiment's tests that do not run
+
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
         config = ctx.config
         # A symlinked doc is one doc: read once, as its real file (whose folder its
@@ -221,7 +232,7 @@ class DocsCollector:
             text = ctx.source.read(doc) or ""
             all_text += text
             problems = self._paths(ctx, doc, text) + self._tests(ctx, text) \
-                + self._scripts(ctx, text)  # fmt: skip
+                + self._scripts(ctx, text) + self._support(ctx, text)  # fmt: skip
             if roots:
                 problems += self._flags(ctx, types, roots, text)
                 problems += self._counts(types, roots, counted_claims(text))
@@ -347,6 +358,32 @@ class DocsCollector:
                 given = code(f"--{claim.text}={value}")
                 choices = ", ".join(code(v) for v in allowed)
                 problems.append((claim.line, f"{given}: allowed values are {choices}"))
+        return problems
+
+    def _support(self, ctx: CollectorContext, text: str) -> list[tuple[int, str]]:
+        """"Context Parallelism ✅" in a feature table while a test of the experiment is
+        skipped because "Context Parallel is not supported by graph_trainer"."""
+        claims = supported_claims(text)
+        if not claims:
+            return []
+        if self._off is None:
+            config = ctx.config
+            tests_dir = config.experiment_path(config.ci.tests_dir)
+            integration = config.experiment_path(config.coverage.experiment_integration_tests) \
+                if config.coverage.experiment_integration_tests else ""  # fmt: skip
+            off = [d for path in ctx.source.glob(tests_dir, "*.py")
+                   for d in skipped_tests(path, ctx.source.parse(path))]  # fmt: skip
+            if integration:
+                off += disabled_entries(integration, ctx.source.read(integration) or "",
+                                        ctx.source.parse(integration))  # fmt: skip
+            self._off = off
+        problems = []
+        for line, feature in claims:
+            against = next((d for d in self._off if d.reason and contradicts(feature, d.reason)),
+                           None)  # fmt: skip
+            if against is not None:
+                problems.append((line, f"says {feature} ✅, but {code(against.name)} is skipped: "
+                                       f"{against.reason[:120]!r}"))  # fmt: skip
         return problems
 
     @staticmethod
