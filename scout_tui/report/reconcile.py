@@ -289,7 +289,10 @@ def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorIt
                 continue
             kind = _kind_of(item)
             if kind is not None and kind in completed:
-                continue  # its check ran today and did not find it: fixed, said by the check
+                # Its check ran today and did not find it: fixed, and said.
+                carried.append(_resolved_line(item, item.first_reported or report.date))
+                titles.add(item.title.lower())
+                continue
             if item.title.lower() in titles or any(
                 _tokens(item.title) and len(_tokens(item.title) & _tokens(later.title))
                 / len(_tokens(item.title) | _tokens(later.title)) >= FUZZY_THRESHOLD
@@ -342,19 +345,21 @@ def _resolved(
             if item.section in UNCHECKED_CARRY:
                 resolved.append(_unchecked(item, latest, since))
             continue
-        resolved.append(
-            Finding(
-                collector="reconcile",
-                kind="resolved",
-                title=f"Resolved: {item.title}",
-                body=f"first reported {since.isoformat()}, gone as of today",
-                section=Section.ALL_CLEAR,
-                fingerprint=fingerprint("resolved", item.fingerprint or item.title.lower()),
-                status=Status.RESOLVED,
-                first_reported=since,
-            )
-        )
+        resolved.append(_resolved_line(item, since))
     return resolved
+
+
+def _resolved_line(item: PriorItem, since: date) -> Finding:
+    return Finding(
+        collector="reconcile",
+        kind="resolved",
+        title=f"Resolved: {item.title}",
+        body=f"first reported {since.isoformat()}, gone as of today",
+        section=Section.ALL_CLEAR,
+        fingerprint=fingerprint("resolved", item.fingerprint or item.title.lower()),
+        status=Status.RESOLVED,
+        first_reported=since,
+    )
 
 
 # What a hand-written item is about, from its words — only where scout's check is
