@@ -397,7 +397,11 @@ class UpstreamDeltaCollector:
 
             by = [commit for commit, _ in by_commit]
             if any(_adapted_in(adapted, d.change) is None for d in deps):
-                yield self._depended(ctx, surface, dependency, changes, deps, by, base, head, new)
+                yield self._changed(
+                    ctx, surface, (surface.target,), changes, deps, by, base, head,
+                    getattr(new, "lineno", None),
+                    f"The experiment depends on {code(surface.qualname)} ({dependency.via}); "
+                    "found from its code, not configured in scout.toml.\n\n")  # fmt: skip
                 continue
             depended = {d.change for d in deps}
             notes = []
@@ -502,22 +506,23 @@ class UpstreamDeltaCollector:
                                    if c not in uses.constructions]  # fmt: skip
         return uses
 
-    def _depended(self, ctx: CollectorContext, surface: Surface, dependency: Dependency,
-                  changes: list[str], deps: list[Dependence], by: list[CommitInfo],
-                  base: str, head: str, new: ast.AST) -> Finding:  # fmt: skip
+    def _changed(self, ctx: CollectorContext, surface: Surface, key: tuple[str, ...],
+                 changes: list[str], deps: list[Dependence], by: list[CommitInfo], base: str,
+                 head: str, line: int | None, preface: str = "") -> Finding:  # fmt: skip
+        """The Action Item of a surface change the experiment depends on, each change saying
+        why (or that nothing uses it)."""
         because = {d.change: d.because for d in deps}
         return ctx.finding(
-            self.name, "surface_changed", (surface.target,),
+            self.name, "surface_changed", key,
             f"{surface.name} changed upstream: {deps[0].change}"
             + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
-            f"The experiment depends on {code(surface.qualname)} ({dependency.via}); found "
-            "from its code, not configured in scout.toml.\n\n"
+            preface
             + "\n".join(f"- {change}" + (f" — the experiment depends on it: {because[change]}"
                                          if change in because else " (not used by the experiment)")
                         for change in changes)
             + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
             suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
-            files=[FileRef(path=surface.path, line=getattr(new, "lineno", None))], items=changes,
+            files=[FileRef(path=surface.path, line=line)], items=changes,
             evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
         )  # fmt: skip
 
@@ -636,19 +641,7 @@ class UpstreamDeltaCollector:
             )  # fmt: skip
             return finding.model_copy(update={"aliases": sorted({
                 *finding.aliases, fingerprint("surface_changed", *key)})})  # fmt: skip
-        because = {d.change: d.because for d in deps}
-        return ctx.finding(
-            self.name, "surface_changed", key,
-            f"{surface.name} changed upstream: {deps[0].change}"
-            + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
-            "\n".join(f"- {change}" + (f" — the experiment depends on it: {because[change]}"
-                                       if change in because else " (not used by the experiment)")
-                      for change in changes)
-            + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
-            suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
-            files=ref, items=changes,
-            evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
-        )  # fmt: skip
+        return self._changed(ctx, surface, key, changes, deps, by, base, head, new.lineno)
 
     def _new_constructors(
         self, ctx: CollectorContext, base: str, head: str, touched: set[str]
