@@ -45,6 +45,8 @@ class ProjectConfig(_Strict):
     tracking_issue: int = Field(gt=0)
     api_url: str = Field(pattern=r"^https?://")
     web_url: str = Field(pattern=r"^https?://")
+    # GitHub logins whose report comments count as prior reports, besides the token's own.
+    trusted_authors: list[str] = []
 
 
 class BoardConfig(_Strict):

@@ -216,6 +216,13 @@ class ConfigWarning(_Model):
     commit: str | None = Field(default=None, description="The commit that moved or removed it.")
 
 
+class IgnoredReports(_Model):
+    """Report comments on the tracking issue by someone scout does not trust."""
+
+    author: str
+    count: int
+
+
 class RunResult(_Model):
     """One collection run: the `--json` interface and what the cache keeps per day."""
 
@@ -233,6 +240,11 @@ class RunResult(_Model):
     baseline_commit: str | None = None
     prior_reports: list[PriorReport] = Field(default_factory=list)
     prior_source: str | None = None
+    ignored_reports: list[IgnoredReports] = Field(
+        default_factory=list,
+        description="Report comments not read as prior reports: their authors are neither the "
+        "token's user nor in [project] trusted_authors.",
+    )
     collectors: list[CollectorState] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     suppressed: list[str] = Field(

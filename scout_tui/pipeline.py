@@ -31,11 +31,12 @@ from scout_tui.model import (
     CollectorState,
     ConfigWarning,
     Finding,
+    IgnoredReports,
     PriorReport,
     RunResult,
     Section,
 )
-from scout_tui.report.board import board_index, normalized_title
+from scout_tui.report.board import Scout, board_index, normalized_title
 from scout_tui.report.parse import is_report, parse_report
 from scout_tui.report.reconcile import reconcile
 from scout_tui.source import NotARepository, SourceTree
@@ -52,6 +53,7 @@ class RunOptions:
     processes: int = 1  # >1: forked processes (CLI only; never from a threaded app)
     github: GitHub | None = field(default=None, repr=False)
     github_reason: str = "no GitHub connection"  # why `github` is None
+    journaled_items: frozenset[str] = frozenset()  # board items this state dir's publishes added
     cache: Cache | None = field(default=None, repr=False)
     web_url: str = "https://github.com"  # for board item links
 
@@ -128,6 +130,7 @@ class Prepared:
     priors: list[PriorReport]
     prior_source: str
     warnings: list[str]
+    ignored_reports: list[IgnoredReports] = field(default_factory=list)
 
 
 def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:
@@ -154,11 +157,12 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     if options.as_of is not None and options.as_of > datetime.now(UTC).date():
         warnings.append(f"--date {options.as_of.isoformat()} is after today (days are UTC): "
                         "the report is dated then, and scans the checkout as it is")  # fmt: skip
-    if options.prior_dir is not None:
+    ignored: list[IgnoredReports] = []
+    if options.prior_dir is not None:  # the user's own files: trusted
         all_reports = load_prior_dir(options.prior_dir, warnings.append)
         prior_source = str(options.prior_dir.resolve())
     elif options.github is not None:
-        all_reports, prior_source = _reports_on_github(options, window, warnings)
+        all_reports, prior_source, ignored = _reports_on_github(options, window, warnings)
     else:
         all_reports = []
         prior_source = f"skipped — {options.github_reason} (or use --prior DIR)"
@@ -181,53 +185,74 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         torch_root=find_torch_root(config.torch.root),
         cancelled=cancel,
     )
-    return Prepared(ctx, priors, prior_source, warnings)
+    return Prepared(ctx, priors, prior_source, warnings, ignored)
 
 
 def _reports_on_github(
     options: RunOptions, window: Window, warnings: list[str]
-) -> tuple[list[PriorReport], str]:
-    """Prior reports: the tracking issue's comments that are reports, whoever wrote them."""
+) -> tuple[list[PriorReport], str, list[IgnoredReports]]:
+    """Prior reports: the tracking issue's comments that are reports by the token's user
+    or a trusted author (anyone can comment there); the others, counted by author."""
     assert options.github is not None
     project = options.config.project
     where = f"{options.web_url.rstrip('/')}/{project.repo}/issues/{project.tracking_issue}"
     first = window.as_of - timedelta(days=options.config.windows.prior_report_days)
     try:
+        trusted = {login.lower() for login in [options.github.viewer(), *project.trusted_authors]}
         comments = options.github.comments(project.repo, project.tracking_issue,
                                            datetime.combine(first, time(), UTC))  # fmt: skip
     except GitHubError as exc:
         warnings.append(f"prior reports: skipped — {exc}")
-        return [], f"skipped — {exc}"
+        return [], f"skipped — {exc}", []
     reports = []
+    ignored: dict[str, int] = {}
     for comment in comments:
         if not is_report(comment.body):
+            continue
+        if comment.author.lower() not in trusted:
+            ignored[comment.author] = ignored.get(comment.author, 0) + 1
             continue
         try:
             reports.append(parse_report(comment.body, comment.created_at.date(), comment.url))
         except ValueError as exc:
             warnings.append(f"prior report {comment.url} skipped: {exc}")
-    return reports, where
+    if ignored:
+        warnings.append(untrusted_reports_warning(ignored))
+    return reports, where, [IgnoredReports(author=a, count=n) for a, n in ignored.items()]
+
+
+def untrusted_reports_warning(ignored: dict[str, int]) -> str:
+    """One line for every report comment left out, so a team adds its old agent once."""
+    count = sum(ignored.values())
+    authors = ", ".join(f"`{author}`" for author in ignored)
+    reports = f"{count} report{'s' if count != 1 else ''} by {authors} ignored"
+    if len(ignored) == 1:
+        return (f"{reports}: not a trusted author — add the login to `[project] "
+                "trusted_authors` if it is yours")  # fmt: skip
+    return f"{reports}: not trusted authors — add them to `[project] trusted_authors` if " \
+        "they are yours"  # fmt: skip
 
 
 def _with_board(options: RunOptions, findings: list[Finding],
                 warnings: list[str]) -> list[Finding]:  # fmt: skip
-    """Each finding that has a board item, with its link and status (drafts are matched by
-    their fingerprint marker, items filed by hand by title)."""
+    """Each finding that has a board item, with its link and status (scout's drafts are
+    matched by their fingerprint marker, any item by title)."""
     if options.github is None:
         return findings
     board_config = options.config.board
     try:
         board = options.github.board(board_config.owner, board_config.number,
                                      board_config.status_field)  # fmt: skip
-        index = board_index(options.github.board_items(board, board_config.status_field))
+        scout = Scout(options.github.viewer(), options.journaled_items)
+        index = board_index(options.github.board_items(board, board_config.status_field), scout)
     except GitHubError as exc:
         warnings.append(f"board items: skipped — {exc}")
         return findings
     linked = []
     for finding in findings:
-        item = index.get(finding.fingerprint)
+        item = index.drafts.get(finding.fingerprint)
         if item is None and finding.section in BOARD_SECTIONS:
-            item = index.get(normalized_title(finding.title))
+            item = index.titles.get(normalized_title(finding.title))
         if item is not None:
             url = board_item_url(options.web_url, board, item)
             finding = finding.model_copy(
@@ -313,6 +338,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             baseline_commit=ctx.baseline_commit,
             prior_reports=prepared.priors,
             prior_source=prepared.prior_source,
+            ignored_reports=prepared.ignored_reports,
             collectors=ordered_states,
             findings=linked,
             suppressed=reconciled.suppressed,

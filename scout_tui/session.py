@@ -219,6 +219,7 @@ class Session:
             processes=self.options.processes,
             github=github,
             github_reason=reason,
+            journaled_items=self._journaled_items(),
             web_url=self.web_url,
             cache=self.cache,
         )
@@ -414,7 +415,8 @@ class Session:
     def plan(self, run: RunResult, board_items: list[BoardItem] | None = None) -> PublishPlan:
         """What publishing `run` (triaged) would do; with the board's items, the findings
         already on it are duplicates, not drafts."""
-        return plan_against_board(self.config, run, render_markdown(run), board_items)
+        scout = self.publisher().scout() if board_items is not None else None
+        return plan_against_board(self.config, run, render_markdown(run), board_items, scout)
 
     def board_items(self) -> list[BoardItem]:
         github, reason = self.github()
@@ -423,6 +425,11 @@ class Session:
         board_config = self.config.board
         board = github.board(board_config.owner, board_config.number, board_config.status_field)
         return github.board_items(board, board_config.status_field)
+
+    def _journaled_items(self) -> frozenset[str]:
+        """The board items this state dir's publishes added (scout's, whoever the token)."""
+        target = Target.of(self.config, self.api_url, self.web_url)
+        return self.state.journaled_items(target.journal_scope)
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
         github, reason = self.github()

@@ -273,6 +273,15 @@ class StateStore:
                               (scope, day)).fetchall()  # fmt: skip
         return {step: json.loads(data) for step, data in rows}
 
+    def journaled_items(self, scope: str) -> frozenset[str]:
+        """The board items publishes under `scope` recorded adding, on any day."""
+        with self._reading() as db:
+            if db is None:
+                return frozenset()
+            rows = db.execute("SELECT data FROM journal WHERE scope = ? AND step LIKE 'draft %'",
+                              (scope,)).fetchall()  # fmt: skip
+        return frozenset(str(item) for (data,) in rows if (item := json.loads(data).get("item")))
+
     def record_step(self, scope: str, day: str, step: str, data: dict) -> None:
         with self._writing(f"record publish step {step!r}") as db:
             row = (scope, day, step, json.dumps(data), datetime.now(UTC).isoformat())

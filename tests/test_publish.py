@@ -150,7 +150,7 @@ def test_a_write_applied_with_its_answer_lost(tmp_path, fresh_world, kind):
 
 def test_faults_are_survived(tmp_path, fresh_world):
     faults = [Fault.parse(spec) for spec in (
-        "POST /repos:500*1", "addProjectV2DraftIssue:ratelimit*1", "GET /user:drop*1",
+        "POST /repos:500*1", "addProjectV2DraftIssue:ratelimit*1", "query viewer:drop*1",
         "query node:timeout*1", "updateProjectV2ItemFieldValue:502*1",
     )]  # fmt: skip
     with LocalGitHub(world_for(fresh_world), fault_timeout=3) as server:

@@ -31,6 +31,7 @@ from scout_tui.github.server.world import (
 DEMO_TOKEN = "demo-token"
 SCOUT_USER = "scout-bot"
 OLD_AGENT = "nightly-agent"
+MAINTAINER = "graph-trainer-maintainer"  # files board items by hand
 
 
 PASSING_TORCH = "2.13.0.dev20260818+cu130"
@@ -46,7 +47,8 @@ def demo_world(config: Config, priors: dict[date, str], *, today: date | None = 
     world = World()
     owner, name = config.project.repo.split("/", 1)
     for login, kind in ((owner, "Organization"), (config.board.owner, "Organization"),
-                        (SCOUT_USER, "User"), (OLD_AGENT, "User")):  # fmt: skip
+                        (SCOUT_USER, "User"), (OLD_AGENT, "User"),
+                        (MAINTAINER, "User")):  # fmt: skip
         if world.account(login) is None:
             world.accounts.append(Account(login=login, id=world.new_id(), type=kind))
     world.tokens.append(Token(token=token, login=SCOUT_USER))
@@ -75,6 +77,7 @@ def demo_world(config: Config, priors: dict[date, str], *, today: date | None = 
         board.items.append(Item(
             id=f"PVTI_lADO{number}", full_database_id=number, draft_id=f"DI_lADO{number}",
             title=title, body="Filed by hand.", values={status.id: by_name[column]},
+            creator=MAINTAINER,
         ))  # fmt: skip
     return world
 

@@ -82,7 +82,9 @@ def build_repo(path: Path, today: date, history: bool = True) -> git.Repo:
 def write_config(path: Path, torch_root: Path) -> Path:
     path.write_text(
         "# scout.toml for the demo's sample repository; the rest is the shipped default.\n"
-        '[project]\nrepo = "demo/minititan"\n\n'
+        '[project]\nrepo = "demo/minititan"\n'
+        "# the old agent's reports on the tracking issue count as prior reports too\n"
+        'trusted_authors = ["nightly-agent"]\n\n'
         "[github]  # the demo's GitHub is local: no need to pace writes\nmutation_interval = 0\n\n"
         f'[torch]\nroot = "{torch_root.as_posix()}"\n',
         encoding="utf-8",

@@ -54,6 +54,8 @@ class BoardItem:
     title: str
     body: str
     status: str | None
+    creator: str | None = None  # the login that added it to the board
+    content_type: str = "DraftIssue"  # or Issue, PullRequest (GraphQL's type names)
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ class GitHub(Protocol):
     api_url: str
 
     # who and how much
-    def viewer(self) -> str: ...
+    def viewer(self) -> str: ...  # the token's login (an App's is `name[bot]`)
     def scopes(self) -> list[str] | None: ...  # None: a token without OAuth scopes
     def rate_limit(self) -> RateLimit | None: ...
 

@@ -71,7 +71,9 @@ query($id: ID!, $after: String, $status: String!) {
       items(first: 100, after: $after) {
         nodes {
           id fullDatabaseId
+          creator { login }
           content {
+            __typename
             ... on DraftIssue { title body }
             ... on Issue { title body }
             ... on PullRequest { title body }
@@ -86,9 +88,10 @@ query($id: ID!, $after: String, $status: String!) {
 _ADD_DRAFT = """
 mutation($project: ID!, $title: String!, $body: String!) {
   addProjectV2DraftIssue(input: {projectId: $project, title: $title, body: $body}) {
-    projectItem { id fullDatabaseId }
+    projectItem { id fullDatabaseId creator { login } }
   }
 }"""
+_VIEWER = "query { viewer { login id } }"
 _SET_STATUS = """
 mutation($project: ID!, $item: ID!, $field: ID!, $option: String!) {
   updateProjectV2ItemFieldValue(input: {projectId: $project, itemId: $item, fieldId: $field,
@@ -106,6 +109,11 @@ def _time(value: Any) -> datetime:
 
 def _maybe_time(value: Any) -> datetime | None:
     return _time(value) if value else None
+
+
+def _login(actor: dict | None) -> str | None:
+    """An Actor's login; None for a deleted account (GitHub answers null)."""
+    return str(actor["login"]) if actor and actor.get("login") else None
 
 
 class Cached(BaseModel):
@@ -276,13 +284,16 @@ class GitHubClient:
 
     # -- who and how much ----------------------------------------------------------------------
     def viewer(self) -> str:
+        """From GraphQL, which answers GitHub App installation tokens too (REST `/user`
+        refuses them); asked once per client."""
         if self._viewer is None:
-            _, data = self._read("GET /user", lambda: self._r.requestJsonAndCheck("GET", "/user"))
-            self._viewer = str(data["login"])
+            data = self._read("asking GitHub who the token is", lambda: self._graphql(
+                self._r, _VIEWER, {}, "the token's identity"))  # fmt: skip
+            self._viewer = str(data["viewer"]["login"])
         return self._viewer
 
     def scopes(self) -> list[str] | None:
-        self.viewer()  # a response carries X-OAuth-Scopes
+        self.viewer()  # an answer carries X-OAuth-Scopes
         scopes = self._r.oauth_scopes
         return None if scopes is None else [s.strip() for s in scopes if s.strip()]
 
@@ -364,7 +375,8 @@ class GitHubClient:
                 items.append(BoardItem(id=node["id"],
                                        database_id=int(database_id) if database_id else None,
                                        title=content.get("title", ""), body=content.get("body", ""),
-                                       status=status))  # fmt: skip
+                                       status=status, creator=_login(node.get("creator")),
+                                       content_type=content.get("__typename", "")))  # fmt: skip
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return items
@@ -378,7 +390,8 @@ class GitHubClient:
             item = data["addProjectV2DraftIssue"]["projectItem"]
             database_id = item.get("fullDatabaseId")
             return BoardItem(id=item["id"], database_id=int(database_id) if database_id else None,
-                             title=title, body=body, status=None)  # fmt: skip
+                             title=title, body=body, status=None,
+                             creator=_login(item.get("creator")))  # fmt: skip
 
         return self._write(f"adding a draft to board {board.owner}/{board.number}", add, applied)
 

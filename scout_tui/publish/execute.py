@@ -6,11 +6,12 @@ even after a write whose answer was lost — ends with exactly one comment, one 
 item, all in Backlog, all linked:
 - the comment: today's, by the token's user, carrying scout's report marker, is edited;
   anyone else's (the old agent's) is never touched; otherwise one is posted;
-- a draft: an item whose body carries the finding's fingerprint marker is that finding's
-  draft; an item with the same normalized title is a duplicate; otherwise one is added;
+- a draft: scout's own draft (created by the token's identity or journaled here) whose
+  body carries the finding's fingerprint marker is that finding's draft; any item with the
+  same normalized title is a duplicate; otherwise one is added;
 - Status: set to the Backlog option, ids looked up fresh from the board, for the drafts
-  this publish made and for scout's drafts that have no status yet — never Ready, and a
-  status someone chose is left alone;
+  this publish made and for drafts scout created that have no status yet — never Ready, a
+  status someone chose is left alone, and an item scout did not create is never touched;
 - the links: the comment is edited once more when its body differs.
 Each step is journaled in the state store before and after, keyed by API URL, repository,
 tracking issue, board and report date, so a demo never marks a real publish done.
@@ -26,7 +27,7 @@ from scout_tui.config import Config
 from scout_tui.github.api import Board, BoardItem, Comment, GitHub, GitHubError, board_item_url
 from scout_tui.model import BoardRef, Finding, RunResult
 from scout_tui.publish.plan import PublishPlan, build_plan, draft_body, draft_title, wants_draft
-from scout_tui.report.board import board_index, normalized_title
+from scout_tui.report.board import BoardIndex, Scout, board_index, normalized_title
 from scout_tui.report.render import report_marker
 from scout_tui.state import StateStore
 
@@ -86,10 +87,11 @@ class Outcome:
 
 
 def plan_against_board(config: Config, run: RunResult, report: str,
-                       items: list[BoardItem] | None) -> PublishPlan:  # fmt: skip
+                       items: list[BoardItem] | None,
+                       scout: Scout | None) -> PublishPlan:  # fmt: skip
     """The plan, with board items (when known) as duplicates rather than new drafts."""
-    index = board_index(items) if items is not None else None
-    titles = {key: item.id for key, item in (index or {}).items()}
+    index = board_index(items, scout) if items is not None else None
+    titles = {key: item.id for key, item in index.by_key().items()} if index is not None else {}
     return build_plan(config, run.date, report, run.findings, titles)
 
 
@@ -103,6 +105,10 @@ class Publisher:
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
         self.state.record_step(self.target.journal_scope, day, step, dict(data))
+
+    def scout(self) -> Scout:
+        """Who scout is on the board: the token's identity and what this journal added."""
+        return Scout(self.github.viewer(), self.state.journaled_items(self.target.journal_scope))
 
     def check_access(self) -> None:
         """Before anything is written: can this token comment and write the board?"""
@@ -136,8 +142,8 @@ class Publisher:
             options = ", ".join(board.status_options) or "none"
             raise PublishError(f"board {board.owner}/{board.number} has no {status_field!r} "
                                f"option {self.config.board.backlog_option!r} (options: {options})")
-        items = self.github.board_items(board, status_field)
-        index = board_index(items)
+        scout = self.scout()
+        index = board_index(self.github.board_items(board, status_field), scout)
 
         # 1. The comment, with the board links already known.
         findings = [self._linked(f, board, index) for f in run.findings]
@@ -152,8 +158,8 @@ class Publisher:
             if not wants_draft(finding.model_copy(update={"board": None})):
                 continue
             title = draft_title(self.config, finding)
-            ours = index.get(finding.fingerprint)
-            if ours is None and normalized_title(title) in index:
+            ours = index.drafts.get(finding.fingerprint)  # only ever a draft scout created
+            if ours is None and normalized_title(title) in index.titles:
                 outcome.duplicates.append(title)  # someone filed it already: linked, untouched
                 continue
             created = ours is None
@@ -162,7 +168,7 @@ class Publisher:
                 self._record(day, step, state="started")
                 ours = self.github.add_draft(
                     board, title, draft_body(self.config, finding, run.date, comment.url),
-                    applied=lambda fp=finding.fingerprint: self._find_draft(board, fp),
+                    applied=lambda fp=finding.fingerprint: self._find_draft(board, fp, scout),
                 )  # fmt: skip
                 self._record(day, step, state="done", item=ours.id, database_id=ours.database_id)
                 outcome.drafts_added.append(title)
@@ -191,11 +197,11 @@ class Publisher:
         self._record(day, "links", state="done")
         return outcome
 
-    def _linked(self, finding: Finding, board: Board, index: dict[str, BoardItem]) -> Finding:
+    def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
-        item = index.get(finding.fingerprint)
+        item = index.drafts.get(finding.fingerprint)
         if item is None and wants_draft(finding.model_copy(update={"board": None})):
-            item = index.get(normalized_title(draft_title(self.config, finding)))
+            item = index.titles.get(normalized_title(draft_title(self.config, finding)))
         if item is None:
             return finding.model_copy(update={"board": None})
         url = board_item_url(self.target.web_url, board, item)
@@ -203,10 +209,10 @@ class Publisher:
             update={"board": BoardRef(item_id=item.id, url=url, status=item.status)}
         )
 
-    def _find_draft(self, board: Board, fingerprint: str) -> BoardItem | None:
+    def _find_draft(self, board: Board, fingerprint: str, scout: Scout) -> BoardItem | None:
         """After a lost answer: did the draft get made?"""
         items = self.github.board_items(board, self.config.board.status_field)
-        return board_index(items).get(fingerprint)
+        return board_index(items, scout).drafts.get(fingerprint)
 
     def _comment(self, run: RunResult, body: str, viewer: str) -> tuple[Comment, bool]:
         """Today's comment by us, edited; or a new one (never twice, never someone else's).

@@ -13,7 +13,7 @@ from datetime import date
 from scout_tui.config import Config
 from scout_tui.markdown import code, neutralize
 from scout_tui.model import Finding, Section, Status
-from scout_tui.report.board import normalized_title
+from scout_tui.report.board import DRAFT_SOURCE, normalized_title
 from scout_tui.report.render import SECTION_HEADINGS, marker
 
 DRAFT_SECTIONS = {Section.ACTION_ITEMS, Section.CI_FAILURES}
@@ -72,7 +72,7 @@ def draft_body(config: Config, finding: Finding, report_date: date, comment_url:
     priority = finding.priority.value if finding.priority else "none"
     return "\n".join(
         [
-            f"Source: Nightly Scout Report — {report_date.isoformat()}",
+            f"{DRAFT_SOURCE}{report_date.isoformat()}",
             f"Priority: {priority}",
             f"Section: {SECTION_HEADINGS[finding.section]}",
             "",

@@ -1,14 +1,25 @@
-"""Which board item is a finding's: the fingerprint marker its body carries (scout's own
-drafts), else the same normalized title (an item someone filed by hand)."""
+"""Which board item is a finding's: scout's own draft by the fingerprint marker it carries,
+else any item with the same normalized title (an item someone filed by hand).
+
+A marker is trusted only on a draft scout created: by the token's identity, or recorded in
+this state dir's publish journal; anyone can paste `scout:fp=…` into an item of their own.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from scout_tui.github.api import BoardItem
 
-_MARKED = re.compile(r"scout:fp=([\w.:-]+)")
+DRAFT_SOURCE = "Source: Nightly Scout Report — "  # the first line of every draft scout files
+# The marker as render.marker writes it, alone on its line: an HTML comment of its own.
+_MARKER_LINE = re.compile(
+    r"^<!-- scout:fp=([a-z][a-z0-9_]*-[0-9a-f]{12})(?: items=[0-9a-f.]*)?"
+    r"(?: first=\d{4}-\d{2}-\d{2})? -->$",
+    re.MULTILINE,
+)
 
 
 def normalized_title(title: str) -> str:
@@ -16,16 +27,48 @@ def normalized_title(title: str) -> str:
     return " ".join(re.sub(r"[`*_]", "", title).lower().split())
 
 
-def fingerprints_in(body: str) -> list[str]:
-    return _MARKED.findall(body)
+@dataclass(frozen=True)
+class Scout:
+    """Who scout is on the board: the token's login, and the items its journal recorded."""
+
+    login: str
+    journaled: frozenset[str] = frozenset()
+
+    def created(self, item: BoardItem) -> bool:
+        by_token = item.creator is not None and item.creator.lower() == self.login.lower()
+        return by_token or item.id in self.journaled
 
 
-def board_index(items: Iterable[BoardItem]) -> dict[str, BoardItem]:
-    """Board items by the fingerprints their bodies carry and by normalized title."""
-    index: dict[str, BoardItem] = {}
+def scout_fingerprint(item: BoardItem, scout: Scout | None) -> str | None:
+    """The finding a board item is the draft of, when it is scout's own draft."""
+    if scout is None or not scout.created(item) or item.content_type != "DraftIssue":
+        return None
+    if not item.body.startswith(DRAFT_SOURCE):
+        return None
+    found = _MARKER_LINE.findall(item.body)
+    return found[-1] if found else None
+
+
+@dataclass
+class BoardIndex:
+    """Scout's drafts by fingerprint, every item by normalized title."""
+
+    drafts: dict[str, BoardItem] = field(default_factory=dict)
+    titles: dict[str, BoardItem] = field(default_factory=dict)
+
+    def by_key(self) -> dict[str, BoardItem]:
+        """Every fingerprint and normalized title, with its item."""
+        return {**self.titles, **self.drafts}
+
+
+def board_index(items: Iterable[BoardItem], scout: Scout | None) -> BoardIndex:
+    """`scout`: None when who scout is cannot be known, and then no marker counts."""
+    items = list(items)
+    index = BoardIndex()
     for item in items:
-        for fingerprint in fingerprints_in(item.body):
-            index.setdefault(fingerprint, item)
+        fingerprint = scout_fingerprint(item, scout)
+        if fingerprint is not None:
+            index.drafts.setdefault(fingerprint, item)
     for item in items:
-        index.setdefault(normalized_title(item.title), item)
+        index.titles.setdefault(normalized_title(item.title), item)
     return index

@@ -12,7 +12,7 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLSchema, build_schema, graphql_sync
 
-from scout_tui.github.server.world import Item, Project, ProjectField, World
+from scout_tui.github.server.world import Account, Item, Project, ProjectField, World
 
 MAX_PAGE = 100
 
@@ -21,7 +21,7 @@ MAX_PAGE = 100
 def schema() -> GraphQLSchema:
     sdl = resources.files(__package__).joinpath("schema.graphql").read_text(encoding="utf-8")
     built = build_schema(sdl)
-    for name in ("Node", "ProjectV2FieldConfiguration", "ProjectV2ItemContent",
+    for name in ("Actor", "Node", "ProjectV2FieldConfiguration", "ProjectV2ItemContent",
                  "ProjectV2ItemFieldValue"):  # fmt: skip
         built.type_map[name].resolve_type = lambda obj, *_: obj.typename  # type: ignore[attr-defined]
     return built
@@ -71,11 +71,25 @@ class _Field:
                 if names is None or o.name in names]  # fmt: skip
 
 
+class _Actor:
+    """Who made something: a person (User) or a GitHub App (Bot)."""
+
+    def __init__(self, account: Account) -> None:
+        self.login, self.id = account.login, account.node_id
+        self.typename = "Bot" if account.type == "Bot" else "User"
+
+
+def _creator(world: World, item: Item) -> _Actor | None:
+    account = world.account(item.creator) if item.creator else None
+    return _Actor(account) if account else None
+
+
 class _Draft:
     typename = "DraftIssue"
 
-    def __init__(self, item: Item) -> None:
+    def __init__(self, item: Item, creator: _Actor | None) -> None:
         self.id, self.title, self.body = item.draft_id, item.title, item.body
+        self.creator = creator
 
 
 class _SingleSelectValue:
@@ -91,12 +105,13 @@ class _SingleSelectValue:
 class _Item:
     typename = "ProjectV2Item"
 
-    def __init__(self, project: Project, item: Item) -> None:
+    def __init__(self, world: World, project: Project, item: Item) -> None:
         self._project, self._item = project, item
         self.id, self.fullDatabaseId = item.id, str(item.full_database_id)
         self.type, self.isArchived = "DRAFT_ISSUE", item.archived
         self.createdAt = item.created_at.isoformat().replace("+00:00", "Z")
-        self.content = _Draft(item)
+        self.creator = _creator(world, item)
+        self.content = _Draft(item, self.creator)
 
     def _values(self) -> list[_SingleSelectValue]:
         fields = {f.id: f for f in self._project.fields}
@@ -114,8 +129,8 @@ class _Item:
 class _Project:
     typename = "ProjectV2"
 
-    def __init__(self, project: Project, base_url: str) -> None:
-        self._project = project
+    def __init__(self, world: World, project: Project, base_url: str) -> None:
+        self._world, self._project = world, project
         self.id, self.number, self.title = project.id, project.number, project.title
         self.closed, self.fullDatabaseId = False, str(project.full_database_id)
         self.url = f"{base_url}/orgs/{project.owner}/projects/{project.number}"
@@ -130,7 +145,8 @@ class _Project:
 
     def items(self, info: Any, first: int | None = None, after: str | None = None,
               **_: Any) -> dict:  # fmt: skip
-        return _page([_Item(self._project, i) for i in self._project.items], first, after)
+        items = [_Item(self._world, self._project, i) for i in self._project.items]
+        return _page(items, first, after)
 
 
 class _Owner:
@@ -141,7 +157,7 @@ class _Owner:
         project = self._api.world.project(self.login, number)
         if project is None:
             raise GraphQLError(f"Could not resolve to a ProjectV2 with the number {number}.")
-        return _Project(project, self._api.base_url)
+        return _Project(self._api.world, project, self._api.base_url)
 
 
 class GraphQLApi:
@@ -173,10 +189,10 @@ class GraphQLApi:
     def node(self, info: Any, id: str) -> Any:  # GitHub's argument name
         for project in self.world.projects:
             if project.id == id:
-                return _Project(project, self.base_url)
+                return _Project(self.world, project, self.base_url)
             for item in project.items:
                 if item.id == id:
-                    return _Item(project, item)
+                    return _Item(self.world, project, item)
         return None
 
     # -- mutations ----------------------------------------------------------------------
@@ -193,7 +209,8 @@ class GraphQLApi:
             raise GraphQLError("Title can't be blank")
         number = self.world.new_id()
         item = Item(id=f"PVTI_lADO{number}", full_database_id=number, draft_id=f"DI_lADO{number}",
-                    title=input["title"], body=input.get("body") or "")  # fmt: skip
+                    title=input["title"], body=input.get("body") or "",
+                    creator=self.viewer_login)  # fmt: skip
         status = project.field("Status")
         if project.default_status and status is not None:
             option = next((o for o in status.options if o.name == project.default_status), None)
@@ -202,7 +219,7 @@ class GraphQLApi:
         project.items.append(item)
         self._after_write()
         return {"clientMutationId": input.get("clientMutationId"),
-                "projectItem": _Item(project, item)}  # fmt: skip
+                "projectItem": _Item(self.world, project, item)}  # fmt: skip
 
     def updateProjectV2ItemFieldValue(self, info: Any, input: dict) -> dict:
         project = self._project_by_id(input["projectId"])
@@ -217,7 +234,7 @@ class GraphQLApi:
         item.values[field.id] = option
         self._after_write()
         return {"clientMutationId": input.get("clientMutationId"),
-                "projectV2Item": _Item(project, item)}  # fmt: skip
+                "projectV2Item": _Item(self.world, project, item)}  # fmt: skip
 
     def updateProjectV2DraftIssue(self, info: Any, input: dict) -> dict:
         for project in self.world.projects:
@@ -229,7 +246,7 @@ class GraphQLApi:
                         item.body = input["body"]
                     self._after_write()
                     return {"clientMutationId": input.get("clientMutationId"),
-                            "draftIssue": _Draft(item)}  # fmt: skip
+                            "draftIssue": _Draft(item, _creator(self.world, item))}  # fmt: skip
         raise GraphQLError(f"Could not resolve to a node with the global id of "
                            f"'{input['draftIssueId']}'")  # fmt: skip
 

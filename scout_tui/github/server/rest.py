@@ -222,6 +222,9 @@ def route(world: World, token: Token, method: str, path: str, query: Query, payl
 
 @_route("GET", "/user")
 def get_user(world: World, token: Token, base: str, **_: Any) -> Response:
+    if token.installation:
+        return Response(403, {"message": "Resource not accessible by integration",
+                              "documentation_url": f"{DOCS}/users/users"})
     return Response(200, {**_user(world, token.login, base), "name": token.login})
 
 

@@ -22,11 +22,12 @@ class _Model(BaseModel):
 class Account(_Model):
     login: str
     id: int
-    type: Literal["User", "Organization"] = "User"
+    type: Literal["User", "Organization", "Bot"] = "User"  # Bot: a GitHub App's `name[bot]`
 
     @property
     def node_id(self) -> str:
-        return ("O_" if self.type == "Organization" else "U_") + f"kgDO{self.id:08d}"
+        prefix = {"Organization": "O_", "Bot": "BOT_"}.get(self.type, "U_")
+        return prefix + f"kgDO{self.id:08d}"
 
 
 class Token(_Model):
@@ -35,6 +36,9 @@ class Token(_Model):
     # Classic tokens carry OAuth scopes (sent back in X-OAuth-Scopes); None: a fine-grained
     # token, which sends no such header.
     scopes: list[str] | None = Field(default_factory=lambda: ["repo", "project", "read:org"])
+    # A GitHub App installation token: REST `GET /user` refuses it (403), GraphQL `viewer`
+    # answers with the App's bot.
+    installation: bool = False
 
 
 class Comment(_Model):
@@ -143,6 +147,7 @@ class Item(_Model):
     values: dict[str, str] = {}  # field id → single-select option id
     archived: bool = False
     created_at: datetime = Field(default_factory=now)
+    creator: str | None = None  # the login that added it; None: a deleted account
 
 
 class Project(_Model):
