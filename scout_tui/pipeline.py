@@ -216,21 +216,23 @@ def _reports_on_github(
             reports.append(parse_report(comment.body, comment.created_at.date(), comment.url))
         except ValueError as exc:
             warnings.append(f"prior report {comment.url} skipped: {exc}")
-    if ignored:
-        warnings.append(untrusted_reports_warning(ignored))
     return reports, where, [IgnoredReports(author=a, count=n) for a, n in ignored.items()]
 
 
-def untrusted_reports_warning(ignored: dict[str, int]) -> str:
-    """One line for every report comment left out, so a team adds its old agent once."""
-    count = sum(ignored.values())
-    authors = ", ".join(f"`{author}`" for author in ignored)
-    reports = f"{count} report{'s' if count != 1 else ''} by {authors} ignored"
+def untrusted_reports_warning(ignored: Sequence[IgnoredReports]) -> ConfigWarning:
+    """One line for every report comment left out, so a team adds its old agent once: a
+    matter of scout.toml's, shown where its other warnings are."""
+    count = sum(i.count for i in ignored)
+    reports = (f"{count} report{'s' if count != 1 else ''} by "
+               f"{', '.join(f'`{i.author}`' for i in ignored)} ignored")  # fmt: skip
     if len(ignored) == 1:
-        return (f"{reports}: not a trusted author — add the login to `[project] "
+        line = (f"{reports}: not a trusted author — add the login to `[project] "
                 "trusted_authors` if it is yours")  # fmt: skip
-    return f"{reports}: not trusted authors — add them to `[project] trusted_authors` if " \
-        "they are yours"  # fmt: skip
+    else:
+        line = (f"{reports}: not trusted authors — add them to `[project] trusted_authors` "
+                "if they are yours")  # fmt: skip
+    return ConfigWarning(collector="scout.toml", subject="[project] trusted_authors",
+                         message=line)  # fmt: skip
 
 
 def _with_board(options: RunOptions, findings: list[Finding],
@@ -296,6 +298,10 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
                                   message=f"{subject}: {message}")  # fmt: skip
         config_warnings.append(inherited)
         yield ConfigWarned(inherited)
+    if prepared.ignored_reports:
+        untrusted = untrusted_reports_warning(prepared.ignored_reports)
+        config_warnings.append(untrusted)
+        yield ConfigWarned(untrusted)
     states: dict[str, CollectorState] = {}
     for event in stream(ctx, collectors, options.processes):
         if isinstance(event, FindingFound):

@@ -27,12 +27,13 @@ IGNORED = ("2 reports by `mallory`, `old-agent` ignored: not trusted authors —
 
 
 def collect(sample, tmp_path, server, config, *extra) -> tuple[RunResult, str]:
+    """The run, and what was said on stderr."""
     args = ["--repo", str(sample.repo), "--config", str(config), "--date", DAY,
             "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
             "--api-url", server.url, *extra]  # fmt: skip
     done = scout("collect", "--json", *args, env={"GH_TOKEN": TOKEN})
     assert done.returncode == 0, done.stderr
-    return RunResult.model_validate_json(done.stdout), done.stdout + done.stderr
+    return RunResult.model_validate_json(done.stdout), done.stderr
 
 
 def tracking_issue(world):
@@ -68,6 +69,10 @@ def test_reports_by_untrusted_authors_are_ignored_and_said_once(tmp_path, fresh_
 
         run, said = collect(fresh_world, tmp_path, server, config, "--only", "ci_tests")
         assert said.count(IGNORED) == 1  # on stderr, once
+        # A warning of scout.toml's, where the console shows them; and listed in the JSON.
+        assert [w.message for w in run.config_warnings if "trusted_authors" in w.subject] == [
+            IGNORED
+        ]
         assert [(i.author, i.count) for i in run.ignored_reports] == [
             ("mallory", 1),
             ("old-agent", 1),
@@ -76,7 +81,7 @@ def test_reports_by_untrusted_authors_are_ignored_and_said_once(tmp_path, fresh_
         assert run.since == honest.since  # the baseline did not move
         [still] = [f for f in run.findings if f.fingerprint == p0.fingerprint]
         assert still.status is Status.NEW and still.section is p0.section
-        assert EVIL not in said
+        assert EVIL not in run.model_dump_json()
 
         # Listed (in any case, as GitHub logins are): counted.
         listed = 'trusted_authors = ["nightly-agent", "MALLORY"]'
@@ -87,7 +92,7 @@ def test_reports_by_untrusted_authors_are_ignored_and_said_once(tmp_path, fresh_
         assert run.since.date().isoformat() == YESTERDAY
         [carried] = [f for f in run.findings if f.fingerprint == p0.fingerprint]
         assert carried.status is not Status.NEW
-        assert EVIL in said  # what a trusted report says is read
+        assert EVIL in run.model_dump_json()  # what a trusted report says is read
 
 
 def person_item(world, fingerprint: str) -> Item:
@@ -185,3 +190,33 @@ def test_only_scouts_exact_marker_on_a_draft_scout_created_matches():
     # Made by another token of the team, recorded in this state dir's journal: scout's.
     journaled = Scout("other-bot", frozenset({"PVTI_1"}))
     assert fp in board_index([_item(good)], journaled).drafts
+
+
+async def test_the_console_says_which_reports_it_ignored(tmp_path):
+    from scout_tui.demo.running import running_demo
+    from scout_tui.session import Session
+    from scout_tui.tui.screens.preview import PreviewScreen
+    from scout_tui.tui.widgets.collectors_bar import CollectorsBar
+    from tests.console import console, settle
+
+    with running_demo(tmp_path / "world", TODAY) as demo:
+        world = demo.github.world
+        world.accounts.append(Account(login="mallory", id=world.new_id()))
+        when = datetime.combine(date.fromisoformat(YESTERDAY), time(7), UTC)
+        tracking_issue(world).comments.append(Comment(
+            id=world.new_id(), user="mallory", created_at=when, updated_at=when,
+            body=forged(YESTERDAY, "todo_unblocked-ef799ac08a19", "a TODO"),
+        ))  # fmt: skip
+        Session(demo.session_options(today=TODAY)).collect()
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=(100, 24)) as pilot:
+            await settle(pilot, app)
+            bar = app.query_one(CollectorsBar).render().plain
+            assert bar.startswith("⚠ scout.toml: 4")  # the demo's 3, and this one
+            app._show_config_warnings()
+            await pilot.pause(0.2)
+            assert isinstance(app.screen, PreviewScreen)
+            assert (
+                "1 report by `mallory` ignored: not a trusted author — add the login to "
+                "`[project] trusted_authors` if it is yours"
+            ) in app.screen.markdown
