@@ -220,3 +220,33 @@ async def test_the_console_says_which_reports_it_ignored(tmp_path):
                 "1 report by `mallory` ignored: not a trusted author — add the login to "
                 "`[project] trusted_authors` if it is yours"
             ) in app.screen.markdown
+
+
+def test_drafts_this_state_dir_published_stay_scouts_under_another_token(tmp_path, fresh_world):
+    world = world_for(fresh_world)
+    world.accounts.append(Account(login="scout-relief", id=world.new_id()))
+    world.tokens.append(Token(token="relief-token", login="scout-relief"))
+    config = fast_config(fresh_world, tmp_path)
+
+    def publish(token: str, state: str):
+        args = ["--repo", str(fresh_world.repo), "--config", str(config), "--date", DAY,
+                "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / state),
+                "--api-url", server.url]  # fmt: skip
+        done = scout("publish", "--yes", *args, env={"GH_TOKEN": token})
+        assert done.returncode == 0, done.stderr
+
+    with LocalGitHub(world) as server:
+        publish(TOKEN, "state")
+        [board] = server.world.projects
+        [draft, *_] = [i for i in board.items if i.creator == SCOUT_USER]
+        added = len(board.items)
+        draft.values = {}  # its status cleared
+
+        publish("relief-token", "elsewhere")  # another token, another state dir
+        assert len(board.items) == added  # matched by title: never filed twice
+        assert draft.values == {}  # not this token's, not this journal's: left alone
+
+        publish("relief-token", "state")  # the state dir that published it
+        assert len(board.items) == added
+        backlog = next(o.id for o in board.field("Status").options if o.name == "Backlog")
+        assert list(draft.values.values()) == [backlog]  # scout's draft with no status
