@@ -219,7 +219,7 @@ class Session:
             processes=self.options.processes,
             github=github,
             github_reason=reason,
-            journaled_items=self._journaled_items(),
+            journaled_items=self._journaled_items() if github is not None else frozenset(),
             web_url=self.web_url,
             cache=self.cache,
         )

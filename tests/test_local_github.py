@@ -105,10 +105,12 @@ def test_the_client_reads_runs_jobs_logs_pulls_and_search():
 def test_github_enterprise_style_urls():
     with LocalGitHub(world()) as server:
         client = GitHubClient(f"{server.url}/api/v3", TOKEN, load_config(None).github)
-        assert client.viewer() == "scout-bot"  # REST under /api/v3
-        board = client.board("pytorch", 161, "Status")  # GraphQL at /api/graphql
+        assert client.viewer() == "scout-bot"  # GraphQL at /api/graphql
+        board = client.board("pytorch", 161, "Status")
         assert "Backlog" in board.status_options
         assert any(e.path == "/api/graphql" for e in server.log)
+        assert client.issue_state("pytorch/torchtitan", 4100).merged  # REST under /api/v3
+        assert any(e.path.startswith("/api/v3/repos/") for e in server.log)
 
 
 def test_faults_fail_what_they_name():
