@@ -31,7 +31,7 @@ from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.report.render import render_report
 from scout_tui.source import NotARepository, SourceTree
-from scout_tui.state import Action, Change, StateStore, scope_of
+from scout_tui.state import Action, Change, StateError, StateStore, scope_of
 
 if TYPE_CHECKING:
     from scout_tui.pipeline import RunOptions
@@ -429,7 +429,11 @@ class Session:
     def _journaled_items(self) -> frozenset[str]:
         """The board items this state dir's publishes added (scout's, whoever the token)."""
         target = Target.of(self.config, self.api_url, self.web_url)
-        return self.state.journaled_items(target.journal_scope)
+        try:
+            return self.state.journaled_items(target.journal_scope)
+        except StateError as exc:  # a damaged store costs the collection nothing but this
+            self.warn(f"{exc}: drafts are matched by their creator only")
+            return frozenset()
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
         github, reason = self.github()

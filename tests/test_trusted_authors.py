@@ -250,3 +250,15 @@ def test_drafts_this_state_dir_published_stay_scouts_under_another_token(tmp_pat
         assert len(board.items) == added
         backlog = next(o.id for o in board.field("Status").options if o.name == "Backlog")
         assert list(draft.values.values()) == [backlog]  # scout's draft with no status
+
+
+def test_a_damaged_state_store_costs_an_online_collection_nothing(tmp_path, fresh_world):
+    """The journal is read to know scout's drafts; a store that cannot be read is said and
+    the collection goes on (drafts then count as scout's by their creator alone)."""
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "state.sqlite3").write_bytes(b"not a store" * 100)
+    with LocalGitHub(world_for(fresh_world)) as server:
+        run, said = collect(fresh_world, tmp_path, server, fast_config(fresh_world, tmp_path),
+                            "--only", "ci_tests")  # fmt: skip
+    assert run.findings and "drafts are matched by their creator only" in said
+    assert (tmp_path / "state" / "state.sqlite3").read_bytes() == b"not a store" * 100
