@@ -301,7 +301,7 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line of a key in the TOML text, for the error message."""
+    """Best-effort line of a key (or a table's header) in the TOML text, for the error."""
     names = [str(part) for part in loc if isinstance(part, str)]
     if not names:
         return None
@@ -309,16 +309,18 @@ def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
     lines = text.splitlines()
     start = 0
     if table:
-        header = re.compile(r"^\s*\[+\s*" + r"\s*\.\s*".join(map(re.escape, table)) + r"\s*\]+")
-        for number, line in enumerate(lines):
-            if header.match(line):
-                start = number
-                break
+        start = _header_line(lines, table) or 0
     key_re = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
     for number in range(start, len(lines)):
         if key_re.match(lines[number]):
             return number + 1
-    return None
+    header = _header_line(lines, names)
+    return header + 1 if header is not None else None
+
+
+def _header_line(lines: list[str], names: list[str]) -> int | None:
+    header = re.compile(r"^\s*\[+\s*" + r"\s*\.\s*".join(map(re.escape, names)) + r"\s*\]+")
+    return next((number for number, line in enumerate(lines) if header.match(line)), None)
 
 
 def _describe(error: dict[str, Any], text: str, source: str) -> str:

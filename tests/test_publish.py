@@ -199,7 +199,7 @@ def test_publish_refuses_what_it_cannot_do(tmp_path, fresh_world):
         done = publish(args, extra=("--yes", "--offline"))
         assert done.returncode == 2 and "publishing needs GitHub: offline" in done.stderr
         done = publish(args, token="")
-        assert done.returncode == 2 and "no GitHub token" in done.stderr
+        assert done.returncode == 2 and "no token for 127.0.0.1:" in done.stderr
         done = publish(args, extra=())  # no terminal, no --yes
         assert done.returncode == 2 and "pass --yes" in done.stderr
         done = publish(args, token="ghp_WRONGtoken")
