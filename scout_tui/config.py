@@ -413,9 +413,10 @@ def load_config(path: Path | None = None, *, api_url: str | None = None,
 
 
 def in_checkout(path: Path) -> bool:
-    """Whether `path` lives inside a git checkout (whose files anyone who can push wrote)."""
-    resolved = path.resolve()
-    return any((folder / ".git").exists() for folder in resolved.parents)
+    """Whether `path` lives inside a git checkout (whose files anyone who can push wrote),
+    where it is named or where it leads (a committed symlink to a file anyone can write)."""
+    places = (path.absolute(), path.resolve())
+    return any((folder / ".git").exists() for place in places for folder in place.parents)
 
 
 # The keys of scout.toml that send the token, or the reviewer, somewhere.

@@ -130,6 +130,17 @@ def test_look_alike_hosts_and_user_names_in_urls_are_refused(tmp_path, fresh_wor
             "not trusted" in done.stderr  # fmt: skip
 
 
+def test_a_checkouts_symlink_to_a_file_elsewhere_is_still_the_checkouts(tmp_path):
+    outside = tmp_path / "anyone-can-write.toml"
+    outside.write_text('[torch]\nnightly_index = "https://index.evil.example/simple"\n')
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / "scout.toml").symlink_to(outside)
+    assert load_config(outside).torch.nightly_index.startswith("https://index.evil")  # yours
+    with pytest.raises(ConfigError, match=r"\[torch\] nightly_index names https://index.evil"):
+        load_config(checkout / "scout.toml")
+
+
 def test_hosts_are_compared_after_parsing_never_by_prefix():
     trusted = [origin_of("http://127.0.0.1:5000")]
     urls = {
@@ -257,3 +268,22 @@ def test_a_bad_user_config_is_named_with_its_line(tmp_path, monkeypatch, sample_
                  tmp_path / "cache", "--state-dir", tmp_path / "state",
                  env={"XDG_CONFIG_HOME": str(tmp_path / "home")})  # fmt: skip
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and str(path) in done.stderr
+
+
+def test_the_api_url_is_the_flags_then_the_environments_then_the_users_config(
+    tmp_path, monkeypatch, sample_world
+):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
+    user_config(tmp_path / "home", 'api_url = "https://ghe.example/api/v3"\n')
+
+    def endpoints(**options):
+        session = Session(SessionOptions(repo=sample_world.repo, config=sample_world.config,
+                                         cache_dir=tmp_path / "cache",
+                                         state_dir=tmp_path / "state", **options))  # fmt: skip
+        return session.api_url, session.web_url
+
+    assert endpoints() == ("https://ghe.example/api/v3", "https://ghe.example")
+    monkeypatch.setenv("SCOUT_GITHUB_API_URL", "http://127.0.0.1:5000")
+    assert endpoints() == ("http://127.0.0.1:5000", "http://127.0.0.1:5000")
+    assert endpoints(api_url="https://api.github.com") == ("https://api.github.com",
+                                                          "https://github.com")  # fmt: skip
