@@ -130,6 +130,19 @@ def test_look_alike_hosts_and_user_names_in_urls_are_refused(tmp_path, fresh_wor
             "not trusted" in done.stderr  # fmt: skip
 
 
+def test_a_user_name_in_the_api_url_given_is_refused_before_any_request(tmp_path, sample_world):
+    with Listener() as listener:
+        url = listener.url.replace("http://", "http://x-access-token:t@")
+        done = collect(sample_world, tmp_path, "--config", sample_world.config, "--api-url", url)
+        from_environment = collect(sample_world, tmp_path, "--config", sample_world.config,
+                                   env={"SCOUT_GITHUB_API_URL": url})  # fmt: skip
+    for refused in (done, from_environment):
+        assert refused.returncode == 2 and refused.stderr == (
+            f"scout: error: GitHub API URL {url!r}: a user name or password in a URL (USER@HOST) "
+            "is refused (e.g. https://api.github.com or https://HOST/api/v3)\n")  # fmt: skip
+    assert listener.seen == []
+
+
 def test_a_checkouts_symlink_to_a_file_elsewhere_is_still_the_checkouts(tmp_path):
     outside = tmp_path / "anyone-can-write.toml"
     outside.write_text('[torch]\nnightly_index = "https://index.evil.example/simple"\n')
