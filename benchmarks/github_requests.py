@@ -35,7 +35,7 @@ def collect(sample, server: LocalGitHub, cache: Path, state: Path) -> None:
     args = [sys.executable, "-m", "scout_tui", "collect", "--repo", str(sample.repo),
             "--config", str(sample.config), "--cache-dir", str(cache), "--state-dir", str(state),
             "--api-url", server.url, *[f"--only={name}" for name in NETWORK]]  # fmt: skip
-    env = {**os.environ, "GH_TOKEN": DEMO_TOKEN}
+    env = {**os.environ, "GH_ENTERPRISE_TOKEN": DEMO_TOKEN}
     subprocess.run(args, check=True, capture_output=True, env=env)
 
 

@@ -1,4 +1,5 @@
-"""scout.toml: loaded into pydantic models, merged over the shipped default.
+"""scout.toml: loaded into pydantic models, merged over the shipped default; the user's own
+config file (hosts they trust, their API URL and keys); which hosts a file may name.
 
 Every value the code uses comes from here. A bad file gets one message that names the
 key, the bad value and what is allowed (and the line, where TOML gives it).
@@ -7,17 +8,25 @@ key, the bad value and what is allowed (and the line, where TOML gives it).
 from __future__ import annotations
 
 import functools
+import os
 import re
 import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
+import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scout_tui.model import Priority, Section, Severity
 
 CONFIG_NAME = "scout.toml"
+USER_CONFIG_NAME = "config.toml"
+API_URL_VARIABLE = "SCOUT_GITHUB_API_URL"
+GITHUB_API = "https://api.github.com"
 # The console's actions, by the ids `[keys]` binds (the console issue's table).
 ACTION_IDS = (
     "accept", "demote", "promote", "drop", "mark", "merge", "edit", "edit_external", "undo",
@@ -29,6 +38,46 @@ _KEY_NAME = (  # Textual's names: f1-f24, named keys ("minus", "page_up"), one c
     r"(?:f(?:[1-9]|1[0-9]|2[0-4])(?=,|$)|(?!f\d+(?:,|$))[a-z][a-z0-9_]+|[A-Za-z0-9])"
 )
 _KEY = re.compile(rf"^{_MODIFIERS}{_KEY_NAME}(?:,{_MODIFIERS}{_KEY_NAME})*$")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a URL sends what it carries: compared whole, never by prefix."""
+
+    scheme: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        default = {"http": 80, "https": 443}[self.scheme]
+        port = "" if self.port == default else f":{self.port}"
+        return f"{self.scheme}://{self.host}{port}"
+
+
+def origin_of(url: str) -> Origin:
+    """The URL's origin; ValueError (saying why) for anything but a plain http(s) URL. A user
+    name or password in it is refused: `https://api.github.com@evil` goes to `evil`."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"not a URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("not an http(s) URL")
+    if "@" in parts.netloc:
+        raise ValueError("a user name or password in a URL (USER@HOST) is refused")
+    return Origin(parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80))
+
+
+def _trusted_origin(entry: str) -> Origin:
+    """A `[trust] hosts` entry: `HOST[:PORT]` (https) or `SCHEME://HOST[:PORT]`."""
+    return origin_of(entry if "://" in entry else f"https://{entry}")
+
+
+def _url(value: str | None) -> str | None:
+    if value is not None:
+        origin_of(value)
+    return value
 
 
 class ConfigError(Exception):
@@ -43,10 +92,12 @@ class ProjectConfig(_Strict):
     repo: str = Field(pattern=r"^[\w.-]+/[\w.-]+$")
     experiment: str
     tracking_issue: int = Field(gt=0)
-    api_url: str = Field(pattern=r"^https?://")
-    web_url: str = Field(pattern=r"^https?://")
+    api_url: str
+    web_url: str
     # GitHub logins whose report comments count as prior reports, besides the token's own.
     trusted_authors: list[str] = []
+
+    _urls = field_validator("api_url", "web_url")(_url)
 
 
 class BoardConfig(_Strict):
@@ -108,17 +159,19 @@ class TodosConfig(_Strict):
 
 class TorchConfig(_Strict):
     root: str = ""
-    nightly_index: str = Field(pattern=r"^https?://")
+    nightly_index: str
     python_tag: str = Field(pattern=r"^cp\d+$")
     platform_tag: str
     compare_url: str
+
+    _urls = field_validator("nightly_index")(_url)
 
     @field_validator("compare_url")
     @classmethod
     def _has_placeholders(cls, value: str) -> str:
         if "{old}" not in value or "{new}" not in value:
             raise ValueError("must contain {old} and {new}")
-        return value
+        return _url(value)
 
 
 class CiConfig(_Strict):
@@ -205,6 +258,36 @@ class Config(_Strict):
         return "/".join([self.project.experiment.rstrip("/"), *parts])
 
 
+class TrustConfig(_Strict):
+    # Hosts a checkout's scout.toml may name besides the shipped ones: HOST[:PORT] (https)
+    # or SCHEME://HOST[:PORT].
+    hosts: list[str] = []
+
+    @field_validator("hosts")
+    @classmethod
+    def _origins(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            try:
+                _trusted_origin(entry)
+            except ValueError as exc:
+                raise ValueError(f"{entry!r}: {exc}") from None
+        return value
+
+
+class UserConfig(_Strict):
+    """The user's own settings, which no checkout can change: where the token may go."""
+
+    api_url: str | None = None
+    trust: TrustConfig = TrustConfig()
+    keys: dict[str, str] = {}
+
+    _urls = field_validator("api_url")(_url)
+
+    def trusted(self) -> set[Origin]:
+        chosen = [_trusted_origin(entry) for entry in self.trust.hosts]
+        return {*chosen, *([origin_of(self.api_url)] if self.api_url else [])}
+
+
 def _shipped_text() -> str:
     return resources.files("scout_tui").joinpath(CONFIG_NAME).read_text(encoding="utf-8")
 
@@ -220,7 +303,7 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
-    """Best-effort line of a key in the TOML text, for the error message."""
+    """Best-effort line of a key (or a table's header) in the TOML text, for the error."""
     names = [str(part) for part in loc if isinstance(part, str)]
     if not names:
         return None
@@ -228,16 +311,18 @@ def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
     lines = text.splitlines()
     start = 0
     if table:
-        header = re.compile(r"^\s*\[+\s*" + r"\s*\.\s*".join(map(re.escape, table)) + r"\s*\]+")
-        for number, line in enumerate(lines):
-            if header.match(line):
-                start = number
-                break
+        start = _header_line(lines, table) or 0
     key_re = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
     for number in range(start, len(lines)):
         if key_re.match(lines[number]):
             return number + 1
-    return None
+    header = _header_line(lines, names)
+    return header + 1 if header is not None else None
+
+
+def _header_line(lines: list[str], names: list[str]) -> int | None:
+    header = re.compile(r"^\s*\[+\s*" + r"\s*\.\s*".join(map(re.escape, names)) + r"\s*\]+")
+    return next((number for number, line in enumerate(lines) if header.match(line)), None)
 
 
 def _describe(error: dict[str, Any], text: str, source: str) -> str:
@@ -262,11 +347,25 @@ def shipped_rule_kinds() -> frozenset[str]:
     return frozenset(tomllib.loads(_shipped_text())["rules"])
 
 
-def load_config(path: Path | None = None) -> Config:
-    """The shipped default, with `path` (if any) merged over it."""
-    base = tomllib.loads(_shipped_text())
-    if path is None:
-        return _validate(base, _shipped_text(), "<shipped default>")
+def user_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("scout-tui", appauthor=False)) / USER_CONFIG_NAME
+
+
+def load_user_config() -> UserConfig:
+    """The user's config file, under the platform's config dir; none is empty."""
+    path = user_config_path()
+    if not path.is_file():
+        return UserConfig()
+    text, data = _read_toml(path)
+    try:
+        user = UserConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_first_problem(exc, text, str(path))) from None
+    _check_keys(user.keys, str(path))
+    return user
+
+
+def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -274,12 +373,88 @@ def load_config(path: Path | None = None) -> Config:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a UTF-8 text file") from None
     try:
-        user = tomllib.loads(text)
+        return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    base, inherited = _for_another_experiment(base, user)
-    config = _validate(_merge(base, user), text, str(path))
+
+
+def chosen_api_url(flag: str | None, user: UserConfig) -> str | None:
+    """The API URL the user chose: --api-url, then the environment, then their config."""
+    chosen = flag or os.environ.get(API_URL_VARIABLE) or user.api_url or None
+    if chosen is not None:
+        try:
+            origin_of(chosen)
+        except ValueError as exc:
+            raise ConfigError(f"GitHub API URL {chosen!r}: {exc} (e.g. https://api.github.com "
+                              "or https://HOST/api/v3)") from None  # fmt: skip
+    return chosen
+
+
+def load_config(path: Path | None = None, *, api_url: str | None = None,
+                user: UserConfig | None = None) -> Config:  # fmt: skip
+    """The shipped default, with `path` (if any) merged over it and the user's [keys] over
+    both. A `path` inside a git checkout is the checkout's: it may name only the shipped
+    hosts, those the user trusts, and that of the API URL they chose (`api_url`: --api-url)."""
+    user = user if user is not None else load_user_config()
+    base = tomllib.loads(_shipped_text())
+    if path is None:
+        text, data, source, inherited = _shipped_text(), base, "<shipped default>", []
+    else:
+        text, own = _read_toml(path)
+        source = str(path)
+        base, inherited = _for_another_experiment(base, own)
+        data = _merge(base, own)
+    if user.keys:
+        data = {**data, "keys": {**data["keys"], **user.keys}}
+    config = _validate(data, text, source)
+    if path is not None and in_checkout(path):
+        chosen = chosen_api_url(api_url, user)
+        trusted = user.trusted() | ({origin_of(chosen)} if chosen else set())
+        _check_hosts(own, text, source, trusted)
     return config.model_copy(update={"inherited": inherited}) if inherited else config
+
+
+def in_checkout(path: Path) -> bool:
+    """Whether `path` lives inside a git checkout (whose files anyone who can push wrote),
+    where it is named or where it leads (a committed symlink to a file anyone can write)."""
+    places = (path.absolute(), path.resolve())
+    return any((folder / ".git").exists() for place in places for folder in place.parents)
+
+
+# The keys of scout.toml that send the token, or the reviewer, somewhere.
+_HOST_KEYS = (("project", "api_url"), ("project", "web_url"), ("torch", "nightly_index"),
+              ("torch", "compare_url"))  # fmt: skip
+
+
+def untrusted_hosts(urls: Mapping[tuple[str, str], str],
+                    trusted: Iterable[Origin]) -> list[tuple[tuple[str, str], Origin]]:  # fmt: skip
+    """The (key, origin) of each URL whose origin is neither shipped nor trusted."""
+    allowed = {*shipped_origins(), *trusted}
+    found = [(key, origin_of(url)) for key, url in urls.items()]
+    return [(key, origin) for key, origin in found if origin not in allowed]
+
+
+@functools.cache
+def shipped_origins() -> frozenset[Origin]:
+    shipped = tomllib.loads(_shipped_text())
+    return frozenset(origin_of(shipped[table][key]) for table, key in _HOST_KEYS)
+
+
+def _check_hosts(own: dict[str, Any], text: str, source: str, trusted: set[Origin]) -> None:
+    urls = {(table, key): own[table][key] for table, key in _HOST_KEYS
+            if isinstance(own.get(table), dict) and key in own[table]}  # fmt: skip
+    refused = untrusted_hosts(urls, trusted)
+    if not refused:
+        return
+    (table, key), origin = refused[0]
+    line = _line_of(text, (table, key))
+    where = f"{source}, line {line}" if line else source
+    raise ConfigError(
+        f"{where}: [{table}] {key} names {origin}, a host you have not trusted (a checkout's "
+        "scout.toml may name only GitHub's and PyTorch's hosts and those you trust): to trust "
+        f'it, add [trust] hosts = ["{origin}"] to {user_config_path()}, or pass --api-url '
+        "with that host"
+    )
 
 
 # The shipped profile's settings that are about its own experiment, not the repository: a
@@ -333,37 +508,38 @@ def _for_another_experiment(base: dict[str, Any],
     return base, notes
 
 
+def _first_problem(exc: ValidationError, text: str, source: str) -> str:
+    messages = [_describe(error, text, source) for error in exc.errors()]
+    more = f" (and {len(messages) - 1} more problem(s))" if len(messages) > 1 else ""
+    return messages[0] + more
+
+
 def _validate(data: dict[str, Any], text: str, source: str) -> Config:
     try:
         config = Config.model_validate({**data, "source": source})
     except ValidationError as exc:
-        messages = [_describe(error, text, source) for error in exc.errors()]
-        more = f" (and {len(messages) - 1} more problem(s))" if len(messages) > 1 else ""
-        raise ConfigError(messages[0] + more) from None
-    _check_keys(config)
+        raise ConfigError(_first_problem(exc, text, source)) from None
+    _check_keys(config.keys, config.source)
     return config
 
 
-def _check_keys(config: Config) -> None:
-    for action, key in config.keys.items():
+def _check_keys(keys: Mapping[str, str], source: str) -> None:
+    seen: dict[str, str] = {}
+    for action, key in keys.items():
         if action not in ACTION_IDS:
-            raise ConfigError(f"{config.source}: unknown key binding keys.{action}: the actions "
+            raise ConfigError(f"{source}: unknown key binding keys.{action}: the actions "
                               f"are {', '.join(ACTION_IDS)}")  # fmt: skip
         if not _KEY.match(key):
             raise ConfigError(
-                f"{config.source}: keys.{action} = {key!r} is not allowed: a key name such as "
+                f"{source}: keys.{action} = {key!r} is not allowed: a key name such as "
                 "'a', 'minus', 'ctrl+r', or several with commas"
             )
-    used = {value for value in config.keys.values()}
-    if len(used) != len(config.keys):
-        seen: dict[str, str] = {}
-        for action, key in config.keys.items():
-            if key in seen:
-                raise ConfigError(
-                    f"{config.source}: keys.{action} = {key!r} is not allowed: "
-                    f"already bound to keys.{seen[key]}"
-                )
-            seen[key] = action
+        if key in seen:
+            raise ConfigError(
+                f"{source}: keys.{action} = {key!r} is not allowed: "
+                f"already bound to keys.{seen[key]}"
+            )
+        seen[key] = action
 
 
 def find_config(repo: Path) -> Path | None:

@@ -16,16 +16,25 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from scout_tui import triage
 from scout_tui.bundle import Bundle, read_bundle
 from scout_tui.cache import Cache
-from scout_tui.config import Config, ConfigError, find_config, load_config, shipped_rule_kinds
+from scout_tui.config import (
+    GITHUB_API,
+    Config,
+    ConfigError,
+    chosen_api_url,
+    find_config,
+    load_config,
+    load_user_config,
+    origin_of,
+    shipped_rule_kinds,
+)
 from scout_tui.errors import ScoutError, UsageError
 from scout_tui.events import Event, RunFinished, RunWarning
 from scout_tui.github.api import BoardItem, GitHub
-from scout_tui.github.auth import find_token
+from scout_tui.github.auth import find_token, missing_token
 from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
 from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.plan import PublishPlan
@@ -59,8 +68,38 @@ class SessionOptions:
     offline: bool = False
     only: Sequence[str] | None = None
     processes: int = 1  # >1 forks: only from a process with no other threads (the CLI)
-    api_url: str | None = None  # GitHub's API: this, else $SCOUT_GITHUB_API_URL, else scout.toml
-    token: str | None = field(default=None, repr=False)  # else GH_TOKEN, GITHUB_TOKEN, gh
+    # GitHub's API: this, else $SCOUT_GITHUB_API_URL, the user's config, scout.toml
+    api_url: str | None = None
+    token: str | None = field(default=None, repr=False)  # for api_url; else as auth finds it
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where the token goes, and where links point."""
+
+    api_url: str
+    web_url: str
+
+
+def endpoints(config: Config, chosen: str | None) -> Endpoints:
+    """The API the user chose, else the configuration's. Links: the configuration's web URL
+    for its own API; github.com for GitHub's; HOST for GitHub Enterprise's
+    `https://HOST/api/v3`; the server itself for anything else (the local server)."""
+    own = config.project.api_url.rstrip("/")
+    api = (chosen or own).rstrip("/")
+    if api == own:
+        return Endpoints(api, config.project.web_url.rstrip("/"))
+    if origin_of(api) == origin_of(GITHUB_API):
+        return Endpoints(api, "https://github.com")
+    return Endpoints(api, api.removesuffix("/api/v3"))
+
+
+def reviewer_config(options: SessionOptions, path: Path | None) -> tuple[Config, Endpoints]:
+    """The configuration at `path` (None: the shipped default) as this user may use it: its
+    hosts checked against those they trust, and the endpoints they chose (ConfigError)."""
+    user = load_user_config()
+    config = load_config(path, api_url=options.api_url, user=user)
+    return config, endpoints(config, chosen_api_url(options.api_url, user))
 
 
 def utc_today() -> date:
@@ -85,7 +124,7 @@ class Session:
         # A scout.toml is the checkout's, wherever in it --repo points.
         config_path = options.config or find_config(Path(self.checkout.path))
         try:
-            self.config: Config = load_config(config_path)
+            self.config, self.endpoints = reviewer_config(options, config_path)
             if set(self.config.rules) - shipped_rule_kinds():  # a typo'd kind: said at once
                 from scout_tui.pipeline import check_rule_kinds
 
@@ -100,20 +139,25 @@ class Session:
     def of_bundle(cls, path: Path, options: SessionOptions,
                   warn: Callable[[str], None] = lambda message: None) -> Session:  # fmt: skip
         """A bundle's run, reviewed here: no checkout needed. Decisions are filed under the
-        checkout it was collected from (the same place tomorrow's bundle finds them);
-        publishing uses the configuration it was collected with."""
+        checkout it was collected from (the same place tomorrow's bundle finds them). The
+        token goes only where the reviewer's configuration says, never where the bundle's
+        does."""
         bundle = read_bundle(path)
         session = cls.__new__(cls)
         session.options, session.warn = options, warn
         session.bundle, session.bundle_path = bundle, path
         run = bundle.run
         try:
+            reviewers, session.endpoints = reviewer_config(options, options.config)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        try:
             if bundle.config is not None:
                 session.config = Config.model_validate(
                     {**bundle.config, "source": f"{path} (the configuration it was collected "
                      "with)"})  # fmt: skip
             else:  # a plain `collect --json` run: the configuration given, or the default
-                session.config = load_config(options.config)
+                session.config = reviewers
         except (ConfigError, ValueError) as exc:
             raise UsageError(f"{path}: its configuration is not valid here: "
                              f"{str(exc).splitlines()[0]}") from None  # fmt: skip
@@ -131,7 +175,6 @@ class Session:
         self.scope = scope_of(self.checkout, self.experiment)
         self._github: GitHub | None = None
         self._github_reason: str | None = None
-        _check_api_url(self.api_url)
 
     # -- where the run's things are, on this machine ------------------------------------------
     def workdir(self) -> Path | None:
@@ -175,16 +218,11 @@ class Session:
     # -- GitHub ------------------------------------------------------------------------------
     @property
     def api_url(self) -> str:
-        return (self.options.api_url or os.environ.get("SCOUT_GITHUB_API_URL")
-                or self.config.project.api_url).rstrip("/")  # fmt: skip
+        return self.endpoints.api_url
 
     @property
     def web_url(self) -> str:
-        """Where links point: scout.toml's web URL for its API; GitHub Enterprise's host for
-        `https://HOST/api/v3`; the server itself for anything else (the local server)."""
-        if self.api_url == self.config.project.api_url.rstrip("/"):
-            return self.config.project.web_url.rstrip("/")
-        return self.api_url.removesuffix("/api/v3")
+        return self.endpoints.web_url
 
     def github(self) -> tuple[GitHub | None, str]:
         """The GitHub client, or None and why (said as "skipped — <why>")."""
@@ -192,10 +230,9 @@ class Session:
             if self.options.offline:
                 self._github_reason = "offline"  # said as "skipped — offline"
             else:
-                token = self.options.token or find_token()
+                token = self.options.token or find_token(self.api_url)
                 if token is None:
-                    self._github_reason = ("no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or "
-                                           "`gh auth login`)")  # fmt: skip
+                    self._github_reason = missing_token(self.api_url)
                 else:
                     # PyGithub costs 160 ms to import: paid when GitHub is first needed.
                     from scout_tui.github.client import GitHubClient
@@ -441,17 +478,6 @@ class Session:
             raise UsageError(f"publishing needs GitHub: {reason}")
         target = Target.of(self.config, self.api_url, self.web_url)
         return Publisher(github, self.state, self.config, target, render_markdown, note)
-
-
-def _check_api_url(url: str) -> None:
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 — raises on a bad port
-    except ValueError as exc:
-        raise UsageError(f"GitHub API URL {url!r}: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"GitHub API URL {url!r} is not an http(s) URL (e.g. "
-                         "https://api.github.com or https://HOST/api/v3)")  # fmt: skip
 
 
 def _names(findings: Sequence[Finding]) -> str:

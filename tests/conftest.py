@@ -15,12 +15,15 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests and the commands they start never touch the user's cache or state."""
+    """Tests and the commands they start never touch the user's cache, state, config or
+    tokens."""
     home = tmp_path_factory.mktemp("xdg")
     os.environ["XDG_CACHE_HOME"] = str(home / "cache")
     os.environ["XDG_DATA_HOME"] = str(home / "data")
+    os.environ["XDG_CONFIG_HOME"] = str(home / "config")
     os.environ.pop("SCOUT_STATE_DIR", None)
-    for name in ("GH_TOKEN", "GITHUB_TOKEN"):
+    os.environ.pop("SCOUT_GITHUB_API_URL", None)
+    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"):
         os.environ[name] = ""
 
 

@@ -31,7 +31,7 @@ def collected(tmp_path_factory):
         common = ["--repo", opts.repo, "--config", opts.config, "--date", TODAY.isoformat(),
                   "--cache-dir", base / "cache", "--state-dir", base / "state-box",
                   "--api-url", demo.github.url]  # fmt: skip
-        env = {"GH_TOKEN": DEMO_TOKEN, "SCOUT_GITHUB_API_URL": ""}
+        env = {"GH_ENTERPRISE_TOKEN": DEMO_TOKEN, "SCOUT_GITHUB_API_URL": ""}
         done = scout("collect", *common, "--bundle", base / "run.json.gz", env=env)
         assert done.returncode == 0, done.stderr
         plain = scout("collect", *common, "--json", "-o", base / "run.json", env=env)

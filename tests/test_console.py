@@ -323,6 +323,10 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
                     break
             assert app.run_result is not None and app.run_result.complete
             assert titles(app)
+            # The child was handed the local server's token as an enterprise host's.
+            online = {s.name: s.state for s in app.run_result.collectors
+                      if s.name in ("ci_failures", "open_work")}  # fmt: skip
+            assert online == {"ci_failures": "done", "open_work": "done"}
             # Drop one, collect again: still dropped (decisions follow fingerprints), and
             # the cursor is still on it once the new run's sections arrive.
             fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)

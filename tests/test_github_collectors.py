@@ -33,7 +33,7 @@ def collect(sample, tmp_path, server, *extra, config=None, state="state"):
     args = ["--repo", str(sample.repo), "--config", str(config), "--date", DAY,
             "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / state),
             "--api-url", server.url, *extra]  # fmt: skip
-    done = scout("collect", "--json", *args, env={"GH_TOKEN": TOKEN})
+    done = scout("collect", "--json", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
     assert done.returncode == 0, done.stderr
     return RunResult.model_validate_json(done.stdout), done
 
@@ -99,7 +99,7 @@ def test_green_and_no_recent_success(tmp_path, fresh_world):
         report = scout("report", "--repo", fresh_world.repo, "--config", fresh_world.config,
                        "--date", DAY, "--cache-dir", tmp_path / "cache", "--state-dir",
                        tmp_path / "s2", "--only", "ci_failures", "--api-url", server.url,
-                       env={"GH_TOKEN": TOKEN}).stdout  # fmt: skip
+                       env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout  # fmt: skip
     assert "ci_failure" not in by_kind(run)
     assert "## CI Failures\n\nCI green, nothing to report" in report
 
@@ -124,7 +124,7 @@ def test_a_log_bigger_than_memory_would_like_is_streamed(tmp_path, fresh_world):
                 "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "s"),
                 "--api-url", server.url]  # fmt: skip
         done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                              text=True, env={**os.environ, "GH_TOKEN": TOKEN})
+                              text=True, env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN})
         assert done.returncode == 0, done.stderr
     peak_mib = int(done.stdout.strip()) / 1024
     kept = list((tmp_path / "cache").rglob(f"{latest.jobs[-1].id}.log"))
@@ -170,7 +170,7 @@ def test_open_work_is_said_as_changes(tmp_path, fresh_world):
         assert scout("publish", "--yes", "--repo", fresh_world.repo, "--config",
                      fresh_world.config, "--date", DAY, "--cache-dir", tmp_path / "cache",
                      "--state-dir", tmp_path / "state", "--api-url", server.url,
-                     env={"GH_TOKEN": TOKEN}).returncode == 0  # fmt: skip
+                     env={"GH_ENTERPRISE_TOKEN": TOKEN}).returncode == 0  # fmt: skip
         repo = world.repositories[0]
         created = next(i for i in repo.issues if i.number == 4101).created_at
         repo.issues.append(Issue(number=4107, id=world.new_id(), user="contributor",
@@ -180,7 +180,7 @@ def test_open_work_is_said_as_changes(tmp_path, fresh_world):
         done = scout("collect", "--json", "--only", "open_work", "--repo", fresh_world.repo,
                      "--config", fresh_world.config, "--date", tomorrow, "--cache-dir",
                      tmp_path / "cache", "--state-dir", tmp_path / "state", "--api-url",
-                     server.url, env={"GH_TOKEN": TOKEN})  # fmt: skip
+                     server.url, env={"GH_ENTERPRISE_TOKEN": TOKEN})  # fmt: skip
     second = RunResult.model_validate_json(done.stdout)
     [waiting] = by_kind(second)["pr_waiting_review"]
     assert waiting.title.endswith("(1 new)")

@@ -33,12 +33,12 @@ def options(world, tmp_path, server, *, state="state") -> list[str]:
 
 
 def publish(args, *, token=TOKEN, extra=("--yes",)) -> subprocess.CompletedProcess[str]:
-    return scout("publish", *extra, *args, env={"GH_TOKEN": token})
+    return scout("publish", *extra, *args, env={"GH_ENTERPRISE_TOKEN": token})
 
 
 def expected_drafts(args) -> set[str]:
     """Fingerprints of the new Action Items that want a board item, from the run itself."""
-    done = scout("report", *args, "--json", env={"GH_TOKEN": TOKEN})
+    done = scout("report", *args, "--json", env={"GH_ENTERPRISE_TOKEN": TOKEN})
     run = RunResult.model_validate_json(done.stdout)
     return {f.fingerprint for f in run.findings
             if f.board_item and f.board is None and (
@@ -87,7 +87,7 @@ def test_a_full_publish_then_a_rerun_that_changes_nothing(tmp_path, fresh_world)
 def test_the_baseline_comes_from_the_tracking_issue(tmp_path, fresh_world):
     with LocalGitHub(world_for(fresh_world)) as server:
         args = options(fresh_world, tmp_path, server)
-        done = scout("collect", *args, "--json", env={"GH_TOKEN": TOKEN})
+        done = scout("collect", *args, "--json", env={"GH_ENTERPRISE_TOKEN": TOKEN})
         assert done.returncode == 0, done.stderr
         run = RunResult.model_validate_json(done.stdout)
         assert [p.date.isoformat() for p in run.prior_reports] == ["2026-11-30", "2026-12-01"]
@@ -118,7 +118,7 @@ def test_a_crash_at_every_step_then_a_rerun(tmp_path, fresh_world):
             server.faults, server._count = [fault], 0  # count from the publish's first request
             child = subprocess.Popen(
                 [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
-                env={**os.environ, "GH_TOKEN": TOKEN}, stdout=subprocess.PIPE,
+                env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN}, stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True,
             )  # fmt: skip
             deadline = time.monotonic() + 60
@@ -199,7 +199,7 @@ def test_publish_refuses_what_it_cannot_do(tmp_path, fresh_world):
         done = publish(args, extra=("--yes", "--offline"))
         assert done.returncode == 2 and "publishing needs GitHub: offline" in done.stderr
         done = publish(args, token="")
-        assert done.returncode == 2 and "no GitHub token" in done.stderr
+        assert done.returncode == 2 and "no token for 127.0.0.1:" in done.stderr
         done = publish(args, extra=())  # no terminal, no --yes
         assert done.returncode == 2 and "pass --yes" in done.stderr
         done = publish(args, token="ghp_WRONGtoken")
@@ -233,7 +233,7 @@ def test_a_promoted_finding_gets_a_draft(tmp_path, fresh_world):
     with LocalGitHub(world_for(fresh_world)) as server:
         args = options(fresh_world, tmp_path, server)
         listed = json.loads(scout("triage", "list", "--json", *args,
-                                  env={"GH_TOKEN": TOKEN}).stdout)  # fmt: skip
+                                  env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout)  # fmt: skip
         fyi = next(r for r in listed if r["section"] == "opportunities")
         assert scout("triage", "promote", fyi["fingerprint"], *args).returncode == 0
         wanted = expected_drafts(args)
@@ -251,7 +251,7 @@ def test_the_token_is_in_no_artefact(tmp_path, fresh_world):
         outputs = [publish(args, token=secret)]  # fails: retries exhausted
         server.faults = []
         outputs.append(publish(args, token=secret))
-        outputs.append(scout("report", *args, "--json", env={"GH_TOKEN": secret}))
+        outputs.append(scout("report", *args, "--json", env={"GH_ENTERPRISE_TOKEN": secret}))
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "state.sqlite3" for p in files) and any(p.name == "cache.db"
                                                                   for p in files)  # fmt: skip
@@ -272,6 +272,6 @@ def test_publishing_a_partial_run_says_so(tmp_path, fresh_world):
         warned = [line for line in done.stderr.splitlines() if "partial" in line]
         assert "scout: warning: the run being published is partial — CI failure monitoring " \
             "skipped: offline (--recollect collects again)" in warned  # fmt: skip
-        assert scout("collect", *args, env={"GH_TOKEN": TOKEN}).returncode == 0
+        assert scout("collect", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN}).returncode == 0
         again = publish(args, extra=("--dry-run",))
         assert "partial" not in again.stderr

@@ -31,7 +31,7 @@ def collect(sample, tmp_path, server, config, *extra) -> tuple[RunResult, str]:
     args = ["--repo", str(sample.repo), "--config", str(config), "--date", DAY,
             "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
             "--api-url", server.url, *extra]  # fmt: skip
-    done = scout("collect", "--json", *args, env={"GH_TOKEN": TOKEN})
+    done = scout("collect", "--json", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
     assert done.returncode == 0, done.stderr
     return RunResult.model_validate_json(done.stdout), done.stderr
 
@@ -133,7 +133,7 @@ def test_a_persons_item_with_scouts_marker_captures_nothing_and_keeps_its_status
         args = ["--repo", str(fresh_world.repo), "--config", str(config), "--date", DAY,
                 "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
                 "--api-url", server.url]  # fmt: skip
-        done = scout("publish", "--yes", *args, env={"GH_TOKEN": TOKEN})
+        done = scout("publish", "--yes", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
         assert done.returncode == 0, done.stderr
         [after] = [i for i in server.world.projects[0].items if i.id == theirs.id]
         assert after.model_dump() == before  # its Status never set
@@ -232,7 +232,7 @@ def test_drafts_this_state_dir_published_stay_scouts_under_another_token(tmp_pat
         args = ["--repo", str(fresh_world.repo), "--config", str(config), "--date", DAY,
                 "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / state),
                 "--api-url", server.url]  # fmt: skip
-        done = scout("publish", "--yes", *args, env={"GH_TOKEN": token})
+        done = scout("publish", "--yes", *args, env={"GH_ENTERPRISE_TOKEN": token})
         assert done.returncode == 0, done.stderr
 
     with LocalGitHub(world) as server:

@@ -690,7 +690,7 @@ class ScoutApp(App[int]):
             self.collection.cancel()
             self.notify("cancelling the collection…", timeout=2)
             return
-        self.collection = Collection(self.session.options)
+        self.collection = Collection(self.session.options, self.session.api_url)
         self.live = []
         self.query_one(StatusLine).busy = "collecting… (R cancels)"
         self._collect(self.collection)

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from scout_tui.errors import redact
 from scout_tui.events import Event, from_json_line
+from scout_tui.github.auth import token_variable
 from scout_tui.session import SessionOptions
 
 STDERR_KEPT = 40  # last lines of the child's stderr, for the error it ends with
@@ -52,8 +53,9 @@ class Ended:
 
 
 class Collection:
-    def __init__(self, options: SessionOptions) -> None:
+    def __init__(self, options: SessionOptions, api_url: str) -> None:
         self.options = options
+        self.api_url = api_url  # the session's: where options.token is for
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr: list[str] = []
         self._cancelled = threading.Event()
@@ -63,7 +65,7 @@ class Collection:
         """Start the child and yield its events as they come; `ended` is set at the end."""
         env = dict(os.environ)
         if self.options.token:  # the demo's token; otherwise the child finds the user's
-            env["GH_TOKEN"] = self.options.token
+            env[token_variable(self.api_url)] = self.options.token
         env.setdefault("SCOUT_PROCESSES", "2")
         self._process = subprocess.Popen(
             collect_command(self.options), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
