@@ -52,11 +52,18 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"scout: error: {message} (see `{self.prog} --help`)\n")
 
+    def _get_option_tuples(self, option_string: str) -> list[tuple[Any, ...]]:
+        """Abbreviations expand to the options shown, never to a hidden one."""
+        return [match for match in super()._get_option_tuples(option_string)
+                if match[0].help is not argparse.SUPPRESS]  # fmt: skip
+
 
 class _ScoutParser(_Parser):
     """`scout` itself: parsing ends with the merge of the global options."""
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         parsed, unknown = super().parse_known_args(args, namespace)
         merge_globals(self, parsed)
         return parsed, unknown
@@ -145,10 +152,15 @@ def _global_kwargs(command: str | None, flag: str) -> dict[str, Any]:
 
 
 def _add_globals(parser: argparse.ArgumentParser, command: str | None, depth: int) -> None:
+    """Every global option: those the command takes as documented, the others hidden, so
+    the merge refuses them by name (left unknown, `repro --command C --config FILE` would
+    take FILE for the log)."""
     exclusive = EXCLUSIVE_GLOBALS.get(command or "", ())
     group = parser.add_mutually_exclusive_group() if exclusive else None
-    for flag in COMMAND_GLOBALS[command]:
-        kwargs = _global_kwargs(command, flag)
+    for flag in GLOBAL_OPTIONS:
+        taken = flag in COMMAND_GLOBALS[command]
+        kwargs = _global_kwargs(command, flag) if taken else {**GLOBAL_OPTIONS[flag],
+                                                              "help": argparse.SUPPRESS}
         kwargs.update(dest=_given_at(kwargs["dest"], depth), default=argparse.SUPPRESS)
         (group if flag in exclusive else parser).add_argument(flag, **kwargs)
 
@@ -185,10 +197,10 @@ def merge_globals(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             where.error(f"{flag} given twice with different values: "
                         f"{' and '.join(map(str, given))}")  # fmt: skip
         setattr(args, dest, given[0] if given else _global_kwargs(command, flag).get("default"))
-    set_ = [flag for flag in EXCLUSIVE_GLOBALS.get(command or "", ())
-            if getattr(args, GLOBAL_OPTIONS[flag]["dest"]) is not None]  # fmt: skip
-    if len(set_) > 1:
-        where.error(f"argument {set_[1]}: not allowed with argument {set_[0]}")
+    chosen = [flag for flag in EXCLUSIVE_GLOBALS.get(command or "", ())
+              if getattr(args, GLOBAL_OPTIONS[flag]["dest"]) is not None]  # fmt: skip
+    if len(chosen) > 1:
+        where.error(f"argument {chosen[1]}: not allowed with argument {chosen[0]}")
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -320,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve a GitHub stand-in on 127.0.0.1 for tests and demos; the first line "
         "on stdout is `listening on http://127.0.0.1:PORT`.",
     )  # fmt: skip
+    _add_globals(serve, "serve-github", depth=1)
     serve.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
     serve.add_argument("--state", type=Path, metavar="FILE",
                        help="keep the world in this JSON file (loaded if it exists, saved after "
