@@ -114,12 +114,12 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
     "open": {
         "--repo": dict(default=None, help="your checkout of the bundle's repository: its "
                        "scout.toml says where to publish, and repros run there"),
-        "--config": dict(help="the scout.toml to review with (for a plain run: its "
-                         "configuration)"),
+        "--config": dict(help="for a plain run: its scout.toml (a bundle carries its own)"),
         "--cache-dir": {},
         "--state-dir": {},
         "--offline": dict(help="review only: no GitHub"),
-        "--api-url": dict(help="GitHub's API to publish to"),
+        "--api-url": dict(help="GitHub's API to publish to (default: the bundle's "
+                          "configuration)"),
     },
     "cache": {"--cache-dir": {}},
     "ci-log": {
