@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from scout_tui import __version__
 from scout_tui.errors import (
@@ -52,6 +52,22 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"scout: error: {message} (see `{self.prog} --help`)\n")
 
+    def _get_option_tuples(self, option_string: str) -> list[tuple[Any, ...]]:
+        """Abbreviations expand to the options shown, never to a hidden one."""
+        return [match for match in super()._get_option_tuples(option_string)
+                if match[0].help is not argparse.SUPPRESS]  # fmt: skip
+
+
+class _ScoutParser(_Parser):
+    """`scout` itself: parsing ends with the merge of the global options."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, unknown = super().parse_known_args(args, namespace)
+        merge_globals(self, parsed)
+        return parsed, unknown
+
 
 def _date(value: str) -> date:
     try:
@@ -60,31 +76,131 @@ def _date(value: str) -> date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
 
 
-def _store_options(parser: argparse.ArgumentParser) -> None:
-    """Where the cache and the user's state live."""
-    parser.add_argument("--cache-dir", type=Path,
-                        help="cache location (default: the platform cache dir)")
-    parser.add_argument("--state-dir", type=Path,
+# The options that say which checkout, day, configuration, stores and GitHub a command
+# works on. Each is taken before the command (`scout --offline publish`) and after it
+# (`scout publish --offline`), as in git or gh; argparse kwargs, `default` applied after
+# the merge.
+GLOBAL_OPTIONS: dict[str, dict[str, Any]] = {
+    "--repo": dict(dest="repo", type=Path, metavar="PATH", default=Path("."),
+                   help="checkout to scan; any folder inside it (default: here)"),
+    "--config": dict(dest="config", type=Path, metavar="FILE",
+                     help="scout.toml (default: the checkout's, then the shipped default)"),
+    "--date": dict(dest="as_of", type=_date, metavar="YYYY-MM-DD",
+                   help="run as of this day (default: today, UTC)"),
+    "--prior": dict(dest="prior", type=Path, metavar="DIR",
+                    help="prior reports as YYYY-MM-DD.md files in DIR"),
+    "--offline": dict(dest="offline", action="store_true", default=False,
+                      help="no network: collectors that need it are skipped"),
+    "--cache-dir": dict(dest="cache_dir", type=Path, metavar="DIR",
+                        help="cache location (default: the platform cache dir)"),
+    "--state-dir": dict(dest="state_dir", type=Path, metavar="DIR",
                         help="where triage decisions and the publish journal live "
-                        "(default: $SCOUT_STATE_DIR, then the platform data dir)")
+                        "(default: $SCOUT_STATE_DIR, then the platform data dir)"),
+    "--api-url": dict(dest="api_url", metavar="URL",
+                      help="GitHub's API (default: $SCOUT_GITHUB_API_URL, then [project] "
+                      "api_url; GitHub Enterprise: https://HOST/api/v3)"),
+}  # fmt: skip
+_EVERY_GLOBAL: dict[str, dict[str, Any]] = {flag: {} for flag in GLOBAL_OPTIONS}
+
+# Command → the global options it takes, each with the argparse kwargs that differ there
+# (its help, its default). None is bare `scout` (the console); a triage action takes
+# what `triage` takes.
+COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
+    None: _EVERY_GLOBAL,
+    "collect": _EVERY_GLOBAL,
+    "report": _EVERY_GLOBAL,
+    "publish": _EVERY_GLOBAL,
+    "triage": _EVERY_GLOBAL,
+    "open": {
+        "--repo": dict(default=None, help="your checkout of the bundle's repository: its "
+                       "scout.toml says where to publish, and repros run there"),
+        "--config": dict(help="for a plain run: its scout.toml (a bundle carries its own)"),
+        "--cache-dir": {},
+        "--state-dir": {},
+        "--offline": dict(help="review only: no GitHub"),
+        "--api-url": dict(help="GitHub's API to publish to (default: the bundle's "
+                          "configuration)"),
+    },
+    "cache": {"--cache-dir": {}},
+    "ci-log": {
+        "--repo": dict(help="checkout (for its scout.toml)"),
+        "--config": dict(help="scout.toml (experiment path, rules)"),
+        "--offline": dict(help="no regression-range look-ups"),
+        "--cache-dir": {},
+    },
+    "repro": {"--repo": dict(help="where to run it (default: here)")},
+    "torch-commit": {
+        "--repo": dict(help="checkout (for its scout.toml)"),
+        "--config": dict(help="scout.toml"),
+        "--cache-dir": {},
+    },
+    "demo": {"--date": dict(help="the demo's today (default: today, UTC)")},
+    "serve-github": {},
+}  # fmt: skip
+EXCLUSIVE_GLOBALS = {"open": ("--repo", "--config")}  # at most one of them, either side
 
 
-def _checkout_options(parser: argparse.ArgumentParser) -> None:
-    """Which checkout, as of which day, with which configuration, cache and state."""
-    parser.add_argument("--repo", type=Path, default=Path("."),
-                        help="checkout to scan; any folder inside it (default: here)")
-    parser.add_argument("--config", type=Path,
-                        help="scout.toml (default: the checkout's, then the shipped default)")
-    _store_options(parser)
-    parser.add_argument("--date", type=_date, dest="as_of",
-                        help="run as of this day, YYYY-MM-DD (default: today, UTC)")
-    parser.add_argument("--prior", type=Path, metavar="DIR",
-                        help="prior reports as YYYY-MM-DD.md files in DIR")
-    parser.add_argument("--offline", action="store_true",
-                        help="no network: collectors that need it are skipped")
-    parser.add_argument("--api-url", metavar="URL",
-                        help="GitHub's API (default: $SCOUT_GITHUB_API_URL, then [project] "
-                        "api_url; GitHub Enterprise: https://HOST/api/v3)")  # fmt: skip
+def _given_at(dest: str, depth: int) -> str:
+    """Where the value typed at this depth (0 before the command, 1 after it, 2 after a
+    triage action) is kept until the merge: apart, so a later parser's defaults cannot
+    overwrite it."""
+    return f"{dest}@{depth}"
+
+
+def _global_kwargs(command: str | None, flag: str) -> dict[str, Any]:
+    return {**GLOBAL_OPTIONS[flag], **COMMAND_GLOBALS[command][flag]}
+
+
+def _add_globals(parser: argparse.ArgumentParser, command: str | None, depth: int) -> None:
+    """Every global option: those the command takes as documented, the others hidden, so
+    the merge refuses them by name (left unknown, `repro --command C --config FILE` would
+    take FILE for the log)."""
+    exclusive = EXCLUSIVE_GLOBALS.get(command or "", ())
+    group = parser.add_mutually_exclusive_group() if exclusive else None
+    for flag in GLOBAL_OPTIONS:
+        taken = flag in COMMAND_GLOBALS[command]
+        kwargs = _global_kwargs(command, flag) if taken else {**GLOBAL_OPTIONS[flag],
+                                                              "help": argparse.SUPPRESS}
+        kwargs.update(dest=_given_at(kwargs["dest"], depth), default=argparse.SUPPRESS)
+        (group if flag in exclusive else parser).add_argument(flag, **kwargs)
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                    ) -> argparse.ArgumentParser:  # fmt: skip
+    """The parser of the command (and triage action) in `args`: its errors name its --help."""
+    for name in (getattr(args, "command", None), getattr(args, "action", None)):
+        subparsers = parser._subparsers
+        if name is None or subparsers is None:
+            break
+        choices = subparsers._group_actions[0].choices
+        if not isinstance(choices, dict) or name not in choices:
+            break
+        parser = choices[name]
+    return parser
+
+
+def merge_globals(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Each global option's value, from whichever side of the command it was typed on, or
+    its default; exit 2 naming it when both sides disagree or the command does not take it."""
+    command = getattr(args, "command", None)
+    where = _command_parser(parser, args)
+    taken = COMMAND_GLOBALS.get(command, {})
+    for flag, kwargs in GLOBAL_OPTIONS.items():
+        dest = kwargs["dest"]
+        given = [vars(args).pop(_given_at(dest, depth)) for depth in range(3)
+                 if hasattr(args, _given_at(dest, depth))]  # fmt: skip
+        if flag not in taken:
+            if given:
+                where.error(f"{flag} does not apply to `{where.prog}`")
+            continue
+        if any(value != given[0] for value in given):
+            where.error(f"{flag} given twice with different values: "
+                        f"{' and '.join(map(str, given))}")  # fmt: skip
+        setattr(args, dest, given[0] if given else _global_kwargs(command, flag).get("default"))
+    chosen = [flag for flag in EXCLUSIVE_GLOBALS.get(command or "", ())
+              if getattr(args, GLOBAL_OPTIONS[flag]["dest"]) is not None]  # fmt: skip
+    if len(chosen) > 1:
+        where.error(f"argument {chosen[1]}: not allowed with argument {chosen[0]}")
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
@@ -107,11 +223,12 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
         description="Decide on the findings of the day's run (collected first when there is "
         "none). FP is a fingerprint, or a unique prefix of it or of its hex part.",
     )  # fmt: skip
+    _add_globals(triage, "triage", depth=1)
     actions = triage.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     def action(name: str, help_text: str, fps: bool = True) -> argparse.ArgumentParser:
         parser = actions.add_parser(name, help=help_text, description=help_text)
-        _checkout_options(parser)
+        _add_globals(parser, "triage", depth=2)
         if fps:
             parser.add_argument("fingerprints", nargs="+", metavar="FP")
         return parser
@@ -137,17 +254,17 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = _ScoutParser(
         prog="scout",
         description="Nightly scout: find what nobody has acted on yet, triage it, publish it. "
         "Without a command, the triage console opens on the day's run of the checkout.",
     )
     parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
-    _checkout_options(parser)  # bare `scout`: the console on this checkout
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_globals(parser, None, depth=0)  # before any command; bare `scout`: the console
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     collect = sub.add_parser("collect", help="run the collectors and cache the run")
-    _checkout_options(collect)
+    _add_globals(collect, "collect", depth=1)
     _run_options(collect)
     _output(collect)
     collect.add_argument("--events", action="store_true",
@@ -161,21 +278,16 @@ def build_parser() -> argparse.ArgumentParser:
     open_ = sub.add_parser("open", help="review a bundle (collect --bundle) or a run (collect "
                            "--json) in the console; the report when not in a terminal")
     open_.add_argument("file", type=Path, help="the bundle or run file")
-    open_.add_argument("--config", type=Path,
-                       help="for a plain run: its scout.toml (a bundle carries its own)")
-    _store_options(open_)
-    open_.add_argument("--offline", action="store_true", help="review only: no GitHub")
-    open_.add_argument("--api-url", metavar="URL",
-                       help="GitHub's API to publish to (default: the bundle's configuration)")
+    _add_globals(open_, "open", depth=1)
 
     report = sub.add_parser("report", help="render the report from the day's cached run")
-    _checkout_options(report)
+    _add_globals(report, "report", depth=1)
     _run_options(report)
     _output(report)
     report.add_argument("--recollect", action="store_true", help="collect again first")
 
     publish = sub.add_parser("publish", help="post the report and file Backlog drafts")
-    _checkout_options(publish)
+    _add_globals(publish, "publish", depth=1)
     publish.add_argument("--dry-run", action="store_true",
                          help="print the exact plan, bodies included; change nothing")
     publish.add_argument("--yes", action="store_true",
@@ -186,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cache = sub.add_parser("cache", help="show or clear the cache (never your decisions)")
     cache.add_argument("action", choices=["info", "clear"])
-    cache.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
+    _add_globals(cache, "cache", depth=1)
     cache.add_argument("--json", action="store_true", help="print JSON")
 
     ci_log = sub.add_parser("ci-log", help="analyse a CI log you already have")
@@ -195,15 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
     ci_log.add_argument("--json", action="store_true", help="print JSON")
     ci_log.add_argument("--report", action="store_true",
                         help="print the report's CI Failures section for this log")  # fmt: skip
-    ci_log.add_argument("--config", type=Path, help="scout.toml (experiment path, rules)")
     ci_log.add_argument("--passing-version", metavar="VERSION",
                         help="with --report: the last passing torch nightly, for the "
                         "regression range")  # fmt: skip
-    ci_log.add_argument("--offline", action="store_true", help="no regression-range look-ups")
-    ci_log.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
-    ci_log.add_argument(
-        "--repo", type=Path, default=Path("."), help="checkout (for its scout.toml)"
-    )
+    _add_globals(ci_log, "ci-log", depth=1)
 
     repro = sub.add_parser("repro", help="the command that reproduces a failing CI test")
     source = repro.add_mutually_exclusive_group(required=True)
@@ -211,15 +318,13 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--command", dest="command_line", help="a `Command:` line from a CI log")
     repro.add_argument("--test", help="which failing test (default: the first)")
     repro.add_argument("--run", action="store_true", help="run it in --repo, streaming output")
-    repro.add_argument("--repo", type=Path, default=Path("."), help="where to run it")
+    _add_globals(repro, "repro", depth=1)
 
     commit = sub.add_parser("torch-commit", help="the PyTorch commit a nightly was built from")
     commit.add_argument("version", help="e.g. 2.13.0.dev20260819+cu130")
     commit.add_argument("--index-url", help="PEP 503 index (default: [torch] nightly_index)")
     commit.add_argument("--python-tag", help="e.g. cp312 (default: [torch] python_tag)")
-    commit.add_argument("--config", type=Path, help="scout.toml")
-    commit.add_argument("--repo", type=Path, default=Path("."), help="checkout (for scout.toml)")
-    commit.add_argument("--cache-dir", type=Path, help="cache location (default: platform cache)")
+    _add_globals(commit, "torch-commit", depth=1)
     commit.add_argument("--json", action="store_true", help="print JSON")
 
     serve = sub.add_parser(
@@ -227,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve a GitHub stand-in on 127.0.0.1 for tests and demos; the first line "
         "on stdout is `listening on http://127.0.0.1:PORT`.",
     )  # fmt: skip
+    _add_globals(serve, "serve-github", depth=1)
     serve.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
     serve.add_argument("--state", type=Path, metavar="FILE",
                        help="keep the world in this JSON file (loaded if it exists, saved after "
@@ -241,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
     demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")
-    demo.add_argument("--date", type=_date, dest="as_of", help="the demo's today, YYYY-MM-DD")
+    _add_globals(demo, "demo", depth=1)
     demo.add_argument("--json", action="store_true", help="print the run as JSON")
     return parser
 
@@ -259,11 +365,7 @@ def run(argv: Sequence[str] | None = None, console: Callable[..., int] | None = 
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's own parser, so the hint names its --help
-        commands = parser._subparsers._group_actions[0].choices if parser._subparsers else {}
-        where = commands.get(getattr(args, "command", None)) or parser
-        if getattr(args, "action", None) and hasattr(where, "_subparsers") and where._subparsers:
-            where = where._subparsers._group_actions[0].choices.get(args.action, where)
-        where.error(f"unrecognized arguments: {' '.join(unknown)}")
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         if console is None:
             parser.print_help()
