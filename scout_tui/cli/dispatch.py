@@ -97,8 +97,9 @@ GLOBAL_OPTIONS: dict[str, dict[str, Any]] = {
                         help="where triage decisions and the publish journal live "
                         "(default: $SCOUT_STATE_DIR, then the platform data dir)"),
     "--api-url": dict(dest="api_url", metavar="URL",
-                      help="GitHub's API (default: $SCOUT_GITHUB_API_URL, then [project] "
-                      "api_url; GitHub Enterprise: https://HOST/api/v3)"),
+                      help="GitHub's API (default: $SCOUT_GITHUB_API_URL, then api_url in your "
+                      "config file, then [project] api_url of a trusted scout.toml; GitHub "
+                      "Enterprise: https://HOST/api/v3)"),
 }  # fmt: skip
 _EVERY_GLOBAL: dict[str, dict[str, Any]] = {flag: {} for flag in GLOBAL_OPTIONS}
 
@@ -114,12 +115,13 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
     "open": {
         "--repo": dict(default=None, help="your checkout of the bundle's repository: its "
                        "scout.toml says where to publish, and repros run there"),
-        "--config": dict(help="for a plain run: its scout.toml (a bundle carries its own)"),
+        "--config": dict(help="your scout.toml: where publishing goes (default: --repo's, "
+                         "then the checkout around here, then the shipped default)"),
         "--cache-dir": {},
         "--state-dir": {},
         "--offline": dict(help="review only: no GitHub"),
-        "--api-url": dict(help="GitHub's API to publish to (default: the bundle's "
-                          "configuration)"),
+        "--api-url": dict(help="GitHub's API to publish to (default: as for any command; "
+                          "never the bundle's)"),
     },
     "cache": {"--cache-dir": {}},
     "ci-log": {
