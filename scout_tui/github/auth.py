@@ -14,8 +14,18 @@ from scout_tui.errors import register_secret
 TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")
 
 
+SECRET_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+
+
+def register_environment_tokens() -> None:
+    """Every token the environment holds is a secret, whichever one scout uses."""
+    for name in SECRET_VARIABLES:
+        register_secret(os.environ.get(name, "").strip())
+
+
 def find_token() -> str | None:
     """The token, or None when there is none."""
+    register_environment_tokens()
     token = None
     for name in TOKEN_VARIABLES:
         if os.environ.get(name, "").strip():
