@@ -53,7 +53,8 @@ _TOKEN_BYTES = re.compile(_TOKEN_SHAPES.encode())
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _CRLF = re.compile("\r\n")
 _TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
-_LONGEST_TOKEN = 255  # a word of token characters longer than this is not held back
+_LONGEST_TOKEN = 255  # bytes held back at the end of a chunk
+_LONGEST_WORD = 4096  # a run of token characters longer than this is not held back whole
 
 
 def register_secret(secret: str | None) -> None:
@@ -107,31 +108,23 @@ def redact_bytes(data: bytes) -> bytes:
 
 
 class RedactingWriter:
-    """Writes a byte stream to `into` redacted, whatever the chunks: the tail that could be
-    the start of a secret split across two chunks is held until the next one (or `close`)."""
+    """Writes a byte stream to `into` redacted, whatever the chunks: what could be part of
+    a secret that the next chunk completes is held back, raw, until it comes (or `close`)."""
 
     def __init__(self, into: BinaryIO) -> None:
         self._into = into
         self._held = b""
         self.written = 0
 
-    def _hold(self) -> int:
-        return max([_LONGEST_TOKEN, *(len(s.encode()) for s in _SECRETS)])
-
     def write(self, chunk: bytes) -> int:
-        data = redact_bytes(self._held + chunk)
-        cut = max(0, len(data) - self._hold())
-        # A token-shaped word reaching into the held tail is held whole: redacted at its
-        # first 36 characters, its rest would otherwise go out on its own.
-        word = len(data[:cut]) - len(data[:cut].rstrip(_TOKEN_CHARS))
-        if word <= _LONGEST_TOKEN:
-            cut -= word
-        self._emit(data[:cut])
+        data = self._held + chunk
+        cut = _safe_cut(data)
+        self._emit(redact_bytes(data[:cut]))
         self._held = data[cut:]
         return len(chunk)
 
     def close(self) -> None:
-        """Writes the held tail (the stream ended): `into` stays open."""
+        """Writes what is held (the stream ended); `into` stays open."""
         self._emit(redact_bytes(self._held))
         self._held = b""
 
@@ -139,3 +132,18 @@ class RedactingWriter:
         if data:
             self._into.write(data)
             self.written += len(data)
+
+
+def _safe_cut(data: bytes) -> int:
+    """Where `data` may be cut with no secret or token-shaped word across the cut."""
+    secrets = [secret.encode() for secret in _SECRETS]
+    cut = max(0, len(data) - max([_LONGEST_TOKEN, *map(len, secrets)]))
+    head = data[:cut]
+    word = len(head) - len(head.rstrip(_TOKEN_CHARS))  # a word running into the held part
+    if word <= _LONGEST_WORD:
+        cut -= word
+    for secret in secrets:  # a secret running into the held part starts it
+        start = data.find(secret, max(0, cut - len(secret) + 1), cut + len(secret) - 1)
+        if 0 <= start < cut:
+            cut = start
+    return cut
