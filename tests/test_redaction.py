@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from scout_tui.analysis.logindex import LogIndex
 from scout_tui.baseline import load_prior_dir
 from scout_tui.bundle import read_bundle
 from scout_tui.config import GithubConfig, load_config
+from scout_tui.demo.ci_logs import TESTS, actions_format, runner_log
 from scout_tui.demo.github_world import demo_world
 from scout_tui.errors import RedactingWriter, clean, redact, register_secret, scrub
 from scout_tui.github.client import GitHubClient
@@ -132,6 +134,25 @@ def test_bundles_and_prior_reports_are_scrubbed_when_read(tmp_path, sample_world
     [prior] = load_prior_dir(priors, warn=lambda message: None)
     dumped = prior.model_dump_json()
     assert SHAPED not in dumped and "\\u001b" not in dumped and "\\u0007" not in dumped
+
+
+def test_a_log_given_to_ci_log_is_scrubbed_in_what_scout_says_and_shows(tmp_path):
+    lines = actions_format(runner_log([TESTS[0]], torch_version="2.9.0", noise=2))
+    log = tmp_path / "ci.log"
+    log.write_text(
+        "".join(lines).replace("Dynamic control flow is", f"Dynamic ({SHAPED} {OSC}) is")
+    )
+    for extra in ((), ("--json",)):
+        done = scout("ci-log", log, *extra)
+        assert done.returncode == 0, done.stderr
+        assert "]2;pwned title" in done.stdout  # the line is shown...
+        for unwanted in (SHAPED, "\x1b", "\x07", "\\u001b", "\\u0007"):  # ...without these
+            assert unwanted not in done.stdout + done.stderr
+    index = LogIndex(log)  # the console's log viewer
+    assert index.scan()
+    shown = "\n".join(index.lines(0, index.line_count))
+    index.close()
+    assert "Dynamic (*** " in shown and SHAPED not in shown
 
 
 # -- Markdown ---------------------------------------------------------------------------------
