@@ -51,7 +51,7 @@ _TOKEN = re.compile(_TOKEN_SHAPES)
 _TOKEN_BYTES = re.compile(_TOKEN_SHAPES.encode())
 # C0 and C1 controls but tab and newline; bidi overrides and zero-width characters.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_CRLF = re.compile("\r\n")
+_LINE_END = re.compile("\r\n?")  # CR and CRLF end a line for Python and Markdown alike
 _TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 _LONGEST_TOKEN = 255  # bytes held back at the end of a chunk
 _LONGEST_WORD = 4096  # a run of token characters longer than this is not held back whole
@@ -74,11 +74,11 @@ def redact(text: str) -> str:
 
 
 def clean(text: str) -> str:
-    """`text` without control characters (tab and newline stay; CRLF becomes LF) and
+    """`text` without control characters (tab and newline stay; CR and CRLF become LF) and
     without the bidi and zero-width characters that make text read other than it is."""
     if _CONTROL.search(text) is None:
         return text
-    return _CONTROL.sub("", _CRLF.sub("\n", text))
+    return _CONTROL.sub("", _LINE_END.sub("\n", text))
 
 
 def scrub(text: str) -> str:

@@ -58,7 +58,7 @@ def test_redact_hides_registered_secrets_and_anything_shaped_like_a_github_token
 
 def test_clean_strips_control_and_bidi_characters_but_tabs_and_newlines():
     assert clean("a\tb\nc") == "a\tb\nc"
-    assert clean("line\r\nnext\rsame") == "line\nnextsame"
+    assert clean("line\r\nnext\rsame") == "line\nnext\nsame"
     assert (
         clean(f"subject {OSC}")
         == "subject ]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA== and ]2;pwned title"
