@@ -28,7 +28,7 @@ class Cancelled(Exception):
     """The caller asked the run to stop; raised inside long steps so they stop promptly."""
 
 
-_SECRETS: set[str] = set()
+_SECRETS: list[str] = []  # longest first: a secret inside another is not left half-shown
 _SIGINT = {"received": False}
 
 
@@ -59,8 +59,10 @@ _LONGEST_WORD = 4096  # a run of token characters longer than this is not held b
 
 def register_secret(secret: str | None) -> None:
     """A token in use: from now on `redact` hides it, whatever its source."""
-    if secret and len(secret) >= 4:
-        _SECRETS.add(secret)
+    global _SECRETS
+    if secret and len(secret) >= 4 and secret not in _SECRETS:
+        # A new list, not an update: a thread redacting meanwhile keeps the one it holds.
+        _SECRETS = sorted([*_SECRETS, secret], key=len, reverse=True)
 
 
 def redact(text: str) -> str:

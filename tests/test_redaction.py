@@ -52,6 +52,9 @@ def test_redact_hides_registered_secrets_and_anything_shaped_like_a_github_token
                   "ghr_" + "x1" * 18, fine_grained, "s3cr3t-value"):  # fmt: skip
         said = redact(f"auth failed for {token}.")
         assert token not in said and said == "auth failed for ***."
+    register_secret("pass-1234")
+    register_secret("old-pass-1234-rotated")  # one secret inside another: hidden whole
+    assert redact("old-pass-1234-rotated and pass-1234") == "*** and ***"
     for harmless in ("ghp_short", "the ghost_ of a token", "github_pat_tooshort", "plain"):
         assert redact(harmless) == harmless
 
