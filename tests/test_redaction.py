@@ -131,10 +131,10 @@ def test_bundles_and_prior_reports_are_scrubbed_when_read(tmp_path, sample_world
     priors = tmp_path / "priors"
     priors.mkdir()
     report = (sample_world.priors / "2026-12-01.md").read_text(encoding="utf-8")
-    (priors / "2026-12-01.md").write_text(
-        report.replace("\n## ", f"\n{SHAPED}\x1b]2;x\x07\n## ", 1)
-    )
+    leaky = report.replace("- [ ] **", f"- [ ] **Leak {SHAPED}\x1b]2;x\x07 ", 1)
+    (priors / "2026-12-01.md").write_text(leaky)
     [prior] = load_prior_dir(priors, warn=lambda message: None)
+    assert any(item.title.startswith("Leak") for item in prior.items)  # the item was read
     dumped = prior.model_dump_json()
     assert SHAPED not in dumped and "\\u001b" not in dumped and "\\u0007" not in dumped
 
