@@ -166,9 +166,9 @@ class SourceTree:
         return sorted(
             str(p.relative_to(self.root))
             for p in base.rglob(pattern)
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
-            and clean(p.name) == p.name  # a name that would drive the terminal is not read
-        )
+            if p.is_file() and not any(part.startswith(".") or clean(part) != part
+                                       for part in p.relative_to(base).parts)
+        )  # a hidden file, or one whose name would drive the terminal, is not read
 
     # -- history ---------------------------------------------------------------------
     def commit_before(self, moment: datetime) -> str | None:

@@ -114,6 +114,10 @@ def test_source_reads_are_scrubbed(tmp_path, fresh_world):
     [commit] = tree.log(None, head, [path])
     assert commit.summary == "leak *** ]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA== and ]2;pwned title"
     assert SHAPED not in tree.diff_range(f"{head}^", head, [path])
+    (fresh_world.repo / EXP / "evil\x1b]2;x\x07").mkdir()
+    (fresh_world.repo / EXP / "evil\x1b]2;x\x07" / "mod.py").write_text("x = 1\n")
+    listed = SourceTree(fresh_world.repo).glob(EXP)
+    assert path in listed and not any("evil" in name for name in listed)
 
 
 def test_bundles_and_prior_reports_are_scrubbed_when_read(tmp_path, sample_world):
