@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
+from scout_tui.errors import scrub
 from scout_tui.model import PriorReport
 from scout_tui.report.parse import is_report, parse_report, report_date
 
@@ -149,7 +150,7 @@ def _read_report(path: Path, warn: Callable[[str], None]) -> str | None:
     if not text.strip():
         warn(f"{path}: skipped, empty")
         return None
-    return text
+    return scrub(text)
 
 
 def _keep_one(

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from scout_tui.errors import UsageError
+from scout_tui.errors import UsageError, scrub_data
 from scout_tui.model import Finding, RunResult
 
 BUNDLE_VERSION = 1
@@ -129,7 +129,7 @@ def read_bundle(path: Path) -> Bundle:
         except (OSError, EOFError, zlib.error) as exc:
             raise BundleError(f"{path}: a damaged gzip file ({exc})") from None
     try:
-        document = json.loads(raw)
+        document = scrub_data(json.loads(raw))  # no token, no control characters
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{path}: not a scout bundle or run (not JSON: {exc})") from None
     if not isinstance(document, dict):

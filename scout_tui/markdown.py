@@ -36,6 +36,10 @@ _ESCAPE_OR_RUN = re.compile(rf"\\[{_PUNCTUATION}]|`+")
 _PROSE = re.compile(rf"\\[{_PUNCTUATION}]|<|\](?=\()|@|&(?:#0*64|#[xX]0*40|commat);")
 _NAME = re.compile(r"[A-Za-z0-9][\w-]*(?:/[\w-]+)?")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
+# A link target Markdown cannot misread: http(s), a host with no userinfo, and only the
+# URL characters that neither end the target nor start HTML or a mention.
+_SAFE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d+)?(?:/[A-Za-z0-9._~!$&'*+,;=:%/?#-]*)?")
+FINGERPRINT = re.compile(r"[a-z][a-z0-9_]*-[0-9a-f]{12}")
 
 
 def indentation(line: str) -> int:
@@ -283,13 +287,36 @@ def table_cell(text: str) -> str:
     return neutralize_line(text).replace("|", "\\|")
 
 
+def link(text: str, url: str) -> str:
+    """`[text](url)`, or, when `url` is not a plain http(s) address, the text followed by
+    the address as inert code (a `javascript:` or `)` cannot become a link)."""
+    text = neutralize_line(text)
+    if _SAFE_URL.fullmatch(url):
+        return f"[{text}]({url})"
+    return f"{text} ({code(url)})"
+
+
+def bare_url(url: str) -> str:
+    """An address GitHub links by itself, when it is a plain http(s) one; else inert code."""
+    return url if _SAFE_URL.fullmatch(url) else code(url)
+
+
+def is_fingerprint(value: str) -> bool:
+    """Whether `value` is shaped as scout makes fingerprints (`kind-<12 hex>`): only such a
+    value may go into a hidden `<!-- scout:fp=… -->` marker."""
+    return FINGERPRINT.fullmatch(value) is not None
+
+
 __all__ = [
+    "bare_url",
     "code",
     "code_spans",
     "fence",
     "fence_closes",
     "fence_open",
     "indentation",
+    "is_fingerprint",
+    "link",
     "neutralize",
     "neutralize_line",
     "one_line",

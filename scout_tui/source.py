@@ -1,7 +1,9 @@
 """The checkout being scanned: files, parsed ASTs and git history, each read once.
 
 Collectors share one SourceTree, so a file that three collectors look at is read and
-`ast.parse`d once (keyed by path for the work tree, by blob id for history).
+`ast.parse`d once (keyed by path for the work tree, by blob id for history). Every text it
+returns (files, blobs, commit subjects and authors, diffs) is `scrub`bed: no token, no
+control characters.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import git
 
 from scout_tui.analysis import pyast
 from scout_tui.analysis.blame import Origin, Stopped, replay
-from scout_tui.errors import Cancelled
+from scout_tui.errors import Cancelled, clean, scrub
 from scout_tui.model import Checkout
 
 DIFF_LIMIT = 256 * 1024
@@ -60,7 +62,8 @@ def _commits(out: str) -> list[CommitInfo]:
     for record in out.split("\x1e")[1:]:
         header = record.partition("\n")[0]
         sha, author, stamp, summary = header.split("\x1f", 3)
-        found.append(CommitInfo(sha, summary, author, datetime.fromtimestamp(int(stamp), UTC), ()))
+        found.append(CommitInfo(sha, scrub(summary), scrub(author),
+                                datetime.fromtimestamp(int(stamp), UTC), ()))  # fmt: skip
     return found
 
 
@@ -116,8 +119,8 @@ class SourceTree:
         with self._lock:
             if path not in self._text:
                 try:
-                    self._text[path] = (self.root / path).read_text(
-                        encoding="utf-8", errors="replace"
+                    self._text[path] = scrub(
+                        (self.root / path).read_text(encoding="utf-8", errors="replace")
                     )
                 except (OSError, ValueError):
                     self._text[path] = None
@@ -163,8 +166,9 @@ class SourceTree:
         return sorted(
             str(p.relative_to(self.root))
             for p in base.rglob(pattern)
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
-        )
+            if p.is_file() and not any(part.startswith(".") or clean(part) != part
+                                       for part in p.relative_to(base).parts)
+        )  # a hidden file, or one whose name would drive the terminal, is not read
 
     # -- history ---------------------------------------------------------------------
     def commit_before(self, moment: datetime) -> str | None:
@@ -206,7 +210,7 @@ class SourceTree:
             if key not in self._blob_text:
                 found = self._blob(commit, path)
                 self._blob_ids[key] = found[0] if found else None
-                self._blob_text[key] = found[1].decode("utf-8", "replace") if found else None
+                self._blob_text[key] = scrub(found[1].decode("utf-8", "replace")) if found else None
             return self._blob_text[key]
 
     def parse_at(self, commit: str, path: str) -> ast.Module | None:
@@ -238,8 +242,8 @@ class SourceTree:
             commits.append(
                 CommitInfo(
                     sha=sha,
-                    summary=summary,
-                    author=author,
+                    summary=scrub(summary),
+                    author=scrub(author),
                     date=datetime.fromtimestamp(int(stamp), UTC),
                     files=tuple(sorted(n for n in names.splitlines() if n.strip())),
                 )
@@ -309,7 +313,7 @@ class SourceTree:
     def diff_range(self, base: str, head: str, paths: list[str]) -> str:
         """`git diff base head -- paths`, cut at DIFF_LIMIT characters."""
         with self._lock:
-            text = self.repo.git.diff(base, head, "--", *paths)
+            text = scrub(self.repo.git.diff(base, head, "--", *paths))
         if len(text) > DIFF_LIMIT:
             text = text[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} characters)\n"
         return text

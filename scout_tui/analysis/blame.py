@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from scout_tui.errors import scrub
+
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 RECORD = b"\x1e"
 FIELD = b"\x1f"
@@ -67,7 +69,7 @@ def replay(
             flush()
             path = old_path = None
             sha, author, stamp = raw[1:].rstrip(b"\n").split(FIELD, 2)
-            origin = Origin(sha.decode(), author.decode("utf-8", "replace"), int(stamp or 0))
+            origin = Origin(sha.decode(), scrub(author.decode("utf-8", "replace")), int(stamp or 0))
         elif raw.startswith(b"diff --git "):
             flush()
             path = old_path = None

@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from scout_tui.errors import scrub
+
 CHUNK = 8 * 1024 * 1024
 LINE_LIMIT = 64 * 1024  # longer lines are cut: a log can hold binary junk without newlines
 TRACEBACK_WINDOW = 512 * 1024  # how far past its first line a traceback is followed
@@ -142,7 +144,7 @@ def clean(raw: bytes, known_tests: set[str] | None = None) -> tuple[str | None, 
     """Strip the layers a CI log wraps a line in: gh columns, timestamp, workflow command,
     ANSI colour, the runner's `[test] ` prefix, torchrun's `[rankN]:` prefix."""
     text = raw[:LINE_LIMIT].decode("utf-8", "replace").rstrip("\r\n")
-    text = _ANSI.sub("", text)
+    text = scrub(_ANSI.sub("", text))
     text = _GH_COLUMNS.sub("", text, count=1)
     text = _TIMESTAMP.sub("", text, count=1)
     text = _WORKFLOW_CMD.sub("", text, count=1)

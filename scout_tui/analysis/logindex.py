@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scout_tui.analysis.cilog import find_anchors
+from scout_tui.errors import scrub
 
 BLOCK = 64 * 1024  # bytes between checkpoints
 MAX_LINE = 64 * 1024  # how far past a block's start a checkpoint looks for a line start
@@ -64,8 +65,8 @@ class LogClosedError(OSError):
 
 def clean_line(text: str) -> str:
     """A decoded log line as a widget can show it: no escapes or control characters, tabs
-    expanded, at most DISPLAY_CHARS characters (the cut marked with ELLIPSIS)."""
-    text = _NOISE.sub("", text)
+    expanded, no token, at most DISPLAY_CHARS characters (the cut marked with ELLIPSIS)."""
+    text = scrub(_NOISE.sub("", text))
     if "\t" in text:
         text = text.expandtabs()
     if len(text) > DISPLAY_CHARS:

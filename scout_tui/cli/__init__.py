@@ -54,7 +54,9 @@ def main(argv: Sequence[str] | None = None, console: Callable[..., int] | None =
         signal.signal(signal.SIGHUP, _on_sigint)
     try:
         from scout_tui.cli.dispatch import run
+        from scout_tui.github.auth import register_environment_tokens
 
+        register_environment_tokens()
         code = run(argv, console)
     except KeyboardInterrupt:
         return interrupted()

@@ -18,6 +18,7 @@ import git
 from scout_tui.analysis.todos import Reference, Todo, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.errors import scrub
 from scout_tui.github.api import GitHubError, IssueState
 from scout_tui.markdown import code
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
@@ -81,7 +82,7 @@ def _blame(ctx: CollectorContext, path: str, lines: list[int]) -> dict[int, Blam
             if len(fields) >= 3 and fields[2].isdigit():
                 final = int(fields[2])
         elif row.startswith("author "):
-            author = row[7:]
+            author = scrub(row[7:])  # git output: may hold a token or escapes
         elif row.startswith("author-time "):
             when = datetime.fromtimestamp(int(row[12:]), UTC)
         elif row.startswith("\t") and when is not None:

@@ -18,6 +18,13 @@ from scout_tui.errors import register_secret
 
 TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")
 ENTERPRISE_TOKEN_VARIABLES = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+SECRET_VARIABLES = TOKEN_VARIABLES + ENTERPRISE_TOKEN_VARIABLES
+
+
+def register_environment_tokens() -> None:
+    """Every token the environment holds is a secret, whichever one scout uses."""
+    for name in SECRET_VARIABLES:
+        register_secret(os.environ.get(name, "").strip())
 
 
 def is_github(api_url: str) -> bool:
@@ -46,6 +53,7 @@ def missing_token(api_url: str) -> str:
 def find_token(api_url: str = GITHUB_API) -> str | None:
     """The token for `api_url`, or None when there is none."""
     github = is_github(api_url)
+    register_environment_tokens()
     token = None
     for name in TOKEN_VARIABLES if github else ENTERPRISE_TOKEN_VARIABLES:
         if os.environ.get(name, "").strip():

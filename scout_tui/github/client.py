@@ -9,6 +9,9 @@ GitHub asks for a second between mutations) whose `GithubRetry` retries only wha
 for any write: a rate-limit refusal and a connection that never got through. A write whose
 answer was lost may have happened: it is retried here, and a create (a comment, a draft)
 is first looked for with `applied` so that a rerun never makes two.
+
+Every answer is redacted before it is cached and scrubbed (`errors.scrub_data`) before it
+is used: an issue comment or a log holding a token, or a control character, stops here.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pydantic import BaseModel
 from scout_tui import __version__
 from scout_tui.cache import Cache
 from scout_tui.config import GithubConfig
-from scout_tui.errors import redact, register_secret
+from scout_tui.errors import RedactingWriter, redact, register_secret, scrub_data
 from scout_tui.github.api import (
     Board,
     BoardItem,
@@ -163,7 +166,7 @@ class GitHubClient:
         key = self._prefix + url + ("?" + urlencode(sorted(params.items())) if params else "")
         cached = self._cache.get_value(key, Cached) if self._cache else None
         if cached is not None and cached.final:
-            return json.loads(cached.body)
+            return scrub_data(json.loads(cached.body))
         headers = {"If-None-Match": cached.etag} if cached and cached.etag else None
 
         def call() -> tuple[int, dict, str]:
@@ -171,7 +174,8 @@ class GitHubClient:
 
         status, answer_headers, body = self._read(doing or f"GET {url}", call)
         if status == 304 and cached is not None:
-            return json.loads(cached.body)
+            return scrub_data(json.loads(cached.body))
+        body = redact(body) if body else body
         if status >= 400:
             try:
                 data = json.loads(body) if body else None
@@ -184,7 +188,7 @@ class GitHubClient:
             etag = answer_headers.get("etag") or answer_headers.get("ETag")
             self._cache.put_value(key, Cached(etag=etag, body=body,
                                               final=bool(final and final(data))))  # fmt: skip
-        return data
+        return scrub_data(data)
 
     def _pages(self, url: str, params: dict | None = None, doing: str = "",
                items: str | None = None, limit: int | None = None) -> list[Any]:  # fmt: skip
@@ -280,7 +284,7 @@ class GitHubClient:
         if data.get("errors"):
             raise GitHubError(redact(f"GitHub GraphQL refused {doing}: "
                                      + "; ".join(e.get("message", "") for e in data["errors"])))
-        return data["data"]
+        return scrub_data(data["data"])
 
     # -- who and how much ----------------------------------------------------------------------
     def viewer(self) -> str:
@@ -340,6 +344,7 @@ class GitHubClient:
         for kind, path in (("organization", "orgs"), ("user", "users")):
             try:
                 _, data = self._r.graphql_query(_BOARD % kind, variables)
+                data = scrub_data(data)
             except GithubException as exc:
                 if exc.status in (400, 404) and "Could not resolve" in str(exc.data):
                     continue
@@ -428,23 +433,24 @@ class GitHubClient:
                     url=j.get("html_url", "")) for j in jobs]  # fmt: skip
 
     def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int:
-        """Stream a job's log into a file; the redirect target gets no token."""
+        """Stream a job's log into a file, redacted on the way (a token split across two
+        chunks too); the redirect target gets no token."""
         doing = f"downloading the log of job {job_id}"
         status, headers, _ = self._read(doing, lambda: self._r.requestJson(
             "GET", f"/repos/{repo}/actions/jobs/{job_id}/logs"))  # fmt: skip
         location = headers.get("location") or headers.get("Location")
         if status != 302 or not location:
             raise GitHubError(f"{doing}: GitHub answered {status}", status=status)
-        written = 0
+        writer = RedactingWriter(into)
         try:
             with requests.get(location, stream=True, timeout=self._settings.timeout) as response:
                 response.raise_for_status()
                 for chunk in response.iter_content(1024 * 1024):
-                    into.write(chunk)
-                    written += len(chunk)
+                    writer.write(chunk)
         except _NETWORK_ERRORS as exc:
             raise self._error(exc, doing) from None
-        return written
+        writer.close()
+        return writer.written
 
     def _state(self, repo: str, data: dict) -> IssueState:
         pull = data.get("pull_request") or {}

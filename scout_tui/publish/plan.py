@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from scout_tui.config import Config
-from scout_tui.markdown import code, neutralize
+from scout_tui.markdown import bare_url, code, neutralize
 from scout_tui.model import Finding, Section, Status
 from scout_tui.report.board import DRAFT_SOURCE, normalized_title
 from scout_tui.report.render import SECTION_HEADINGS, marker
@@ -65,10 +65,11 @@ def draft_body(config: Config, finding: Finding, report_date: date, comment_url:
     files = ", ".join(
         code(f"{ref.path}:{ref.line}" if ref.line else ref.path) for ref in finding.files[:10]
     )
-    references = [f"- Report: {comment_url or 'linked once the report comment is posted'}"]
+    report = bare_url(comment_url) if comment_url else "linked once the report comment is posted"
+    references = [f"- Report: {report}"]
     if files:
         references.append(f"- Files: {files}")
-    references += [f"- {url}" for url in finding.evidence.urls]
+    references += [f"- {bare_url(url)}" for url in finding.evidence.urls]
     priority = finding.priority.value if finding.priority else "none"
     return "\n".join(
         [

@@ -14,6 +14,8 @@ from scout_tui.markdown import (
     code,
     fence,
     fence_open,
+    is_fingerprint,
+    link,
     neutralize,
     neutralize_line,
     one_line,
@@ -43,7 +45,10 @@ def report_marker(report_date: date) -> str:
 
 
 def marker(finding: Finding) -> str:
-    """The hidden marker that lets tomorrow's run match this item exactly."""
+    """The hidden marker that lets tomorrow's run match this item exactly; none for a
+    fingerprint scout did not make (from a bundle), which could close the comment."""
+    if not is_fingerprint(finding.fingerprint):
+        return ""
     parts = [f"scout:fp={finding.fingerprint}"]
     if finding.items:
         parts.append("items=" + ".".join(sorted({item_digest(i) for i in finding.items})))
@@ -118,11 +123,11 @@ def regression_table(finding: Finding) -> str:
     evidence = finding.evidence
     rows = ["| Nightly | Status | PyTorch Commit |", "| --- | --- | --- |"]
     for row in evidence.regression:
-        commit = code(row.commit[:12]) if row.commit else "unknown"
-        rows.append(f"| {table_cell(row.nightly)} | {row.status} | {commit} |")
+        commit = table_cell(code(row.commit[:12])) if row.commit else "unknown"
+        rows.append(f"| {table_cell(row.nightly)} | {table_cell(row.status)} | {commit} |")
     if evidence.compare_url:
         rows.append("")
-        rows.append(f"[Compare the two commits]({evidence.compare_url})")
+        rows.append(link("Compare the two commits", evidence.compare_url))
     return "\n".join(rows)
 
 
@@ -137,7 +142,7 @@ def render_item(finding: Finding) -> str:
     if summary:
         head += f" — {summary}"
     if finding.board and finding.board.url:
-        head += f" ([board item]({finding.board.url}))"
+        head += f" ({link('board item', finding.board.url)})"
     if finding.unchanged_line:  # carried, unchanged, and its rule wants one line
         line = neutralize_line(finding.unchanged_line)
         return f"- {box}**{title}** — {line} {marker(finding)}"

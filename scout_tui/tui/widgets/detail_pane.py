@@ -6,7 +6,7 @@ from rich.markdown import Markdown
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from scout_tui.markdown import code
+from scout_tui.markdown import bare_url, code, link
 from scout_tui.model import Finding
 from scout_tui.report.render import SECTION_HEADINGS
 from scout_tui.tui.view import Row
@@ -18,7 +18,7 @@ def finding_markdown(row: Row) -> str:
     lines = [f"## {priority}{finding.title}", ""]
     meta = [SECTION_HEADINGS[finding.section], *row.badges]
     if finding.board is not None and finding.board.url:
-        meta.append(f"[board item]({finding.board.url})")
+        meta.append(link("board item", finding.board.url))
     lines += [" · ".join(meta), ""]
     entry = row.decided.entry
     if entry is not None and entry.reason:
@@ -34,7 +34,9 @@ def finding_markdown(row: Row) -> str:
                           for ref in finding.files[:20])  # fmt: skip
         lines += [f"**Files:** {files}", ""]
     if finding.evidence.urls:
-        lines += ["**Links**", "", *(f"- <{url}>" for url in finding.evidence.urls[:20]), ""]
+        urls = [f"<{url}>" if bare_url(url) == url else bare_url(url)
+                for url in finding.evidence.urls[:20]]  # fmt: skip
+        lines += ["**Links**", "", *(f"- {url}" for url in urls), ""]
     lines.append(f"`{finding.fingerprint}`")
     return "\n".join(lines)
 
