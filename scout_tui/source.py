@@ -78,6 +78,7 @@ class SourceTree:
         self.root = Path(self.repo.working_tree_dir)
         self._lock = threading.RLock()
         self._text: dict[str, str | None] = {}
+        self._lines: dict[str, list[str]] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._blob_text: dict[tuple[str, str], str | None] = {}
         self._blob_ids: dict[tuple[str, str], str | None] = {}
@@ -122,6 +123,13 @@ class SourceTree:
                 except (OSError, ValueError):
                     self._text[path] = None
             return self._text[path]
+
+    def lines(self, path: str) -> list[str]:
+        """The work-tree file's lines (split once: asked for again for each line quoted)."""
+        with self._lock:
+            if path not in self._lines:
+                self._lines[path] = (self.read(path) or "").split("\n")
+            return self._lines[path]
 
     def parse(self, path: str) -> ast.Module | None:
         """The work-tree file's AST. Keyed by git blob id, so a file unchanged since HEAD
