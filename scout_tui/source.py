@@ -83,6 +83,8 @@ class SourceTree:
         self._blob_text: dict[tuple[str, str], str | None] = {}
         self._blob_ids: dict[tuple[str, str], str | None] = {}
         self._blob_trees: dict[str, ast.Module | None] = {}
+        self._unparsable: dict[str, str] = {}  # path → why `ast` could not take it
+        self._untold: list[str] = []  # of those, the ones no collector has said yet
         self._cat: subprocess.Popen[bytes] | None = None
         self._cancel = cancel or threading.Event()
 
@@ -144,9 +146,29 @@ class SourceTree:
                     data = text.encode("utf-8", "surrogateescape")
                     blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
                     if blob_id not in self._blob_trees:
-                        self._blob_trees[blob_id] = _parse(text, path)
+                        self._blob_trees[blob_id] = self._parse(text, path)
                     self._trees[path] = self._blob_trees[blob_id]
             return self._trees[path]
+
+    def _parse(self, text: str | None, path: str) -> ast.Module | None:
+        """The one place a file is parsed: one that `ast` cannot take is skipped (as if
+        absent) and noted, so the run says so once and every collector goes on."""
+        if text is None:
+            return None
+        try:
+            return pyast.parse(text, path)
+        except pyast.Unparsable as exc:
+            with self._lock:
+                if path not in self._unparsable:
+                    self._unparsable[path] = str(exc)
+                    self._untold.append(path)
+            return None
+
+    def untold_unparsable(self) -> list[tuple[str, str]]:
+        """(path, why) of the files skipped as unparsable since the last call."""
+        with self._lock:
+            told, self._untold = self._untold, []
+            return [(path, self._unparsable[path]) for path in told]
 
     def exists(self, path: str) -> bool:
         return (self.root / path).exists()
@@ -224,7 +246,7 @@ class SourceTree:
             if blob_id is None:
                 return None
             if blob_id not in self._blob_trees:
-                self._blob_trees[blob_id] = _parse(text, path)
+                self._blob_trees[blob_id] = self._parse(text, path)
             return self._blob_trees[blob_id]
 
     def log(self, since: str | None, until: str | None, paths: list[str]) -> list[CommitInfo]:
@@ -488,11 +510,3 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.kill()
         process.wait()
 
-
-def _parse(text: str | None, path: str) -> ast.Module | None:
-    if text is None:
-        return None
-    try:
-        return ast.parse(text, filename=path)
-    except (SyntaxError, ValueError):
-        return None

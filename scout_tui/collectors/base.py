@@ -184,3 +184,9 @@ def missing_path_warning(ctx: CollectorContext, collector: str, where: str,
         said = f"{where}: {path} does not exist, and never did in this history."
     return ConfigWarning(collector=collector, subject=where, message=said,
                          moved_to=fate.moved_to, commit=commit.sha if commit else None)
+
+
+def unparsable_warning(collector: str, path: str, why: str) -> ConfigWarning:
+    """A Python file `ast` cannot take (hostile or broken): skipped, the run goes on."""
+    message = f"{path}: skipped — {why}; the other files were read."
+    return ConfigWarning(collector=collector, subject=path, message=message)

@@ -27,6 +27,7 @@ from scout_tui.collectors.base import (
     Progress,
     Skipped,
     unmet_need,
+    unparsable_warning,
 )
 from scout_tui.errors import Cancelled, redact
 from scout_tui.model import CollectorState, ConfigWarning, Finding
@@ -44,6 +45,8 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
     count = 0
 
     def finish(state: str, reason: str | None = None, by_request: bool = False) -> None:
+        for path, why in ctx.source.untold_unparsable():
+            out.put(ConfigWarned(unparsable_warning(cls.name, path, why)))
         out.put(
             CollectorFinished(
                 CollectorState(
