@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 import subprocess
 import threading
@@ -76,6 +77,7 @@ class SourceTree:
         if self.repo.bare or self.repo.working_tree_dir is None:
             raise NotARepository(f"a bare repository has no checkout to scan: {path}")
         self.root = Path(self.repo.working_tree_dir)
+        self._real_root = self.root.resolve()
         self._lock = threading.RLock()
         self._text: dict[str, str | None] = {}
         self._lines: dict[str, list[str]] = {}
@@ -118,10 +120,10 @@ class SourceTree:
         self._check()
         with self._lock:
             if path not in self._text:
+                real = self._contained(path)
                 try:
-                    self._text[path] = (self.root / path).read_text(
-                        encoding="utf-8", errors="replace"
-                    )
+                    self._text[path] = real.read_text(encoding="utf-8", errors="replace") \
+                        if real is not None else None  # fmt: skip
                 except (OSError, ValueError):
                     self._text[path] = None
             return self._text[path]
@@ -171,7 +173,23 @@ class SourceTree:
             return [(path, self._unparsable[path]) for path in told]
 
     def exists(self, path: str) -> bool:
-        return (self.root / path).exists()
+        real = self._contained(path)
+        return real is not None and real.exists()
+
+    def leads_outside(self, path: str) -> bool:
+        """Whether `path` is there but, through a symlink, leads out of the checkout."""
+        return os.path.lexists(self.root / path) and self._contained(path) is None
+
+    def _contained(self, path: str) -> Path | None:
+        """Where `path` leads once symlinks are followed, when that is inside the checkout
+        (and not in its `.git`); None when it leaves: a link to `/etc/passwd`, `~/.ssh` or
+        `../../elsewhere` is never read, so what it holds never reaches a report."""
+        try:
+            real = (self.root / path).resolve()
+            inside = real.relative_to(self._real_root).parts
+        except (OSError, ValueError, RuntimeError):
+            return None
+        return None if inside[:1] == (".git",) else real
 
     def root_packages(self) -> set[str]:
         """The Python packages at the work tree's top (folders with an `__init__.py`)."""
@@ -187,14 +205,19 @@ class SourceTree:
             return None
 
     def glob(self, directory: str, pattern: str = "*.py") -> list[str]:
+        """Files under `directory` matching `pattern`, hidden ones and those whose symlink
+        leaves the checkout left out (`rglob` does not descend into linked folders)."""
         base = self.root / directory
-        if not base.is_dir():
+        if self._contained(directory) is None or not base.is_dir():
             return []
-        return sorted(
-            str(p.relative_to(self.root))
-            for p in base.rglob(pattern)
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
-        )
+        found = []
+        for file in base.rglob(pattern):
+            path = str(file.relative_to(self.root))
+            if any(part.startswith(".") for part in file.relative_to(base).parts):
+                continue
+            if file.is_file() and (not file.is_symlink() or self._contained(path)):
+                found.append(path)
+        return sorted(found)
 
     # -- history ---------------------------------------------------------------------
     def commit_before(self, moment: datetime) -> str | None:

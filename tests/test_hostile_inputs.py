@@ -1,0 +1,171 @@
+"""Big and hostile inputs in the checkout stay linear and local: a file of TODOs, a module
+`ast` cannot take, a symlink out of the repository, a scout.toml path out of the checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from scout_tui.analysis import pyast
+from scout_tui.demo.files import EXP
+from scout_tui.demo.sample import Sample, build_repo
+from tests.cli import scout, world_args
+from tests.collector_run import commit_all
+from tests.conftest import TODAY
+
+
+def _collect(world: Sample, tmp_path: Path, *extra: str) -> dict:
+    done = scout("collect", *world_args(world, tmp_path), "--offline", "--json", *extra)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_twenty_thousand_todos_in_one_file_are_one_pass(tmp_path: Path):
+    """The quadratic scan took hours here; a linear one takes seconds (no timing asserted:
+    the timeout only stops a runaway)."""
+    count = 20_000
+    repo = tmp_path / "repo"
+    build_repo(repo, TODAY, history=False)
+    lines = [f"    x{n} = {n}  # TODO: note {n}" for n in range(count)]
+    (repo / EXP / "many.py").write_text("def f():\n" + "\n".join(lines) + "\n")
+    commit_all(repo, "many TODOs")
+    done = scout("collect", "--repo", repo, "--offline", "--json", "--only", "todos",
+                 "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
+                 timeout=240)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    assert [c["state"] for c in run["collectors"]] == ["done"]
+    listed = [f for f in run["findings"] if f["kind"] == "todo_unclassified"]
+    assert listed[0]["title"].endswith(f": {count} new since {TODAY.isoformat()}")
+
+
+HOSTILE_MODULES = {
+    # The parser itself gives up (RecursionError), or refuses (SyntaxError, NUL bytes).
+    "deep_sum.py": "x = " + "1+" * 100_000 + "1\n",
+    "deep_calls.py": "x = " + "f(" * 1000 + ")" * 1000 + "\n",
+    "nul.py": "x = 1\0\n",
+    # Parses, but the recursive walks over it (`ast.unparse` of a call's function, of a
+    # test's decorator) would exhaust the stack.
+    "deep_attribute.py": "x = a" + ".b" * 600 + ".build_mesh()\n",
+    "tests/test_deep.py": "@a" + ".b" * 600 + ".mark\ndef test_x():\n    pass\n",
+}
+
+
+def test_a_module_ast_cannot_take_is_skipped_with_a_warning_and_every_collector_goes_on(
+    fresh_world: Sample, tmp_path: Path
+):
+    experiment = fresh_world.repo / EXP
+    for name, text in HOSTILE_MODULES.items():
+        (experiment / name).write_text(text)
+    commit_all(fresh_world.repo, "hostile modules")
+    run = _collect(fresh_world, tmp_path)
+    states = {c["name"]: (c["state"], c["reason"]) for c in run["collectors"]}
+    assert all(state in ("done", "skipped") for state, _ in states.values()), states
+    assert {name for name, (state, _) in states.items() if state == "skipped"} == {
+        "ci_failures", "open_work"  # offline, as asked
+    }  # fmt: skip
+    warned = {w["subject"]: w["message"] for w in run["config_warnings"]}
+    for name in HOSTILE_MODULES:
+        path = f"{EXP}/{name}"
+        assert path in warned, sorted(warned)
+        assert warned[path].startswith(f"{path}: skipped — ")
+    assert "nested too deeply for Python's parser" in warned[f"{EXP}/deep_sum.py"]
+    assert "NUL" in warned[f"{EXP}/nul.py"] or "null bytes" in warned[f"{EXP}/nul.py"]
+    assert f"nested more than {pyast.MAX_DEPTH} levels" in warned[f"{EXP}/tests/test_deep.py"]
+    # said once each, though several collectors (and processes) met each file
+    assert len(run["config_warnings"]) == len({(w["subject"], w["message"])
+                                               for w in run["config_warnings"]})  # fmt: skip
+
+
+def test_the_depth_limit_leaves_room_for_the_recursive_walks():
+    """A tree at the limit is read by `ast.unparse` without touching the recursion limit."""
+    expression = "x = " + "1+" * (pyast.MAX_DEPTH - 4) + "1"
+    tree = pyast.parse(expression)
+    assert pyast.parse_expression(expression[4:]) is not None
+    assert ast_unparse_depth_ok(tree)
+    with pytest.raises(pyast.Unparsable, match="levels deep"):
+        pyast.parse("x = " + "1+" * (pyast.MAX_DEPTH + 1) + "1")
+
+
+def ast_unparse_depth_ok(tree) -> bool:
+    import ast
+    import sys
+
+    def nested(levels: int) -> bool:  # the walk starts deep in a collector's stack
+        return nested(levels - 1) if levels else bool(ast.unparse(tree))
+
+    return nested(sys.getrecursionlimit() // 3)
+
+
+def test_a_symlink_out_of_the_repository_is_never_read(fresh_world: Sample, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = "OUTSIDE-SECRET-7f3a9c"
+    (outside / "secret.py").write_text(f"# TODO: {secret} waits on pytorch/pytorch#4242\n")
+    (outside / "README.md").write_text(f"Run `{secret}.py` with `--{secret}`.\n")
+    experiment = fresh_world.repo / EXP
+    (experiment / "leak.py").symlink_to(outside / "secret.py")
+    (experiment / "leak_relative.py").symlink_to(os.path.relpath(outside / "secret.py",
+                                                                 experiment))  # fmt: skip
+    (experiment / "README.md").unlink()
+    (experiment / "README.md").symlink_to(outside / "README.md")
+    # A link that stays inside the repository is read as its real file.
+    inside = "INSIDE-NOTE-51c2e0"
+    (fresh_world.repo / "notes").mkdir()
+    (fresh_world.repo / "notes" / "real.py").write_text(
+        f"# TODO: {inside} waits on pytorch/pytorch#4243\n"
+    )
+    (experiment / "linked.py").symlink_to(os.path.relpath(fresh_world.repo / "notes/real.py",
+                                                          experiment))  # fmt: skip
+    commit_all(fresh_world.repo, "links")
+    done = scout("collect", *world_args(fresh_world, tmp_path), "--offline", "--json")
+    assert done.returncode == 0, done.stderr
+    report = scout("report", *world_args(fresh_world, tmp_path), "--offline")
+    assert report.returncode == 0, report.stderr
+    for text in (done.stdout, done.stderr, report.stdout, report.stderr):
+        assert secret not in text
+    assert inside in done.stdout and inside in report.stdout
+    warned = [w["message"] for w in json.loads(done.stdout)["config_warnings"]]
+    assert f"{EXP}/README.md is a symlink out of the repository: not read." in "\n".join(warned)
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "value"),
+    [
+        ('[project]\nexperiment = "/etc"\n', "project.experiment", "/etc"),
+        ('[docs]\nfiles = ["README.md", "../../../../etc/passwd"]\n', "docs.files",
+         "../../../../etc/passwd"),
+        ('[upstream]\ncore_paths = ["torchtitan/", "../outside/"]\n', "upstream.core_paths",
+         "../outside/"),
+        ('[freshness]\nbase_config = "/home/me/x.py::Config"\n', "freshness.base_config",
+         "/home/me/x.py::Config"),
+        ('[ci]\ntests_dir = "../../../../tmp"\n', "ci.tests_dir", "../../../../tmp"),
+    ],
+)  # fmt: skip
+def test_a_scout_toml_path_out_of_the_checkout_is_refused(
+    sample_world: Sample, tmp_path: Path, toml: str, key: str, value: str
+):
+    config = tmp_path / "scout.toml"
+    config.write_text(toml)
+    args = world_args(sample_world, tmp_path)
+    args[args.index("--config") + 1] = str(config)
+    done = scout("collect", *args, "--offline", "--json")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    error = done.stderr.strip()
+    assert "\n" not in error and f"{key} = {value!r} is not allowed" in error, error
+
+
+def test_paths_that_stay_inside_and_globs_still_load(tmp_path: Path):
+    from scout_tui.config import load_config
+
+    config = tmp_path / "scout.toml"
+    config.write_text(
+        '[docs]\nfiles = ["README.md", "../graph_trainer/AGENTS.md", "docs/./x.md"]\n'
+        '[coverage]\npass_files = ["passes.py", "*_pass*.py"]\n'
+    )
+    loaded = load_config(config)
+    assert loaded.docs.files[1] == "../graph_trainer/AGENTS.md"
