@@ -29,8 +29,11 @@ def test_twenty_thousand_todos_in_one_file_are_one_pass(tmp_path: Path):
     count = 20_000
     repo = tmp_path / "repo"
     build_repo(repo, TODAY, history=False)
-    lines = [f"    x{n} = {n}  # TODO: note {n}" for n in range(count)]
-    (repo / EXP / "many.py").write_text("def f():\n" + "\n".join(lines) + "\n")
+    docstring = [f"TODO: document {n}" for n in range(count)]
+    comments = [f"    x{n} = {n}  # TODO: note {n}" for n in range(count)]
+    (repo / EXP / "many.py").write_text(
+        '"""' + "\n".join(docstring) + '"""\n\n\ndef f():\n' + "\n".join(comments) + "\n"
+    )
     commit_all(repo, "many TODOs")
     done = scout("collect", "--repo", repo, "--offline", "--json", "--only", "todos",
                  "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
@@ -39,7 +42,7 @@ def test_twenty_thousand_todos_in_one_file_are_one_pass(tmp_path: Path):
     run = json.loads(done.stdout)
     assert [c["state"] for c in run["collectors"]] == ["done"]
     listed = [f for f in run["findings"] if f["kind"] == "todo_unclassified"]
-    assert listed[0]["title"].endswith(f": {count} new since {TODAY.isoformat()}")
+    assert listed[0]["title"].endswith(f": {2 * count} new since {TODAY.isoformat()}")
 
 
 HOSTILE_MODULES = {

@@ -10,7 +10,6 @@ import ast
 import bisect
 import contextlib
 import io
-import itertools
 import math
 import re
 import tokenize
@@ -193,7 +192,8 @@ def _extract(lines: list[str], markers_re: re.Pattern[str]) -> list[tuple[int, s
             continue
         start = match.start() - 1 if line[: match.start()].endswith("[") else match.start()
         parts = [line[start:]]
-        for following in itertools.islice(lines, offset + 1, None):
+        for index in range(offset + 1, len(lines)):  # not a slice: a copy per marker
+            following = lines[index]
             if not following or markers_re.search(following):
                 break
             parts.append(following)
