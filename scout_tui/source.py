@@ -198,11 +198,10 @@ class SourceTree:
     def real_path(self, path: str) -> str | None:
         """The work-tree file `path` names once symlinks are followed, relative to the
         root; None when it is missing or outside the repository."""
-        try:
-            real = (self.root / path).resolve(strict=True)
-            return real.relative_to(self.root.resolve()).as_posix()
-        except (OSError, ValueError, RuntimeError):
+        real = self._contained(path)
+        if real is None or not real.exists():
             return None
+        return real.relative_to(self._real_root).as_posix()
 
     def glob(self, directory: str, pattern: str = "*.py") -> list[str]:
         """Files under `directory` matching `pattern`, hidden ones and those whose symlink

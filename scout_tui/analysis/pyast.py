@@ -315,7 +315,7 @@ def _statements(tree: ast.Module) -> list[ast.AST]:
 
 def _index_within(tree: ast.AST, limit: int) -> bool:
     """Whether the tree nests at most `limit` levels. The walk, level by level, visits
-    nodes in `ast.walk`'s order: it keeps its index for `nodes`, so it costs no extra walk."""
+    nodes in `ast.walk`'s order: its index is kept, so a later `nodes` walks nothing."""
     index: dict[type, list[ast.AST]] = {}
     level: list[ast.AST] = [tree]
     depth = 0
