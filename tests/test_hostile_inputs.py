@@ -112,6 +112,12 @@ def test_a_symlink_out_of_the_repository_is_never_read(fresh_world: Sample, tmp_
                                                                  experiment))  # fmt: skip
     (experiment / "README.md").unlink()
     (experiment / "README.md").symlink_to(outside / "README.md")
+    (experiment / "vendored").symlink_to(outside, target_is_directory=True)
+    # Inside the checkout's folder, but git's own: a remote URL there may hold a token.
+    with (fresh_world.repo / ".git" / "config").open("a") as config:
+        config.write(f"# TODO: {secret} waits on pytorch/pytorch#4244\n")
+    (experiment / "git_config.py").symlink_to(os.path.relpath(fresh_world.repo / ".git/config",
+                                                              experiment))  # fmt: skip
     # A link that stays inside the repository is read as its real file.
     inside = "INSIDE-NOTE-51c2e0"
     (fresh_world.repo / "notes").mkdir()
