@@ -10,6 +10,7 @@ import ast
 import hashlib
 import os
 import re
+import stat
 import subprocess
 import threading
 import weakref
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 import git
 
@@ -27,6 +28,8 @@ from scout_tui.errors import Cancelled
 from scout_tui.model import Checkout
 
 DIFF_LIMIT = 256 * 1024
+# Past any source file or doc: a bigger file is data, or hostile, and is not read.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_RENAME_DEPTH = 8
 FEW_PATHS = 64  # up to this many, name the files to `git log`; past it, their folders
 
@@ -85,7 +88,7 @@ class SourceTree:
         self._blob_text: dict[tuple[str, str], str | None] = {}
         self._blob_ids: dict[tuple[str, str], str | None] = {}
         self._blob_trees: dict[str, ast.Module | None] = {}
-        self._unparsable: dict[str, str] = {}  # path → why `ast` could not take it
+        self._skipped: dict[str, str] = {}  # path → why it was not read or parsed
         self._untold: list[str] = []  # of those, the ones no collector has said yet
         self._cat: subprocess.Popen[bytes] | None = None
         self._cancel = cancel or threading.Event()
@@ -121,12 +124,25 @@ class SourceTree:
         with self._lock:
             if path not in self._text:
                 real = self._contained(path)
-                try:
-                    self._text[path] = real.read_text(encoding="utf-8", errors="replace") \
-                        if real is not None else None  # fmt: skip
-                except (OSError, ValueError):
-                    self._text[path] = None
+                self._text[path] = self._read_file(real, path) if real is not None else None
             return self._text[path]
+
+    def _read_file(self, real: Path, path: str) -> str | None:
+        try:
+            status = real.stat()
+            if not stat.S_ISREG(status.st_mode):
+                return None  # a folder, a device, a FIFO (reading one waits forever)
+            if status.st_size > MAX_FILE_BYTES:
+                self._skip(path, _too_big(status.st_size))
+                return None
+            with real.open(encoding="utf-8", errors="replace") as handle:
+                text = handle.read(MAX_FILE_BYTES + 1)  # it may grow after the stat
+        except (OSError, ValueError):
+            return None
+        if len(text) > MAX_FILE_BYTES:
+            self._skip(path, _too_big(len(text)))
+            return None
+        return text
 
     def lines(self, path: str) -> list[str]:
         """The work-tree file's lines (split once: asked for again for each line quoted)."""
@@ -160,17 +176,20 @@ class SourceTree:
         try:
             return pyast.parse(text, path)
         except pyast.Unparsable as exc:
-            with self._lock:
-                if path not in self._unparsable:
-                    self._unparsable[path] = str(exc)
-                    self._untold.append(path)
+            self._skip(path, str(exc))
             return None
 
-    def untold_unparsable(self) -> list[tuple[str, str]]:
-        """(path, why) of the files skipped as unparsable since the last call."""
+    def _skip(self, path: str, why: str) -> None:
+        with self._lock:
+            if path not in self._skipped:
+                self._skipped[path] = why
+                self._untold.append(path)
+
+    def untold_skipped(self) -> list[tuple[str, str]]:
+        """(path, why) of the files skipped (too big, or unparsable) since the last call."""
         with self._lock:
             told, self._untold = self._untold, []
-            return [(path, self._unparsable[path]) for path in told]
+            return [(path, self._skipped[path]) for path in told]
 
     def exists(self, path: str) -> bool:
         real = self._contained(path)
@@ -243,9 +262,11 @@ class SourceTree:
             self._cat.stdin.write(f"{commit}:{path}\n".encode())
             self._cat.stdin.flush()
             header = self._cat.stdout.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                if len(header) == 3:  # a tree or commit: skip its body
-                    self._cat.stdout.read(int(header[2]) + 1)
+            if len(header) != 3 or header[1] != b"blob" or int(header[2]) > MAX_FILE_BYTES:
+                if len(header) == 3:  # a tree, a commit, a blob too big: skip its body
+                    _discard(self._cat.stdout, int(header[2]) + 1)
+                    if header[1] == b"blob":
+                        self._skip(path, _too_big(int(header[2])))
                 return None
             data = self._cat.stdout.read(int(header[2]))
             self._cat.stdout.read(1)
@@ -525,6 +546,19 @@ def _covering_dirs(paths: list[str]) -> set[str]:
         if not any(parent == k or parent.startswith(k + "/") for k in kept):
             kept.append(parent)
     return set(kept)
+
+
+def _too_big(size: int) -> str:
+    return f"{size:,} bytes, over the {MAX_FILE_BYTES // 2**20} MiB scout reads"
+
+
+def _discard(stream: IO[bytes], size: int) -> None:
+    """Read past `size` bytes without holding them."""
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            return
+        size -= len(chunk)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

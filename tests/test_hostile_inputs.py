@@ -14,6 +14,7 @@ import pytest
 from scout_tui.analysis import pyast
 from scout_tui.demo.files import EXP
 from scout_tui.demo.sample import Sample, build_repo
+from scout_tui.source import MAX_FILE_BYTES
 from tests.cli import scout, world_args
 from tests.collector_run import commit_all
 from tests.conftest import TODAY
@@ -175,3 +176,27 @@ def test_paths_that_stay_inside_and_globs_still_load(tmp_path: Path):
     )
     loaded = load_config(config)
     assert loaded.docs.files[1] == "../graph_trainer/AGENTS.md"
+
+
+def test_a_file_too_big_or_not_a_file_is_not_read(fresh_world: Sample, tmp_path: Path):
+    """A 17 MiB module, in the work tree and in history, is skipped with a warning naming
+    it; a FIFO where a doc should be is not opened (reading one would wait forever)."""
+    big = "torchtitan/trainer.py"  # a core path and a configured surface: read both ways
+    line = "x = 1  # TODO: a line of a very big module\n"
+    repeats = (MAX_FILE_BYTES + len(line)) // len(line) + 1
+    (fresh_world.repo / big).write_text(line * repeats)
+    commit_all(fresh_world.repo, "a big module")
+    readme = fresh_world.repo / EXP / "README.md"
+    readme.unlink()
+    os.mkfifo(readme)
+    done = scout("collect", *world_args(fresh_world, tmp_path), "--offline", "--json",
+                 timeout=180)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)
+    states = {c["name"]: c["state"] for c in run["collectors"]}
+    assert set(states.values()) <= {"done", "skipped"}, states
+    warned = {w["subject"]: w["message"] for w in run["config_warnings"]}
+    assert warned[big] == (f"{big}: skipped — {len(line) * repeats:,} bytes, over the "
+                           f"{MAX_FILE_BYTES // 2**20} MiB scout reads; the other files were "
+                           "read.")  # fmt: skip
+    assert len(done.stdout) < MAX_FILE_BYTES // 8  # quoted at most in a diff's first lines

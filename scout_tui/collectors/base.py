@@ -189,7 +189,7 @@ def missing_path_warning(ctx: CollectorContext, collector: str, where: str,
                          moved_to=fate.moved_to, commit=commit.sha if commit else None)
 
 
-def unparsable_warning(collector: str, path: str, why: str) -> ConfigWarning:
-    """A Python file `ast` cannot take (hostile or broken): skipped, the run goes on."""
+def skipped_file_warning(collector: str, path: str, why: str) -> ConfigWarning:
+    """A file too big to read, or Python `ast` cannot take: skipped, the run goes on."""
     message = f"{path}: skipped — {why}; the other files were read."
     return ConfigWarning(collector=collector, subject=path, message=message)
