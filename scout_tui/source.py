@@ -380,9 +380,24 @@ class SourceTree:
         return {path: origins[path] for path in paths if path in origins}
 
     def diff_range(self, base: str, head: str, paths: list[str]) -> str:
-        """`git diff base head -- paths`, cut at DIFF_LIMIT characters."""
-        with self._lock:
-            text = self.repo.git.diff(base, head, "--", *paths)
+        """`git diff base head -- paths`, cut at DIFF_LIMIT characters. Past the cut git is
+        stopped, unread: a diff of a 4 GB file costs what its first lines cost."""
+        command = ["git", "diff", base, head, "--", *paths]
+        process = subprocess.Popen(command, cwd=self.root, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)  # fmt: skip
+        assert process.stdout is not None and process.stderr is not None
+        most = DIFF_LIMIT * 4  # bytes that hold DIFF_LIMIT characters, whatever they are
+        data = process.stdout.read(most + 1)
+        cut = len(data) > most
+        if cut:
+            process.kill()
+        process.stdout.close()
+        error = process.stderr.read().decode("utf-8", "replace")
+        process.stderr.close()
+        if process.wait() != 0 and not cut:
+            raise git.GitCommandError(command, process.returncode, error)
+        text = data.decode("utf-8", "surrogateescape")
+        text = text if cut else text.removesuffix("\n")  # as GitPython gave it
         if len(text) > DIFF_LIMIT:
             text = text[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} characters)\n"
         return text

@@ -200,3 +200,26 @@ def test_a_file_too_big_or_not_a_file_is_not_read(fresh_world: Sample, tmp_path:
                            f"{MAX_FILE_BYTES // 2**20} MiB scout reads; the other files were "
                            "read.")  # fmt: skip
     assert len(done.stdout) < MAX_FILE_BYTES // 8  # quoted at most in a diff's first lines
+
+
+def test_a_huge_diff_is_cut_as_git_would_print_it(tmp_path: Path):
+    """Read up to the cut and no further: the same text as git's whole output cut there."""
+    import git
+
+    from scout_tui.source import DIFF_LIMIT, SourceTree
+
+    repo = build_repo(tmp_path / "repo", TODAY, history=False)
+    (tmp_path / "repo" / "huge.py").write_text("".join(f"x{n} = {n}\n" for n in range(200_000)))
+    (tmp_path / "repo" / "small.py").write_text("y = 1\n")
+    commit_all(tmp_path / "repo", "huge")
+    source = SourceTree(tmp_path / "repo")
+    whole = repo.git.diff("HEAD^", "HEAD", "--", "huge.py")
+    assert len(whole) > DIFF_LIMIT * 4
+    assert source.diff_range("HEAD^", "HEAD", ["huge.py"]) == (
+        whole[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} characters)\n"
+    )
+    assert source.diff_range("HEAD^", "HEAD", ["small.py"]) == repo.git.diff(
+        "HEAD^", "HEAD", "--", "small.py"
+    )
+    with pytest.raises(git.GitCommandError):
+        source.diff_range("no-such-commit", "HEAD", ["small.py"])
