@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -520,7 +521,60 @@ def _validate(data: dict[str, Any], text: str, source: str) -> Config:
     except ValidationError as exc:
         raise ConfigError(_first_problem(exc, text, source)) from None
     _check_keys(config.keys, config.source)
+    _check_paths(config, text)
     return config
+
+
+# Every path scout.toml names is read inside the checkout: (table, key, whether it is
+# relative to the experiment). `path::Name` targets count by their path. `[torch] root` is
+# the installed torch's, outside by design, and never quoted.
+_PATH_KEYS = (
+    ("project", "experiment", False), ("upstream", "core_paths", False),
+    ("upstream", "new_api_dirs", False), ("upstream", "models_dir", False),
+    ("upstream", "surfaces", False), ("ci", "workflows", False), ("ci", "tests_dir", True),
+    ("coverage", "core_integration_tests", False),
+    ("coverage", "experiment_integration_tests", True), ("coverage", "pass_files", True),
+    ("coverage", "config_registries", True), ("freshness", "monkey_patches", False),
+    ("freshness", "duplicate_pairs", False), ("freshness", "config_converter", False),
+    ("freshness", "base_config", False), ("docs", "files", True),
+    ("docs", "root_configs", False),
+)  # fmt: skip
+
+
+def _check_paths(config: Config, text: str) -> None:
+    """An absolute path, `~`, or `..` leading out of the checkout is refused: scout.toml
+    may come with the checkout, and it must not make scout read (and quote) other files."""
+    experiment = config.project.experiment
+    for table, key, under_experiment in _PATH_KEYS:
+        value = getattr(getattr(config, table), key)
+        for item in _path_values(value):
+            path = item.partition("::")[0]
+            if not path or _inside_checkout(path, experiment if under_experiment else ""):
+                continue
+            line = _line_of(text, (table, key))
+            where = f"{config.source}, line {line}" if line else config.source
+            base = "the experiment's folder" if under_experiment else "the checkout's top"
+            raise ConfigError(
+                f"{where}: {table}.{key} = {item!r} is not allowed: a path inside the "
+                f"checkout, relative to {base} (not absolute, no `~`, no `..` leading out)"
+            )
+
+
+def _path_values(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Surface):
+        return [value.target]
+    if isinstance(value, list | tuple):
+        return [path for item in value for path in _path_values(item)]
+    return []
+
+
+def _inside_checkout(path: str, base: str) -> bool:
+    if path.startswith(("/", "~", "\\")) or re.match(r"^[A-Za-z]:", path):
+        return False
+    joined = posixpath.normpath(posixpath.join(base, path))
+    return joined != ".." and not joined.startswith(("../", "/"))
 
 
 def _check_keys(keys: Mapping[str, str], source: str) -> None:

@@ -307,6 +307,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         if isinstance(event, FindingFound):
             findings.append(event.finding)
         elif isinstance(event, ConfigWarned):
+            said = (event.warning.subject, event.warning.message)
+            if said in {(w.subject, w.message) for w in config_warnings}:
+                continue  # a file several processes met: said once
             config_warnings.append(event.warning)
         elif isinstance(event, CollectorFinished):
             states[event.state.name] = event.state

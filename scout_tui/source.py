@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
+import stat
 import subprocess
 import threading
 import weakref
@@ -18,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 import git
 
@@ -28,6 +30,8 @@ from scout_tui.errors import Cancelled, clean, scrub
 from scout_tui.model import Checkout
 
 DIFF_LIMIT = 256 * 1024
+# Past any source file or doc: a bigger file is data, or hostile, and is not read.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_RENAME_DEPTH = 8
 FEW_PATHS = 64  # up to this many, name the files to `git log`; past it, their folders
 
@@ -79,12 +83,16 @@ class SourceTree:
         if self.repo.bare or self.repo.working_tree_dir is None:
             raise NotARepository(f"a bare repository has no checkout to scan: {path}")
         self.root = Path(self.repo.working_tree_dir)
+        self._real_root = self.root.resolve()
         self._lock = threading.RLock()
         self._text: dict[str, str | None] = {}
+        self._lines: dict[str, list[str]] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._blob_text: dict[tuple[str, str], str | None] = {}
         self._blob_ids: dict[tuple[str, str], str | None] = {}
         self._blob_trees: dict[str, ast.Module | None] = {}
+        self._skipped: dict[str, str] = {}  # path → why it was not read or parsed
+        self._untold: list[str] = []  # of those, the ones no collector has said yet
         self._cat: subprocess.Popen[bytes] | None = None
         self._cancel = cancel or threading.Event()
 
@@ -118,13 +126,33 @@ class SourceTree:
         self._check()
         with self._lock:
             if path not in self._text:
-                try:
-                    self._text[path] = scrub(
-                        (self.root / path).read_text(encoding="utf-8", errors="replace")
-                    )
-                except (OSError, ValueError):
-                    self._text[path] = None
+                real = self._contained(path)
+                self._text[path] = self._read_file(real, path) if real is not None else None
             return self._text[path]
+
+    def _read_file(self, real: Path, path: str) -> str | None:
+        try:
+            status = real.stat()
+            if not stat.S_ISREG(status.st_mode):
+                return None  # a folder, a device, a FIFO (reading one waits forever)
+            if status.st_size > MAX_FILE_BYTES:
+                self._skip(path, _too_big(status.st_size))
+                return None
+            with real.open(encoding="utf-8", errors="replace") as handle:
+                text = handle.read(MAX_FILE_BYTES + 1)  # it may grow after the stat
+        except (OSError, ValueError):
+            return None
+        if len(text) > MAX_FILE_BYTES:
+            self._skip(path, _too_big(len(text)))
+            return None
+        return scrub(text)
+
+    def lines(self, path: str) -> list[str]:
+        """The work-tree file's lines (split once: asked for again for each line quoted)."""
+        with self._lock:
+            if path not in self._lines:
+                self._lines[path] = (self.read(path) or "").split("\n")
+            return self._lines[path]
 
     def parse(self, path: str) -> ast.Module | None:
         """The work-tree file's AST. Keyed by git blob id, so a file unchanged since HEAD
@@ -139,12 +167,51 @@ class SourceTree:
                     data = text.encode("utf-8", "surrogateescape")
                     blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
                     if blob_id not in self._blob_trees:
-                        self._blob_trees[blob_id] = _parse(text, path)
+                        self._blob_trees[blob_id] = self._parse(text, path)
                     self._trees[path] = self._blob_trees[blob_id]
             return self._trees[path]
 
+    def _parse(self, text: str | None, path: str) -> ast.Module | None:
+        """The one place a file is parsed: one that `ast` cannot take is skipped (as if
+        absent) and noted, so the run says so once and every collector goes on."""
+        if text is None:
+            return None
+        try:
+            return pyast.parse(text, path)
+        except pyast.Unparsable as exc:
+            self._skip(path, str(exc))
+            return None
+
+    def _skip(self, path: str, why: str) -> None:
+        with self._lock:
+            if path not in self._skipped:
+                self._skipped[path] = why
+                self._untold.append(path)
+
+    def untold_skipped(self) -> list[tuple[str, str]]:
+        """(path, why) of the files skipped (too big, or unparsable) since the last call."""
+        with self._lock:
+            told, self._untold = self._untold, []
+            return [(path, self._skipped[path]) for path in told]
+
     def exists(self, path: str) -> bool:
-        return (self.root / path).exists()
+        real = self._contained(path)
+        return real is not None and real.exists()
+
+    def leads_outside(self, path: str) -> bool:
+        """Whether `path` is there but, through a symlink, leads out of the checkout."""
+        return os.path.lexists(self.root / path) and self._contained(path) is None
+
+    def _contained(self, path: str) -> Path | None:
+        """Where `path` leads once symlinks are followed, when that is inside the checkout
+        (and not in its `.git`); None when it leaves: a link to `/etc/passwd`, `~/.ssh` or
+        `../../elsewhere` is never read, so what it holds never reaches a report."""
+        try:
+            real = (self.root / path).resolve()
+            inside = real.relative_to(self._real_root).parts
+        except (OSError, ValueError, RuntimeError):
+            return None
+        return None if inside[:1] == (".git",) else real
 
     def root_packages(self) -> set[str]:
         """The Python packages at the work tree's top (folders with an `__init__.py`)."""
@@ -153,22 +220,26 @@ class SourceTree:
     def real_path(self, path: str) -> str | None:
         """The work-tree file `path` names once symlinks are followed, relative to the
         root; None when it is missing or outside the repository."""
-        try:
-            real = (self.root / path).resolve(strict=True)
-            return real.relative_to(self.root.resolve()).as_posix()
-        except (OSError, ValueError, RuntimeError):
+        real = self._contained(path)
+        if real is None or not real.exists():
             return None
+        return real.relative_to(self._real_root).as_posix()
 
     def glob(self, directory: str, pattern: str = "*.py") -> list[str]:
+        """Files under `directory` matching `pattern`, hidden ones and those whose symlink
+        leaves the checkout left out (`rglob` does not descend into linked folders)."""
         base = self.root / directory
-        if not base.is_dir():
+        if self._contained(directory) is None or not base.is_dir():
             return []
-        return sorted(
-            str(p.relative_to(self.root))
-            for p in base.rglob(pattern)
-            if p.is_file() and not any(part.startswith(".") or clean(part) != part
-                                       for part in p.relative_to(base).parts)
-        )  # a hidden file, or one whose name would drive the terminal, is not read
+        found = []
+        for file in base.rglob(pattern):
+            path = str(file.relative_to(self.root))
+            if any(part.startswith(".") or clean(part) != part
+                   for part in file.relative_to(base).parts):
+                continue  # hidden, or a name that would drive the terminal
+            if file.is_file() and (not file.is_symlink() or self._contained(path)):
+                found.append(path)
+        return sorted(found)
 
     # -- history ---------------------------------------------------------------------
     def commit_before(self, moment: datetime) -> str | None:
@@ -195,9 +266,11 @@ class SourceTree:
             self._cat.stdin.write(f"{commit}:{path}\n".encode())
             self._cat.stdin.flush()
             header = self._cat.stdout.readline().split()
-            if len(header) != 3 or header[1] != b"blob":
-                if len(header) == 3:  # a tree or commit: skip its body
-                    self._cat.stdout.read(int(header[2]) + 1)
+            if len(header) != 3 or header[1] != b"blob" or int(header[2]) > MAX_FILE_BYTES:
+                if len(header) == 3:  # a tree, a commit, a blob too big: skip its body
+                    _discard(self._cat.stdout, int(header[2]) + 1)
+                    if header[1] == b"blob":
+                        self._skip(path, _too_big(int(header[2])))
                 return None
             data = self._cat.stdout.read(int(header[2]))
             self._cat.stdout.read(1)
@@ -220,7 +293,7 @@ class SourceTree:
             if blob_id is None:
                 return None
             if blob_id not in self._blob_trees:
-                self._blob_trees[blob_id] = _parse(text, path)
+                self._blob_trees[blob_id] = self._parse(text, path)
             return self._blob_trees[blob_id]
 
     def log(self, since: str | None, until: str | None, paths: list[str]) -> list[CommitInfo]:
@@ -311,9 +384,24 @@ class SourceTree:
         return {path: origins[path] for path in paths if path in origins}
 
     def diff_range(self, base: str, head: str, paths: list[str]) -> str:
-        """`git diff base head -- paths`, cut at DIFF_LIMIT characters."""
-        with self._lock:
-            text = scrub(self.repo.git.diff(base, head, "--", *paths))
+        """`git diff base head -- paths`, cut at DIFF_LIMIT characters. Past the cut git is
+        stopped, unread: a diff of a 4 GB file costs what its first lines cost."""
+        command = ["git", "diff", base, head, "--", *paths]
+        process = subprocess.Popen(command, cwd=self.root, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)  # fmt: skip
+        assert process.stdout is not None and process.stderr is not None
+        most = DIFF_LIMIT * 4  # bytes that hold DIFF_LIMIT characters, whatever they are
+        data = process.stdout.read(most + 1)
+        cut = len(data) > most
+        if cut:
+            process.kill()
+        process.stdout.close()
+        error = process.stderr.read().decode("utf-8", "replace")
+        process.stderr.close()
+        if process.wait() != 0 and not cut:
+            raise git.GitCommandError(command, process.returncode, error)
+        text = data.decode("utf-8", "surrogateescape")
+        text = scrub(text if cut else text.removesuffix("\n"))  # as GitPython gave it
         if len(text) > DIFF_LIMIT:
             text = text[:DIFF_LIMIT] + f"\n... (diff cut at {DIFF_LIMIT} characters)\n"
         return text
@@ -479,16 +567,21 @@ def _covering_dirs(paths: list[str]) -> set[str]:
     return set(kept)
 
 
+def _too_big(size: int) -> str:
+    return f"{size:,} bytes, over the {MAX_FILE_BYTES // 2**20} MiB scout reads"
+
+
+def _discard(stream: IO[bytes], size: int) -> None:
+    """Read past `size` bytes without holding them."""
+    while size > 0:
+        chunk = stream.read(min(size, 1 << 20))
+        if not chunk:
+            return
+        size -= len(chunk)
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.kill()
         process.wait()
 
-
-def _parse(text: str | None, path: str) -> ast.Module | None:
-    if text is None:
-        return None
-    try:
-        return ast.parse(text, filename=path)
-    except (SyntaxError, ValueError):
-        return None

@@ -7,8 +7,10 @@ inside `"TODO"` passed to a function is not a TODO.
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
 import io
+import math
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -92,56 +94,54 @@ def _comment_blocks(source: str) -> list[tuple[int, list[str]]]:
 
 class _Comments:
     """Where comments are, from the parsed module instead of a tokenizer pass: a `#` starts
-    a comment unless a string literal covers it. Only the few lines asked about are looked
-    at, descending the AST only into nodes whose lines contain them."""
+    a comment unless a string literal covers it. The string literals are indexed by line
+    once, so a question about a line costs only the strings on that line."""
 
     def __init__(self, source: str, tree: ast.Module) -> None:
         self.lines = source.split("\n")
-        self.statements = sorted(
-            (node for node in pyast.nodes(tree, *_STATEMENT_TYPES) if hasattr(node, "lineno")),
-            key=lambda node: node.lineno,
-        )
-        self.tree = tree
+        self._comments: dict[int, str | None] = {}
+        # line → the byte columns (start, end) of the string literals on it, by start; a
+        # literal that begins on an earlier line starts at -1, one that goes on ends at inf.
+        spans: dict[int, list[tuple[float, float]]] = {}
+        for node in _outermost_strings(tree):
+            first, last = node.lineno, node.end_lineno or node.lineno
+            for line in range(first, last + 1):
+                start = node.col_offset if line == first else -1
+                end = (node.end_col_offset or 0) if line == last else math.inf
+                spans.setdefault(line, []).append((start, end))
+        self._spans = {line: sorted(found) for line, found in spans.items()}
 
-    def _in_string(self, line: int, column: int) -> bool:
-        text = self.lines[line - 1]
-        byte_column = len(text[:column].encode("utf-8"))  # AST columns count UTF-8 bytes
-        containing = [s for s in self.statements if s.lineno <= line <= (s.end_lineno or 0)]
-        stack: list[ast.AST] = [containing[-1]] if containing else []
-        while stack:
-            for child in ast.iter_child_nodes(stack.pop()):
-                first, last = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
-                if first is None or last is None:
-                    stack.append(child)
-                    continue
-                if not first <= line <= last:
-                    continue
-                is_string = isinstance(child, ast.JoinedStr) or (
-                    isinstance(child, ast.Constant) and isinstance(child.value, str | bytes)
-                )
-                if not is_string:
-                    stack.append(child)
-                    continue
-                after_start = line > first or byte_column >= child.col_offset
-                before_end = line < last or byte_column < (child.end_col_offset or 0)
-                if after_start and before_end:
-                    return True
-        return False
+    def _in_string(self, line: int, byte_column: int) -> bool:
+        spans = self._spans.get(line)
+        if not spans:
+            return False
+        # Literals never overlap: only the last one starting at or before the column can
+        # cover it.
+        index = bisect.bisect_right(spans, (byte_column, math.inf)) - 1
+        return index >= 0 and byte_column < spans[index][1]
 
     def comment(self, line: int) -> str | None:
         """The comment on a line (without `#`), or None."""
         if not 1 <= line <= len(self.lines):
             return None
-        text = self.lines[line - 1]
+        if line not in self._comments:
+            self._comments[line] = self._find_comment(self.lines[line - 1], line)
+        return self._comments[line]
+
+    def _find_comment(self, text: str, line: int) -> str | None:
         column = text.find("#")
+        byte_column, counted = 0, 0  # AST columns count UTF-8 bytes
         while column >= 0:
-            if not self._in_string(line, column):
+            byte_column += len(text[counted:column].encode("utf-8"))
+            counted = column
+            if not self._in_string(line, byte_column):
                 return text[column:].lstrip("#").strip()
             column = text.find("#", column + 1)
         return None
 
     def blocks(self, markers_re: re.Pattern[str]) -> list[tuple[int, list[str]]]:
-        """A block from each comment line holding a marker, with the comment lines after it."""
+        """A block from each comment line holding a marker, with the comment lines after it
+        up to the next marker (whose line is a block of its own)."""
         found = []
         for number, text in enumerate(self.lines, 1):
             if "#" not in text or not markers_re.search(text):
@@ -151,16 +151,22 @@ class _Comments:
                 continue
             block = [first]
             following = self.comment(number + 1)
-            while following is not None:
+            while following is not None and not markers_re.search(following):
                 block.append(following)
                 following = self.comment(number + len(block))
             found.append((number, block))
         return found
 
 
-_STATEMENT_TYPES = tuple(
-    kind for kind in vars(ast).values() if isinstance(kind, type) and issubclass(kind, ast.stmt)
-)
+def _outermost_strings(tree: ast.Module) -> list[ast.expr]:
+    """The string and bytes literals and f-strings, without the parts inside f-strings."""
+    joined = [node for node in pyast.nodes(tree, ast.JoinedStr) if isinstance(node, ast.JoinedStr)]
+    inside = {id(part) for node in joined for part in ast.walk(node) if part is not node}
+    constants = [
+        node for node in pyast.nodes(tree, ast.Constant)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
+    ]  # fmt: skip
+    return [node for node in [*joined, *constants] if id(node) not in inside]
 
 
 def _docstrings(tree: ast.Module | None) -> list[tuple[int, list[str]]]:
@@ -186,7 +192,8 @@ def _extract(lines: list[str], markers_re: re.Pattern[str]) -> list[tuple[int, s
             continue
         start = match.start() - 1 if line[: match.start()].endswith("[") else match.start()
         parts = [line[start:]]
-        for following in lines[offset + 1 :]:
+        for index in range(offset + 1, len(lines)):  # not a slice: a copy per marker
+            following = lines[index]
             if not following or markers_re.search(following):
                 break
             parts.append(following)
@@ -208,9 +215,10 @@ def find_todos(
     # The tokenizer is the fallback for a module that does not parse.
     comments = _Comments(source, tree).blocks(markers_re) if tree else _comment_blocks(source)
     blocks = sorted(comments + _docstrings(tree))
+    comment_lines = {first_line for first_line, _ in comments}
     for first_line, lines in blocks:
         for offset, marker, text in _extract(lines, markers_re):
-            if tree is not None and offset and first_line + offset in {b[0] for b in comments}:
+            if tree is not None and offset and first_line + offset in comment_lines:
                 continue  # a marker inside a continuation: its own block reports it
             todo = classify(
                 Todo(path=path, line=first_line + offset, marker=marker, text=text),

@@ -9,6 +9,8 @@ import re
 import threading
 from pathlib import Path
 
+from scout_tui.analysis import pyast
+
 _DEFINITION = rb"^\s*(?:async\s+def|def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=(?!=)"
 _DEFINITIONS = re.compile(_DEFINITION, re.MULTILINE)
 
@@ -88,8 +90,8 @@ class TorchIndex:
         if path is None:
             return False
         try:
-            tree = ast.parse(path.read_bytes())
-        except (OSError, SyntaxError, ValueError):
+            tree = pyast.parse(path.read_bytes().decode("utf-8", "replace"), str(path))
+        except (OSError, pyast.Unparsable):
             return False
         package = public_module if path.name == "__init__.py" else public_module.rsplit(".", 1)[0]
         for node in ast.walk(tree):

@@ -173,6 +173,9 @@ def missing_path_warning(ctx: CollectorContext, collector: str, where: str,
                          path: str) -> ConfigWarning:  # fmt: skip
     """scout.toml names a file the checkout does not have: moved (and where), removed (and
     when), or never there — one line for the person who keeps scout.toml."""
+    if ctx.source.leads_outside(path):
+        said = f"{where}: {path} is a symlink out of the repository: not read."
+        return ConfigWarning(collector=collector, subject=where, message=said)
     fate = ctx.source.path_fate(path, ctx.head_commit or "HEAD")
     commit = fate.commit
     when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"
@@ -184,3 +187,9 @@ def missing_path_warning(ctx: CollectorContext, collector: str, where: str,
         said = f"{where}: {path} does not exist, and never did in this history."
     return ConfigWarning(collector=collector, subject=where, message=said,
                          moved_to=fate.moved_to, commit=commit.sha if commit else None)
+
+
+def skipped_file_warning(collector: str, path: str, why: str) -> ConfigWarning:
+    """A file too big to read, or Python `ast` cannot take: skipped, the run goes on."""
+    message = f"{path}: skipped — {why}; the other files were read."
+    return ConfigWarning(collector=collector, subject=path, message=message)

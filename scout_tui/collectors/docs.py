@@ -120,10 +120,10 @@ class ConfigTypes:
             if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
                 annotation = statement.annotation
                 if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-                    try:
-                        annotation = ast.parse(annotation.value, mode="eval").body
-                    except SyntaxError:
+                    parsed = pyast.parse_expression(annotation.value)
+                    if parsed is None:
                         continue
+                    annotation = parsed
                 found[statement.target.id] = (annotation, path)
         return found
 

@@ -26,6 +26,7 @@ from scout_tui.collectors.base import (
     Need,
     Progress,
     Skipped,
+    skipped_file_warning,
     unmet_need,
 )
 from scout_tui.errors import Cancelled, redact
@@ -44,6 +45,8 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
     count = 0
 
     def finish(state: str, reason: str | None = None, by_request: bool = False) -> None:
+        for path, why in ctx.source.untold_skipped():
+            out.put(ConfigWarned(skipped_file_warning(cls.name, path, why)))
         out.put(
             CollectorFinished(
                 CollectorState(

@@ -98,7 +98,7 @@ GUARD_LINES = 5
 
 
 def _nearby(ctx: CollectorContext, todo: Todo) -> str:
-    lines = (ctx.source.read(todo.path) or "").split("\n")
+    lines = ctx.source.lines(todo.path)
     return "\n".join(lines[max(0, todo.line - 1 - GUARD_LINES) : todo.line + GUARD_LINES])
 
 
@@ -160,8 +160,7 @@ def _one_blocker(group: list[Finding]) -> Finding:
 
 
 def _context(ctx: CollectorContext, todo: Todo) -> str:
-    text = ctx.source.read(todo.path) or ""
-    lines = text.split("\n")
+    lines = ctx.source.lines(todo.path)
     around = ctx.config.todos.context_lines
     start = max(0, todo.line - 1 - around)
     end = min(len(lines), todo.line + around + 3)
