@@ -234,8 +234,9 @@ class SourceTree:
         found = []
         for file in base.rglob(pattern):
             path = str(file.relative_to(self.root))
-            if any(part.startswith(".") or clean(part) != part
-                   for part in file.relative_to(base).parts):
+            if any(
+                part.startswith(".") or clean(part) != part for part in file.relative_to(base).parts
+            ):
                 continue  # hidden, or a name that would drive the terminal
             if file.is_file() and (not file.is_symlink() or self._contained(path)):
                 found.append(path)
@@ -584,4 +585,3 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.kill()
         process.wait()
-
