@@ -170,9 +170,14 @@ def test_repro_cli(tmp_path):
     path = write(tmp_path, "job.log", actions_format(runner_log()))
     done = scout("repro", path, "--test", "jit_1d_auto_bucketing")
     assert done.stdout.strip().endswith("--compile.mode jit --compile.passes=auto_bucketing")
-    done = scout("repro", "--command", "NGPU=1 LOG_RANK=0 sh -c 'echo ran on $NGPU'", "--run",
-                 "--repo", str(tmp_path))  # fmt: skip
-    assert done.returncode == 0 and done.stdout.strip() == "ran on 1"
+    script = tmp_path / "run_train.sh"
+    script.write_text('#!/bin/sh\necho "ran on $NGPU: $*"\n')
+    script.chmod(0o755)
+    done = scout("repro", "--command", "NGPU=1 LOG_RANK=0 ./run_train.sh --a 'b;c' '$(id)'",
+                 "--run", "--repo", str(tmp_path))  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ran on 1: --a b;c $(id)"  # no shell
+    done = scout("repro", "--command", "NGPU=1 sh -c 'echo ran'", "--run", "--repo", tmp_path)
+    assert done.returncode == 2 and "'sh' is not a repro scout runs" in done.stderr
     done = scout("repro", path, "--test", "nope")
     assert done.returncode == 2 and "no failing test named nope" in done.stderr
 

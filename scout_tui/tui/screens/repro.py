@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -12,6 +13,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 _NGPU = re.compile(r"(?:^|\s)NGPU=(\d+)")
+# Characters that move the cursor, drive the terminal or reorder what is read.
+_HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """The text with every control, bidi and zero-width character written out (`\\x1b`)."""
+    return _HIDDEN.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
 def gpus_asked(command: str) -> str:
@@ -32,8 +40,9 @@ class ConfirmRepro(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label("Run this repro here?", classes="dialog-title")
-            yield Static(f"$ {self.command}", id="repro-command")
-            yield Static(f"in {self.cwd}")
+            # Literal text, never markup: the command is data.
+            yield Static(Text(f"$ {visible(self.command)}"), id="repro-command")
+            yield Static(Text(f"in {visible(self.cwd)}"))
             yield Static(f"It starts {gpus_asked(self.command)} on this machine, and may "
                          "take every GPU it has.")  # fmt: skip
             yield Static("Output streams into the log pane; r stops it (the whole process "
