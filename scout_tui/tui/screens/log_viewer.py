@@ -104,7 +104,8 @@ class LogViewer(Screen[None]):
             self.status_text = message.error
         elif message.line is None:
             self.status_text = f"no match for {message.text!r}"
-            self.notify(self.status_text, severity="warning", timeout=3, markup=False)  # a narrow header cuts it
+            # In a notification too: a narrow header cuts it.
+            self.notify(self.status_text, severity="warning", timeout=3, markup=False)
         else:
             self.status_text = f"{message.text!r} at line {message.line + 1:,}"
         self._show_header()
