@@ -77,6 +77,13 @@ class Bundle(BaseModel):
     warnings: list[str] = Field(default_factory=list, description="What the collection said.")
 
 
+def bundle_repository(bundle: Bundle) -> str | None:
+    """The GitHub repository (owner/name) the bundle's run is of, when it says (checked by
+    read_bundle); a plain run does not."""
+    project = (bundle.config or {}).get("project")
+    return project.get("repo") if isinstance(project, dict) else None
+
+
 class BundleError(UsageError):
     """A file `scout open` cannot take: said in one line, exit 2."""
 
@@ -227,8 +234,11 @@ def _check_fields(path: Path, bundle: Bundle) -> None:
     """The fields scout acts on: names it files decisions under, fingerprints it matches
     and writes into reports, the excerpts it opens."""
     run = bundle.run
-    if run.repo and not REPOSITORY.fullmatch(run.repo):
-        _refuse(path, "run.repo", f"{_shown(run.repo)} is not a repository (owner/name)")
+    repository = bundle_repository(bundle)
+    if repository is not None and not (isinstance(repository, str)
+                                       and REPOSITORY.fullmatch(repository)):  # fmt: skip
+        _refuse(path, "config.project.repo", f"{_shown(str(repository))} is not a repository "
+                "(owner/name)")  # fmt: skip
     if run.experiment and not _is_relative_path(run.experiment):
         _refuse(path, "run.experiment", f"{_shown(run.experiment)} is not a folder of the "
                 "repository (a relative path)")  # fmt: skip

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from scout_tui import triage
 from scout_tui.analysis.repro import ReproArgv, ReproError, repro_argv, repro_command
-from scout_tui.bundle import Bundle, read_bundle
+from scout_tui.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.cache import Cache
 from scout_tui.config import (
     GITHUB_API,
@@ -152,13 +152,15 @@ class Session:
             session.reviewer_checkout = Path(_checkout_at(options.reviewer_checkout).path)
         session.config, session.endpoints = _load_checked(options, reviewer_config_path(options))
         session.source = None
-        session.checkout = Checkout.of(f"bundle:{run.repo}", f"bundle:{run.repo}")
+        session.repository = bundle_repository(bundle) or session.config.project.repo
+        session.checkout = Checkout.of(f"bundle:{session.repository}",
+                                       f"bundle:{session.repository}")  # fmt: skip
         session.experiment = run.experiment or session.config.project.experiment
         session.day = run.date
         session._excerpts: dict[str, LogRef] = {}
         session._excerpt_folder: Path | None = None
         session._open_stores()
-        session.scope = f"bundle:{run.repo}/{session.experiment}"
+        session.scope = f"bundle:{session.repository}/{session.experiment}"
         return session
 
     def _open_stores(self) -> None:
@@ -190,7 +192,7 @@ class Session:
         else:
             if workdir is None:
                 raise ReproError(f"a bundle's repro runs only in your own checkout of "
-                                 f"{self.bundle.run.repo}: scout open FILE --repo PATH")
+                                 f"{self.repository}: scout open FILE --repo PATH")
             command = self._excerpt_command(finding)
         if not command:
             raise ReproError("this finding has no repro command")
@@ -524,10 +526,10 @@ class Session:
         github, reason = self.github()
         if github is None:
             raise UsageError(f"publishing needs GitHub: {reason}")
-        if self.bundle is not None and self.bundle.run.repo != self.config.project.repo:
-            raise UsageError(f"the bundle is a run of {self.bundle.run.repo}; your configuration "
+        if self.bundle is not None and self.repository != self.config.project.repo:
+            raise UsageError(f"the bundle is a run of {self.repository}; your configuration "
                              f"({self.config.source}) publishes to {self.config.project.repo}: "
-                             f"give the scout.toml for {self.bundle.run.repo} (--config FILE, "
+                             f"give the scout.toml for {self.repository} (--config FILE, "
                              "or --repo with your checkout)")  # fmt: skip
         target = Target.of(self.config, self.api_url, self.web_url)
         return Publisher(github, self.state, self.config, target, render_markdown, note)

@@ -124,8 +124,10 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
     """Open the bundle on "another machine" (its own state, no checkout needed), triage it,
     publish it to the local GitHub: the comment and the drafts arrive."""
     demo, base, _ = collected
+    # The reviewer's own configuration says where it goes, never the bundle's.
     options = SessionOptions(state_dir=tmp_path / "state", cache_dir=tmp_path / "cache",
-                             api_url=demo.github.url, token=DEMO_TOKEN)  # fmt: skip
+                             api_url=demo.github.url, token=DEMO_TOKEN,
+                             config=demo.session_options(today=TODAY).config)  # fmt: skip
     session = Session.of_bundle(base / "run.json.gz", options)
     before = len(scout_comments(demo.github.world, TODAY))
     app = ScoutApp(session, load_cached=True)
@@ -137,7 +139,9 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
         await pilot.press("R")  # a bundle is not collected again here
         await settle(pilot, app)
         assert app.collection is None
-        wanted = len((await publish_modal(pilot, app)).proposal.plan.drafts)
+        proposal = (await publish_modal(pilot, app)).proposal
+        assert proposal.target.endswith(f"(from {options.config})")
+        wanted = len(proposal.plan.drafts)
         await confirm_publish(pilot, app)
     comments = scout_comments(demo.github.world, TODAY)
     assert len(comments) == before + 1 or "edit" in app.screen.query("Markdown").last().source
@@ -147,8 +151,9 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
     assert len(drafts) >= wanted > 0
 
 
-def test_decisions_on_a_bundle_are_filed_under_its_checkout(collected, tmp_path):
-    """Tomorrow's bundle of the same checkout finds today's decisions."""
+def test_decisions_on_a_bundle_are_filed_under_its_repository(collected, tmp_path):
+    """Tomorrow's bundle of the same repository finds today's decisions; they are never
+    filed under a local path the bundle names."""
     _, base, _ = collected
     options = SessionOptions(state_dir=tmp_path / "state", offline=True)
     first = Session.of_bundle(base / "run.json.gz", options)
@@ -156,10 +161,11 @@ def test_decisions_on_a_bundle_are_filed_under_its_checkout(collected, tmp_path)
                    if f.section is Section.ACTION_ITEMS)  # fmt: skip
     first.drop([finding], "not ours")
     again = Session.of_bundle(base / "run.json.gz", dataclasses.replace(options))
-    assert again.scope == first.scope
+    assert again.scope == first.scope == f"bundle:{first.repository}/{first.experiment}"
+    assert first.repository == read_bundle(base / "run.json.gz").config["project"]["repo"]
     entry = again.decisions()[finding.fingerprint]
     assert (entry.decision, entry.reason) == ("dropped", "not ours")
-    assert again.workdir() is not None  # same machine: the checkout is here, a repro can run
+    assert again.workdir() is None  # no repro runs where the bundle says: only with --repo
 
 
 def test_a_bundles_log_excerpt_opens_as_a_file(collected, tmp_path):
