@@ -161,13 +161,15 @@ def read_bundle(path: Path) -> Bundle:
             raise BundleError(f"{path}: bundle_version {found} is newer than this scout reads "
                               f"({BUNDLE_VERSION}): upgrade scout-tui")  # fmt: skip
         bundle = _validated(path, Bundle, document)
+        run_at = "run."
     elif "findings" in document and "schema_version" in document:
         run = _validated(path, RunResult, document)
         bundle = Bundle(scout_version="", run=run,
                         created_at=run.collected_at or datetime.now().astimezone())  # fmt: skip
+        run_at = ""
     else:
         raise BundleError(f"{path}: not a scout bundle or run (no bundle_version, no findings)")
-    _check_fields(path, bundle)
+    _check_fields(path, bundle, run_at)
     return bundle
 
 
@@ -230,9 +232,9 @@ def _check_sizes(path: Path, document: dict[str, Any]) -> None:
             pending.append((item, f"{where}.{key}" if where else str(key), depth + 1))
 
 
-def _check_fields(path: Path, bundle: Bundle) -> None:
+def _check_fields(path: Path, bundle: Bundle, run_at: str) -> None:
     """The fields scout acts on: names it files decisions under, fingerprints it matches
-    and writes into reports, the excerpts it opens."""
+    and writes into reports, the excerpts it opens. `run_at`: where the run is in the file."""
     run = bundle.run
     repository = bundle_repository(bundle)
     if repository is not None and not (isinstance(repository, str)
@@ -240,20 +242,20 @@ def _check_fields(path: Path, bundle: Bundle) -> None:
         _refuse(path, "config.project.repo", f"{_shown(str(repository))} is not a repository "
                 "(owner/name)")  # fmt: skip
     if run.experiment and not _is_relative_path(run.experiment):
-        _refuse(path, "run.experiment", f"{_shown(run.experiment)} is not a folder of the "
+        _refuse(path, f"{run_at}experiment", f"{_shown(run.experiment)} is not a folder of the "
                 "repository (a relative path)")  # fmt: skip
     for index, finding in enumerate(run.findings):
-        where = f"run.findings.{index}"
+        where = f"{run_at}findings.{index}"
         _check_fingerprint(path, f"{where}.fingerprint", finding.fingerprint)
         for number, alias in enumerate(finding.aliases):
             _check_fingerprint(path, f"{where}.aliases.{number}", alias)
     for index, suppressed in enumerate(run.suppressed):
-        _check_fingerprint(path, f"run.suppressed.{index}", suppressed)
+        _check_fingerprint(path, f"{run_at}suppressed.{index}", suppressed)
     for index, report in enumerate(run.prior_reports):
         for number, item in enumerate(report.items):
+            where = f"{run_at}prior_reports.{index}.items.{number}.fingerprint"
             if item.fingerprint is not None:
-                _check_fingerprint(path, f"run.prior_reports.{index}.items.{number}.fingerprint",
-                                   item.fingerprint)  # fmt: skip
+                _check_fingerprint(path, where, item.fingerprint)
     for key, excerpt in bundle.logs.items():
         _check_fingerprint(path, f"logs.{_shown(key)}", key)
         if not _FILE_NAME.fullmatch(excerpt.name):
