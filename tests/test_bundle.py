@@ -358,6 +358,7 @@ async def test_the_bundles_configuration_never_sends_the_token(collected, tmp_pa
         app = ScoutApp(Session.of_bundle(path, options), load_cached=True)
         async with app.run_test(size=(100, 32)) as pilot:
             await settle(pilot, app)
+            assert elsewhere.requests == []  # GitHub was asked: the reviewer's, not this one
             modal = await publish_modal(pilot, app)
             assert f"on {demo.github.url}, links to {demo.github.url}" in modal.proposal.target
             assert modal.proposal.target.endswith(f"(from {mine})")
