@@ -180,23 +180,23 @@ class Session:
         return path if path.is_dir() else None
 
     def repro(self, finding: Finding) -> tuple[ReproArgv, Path]:
-        """What `r` runs for the finding, and where; ReproError says why nothing runs.
-
-        A bundle's stored command is never run: the command is derived again, by scout's
-        parser, from the bundle's log excerpt, and runs only in the reviewer's checkout."""
+        """What `r` runs for the finding, and where; ReproError says why nothing runs."""
         workdir = self.workdir()
-        if self.bundle is None:
-            command = finding.evidence.repro
-            if workdir is None:
-                raise ReproError(f"the checkout {self.checkout.path} is not here")
-        else:
-            if workdir is None:
-                raise ReproError(f"a bundle's repro runs only in your own checkout of "
-                                 f"{self.repository}: scout open FILE --repo PATH")
-            command = self._excerpt_command(finding)
+        if workdir is None and self.bundle is not None:
+            raise ReproError(f"a bundle's repro runs only in your own checkout of "
+                             f"{self.repository}: scout open FILE --repo PATH")
+        if workdir is None:
+            raise ReproError(f"the checkout {self.checkout.path} is not here")
+        return self.derived_repro(finding), workdir
+
+    def derived_repro(self, finding: Finding) -> ReproArgv:
+        """The finding's repro in one of the shapes scout runs. A bundle's stored command is
+        never used: it is derived again, by scout's parser, from the bundle's log excerpt."""
+        command = finding.evidence.repro if self.bundle is None else \
+            self._excerpt_command(finding)  # fmt: skip
         if not command:
             raise ReproError("this finding has no repro command")
-        return repro_argv(command), workdir
+        return repro_argv(command)
 
     def _excerpt_command(self, finding: Finding) -> str | None:
         from scout_tui.analysis.cilog import analyse

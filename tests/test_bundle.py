@@ -78,8 +78,12 @@ def test_a_bundle_is_one_gzip_json_document_with_the_run_and_its_log_excerpts(co
 def test_open_headless_prints_the_bundles_report(collected, tmp_path):
     _, base, _ = collected
     done = scout("open", base / "run.json.gz", "--state-dir", tmp_path / "state",
-                 "--cache-dir", tmp_path / "cache", "--offline")  # fmt: skip
+                 "--cache-dir", tmp_path / "cache", "--offline", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    # Not in a checkout, no --config: the shipped configuration, never the bundle's.
+    assert "scout: publishing goes to pytorch/torchtitan#2856 and the board pytorch/161 on " \
+        "https://api.github.com, links to https://github.com (from <shipped default>)\n" \
+        in done.stderr  # fmt: skip
     assert done.stdout.startswith("# Nightly Scout Report — 2026-12-02")
     assert "CI Failures" in done.stdout
 
@@ -413,6 +417,8 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         await cursor_to(pilot, app, lambda f: f.kind == "ci_failure")
+        await pilot.press("c")  # what is copied is what would run: never the stored string
+        assert app.clipboard.startswith("NGPU=4 ./run_train.sh --module graph_trainer.llama3")
         await pilot.press("r")
         await settle(pilot, app)
         assert isinstance(app.screen, ConfirmRepro)
@@ -440,3 +446,20 @@ async def test_the_repro_confirmation_shows_control_characters(tmp_path):
         shown = "\n".join(str(widget.render()) for widget in app.screen.query(Static))
     assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
     assert "\\x1b]52;c;aGk=\\x07 \\u202eexe.sh" in shown and "a\\x1b[2Jb" in shown
+
+
+def test_open_with_repo_publishes_with_that_checkouts_configuration(collected, tmp_path):
+    _, base, _ = collected
+    checkout = tmp_path / "mine"
+    (checkout / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    (checkout / "scout.toml").write_text('[project]\nrepo = "demo/minititan"\ntracking_issue = 7\n')
+    done = scout("open", base / "run.json.gz", "--repo", checkout / "sub", "--offline",
+                 "--state-dir", tmp_path / "state", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"publishing goes to demo/minititan#7 and the board pytorch/161 on " \
+        f"https://api.github.com, links to https://github.com (from {checkout / 'scout.toml'})" \
+        in done.stderr  # fmt: skip
+    done = scout("open", base / "run.json.gz", "--repo", tmp_path / "nowhere", "--offline")
+    assert done.returncode == 2
+    assert done.stderr == f"scout: error: --repo {tmp_path / 'nowhere'}: no such folder\n"

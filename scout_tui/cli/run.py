@@ -105,6 +105,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     assert session.bundle is not None
     for line in session.bundle.warnings:
         warn(f"when collected: {line}")
+    print(f"scout: publishing goes to {session.publish_target()}", file=sys.stderr)
     if sys.stdin.isatty() and sys.stdout.isatty() and args.console is not None:
         return args.console(options, bundle=args.file)
     run = session.triaged(session.bundle.run)

@@ -528,6 +528,11 @@ class ScoutApp(App[int]):
 
     def _copy_repro(self, finding: Finding) -> None:
         repro = finding.evidence.repro
+        if self.session.bundle is not None:  # what `r` would run, never the bundle's string
+            try:
+                repro = self.session.derived_repro(finding).display()
+            except ReproError:
+                repro = None
         if not repro:
             self.notify("this finding has no repro command", severity="warning", timeout=2)
             return
