@@ -46,6 +46,7 @@ _READ_CHUNK = 1024 * 1024
 FINGERPRINT = re.compile(r"[a-z][a-z0-9_]*-[0-9a-f]{12}")
 REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
 _PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+_WEB_LINK = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f]+", re.IGNORECASE)
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]{0,199}")
 
 
@@ -249,6 +250,12 @@ def _check_fields(path: Path, bundle: Bundle, run_at: str) -> None:
         _check_fingerprint(path, f"{where}.fingerprint", finding.fingerprint)
         for number, alias in enumerate(finding.aliases):
             _check_fingerprint(path, f"{where}.aliases.{number}", alias)
+        links = [("board.url", finding.board.url if finding.board else None),
+                 ("evidence.compare_url", finding.evidence.compare_url),
+                 *((f"evidence.urls.{n}", url) for n, url in enumerate(finding.evidence.urls))]
+        for field, url in links:  # `o` opens them in a browser: web links only
+            if url is not None and not _WEB_LINK.fullmatch(url):
+                _refuse(path, f"{where}.{field}", f"{_shown(url)} is not an http(s) link")
     for index, suppressed in enumerate(run.suppressed):
         _check_fingerprint(path, f"{run_at}suppressed.{index}", suppressed)
     for index, report in enumerate(run.prior_reports):

@@ -121,6 +121,8 @@ class Session:
         self.warn = warn
         self.bundle: Bundle | None = None
         self.bundle_path: Path | None = None
+        self._excerpts: dict[str, LogRef] = {}  # a bundle's log excerpts, written here
+        self._excerpt_folder: Path | None = None
         if not options.repo.exists():
             raise UsageError(f"--repo {options.repo}: no such folder")
         try:
@@ -131,6 +133,8 @@ class Session:
         # A scout.toml is the checkout's, wherever in it --repo points.
         self.config, self.endpoints = _load_checked(
             options, options.config or find_config(Path(self.checkout.path)))
+        self.repository = self.config.project.repo
+        self.reviewer_checkout: Path | None = None
         self.experiment = self.config.project.experiment
         self.day = options.as_of or utc_today()
         self._open_stores()
@@ -148,6 +152,7 @@ class Session:
         session.bundle, session.bundle_path = bundle, path
         run = bundle.run
         session.reviewer_checkout = None
+        session._excerpts, session._excerpt_folder = {}, None
         if options.reviewer_checkout is not None:
             session.reviewer_checkout = Path(_checkout_at(options.reviewer_checkout).path)
         session.config, session.endpoints = _load_checked(options, reviewer_config_path(options))
@@ -157,8 +162,6 @@ class Session:
                                        f"bundle:{session.repository}")  # fmt: skip
         session.experiment = run.experiment or session.config.project.experiment
         session.day = run.date
-        session._excerpts: dict[str, LogRef] = {}
-        session._excerpt_folder: Path | None = None
         session._open_stores()
         session.scope = f"bundle:{session.repository}/{session.experiment}"
         return session

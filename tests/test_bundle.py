@@ -234,6 +234,8 @@ def set_first_fingerprint(document: dict, value: str) -> None:
     (lambda d: next(iter(d["logs"].values())).update(name="../../.bashrc"), ".name: "),
     (lambda d: d["config"]["project"].update(repo="../../home"), "config.project.repo"),
     (lambda d: d["run"].update(experiment="../../etc"), "run.experiment"),
+    (lambda d: d["run"]["findings"][0]["evidence"].update(urls=["file:///etc/passwd"]),
+     "run.findings.0.evidence.urls.0: 'file:///etc/passwd' is not an http(s) link"),
     (lambda d: d["run"]["findings"][0].update(title="x" * 2_000_000),
      "run.findings.0.title: a string of 2,000,000 characters (at most 1,048,576)"),
 ])  # fmt: skip

@@ -688,9 +688,9 @@ class ScoutApp(App[int]):
     # -- collection ---------------------------------------------------------------------------
     def action_rerun(self) -> None:
         if self.session.bundle is not None:
-            self.notify(f"{self.session.bundle_path} is a bundle: collect on its checkout "
-                        f"(`scout collect --repo {self.session.checkout.path} --bundle …`), "
-                        "then open the new one", severity="warning", timeout=8)  # fmt: skip
+            self.notify(f"{self.session.bundle_path} is a bundle: collect on a checkout of "
+                        f"{self.session.repository} (`scout collect --bundle …`), then open "
+                        "the new one", severity="warning", timeout=8)  # fmt: skip
             return
         if self.collection is not None:
             self.collection.cancel()
