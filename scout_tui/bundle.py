@@ -219,6 +219,8 @@ def _check_sizes(path: Path, document: dict[str, Any]) -> None:
             if len(value) > MAX_STRING_CHARS:
                 _refuse(path, where, f"a string of {len(value):,} characters (at most "
                         f"{MAX_STRING_CHARS:,})")  # fmt: skip
+            if not _is_text(value):
+                _refuse(path, where, "not Unicode text (a lone surrogate)")
             continue
         if not isinstance(value, (dict, list)):
             continue
@@ -228,9 +230,18 @@ def _check_sizes(path: Path, document: dict[str, Any]) -> None:
             _refuse(path, where, f"{len(value):,} entries (at most {MAX_ITEMS:,})")
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
-            if isinstance(key, str) and len(key) > MAX_STRING_CHARS:
-                _refuse(path, where, "a key too long")
+            if isinstance(key, str) and (len(key) > MAX_STRING_CHARS or not _is_text(key)):
+                _refuse(path, where, "a key too long, or not Unicode text")
             pending.append((item, f"{where}.{key}" if where else str(key), depth + 1))
+
+
+def _is_text(value: str) -> bool:
+    """JSON's `\\ud800` escapes make strings nothing can write out (nor print)."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_fields(path: Path, bundle: Bundle, run_at: str) -> None:

@@ -106,6 +106,9 @@ def test_open_takes_a_plain_collect_json_run(collected, tmp_path):
      b' "run": {"date": "not a date"}}', "run.date"),
     (b"[1, 2]", "a JSON list"),
     (b'{"hello": 1}', "no bundle_version, no findings"),
+    (b"[" * 100_000, "not a scout bundle or run (nested too deeply)"),
+    (b'{"bundle_version": 1, "config": ' + b'{"a": ' * 40 + b"1" + b"}" * 41,
+     "config.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a: nested more than 32"),
 ])  # fmt: skip
 def test_a_bad_bundle_is_one_line_and_exit_2(tmp_path, content, said):
     path = tmp_path / "bad.json"
@@ -236,6 +239,8 @@ def set_first_fingerprint(document: dict, value: str) -> None:
     (lambda d: d["run"].update(experiment="../../etc"), "run.experiment"),
     (lambda d: d["run"]["findings"][0]["evidence"].update(urls=["file:///etc/passwd"]),
      "run.findings.0.evidence.urls.0: 'file:///etc/passwd' is not an http(s) link"),
+    (lambda d: d["run"]["findings"][0].update(title="a \ud800 b"),
+     "run.findings.0.title: not Unicode text"),
     (lambda d: d["run"]["findings"][0].update(title="x" * 2_000_000),
      "run.findings.0.title: a string of 2,000,000 characters (at most 1,048,576)"),
 ])  # fmt: skip
