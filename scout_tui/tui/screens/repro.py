@@ -12,14 +12,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from scout_tui.errors import visible
+
 _NGPU = re.compile(r"(?:^|\s)NGPU=(\d+)")
-# Characters that move the cursor, drive the terminal or reorder what is read.
-_HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def visible(text: str) -> str:
-    """The text with every control, bidi and zero-width character written out (`\\x1b`)."""
-    return _HIDDEN.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
 def gpus_asked(command: str) -> str:
