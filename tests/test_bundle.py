@@ -24,6 +24,7 @@ from textual.widgets import Static
 from scout_tui.bundle import BUNDLE_VERSION, MAX_DOCUMENT_BYTES, read_bundle
 from scout_tui.demo.github_world import DEMO_TOKEN
 from scout_tui.demo.running import running_demo
+from scout_tui.errors import UsageError
 from scout_tui.model import Section
 from scout_tui.session import Session, SessionOptions
 from scout_tui.tui.app import ScoutApp
@@ -470,3 +471,23 @@ def test_open_with_repo_publishes_with_that_checkouts_configuration(collected, t
     done = scout("open", base / "run.json.gz", "--repo", tmp_path / "nowhere", "--offline")
     assert done.returncode == 2
     assert done.stderr == f"scout: error: --repo {tmp_path / 'nowhere'}: no such folder\n"
+
+
+def test_a_bundle_of_another_repository_is_not_published_with_your_configuration(
+    collected, tmp_path
+):
+    _, base, _ = collected
+    mine = tmp_path / "scout.toml"
+    mine.write_text('[project]\nrepo = "someone/else"\n')
+    listener = CountingServer()
+    try:
+        session = Session.of_bundle(base / "run.json.gz", SessionOptions(
+            config=mine, api_url=listener.url, token="not-used", state_dir=tmp_path / "s"))
+        with pytest.raises(UsageError, match=re.escape(
+                f"the bundle is a run of demo/minititan; your configuration ({mine}) "
+                "publishes to someone/else")):  # fmt: skip
+            session.publisher()
+    finally:
+        listener.shutdown()
+        listener.server_close()
+    assert listener.requests == []
