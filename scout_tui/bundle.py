@@ -6,6 +6,11 @@ when read): `bundle_version`, the run (findings with their evidence, collector s
 baseline, prior reports), the configuration it was collected with, an excerpt of each CI
 log around its failure, and the warnings the collection gave. `scout open` also takes the
 plain `collect --json` output (a run, following schema/run.schema.json).
+
+A bundle comes from anywhere: it is data, never instructions. Both kinds of file are read
+with a cap on their size (decompression streamed), every string and list is capped, and
+every field scout acts on is checked before it is used: fingerprints have scout's shape,
+names are plain file names, the repository and experiment are names, not paths.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import tempfile
 import zlib
 from datetime import datetime
@@ -28,6 +34,20 @@ BUNDLE_VERSION = 1
 EXCERPT_BEFORE = 64 * 1024  # bytes of the log kept before the root cause (its context)
 EXCERPT_AFTER = 192 * 1024  # and from it on (the traceback, the rest of the test's output)
 _GZIP_MAGIC = b"\x1f\x8b"
+
+# What `scout open` reads at most. A real day is a few MiB; these keep a hostile file from
+# taking the machine's memory (a 4 MB gzip can hold 4 GiB).
+MAX_DOCUMENT_BYTES = 128 * 1024 * 1024  # the JSON document, once decompressed
+MAX_STRING_CHARS = 1024 * 1024  # any one string (a log excerpt is at most 256 KiB)
+MAX_ITEMS = 20_000  # any one list or mapping (a run of 5,000 findings opens)
+MAX_DEPTH = 32  # nesting of lists and mappings (a run nests 6 deep)
+_READ_CHUNK = 1024 * 1024
+
+FINGERPRINT = re.compile(r"[a-z][a-z0-9_]*-[0-9a-f]{12}")
+REPOSITORY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
+_PATH_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+_WEB_LINK = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f]+", re.IGNORECASE)
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+-]{0,199}")
 
 
 class LogExcerpt(BaseModel):
@@ -56,6 +76,13 @@ class Bundle(BaseModel):
         default_factory=dict, description="By finding fingerprint: its CI log around the failure."
     )
     warnings: list[str] = Field(default_factory=list, description="What the collection said.")
+
+
+def bundle_repository(bundle: Bundle) -> str | None:
+    """The GitHub repository (owner/name) the bundle's run is of, when it says (checked by
+    read_bundle); a plain run does not."""
+    project = (bundle.config or {}).get("project")
+    return project.get("repo") if isinstance(project, dict) else None
 
 
 class BundleError(UsageError):
@@ -114,26 +141,19 @@ def write_bundle(bundle: Bundle, path: Path) -> int:
 
 
 def read_bundle(path: Path) -> Bundle:
-    """A bundle, or a plain `collect --json` run wrapped as one (with no configuration)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise BundleError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise BundleError(f"{path}: is a directory, not a bundle") from None
-    except OSError as exc:
-        raise BundleError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if raw.startswith(_GZIP_MAGIC):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise BundleError(f"{path}: a damaged gzip file ({exc})") from None
+    """A bundle, or a plain `collect --json` run wrapped as one (with no configuration);
+    checked as untrusted input either way."""
+    raw = _read_capped(path)
     try:
         document = scrub_data(json.loads(raw))  # no token, no control characters
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{path}: not a scout bundle or run (not JSON: {exc})") from None
+    except RecursionError:
+        raise BundleError(f"{path}: not a scout bundle or run (nested too deeply)") from None
+    del raw
     if not isinstance(document, dict):
         raise BundleError(f"{path}: not a scout bundle or run (a JSON {type(document).__name__})")
+    _check_sizes(path, document)
     if "bundle_version" in document:
         found = document["bundle_version"]
         if not isinstance(found, int) or found < 1:
@@ -141,12 +161,156 @@ def read_bundle(path: Path) -> Bundle:
         if found > BUNDLE_VERSION:
             raise BundleError(f"{path}: bundle_version {found} is newer than this scout reads "
                               f"({BUNDLE_VERSION}): upgrade scout-tui")  # fmt: skip
-        return _validated(path, Bundle, document)
-    if "findings" in document and "schema_version" in document:
+        bundle = _validated(path, Bundle, document)
+        run_at = "run."
+    elif "findings" in document and "schema_version" in document:
         run = _validated(path, RunResult, document)
-        return Bundle(scout_version="", created_at=run.collected_at or datetime.now().astimezone(),
-                      run=run)  # fmt: skip
-    raise BundleError(f"{path}: not a scout bundle or run (no bundle_version, no findings)")
+        bundle = Bundle(scout_version="", run=run,
+                        created_at=run.collected_at or datetime.now().astimezone())  # fmt: skip
+        run_at = ""
+    else:
+        raise BundleError(f"{path}: not a scout bundle or run (no bundle_version, no findings)")
+    _check_fields(path, bundle, run_at)
+    return bundle
+
+
+def _read_capped(path: Path) -> bytes:
+    """The file's JSON bytes, gunzipped in chunks: never more than MAX_DOCUMENT_BYTES."""
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 — closed below, after the gzip reader
+    except FileNotFoundError:
+        raise BundleError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise BundleError(f"{path}: is a directory, not a bundle") from None
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    with stream:
+        try:
+            compressed = stream.read(2) == _GZIP_MAGIC
+            stream.seek(0)
+        except OSError as exc:
+            raise BundleError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        reader = gzip.GzipFile(fileobj=stream, mode="rb") if compressed else stream
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            while chunk := reader.read(_READ_CHUNK):
+                total += len(chunk)
+                if total > MAX_DOCUMENT_BYTES:
+                    what = "decompresses to" if compressed else "is"
+                    raise BundleError(f"{path}: {what} more than {MAX_DOCUMENT_BYTES >> 20} MiB "
+                                      "of JSON: not a bundle scout opens")  # fmt: skip
+                chunks.append(chunk)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise BundleError(f"{path}: a damaged gzip file ({exc})") from None
+        except OSError as exc:
+            if compressed:
+                raise BundleError(f"{path}: a damaged gzip file ({exc})") from None
+            raise BundleError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return b"".join(chunks)
+
+
+def _check_sizes(path: Path, document: dict[str, Any]) -> None:
+    """Every string, list and mapping within the caps (before any model is built)."""
+    pending: list[tuple[Any, str, int]] = [(document, "", 0)]
+    while pending:
+        value, where, depth = pending.pop()
+        if isinstance(value, str):
+            if len(value) > MAX_STRING_CHARS:
+                _refuse(path, where, f"a string of {len(value):,} characters (at most "
+                        f"{MAX_STRING_CHARS:,})")  # fmt: skip
+            if not _is_text(value):
+                _refuse(path, where, "not Unicode text (a lone surrogate)")
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth >= MAX_DEPTH:
+            _refuse(path, where, f"nested more than {MAX_DEPTH} deep")
+        if len(value) > MAX_ITEMS:
+            _refuse(path, where, f"{len(value):,} entries (at most {MAX_ITEMS:,})")
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str) and (len(key) > MAX_STRING_CHARS or not _is_text(key)):
+                _refuse(path, where, "a key too long, or not Unicode text")
+            pending.append((item, f"{where}.{key}" if where else str(key), depth + 1))
+
+
+def _is_text(value: str) -> bool:
+    """JSON's `\\ud800` escapes make strings nothing can write out (nor print)."""
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_fields(path: Path, bundle: Bundle, run_at: str) -> None:
+    """The fields scout acts on: names it files decisions under, fingerprints it matches
+    and writes into reports, the excerpts it opens. `run_at`: where the run is in the file."""
+    run = bundle.run
+    repository = bundle_repository(bundle)
+    if repository is not None and not (isinstance(repository, str)
+                                       and REPOSITORY.fullmatch(repository)):  # fmt: skip
+        _refuse(path, "config.project.repo", f"{_shown(str(repository))} is not a repository "
+                "(owner/name)")  # fmt: skip
+    if run.experiment and not _is_relative_path(run.experiment):
+        _refuse(path, f"{run_at}experiment", f"{_shown(run.experiment)} is not a folder of the "
+                "repository (a relative path)")  # fmt: skip
+    for index, finding in enumerate(run.findings):
+        where = f"{run_at}findings.{index}"
+        _check_fingerprint(path, f"{where}.fingerprint", finding.fingerprint)
+        for number, alias in enumerate(finding.aliases):
+            _check_fingerprint(path, f"{where}.aliases.{number}", alias)
+        links = [("board.url", finding.board.url if finding.board else None),
+                 ("evidence.compare_url", finding.evidence.compare_url),
+                 *((f"evidence.urls.{n}", url) for n, url in enumerate(finding.evidence.urls))]
+        for field, url in links:  # `o` opens them in a browser: web links only
+            if url is not None and not _WEB_LINK.fullmatch(url):
+                _refuse(path, f"{where}.{field}", f"{_shown(url)} is not an http(s) link")
+    for index, suppressed in enumerate(run.suppressed):
+        _check_fingerprint(path, f"{run_at}suppressed.{index}", suppressed)
+    for index, report in enumerate(run.prior_reports):
+        for number, item in enumerate(report.items):
+            where = f"{run_at}prior_reports.{index}.items.{number}.fingerprint"
+            if item.fingerprint is not None:
+                _check_fingerprint(path, where, item.fingerprint)
+    for key, excerpt in bundle.logs.items():
+        _check_fingerprint(path, f"logs.{_shown(key)}", key)
+        if not _FILE_NAME.fullmatch(excerpt.name):
+            _refuse(path, f"logs.{key}.name", f"{_shown(excerpt.name)} is not a plain file name")
+        if min(excerpt.size, excerpt.start) < 0 or not (
+            excerpt.root_offset is None or 0 <= excerpt.root_offset <= len(excerpt.text)
+        ):
+            _refuse(path, f"logs.{key}", "its offsets are outside the log")
+
+
+def _check_fingerprint(path: Path, where: str, value: str) -> None:
+    if not FINGERPRINT.fullmatch(value):
+        _refuse(path, where, f"{_shown(value)} is not a fingerprint (kind-<12 hex digits>)")
+
+
+def _is_relative_path(value: str) -> bool:
+    return len(value) <= 400 and all(
+        _PATH_PART.fullmatch(part) and part.strip(".") for part in value.split("/")
+    )
+
+
+def _shown(value: str) -> str:
+    """A value as a one-line error quotes it: escaped (no control character reaches the
+    terminal), and short."""
+    text = ascii(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _refuse(path: Path, where: str, why: str) -> None:
+    raise BundleError(f"{path}: {_where(where)}: {why}")
+
+
+def _where(where: str) -> str:
+    """A location in the document: its keys are the file's, so shown escaped."""
+    if not where:
+        return "the document"
+    return where if where.isprintable() and len(where) <= 120 else _shown(where)
 
 
 def _validated(path: Path, model: type[Any], document: dict[str, Any]) -> Any:
@@ -154,6 +318,6 @@ def _validated(path: Path, model: type[Any], document: dict[str, Any]) -> Any:
         return model.model_validate(document)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "the document"
+        where = ".".join(str(part) for part in error["loc"])
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise BundleError(f"{path}: {where}: {error['msg']}{more}") from None
+        raise BundleError(f"{path}: {_where(where)}: {error['msg']}{more}") from None

@@ -50,7 +50,9 @@ _TOKEN_SHAPES = r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}"
 _TOKEN = re.compile(_TOKEN_SHAPES)
 _TOKEN_BYTES = re.compile(_TOKEN_SHAPES.encode())
 # C0 and C1 controls but tab and newline; bidi overrides and zero-width characters.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_HIDDEN_CHARS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[{_HIDDEN_CHARS}]")
+_SHOWN_ESCAPED = re.compile(f"[\t\n{_HIDDEN_CHARS}]")  # where one line must show all
 _LINE_END = re.compile("\r\n?")  # CR and CRLF end a line for Python and Markdown alike
 _TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 _LONGEST_TOKEN = 255  # bytes held back at the end of a chunk
@@ -81,6 +83,12 @@ def clean(text: str) -> str:
     if _CONTROL.search(text) is None:
         return text
     return _CONTROL.sub("", _LINE_END.sub("\n", text))
+
+
+def visible(text: str) -> str:
+    """`text` on one line as it is: every control, bidi and zero-width character written out
+    (`\\x1b`, `\\u202e`, `\\n`), where what is shown must be exactly what is used."""
+    return _SHOWN_ESCAPED.sub(lambda found: ascii(found.group())[1:-1], text)
 
 
 def scrub(text: str) -> str:

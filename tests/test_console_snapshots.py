@@ -80,9 +80,11 @@ def test_the_publish_modal(demo, tmp_path, snap_compare):
             if isinstance(pilot.app.screen, ConfirmPublish):
                 break
         screen = pilot.app.screen
-        # The local GitHub's port changes every run: the snapshot names a fixed one.
-        proposal = dataclasses.replace(screen.proposal, target=screen.proposal.target.replace(
-            demo.github.url, "http://127.0.0.1:8700"))  # fmt: skip
+        # The local GitHub's port and the demo's folder change every run: the snapshot
+        # names fixed ones.
+        target = screen.proposal.target.replace(demo.github.url, "http://127.0.0.1:8700")
+        target = target.replace(str(demo.sample.config), "/demo/scout.toml")
+        proposal = dataclasses.replace(screen.proposal, target=target)
         pilot.app.pop_screen()
         pilot.app.push_screen(ConfirmPublish(proposal))
         await pilot.pause(0.2)

@@ -58,7 +58,7 @@ def grandchild(pid_file: Path) -> int:
 
 
 def test_output_streams_and_the_exit_status_is_the_commands(tmp_path: Path) -> None:
-    group = ProcessGroup("echo one; echo two >&2; exit 3", tmp_path)
+    group = ProcessGroup(["sh", "-c", "echo one; echo two >&2; exit 3"], tmp_path)
     assert list(group.lines()) == ["one", "two"]
     assert group.wait() == 3
     assert not group.alive()
@@ -66,7 +66,7 @@ def test_output_streams_and_the_exit_status_is_the_commands(tmp_path: Path) -> N
 
 def test_stopping_kills_the_grandchildren_not_only_the_shell(tmp_path: Path, stand_in) -> None:
     pid_file = tmp_path / "pids"
-    group = ProcessGroup("NGPU=2 ./run_train.sh", tmp_path, env={"PID_FILE": str(pid_file)})
+    group = ProcessGroup(["./run_train.sh"], tmp_path, env={"NGPU": "2", "PID_FILE": str(pid_file)})
     worker = grandchild(pid_file)
     assert running(worker)
     group.stop(grace=2)
@@ -97,7 +97,7 @@ def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path)
                f"signal.signal(signal.SIGTERM, signal.SIG_IGN); "
                f"open(os.environ['PID_FILE'], 'w').write('worker %d' % os.getpid()); "
                f"time.sleep(600)\" & wait")  # fmt: skip
-    group = ProcessGroup(command, tmp_path, env={"PID_FILE": str(pid_file)})
+    group = ProcessGroup(["sh", "-c", command], tmp_path, env={"PID_FILE": str(pid_file)})
     worker = grandchild(pid_file)
     began = time.monotonic()
     group.stop(grace=0.5)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
 
 DROPPED_ENV = {"TORCH_TRACE", "LOG_RANK", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"}
 DROPPED_FLAGS = {"--dump_folder", "--dump-folder"}
@@ -63,3 +64,65 @@ def repro_command(command: str, default_ngpu: int = 8) -> str:
         parts += ["--config", shlex.quote(config)]
     parts += [shlex.quote(flag) for flag in rest]
     return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class ReproArgv:
+    """A repro as scout runs it: no shell, the environment assignments apart."""
+
+    env: dict[str, str]
+    argv: list[str]
+
+    def display(self) -> str:
+        return shlex.join([f"{key}={value}" for key, value in self.env.items()] + self.argv)
+
+
+_PYTEST_FLAGS = {"-x", "-q", "-v", "-vv", "-s", "-rA"}
+# torchrun runs a script of the checkout; these make it run any program or module instead.
+_TORCHRUN_ELSEWHERE = {"-m", "--module", "--no-python", "--no_python", "--run-path",
+                       "--run_path"}  # fmt: skip
+
+
+def repro_argv(command: str) -> ReproArgv:
+    """The argv of a repro in one of the shapes scout makes: `NGPU=<n> ./run_train.sh …`,
+    `torchrun …` and `pytest path::…`; anything else is refused (ReproError, saying why).
+    No argument may reach outside the checkout (an absolute path, `~`, `..`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise ReproError(f"cannot parse the command ({exc})") from None
+    env: dict[str, str] = {}
+    while words and (match := _ASSIGNMENT.match(words[0])):
+        name, value = match.groups()
+        # NGPU only: PATH, LD_PRELOAD, BASH_ENV, a cache folder of torch's… each runs other code.
+        if name != "NGPU" or not value.isdigit():
+            raise ReproError(f"a repro sets NGPU=<n> and nothing else, not {name}")
+        env[name] = value
+        words.pop(0)
+    if not words:
+        raise ReproError("no program in the command")
+    program, arguments = words[0], words[1:]
+    for argument in arguments:
+        value = argument.split("=", 1)[-1]
+        if not argument.isprintable() or value.startswith(("/", "~")) or ".." in value:
+            raise ReproError(f"the argument {argument!r} reaches outside the checkout")
+    if program == "./run_train.sh":
+        if "NGPU" not in env:
+            raise ReproError("./run_train.sh runs with NGPU=<n>")
+    elif program == "pytest":
+        if not arguments or not all(
+            argument in _PYTEST_FLAGS or "::" in argument for argument in arguments
+        ):
+            raise ReproError(
+                f"pytest runs tests named path::test (and {' '.join(sorted(_PYTEST_FLAGS))})"
+            )
+    elif program == "torchrun":
+        elsewhere = any(argument.split("=", 1)[0] in _TORCHRUN_ELSEWHERE
+                        or argument.startswith("-m") for argument in arguments)  # fmt: skip
+        if elsewhere or not any(argument.endswith(".py") for argument in arguments):
+            raise ReproError("torchrun runs a script of the checkout (a relative path.py)")
+    else:
+        raise ReproError(
+            f"{program!r} is not a repro scout runs (./run_train.sh, torchrun, pytest)"
+        )
+    return ReproArgv(env, [program, *arguments])

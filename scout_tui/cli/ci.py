@@ -11,7 +11,7 @@ from packaging.version import InvalidVersion, Version
 
 from scout_tui.analysis.cilog import LogAnalysis, analyse
 from scout_tui.analysis.log_input import LogInputError, open_log
-from scout_tui.analysis.repro import ReproError, repro_command
+from scout_tui.analysis.repro import ReproError, repro_argv, repro_command
 from scout_tui.cache import Cache
 from scout_tui.cli.common import config_near, warn
 from scout_tui.collectors.ci_failures import ci_finding, repro_for
@@ -121,15 +121,17 @@ def cmd_repro(args: argparse.Namespace) -> int:
         command = failures[0].command or ""
     try:
         repro = repro_command(command)
+        if args.run:
+            argv = repro_argv(repro)
     except ReproError as exc:
         raise UsageError(str(exc)) from None
     if not args.run:
         write_output(repro, None)
         return EXIT_OK
-    print(f"$ {repro}", file=sys.stderr, flush=True)
+    print(f"$ {argv.display()}", file=sys.stderr, flush=True)
     try:
         # Its own process group: Ctrl-C stops torchrun's workers too, not the shell alone.
-        group = ProcessGroup(repro, Path(args.repo))
+        group = ProcessGroup(argv.argv, Path(args.repo), env=argv.env)
     except OSError as exc:
         print(f"scout: error: cannot run the repro: {exc}", file=sys.stderr)
         return EXIT_FAILURE

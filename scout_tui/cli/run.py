@@ -99,11 +99,13 @@ def cmd_open(args: argparse.Namespace) -> int:
     """A bundle (or a run) reviewed here: the console in a terminal, else its report."""
     options = SessionOptions(config=args.config, cache_dir=args.cache_dir,
                              state_dir=args.state_dir, offline=args.offline,
-                             api_url=args.api_url)  # fmt: skip
+                             api_url=args.api_url,
+                             reviewer_checkout=getattr(args, "repo", None))  # fmt: skip
     session = Session.of_bundle(args.file, options, warn=warn)
     assert session.bundle is not None
     for line in session.bundle.warnings:
         warn(f"when collected: {line}")
+    print(f"scout: publishing goes to {session.publish_target()}", file=sys.stderr)
     if sys.stdin.isatty() and sys.stdout.isatty() and args.console is not None:
         return args.console(options, bundle=args.file)
     run = session.triaged(session.bundle.run)
@@ -151,7 +153,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
         write_output(_plan_text(plan, session, items is not None, reason), None)
         return EXIT_OK
     if not args.yes:
-        print(f"Publish {plan.date}: {plan.summary()} (to {session.api_url})", file=sys.stderr)
+        print(f"Publish {plan.date}: {plan.summary()} to {session.publish_target()}",
+              file=sys.stderr)  # fmt: skip
         answer = input("Go ahead? [y/N] ").strip().lower()
         if answer not in ("y", "yes"):
             print("nothing published", file=sys.stderr)
@@ -166,7 +169,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def _plan_text(plan: PublishPlan, session: Session, board_checked: bool, reason: str) -> str:
-    out = [f"Publish plan for {plan.date}: {plan.summary()}", ""]
+    out = [f"Publish plan for {plan.date}: {plan.summary()}",
+           f"  to {session.publish_target()}", ""]  # fmt: skip
     if not board_checked:
         out.append(f"  (the board was not checked for duplicates: {reason})")
     out += [f"  {step.description}" for step in plan.steps]

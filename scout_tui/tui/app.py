@@ -21,6 +21,7 @@ import webbrowser
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from textual import on, work
 from textual.app import App, ComposeResult, SuspendNotSupported, SystemCommand
@@ -34,6 +35,7 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from scout_tui import triage
+from scout_tui.analysis.repro import ReproArgv, ReproError
 from scout_tui.errors import ScoutError, redact
 from scout_tui.events import (
     CollectorFinished,
@@ -194,6 +196,10 @@ class ScoutApp(App[int]):
                 yield LogPane(id="log")
         yield CollectorsBar(id="collectors")
         yield Footer()
+
+    def notify(self, message: str, *, markup: bool = False, **options: Any) -> None:
+        """Notifications carry data (titles, paths, errors): never read as Rich markup."""
+        super().notify(message, markup=markup, **options)
 
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
@@ -522,6 +528,11 @@ class ScoutApp(App[int]):
 
     def _copy_repro(self, finding: Finding) -> None:
         repro = finding.evidence.repro
+        if self.session.bundle is not None:  # what `r` would run, never the bundle's string
+            try:
+                repro = self.session.derived_repro(finding).display()
+            except ReproError:
+                repro = None
         if not repro:
             self.notify("this finding has no repro command", severity="warning", timeout=2)
             return
@@ -602,31 +613,26 @@ class ScoutApp(App[int]):
             self.notify("stopping the repro and everything it started…", timeout=3)
             self.run_worker(self._repro_group.stop, thread=True, group="repro-stop")
             return
-        command = finding.evidence.repro
-        if not command:
-            self.notify("this finding has no repro command", severity="warning", timeout=2)
-            return
-        workdir = self.session.workdir()
-        if workdir is None:
-            self.notify("this run was collected on another machine (a bundle): its checkout "
-                        "is not here — c copies the command", severity="warning",
-                        timeout=8)  # fmt: skip
+        try:
+            repro, workdir = self.session.repro(finding)
+        except ReproError as exc:
+            self.notify(f"no repro to run: {exc}", severity="warning", timeout=8)
             return
 
         def answered(run: bool | None) -> None:
             if run:
-                self._start_repro(finding, command, workdir)
+                self._start_repro(finding, repro, workdir)
 
-        self.push_screen(ConfirmRepro(command, str(workdir)), answered)
+        self.push_screen(ConfirmRepro(repro.display(), str(workdir)), answered)
 
-    def _start_repro(self, finding: Finding, command: str, workdir: Path) -> None:
+    def _start_repro(self, finding: Finding, repro: ReproArgv, workdir: Path) -> None:
         try:
-            group = ProcessGroup(command, workdir)
+            group = ProcessGroup(repro.argv, workdir, env=repro.env)
         except OSError as exc:
             self.notify(f"cannot start the repro: {exc}", severity="error", timeout=8)
             return
         self._repro_group = group
-        self.repro = ReproRun(finding.fingerprint, command)
+        self.repro = ReproRun(finding.fingerprint, repro.display())
         self._repro_timer = self.set_interval(0.1, self._drain_repro)
         self._read_repro(group)
         self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
@@ -682,9 +688,9 @@ class ScoutApp(App[int]):
     # -- collection ---------------------------------------------------------------------------
     def action_rerun(self) -> None:
         if self.session.bundle is not None:
-            self.notify(f"{self.session.bundle_path} is a bundle: collect on its checkout "
-                        f"(`scout collect --repo {self.session.checkout.path} --bundle …`), "
-                        "then open the new one", severity="warning", timeout=8)  # fmt: skip
+            self.notify(f"{self.session.bundle_path} is a bundle: collect on a checkout of "
+                        f"{self.session.repository} (`scout collect --bundle …`), then open "
+                        "the new one", severity="warning", timeout=8)  # fmt: skip
             return
         if self.collection is not None:
             self.collection.cancel()
@@ -825,10 +831,7 @@ class ScoutApp(App[int]):
                 "post a new report comment"  # fmt: skip
             undecided = sum(1 for f in run.findings if f.section is not Section.ALL_CLEAR
                             and not triage.reviewed(self.entries.get(f.fingerprint)))  # fmt: skip
-            config = session.config
-            target = (f"{config.project.repo}#{config.project.tracking_issue} and "
-                      f"{config.board.owner}/projects/{config.board.number} on "
-                      f"{session.api_url}")  # fmt: skip
+            target = session.publish_target()
             proposal = PublishProposal(session.plan(run, items), session.plan(reviewed, items),
                                        target, comment, undecided, note,
                                        tuple(session.run_problems(run)))  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -18,7 +19,7 @@ class DropReason(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(f"Drop {self.what}: why? It is remembered.")
+            yield Label(Text(f"Drop {self.what}: why? It is remembered."))
             yield Label("enter drops · escape cancels")
             yield Input(placeholder="e.g. not our code; fixed upstream", id="reason")
 

@@ -95,7 +95,7 @@ class LogViewer(Screen[None]):
         self.progress_text = ""
         self._show_header()
         shown = self.query_one("#log-viewer-message", Static)
-        shown.update(message.error)
+        shown.update(Text(message.error))
         shown.add_class("-shown")
         self.query_one(LogView).display = False
 
@@ -104,7 +104,8 @@ class LogViewer(Screen[None]):
             self.status_text = message.error
         elif message.line is None:
             self.status_text = f"no match for {message.text!r}"
-            self.notify(self.status_text, severity="warning", timeout=3)  # a narrow header cuts it
+            # In a notification too: a narrow header cuts it.
+            self.notify(self.status_text, severity="warning", timeout=3, markup=False)
         else:
             self.status_text = f"{message.text!r} at line {message.line + 1:,}"
         self._show_header()

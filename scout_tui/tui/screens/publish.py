@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -91,18 +92,18 @@ class PublishProgress(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide tall"):
-            yield Label(self.title_text, id="progress-title")
+            yield Label(Text(self.title_text), id="progress-title")
             yield VerticalScroll(Static("", id="progress-lines"), id="progress-scroll")
 
     def add_line(self, line: str) -> None:
         lines = self.query_one("#progress-lines", Static)
         current = str(lines.content)
-        lines.update(f"{current}\n{line}" if current else line)
+        lines.update(Text(f"{current}\n{line}" if current else line))
         self.query_one("#progress-scroll", VerticalScroll).scroll_end(animate=False)
 
     def finish(self, title: str, markdown: str) -> None:
         self.finished = True
-        self.query_one("#progress-title", Label).update(title + "  (escape closes)")
+        self.query_one("#progress-title", Label).update(Text(title + "  (escape closes)"))
         self.query_one("#progress-scroll", VerticalScroll).mount(Markdown(markdown))
 
     def action_close(self) -> None:

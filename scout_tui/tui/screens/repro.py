@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
+
+from scout_tui.errors import visible
 
 _NGPU = re.compile(r"(?:^|\s)NGPU=(\d+)")
 
@@ -32,8 +35,9 @@ class ConfirmRepro(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Label("Run this repro here?", classes="dialog-title")
-            yield Static(f"$ {self.command}", id="repro-command")
-            yield Static(f"in {self.cwd}")
+            # Literal text, never markup: the command is data.
+            yield Static(Text(f"$ {visible(self.command)}"), id="repro-command")
+            yield Static(Text(f"in {visible(self.cwd)}"))
             yield Static(f"It starts {gpus_asked(self.command)} on this machine, and may "
                          "take every GPU it has.")  # fmt: skip
             yield Static("Output streams into the log pane; r stops it (the whole process "
