@@ -333,10 +333,12 @@ def test_another_experiment_configured_by_a_short_scout_toml(fresh_world):
           "        inputs, labels = batch\n        labels = labels.long()\n")
     sha = commit_all(repo, "labels are integers")
     config_path = fresh_world.base / "other.toml"
-    config_path.write_text(fresh_world.config.read_text().replace(
-        '[project]\nrepo = "demo/minititan"\n',
-        '[project]\nrepo = "demo/minititan"\nexperiment = "torchtitan/experiments/other"\n'
-        "tracking_issue = 5\n\n[board]\nnumber = 6\n"))  # fmt: skip
+    sample_config = fresh_world.config.read_text()
+    assert sample_config.count("[project]\n") == 1
+    config_path.write_text(sample_config.replace(
+        "[project]\n",
+        '[project]\nexperiment = "torchtitan/experiments/other"\ntracking_issue = 5\n',
+    ) + "\n[board]\nnumber = 6\n")  # fmt: skip
     result = run(RunOptions(repo=repo, config=load_config(config_path), as_of=TODAY,
                             prior_dir=None, offline=True))  # fmt: skip
     found = by_kind(result)
