@@ -150,6 +150,9 @@ def test_repro_errors():
      ["./run_train.sh", "--module", "m", "--config", "a b"]),
     ("NGPU=2 torchrun --nproc_per_node=2 train.py --x 1", {"NGPU": "2"},
      ["torchrun", "--nproc_per_node=2", "train.py", "--x", "1"]),
+    ("torchrun --nproc-per-node 4 --standalone --tee 3 scripts/t.py -m x", {},
+     ["torchrun", "--nproc-per-node", "4", "--standalone", "--tee", "3", "scripts/t.py", "-m",
+      "x"]),
     ("pytest tests/unit/test_a.py::test_b -x", {},
      ["pytest", "tests/unit/test_a.py::test_b", "-x"]),
 ])  # fmt: skip
@@ -167,9 +170,19 @@ def test_a_repro_runs_as_an_argv_list(command, env, argv):
     ("NGPU=1 ./run_train.sh --job.dump_folder=/etc", "reaches outside the checkout"),
     ("NGPU=1 ./run_train.sh --config ../../x", "reaches outside the checkout"),
     ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "reaches outside the checkout"),
-    ("torchrun -m http.server", "a script of the checkout"),
-    ("torchrun --no-python rm x.py", "a script of the checkout"),
-    ("pytest -p evil_plugin tests/a.py::b", "pytest runs tests named path::test"),
+    ("torchrun -m http.server", "torchrun option '-m' is not one a repro needs"),
+    ("torchrun --no-python rm x.py", "torchrun option '--no-python' is not one"),
+    # torchrun's parser takes unique prefixes: --no-pyt is --no-python, --modu is --module
+    ("torchrun --nproc-per-node=1 --no-pyt sh -c 'id' train.py", "option '--no-pyt' is not"),
+    ("torchrun --modu pip install evil train.py", "option '--modu' is not one"),
+    ("torchrun --rdzv-endpoint=evil.example:29400 train.py", "'--rdzv-endpoint' is not"),
+    ("torchrun --nproc-per-node 'x; id' train.py", "--nproc-per-node 'x; id' is not a value"),
+    ("torchrun --standalone=1 train.py", "--standalone '1' is not a value"),
+    ("torchrun --nproc-per-node=2", "a script of the checkout"),
+    ("torchrun --nproc-per-node=2 rm", "a script of the checkout"),
+    ("pytest -p evil_plugin tests/a.py::b", "pytest runs tests named path.py::test"),
+    ("pytest --override-ini=addopts=-pevil::x tests/a.py::b", "pytest runs tests named"),
+    ("pytest -x", "pytest runs tests named path.py::test"),
     ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
 ])  # fmt: skip
 def test_a_repro_of_another_shape_is_refused(command, said):

@@ -78,9 +78,39 @@ class ReproArgv:
 
 
 _PYTEST_FLAGS = {"-x", "-q", "-v", "-vv", "-s", "-rA"}
-# torchrun runs a script of the checkout; these make it run any program or module instead.
-_TORCHRUN_ELSEWHERE = {"-m", "--module", "--no-python", "--no_python", "--run-path",
-                       "--run_path"}  # fmt: skip
+_PYTEST_TEST = re.compile(r"^[\w.-]+(?:/[\w.-]+)*\.py(?:::[\w\[\]-]+)+$")
+# What torchrun may be told before its script, each with the values it may take: an exact
+# list, since torchrun's own parser takes any unique prefix (`--no-pyt` is --no-python, which
+# runs any program) and options such as --rdzv-endpoint reach other hosts.
+_TORCHRUN_OPTIONS: dict[str, re.Pattern[str] | None] = {
+    **dict.fromkeys(("--nproc-per-node", "--nproc_per_node"), re.compile(r"^(\d+|gpu|auto)$")),
+    "--nnodes": re.compile(r"^1(:1)?$"),
+    "--standalone": None,
+    **dict.fromkeys(("--local-ranks-filter", "--local_ranks_filter"), re.compile(r"^[\d,]+$")),
+    "--role": re.compile(r"^\w+$"),
+    "--tee": re.compile(r"^\d$"),
+    "--redirects": re.compile(r"^\d$"),
+}
+
+
+def _torchrun_script(arguments: list[str]) -> str:
+    """The script torchrun runs, after options from the allowed list only."""
+    position = 0
+    while position < len(arguments) and arguments[position].startswith("-"):
+        name, has_value, value = arguments[position].partition("=")
+        if name not in _TORCHRUN_OPTIONS:
+            raise ReproError(f"torchrun option {name!r} is not one a repro needs")
+        allowed = _TORCHRUN_OPTIONS[name]
+        if allowed is not None and not has_value:
+            position += 1
+            value = arguments[position] if position < len(arguments) else ""
+        if (allowed is None and has_value) or (allowed is not None and not allowed.match(value)):
+            raise ReproError(f"torchrun {name} {value!r} is not a value a repro needs")
+        position += 1
+    script = arguments[position] if position < len(arguments) else ""
+    if not re.fullmatch(r"[\w.-]+(?:/[\w.-]+)*\.py", script):
+        raise ReproError("torchrun runs a script of the checkout (a relative path.py)")
+    return script
 
 
 def repro_argv(command: str) -> ReproArgv:
@@ -110,17 +140,14 @@ def repro_argv(command: str) -> ReproArgv:
         if "NGPU" not in env:
             raise ReproError("./run_train.sh runs with NGPU=<n>")
     elif program == "pytest":
-        if not arguments or not all(
-            argument in _PYTEST_FLAGS or "::" in argument for argument in arguments
+        if not any(_PYTEST_TEST.match(argument) for argument in arguments) or not all(
+            argument in _PYTEST_FLAGS or _PYTEST_TEST.match(argument) for argument in arguments
         ):
             raise ReproError(
-                f"pytest runs tests named path::test (and {' '.join(sorted(_PYTEST_FLAGS))})"
+                f"pytest runs tests named path.py::test (and {' '.join(sorted(_PYTEST_FLAGS))})"
             )
     elif program == "torchrun":
-        elsewhere = any(argument.split("=", 1)[0] in _TORCHRUN_ELSEWHERE
-                        or argument.startswith("-m") for argument in arguments)  # fmt: skip
-        if elsewhere or not any(argument.endswith(".py") for argument in arguments):
-            raise ReproError("torchrun runs a script of the checkout (a relative path.py)")
+        _torchrun_script(arguments)
     else:
         raise ReproError(
             f"{program!r} is not a repro scout runs (./run_train.sh, torchrun, pytest)"
