@@ -215,7 +215,8 @@ class SourceTree:
 
     def root_packages(self) -> set[str]:
         """The Python packages at the work tree's top (folders with an `__init__.py`)."""
-        return {p.name for p in self.root.iterdir() if (p / "__init__.py").is_file()}
+        return {p.name for p in self.root.iterdir()
+                if (p / "__init__.py").is_file() and _plain(p.name)}  # fmt: skip
 
     def real_path(self, path: str) -> str | None:
         """The work-tree file `path` names once symlinks are followed, relative to the
@@ -417,7 +418,7 @@ class SourceTree:
         """Names of the files directly under `directory` at `commit`."""
         with self._lock:
             tree = self._tree_at(commit, directory)
-            return sorted(child.name for child in tree.blobs) if tree is not None else []
+            return sorted(child.name for child in tree.blobs if _plain(child.name)) if tree else []
 
     def since_when(self, path: str, holds: Callable[[str], bool]) -> CommitInfo | None:
         """The commit from which `holds(text of path)` has been true without a break, walking
@@ -545,7 +546,13 @@ class SourceTree:
         """Names of the directories directly under `directory` at `commit`."""
         with self._lock:
             tree = self._tree_at(commit, directory)
-            return sorted(child.name for child in tree.trees) if tree is not None else []
+            return sorted(child.name for child in tree.trees if _plain(child.name)) if tree else []
+
+
+def _plain(name: str) -> bool:
+    """A name that would drive a terminal (control or bidi characters) names no file scout
+    reads: git trees and folders are written by other people."""
+    return clean(name) == name
 
 
 _HUNK = re.compile(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", re.MULTILINE)

@@ -224,6 +224,34 @@ def test_a_commit_subject_cannot_drive_the_terminal(tmp_path, fresh_world):
             assert control not in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("where", ["torchtitan/models", "torchtitan/experiments/graph_trainer"])
+def test_a_folder_name_cannot_drive_the_terminal(tmp_path, fresh_world, where):
+    """Git trees and folders are named by other people: a name holding escapes names no
+    model, and reaches neither the report nor the terminal."""
+    hostile = fresh_world.repo / where / "evil\x1b]52;c;cm0gLXJmIH4K\x1b\\\x1b]2;PWNED\x07"
+    hostile.mkdir()
+    (hostile / "__init__.py").write_text("X = 1  # TODO: look at this\n")
+    commit_all(fresh_world.repo, "a new model")
+    args = [
+        "--repo",
+        fresh_world.repo,
+        "--config",
+        fresh_world.config,
+        "--date",
+        DAY,
+        "--offline",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+    ]
+    for extra in ((), ("--json",)):
+        done = scout("report", *args, *extra)
+        assert done.returncode == 0, done.stderr
+        for control in ("\x1b", "\x07", "\\u001b", "\\u0007", "PWNED"):
+            assert control not in done.stdout + done.stderr
+
+
 def _files_under(*folders: Path) -> dict[Path, bytes]:
     found = {}
     for folder in folders:

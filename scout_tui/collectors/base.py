@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeVar
 
 from scout_tui.config import Config
+from scout_tui.errors import scrub
 from scout_tui.events import (
     CollectorFinished,
     CollectorStarted,
@@ -90,18 +91,20 @@ class CollectorContext:
     ) -> Finding:
         """A finding whose section, priority, severity and board flag come from the rules."""
         rule = self.config.rule(kind)
+        # Text is scrubbed where it is read; what a collector composes from it is scrubbed
+        # once more where the finding is born, so a reader that missed it costs nothing.
         return Finding(
             collector=collector,
             kind=kind,
-            title=title,
-            body=body,
-            suggested_fix=suggested_fix,
+            title=scrub(title),
+            body=scrub(body),
+            suggested_fix=scrub(suggested_fix),
             section=rule.section,
             priority=rule.priority if rule.section in _PRIORITIZED else None,
             severity=rule.severity,
             board_item=rule.board_item,
             files=files or [],
-            items=items or [],
+            items=[scrub(item) for item in items or []],
             evidence=evidence or Evidence(),
             fingerprint=fingerprint(kind, *key),
             aliases=aliases or [],
@@ -185,8 +188,13 @@ def missing_path_warning(ctx: CollectorContext, collector: str, where: str,
         said = f"{where}: {path} was removed in {when}; remove it from scout.toml."
     else:
         said = f"{where}: {path} does not exist, and never did in this history."
-    return ConfigWarning(collector=collector, subject=where, message=said,
-                         moved_to=fate.moved_to, commit=commit.sha if commit else None)
+    return ConfigWarning(
+        collector=collector,
+        subject=where,
+        message=said,
+        moved_to=fate.moved_to,
+        commit=commit.sha if commit else None,
+    )
 
 
 def skipped_file_warning(collector: str, path: str, why: str) -> ConfigWarning:
