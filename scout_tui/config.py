@@ -12,7 +12,7 @@ import os
 import posixpath
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from scout_tui.errors import clean
 from scout_tui.model import Priority, Section, Severity
 
 CONFIG_NAME = "scout.toml"
@@ -374,9 +375,25 @@ def _read_toml(path: Path) -> tuple[str, dict[str, Any]]:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not a UTF-8 text file") from None
     try:
-        return text, tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    for key, value in _strings(data):
+        if clean(value) != value:  # TOML's \u escapes can carry escape sequences
+            raise ConfigError(f"{path}: {key} holds control or bidi characters: {value!r}")
+    return text, data
+
+
+def _strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in parsed TOML, with its dotted key."""
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, dict):
+        for name, item in value.items():
+            yield from _strings(item, f"{key}.{name}" if key else str(name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{key}[{index}]")
 
 
 def chosen_api_url(flag: str | None, user: UserConfig) -> str | None:
@@ -429,16 +446,18 @@ _HOST_KEYS = (("project", "api_url"), ("project", "web_url"), ("torch", "nightly
 
 def untrusted_hosts(urls: Mapping[tuple[str, str], str],
                     trusted: Iterable[Origin]) -> list[tuple[tuple[str, str], Origin]]:  # fmt: skip
-    """The (key, origin) of each URL whose origin is neither shipped nor trusted."""
-    allowed = {*shipped_origins(), *trusted}
+    """The (key, origin) of each URL whose origin is neither the one the shipped profile
+    gives that key (download.pytorch.org is no API host) nor trusted."""
+    shipped, trusted = shipped_origins(), set(trusted)
     found = [(key, origin_of(url)) for key, url in urls.items()]
-    return [(key, origin) for key, origin in found if origin not in allowed]
+    return [(key, origin) for key, origin in found
+            if origin != shipped.get(key) and origin not in trusted]  # fmt: skip
 
 
 @functools.cache
-def shipped_origins() -> frozenset[Origin]:
+def shipped_origins() -> dict[tuple[str, str], Origin]:
     shipped = tomllib.loads(_shipped_text())
-    return frozenset(origin_of(shipped[table][key]) for table, key in _HOST_KEYS)
+    return {(table, key): origin_of(shipped[table][key]) for table, key in _HOST_KEYS}
 
 
 def _check_hosts(own: dict[str, Any], text: str, source: str, trusted: set[Origin]) -> None:

@@ -180,6 +180,29 @@ def test_hosts_are_compared_after_parsing_never_by_prefix():
             origin_of(url)
 
 
+@pytest.mark.parametrize("url", ["https://download.pytorch.org", "https://github.com"])
+def test_each_key_may_name_only_its_own_shipped_host(tmp_path, fresh_world, url):
+    """download.pytorch.org is a package index, github.com a web host: neither is an API
+    host the token may go to."""
+    in_checkout(fresh_world, api_url=url)
+    done = collect(fresh_world, tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"[project] api_url names {url}, a host you have not trusted" in done.stderr
+    refused = untrusted_hosts({("torch", "nightly_index"): "https://api.github.com/x"}, [])
+    assert [key for key, _ in refused] == [("torch", "nightly_index")]
+
+
+def test_a_scout_toml_string_with_escapes_is_refused(tmp_path, fresh_world):
+    """TOML's \\u escapes can carry a terminal's escape sequences into every message that
+    names the value."""
+    path = in_checkout(fresh_world)
+    path.write_text(path.read_text() + '\n[docs]\nfiles = ["\\u001b]2;PWNED\\u0007README.md"]\n')
+    done = collect(fresh_world, tmp_path, "--offline")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "docs.files[0] holds control or bidi characters" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
 def test_a_github_token_never_goes_to_another_host(tmp_path, sample_world):
     with Listener() as listener:
         args = ["--repo", sample_world.repo, "--config", sample_world.config, "--date", DAY,

@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 from scout_tui.config import Config, ConfigError, find_config, load_config
-from scout_tui.errors import EXIT_FAILURE, EXIT_OK, redact
+from scout_tui.errors import EXIT_FAILURE, EXIT_OK, scrub
 from scout_tui.events import CollectorFinished, ConfigWarned, Event, FindingFound, RunWarning
 from scout_tui.model import RunResult
 from scout_tui.session import Session, SessionOptions
 
 
 def warn(message: str) -> None:
-    print(f"scout: warning: {redact(message)}", file=sys.stderr)
+    print(f"scout: warning: {scrub(message)}", file=sys.stderr)
 
 
 def cli_processes() -> int:
@@ -80,13 +80,13 @@ def progress(event: Event) -> None:
             "cancelled": "cancelled",
         }.get(state.state, state.state)
         seconds = f" ({state.seconds:.2f} s)" if state.seconds is not None else ""
-        print(f"  {state.title}: {detail}{seconds}", file=sys.stderr)
+        print(f"  {state.title}: {scrub(detail)}{seconds}", file=sys.stderr)
     elif isinstance(event, RunWarning):
         warn(event.message)
     elif isinstance(event, ConfigWarned):
-        print(f"scout: scout.toml: {event.warning.message}", file=sys.stderr)
+        print(f"scout: scout.toml: {scrub(event.warning.message)}", file=sys.stderr)
     elif isinstance(event, FindingFound) and os.environ.get("SCOUT_VERBOSE"):
-        print(f"    + {event.finding.title}", file=sys.stderr)
+        print(f"    + {scrub(event.finding.title)}", file=sys.stderr)
 
 
 def strict_exit(args: argparse.Namespace, result: RunResult) -> int:

@@ -20,7 +20,7 @@ from scout_tui.errors import (
     EXIT_USAGE,
     ScoutError,
     UsageError,
-    redact,
+    scrub,
     sigint_received,
 )
 
@@ -408,10 +408,10 @@ def _failed() -> int:
     try:
         raise
     except UsageError as exc:
-        print(f"scout: error: {redact(str(exc))}", file=sys.stderr)
+        print(f"scout: error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except ScoutError as exc:
-        print(f"scout: error: {redact(str(exc))}", file=sys.stderr)
+        print(f"scout: error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_FAILURE
     except BrokenPipeError:
         _silence_stdout()
@@ -419,5 +419,5 @@ def _failed() -> int:
     except Exception as exc:  # the last line of defence: one line, no traceback
         if os.environ.get("SCOUT_DEBUG"):
             raise
-        print(f"scout: error: {redact(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
+        print(f"scout: error: {scrub(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
         return EXIT_FAILURE
