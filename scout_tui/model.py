@@ -152,6 +152,11 @@ class CollectorState(_Model):
         description="Skipped because the user asked for it (--offline): not a problem for "
         "--strict.",
     )
+    unchecked: list[str] = Field(
+        default_factory=list,
+        description="Fingerprints the collector could not check this run (a file it could "
+        "not read): never called resolved, carried as not re-checked.",
+    )
 
 
 class PriorItem(_Model):

@@ -326,6 +326,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         prepared.priors,
         fyi_suppress_after=ctx.config.windows.fyi_suppress_after,
         completed_kinds=completed_kinds,
+        unchecked={fp for state in ordered_states for fp in state.unchecked},
         all_collectors_completed=len(completed) == len(registered()),
         unchanged_lines={
             kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged

@@ -188,6 +188,12 @@ class SourceTree:
                 self._skipped[path] = why
                 self._untold.append(path)
 
+    def unreadable(self, path: str) -> bool:
+        """Whether a version of `path` was skipped (too big, or unparsable): then its absence
+        from a parse says nothing, and no check of it may claim a thing is gone."""
+        with self._lock:
+            return path in self._skipped
+
     def untold_skipped(self) -> list[tuple[str, str]]:
         """(path, why) of the files skipped (too big, or unparsable) since the last call."""
         with self._lock:

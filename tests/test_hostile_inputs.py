@@ -223,3 +223,28 @@ def test_a_huge_diff_is_cut_as_git_would_print_it(tmp_path: Path):
     )
     with pytest.raises(git.GitCommandError):
         source.diff_range("no-such-commit", "HEAD", ["small.py"])
+
+
+def test_a_file_scout_could_not_read_is_neither_gone_nor_fixed(fresh_world: Sample, tmp_path):
+    """An upstream file one hostile line made unparsable: the surfaces and patches in it are
+    not re-checked today — no "disappeared" P0, no "Resolved" line for yesterday's items."""
+    args = [*world_args(fresh_world, tmp_path), "--offline"]
+    yesterday = scout("report", *args)
+    assert yesterday.returncode == 0, yesterday.stderr
+    assert "FlexAttention.forward" in yesterday.stdout  # its surface and patch were reported
+    priors = tmp_path / "priors"
+    priors.mkdir()
+    (priors / f"{TODAY.isoformat()}.md").write_text(yesterday.stdout)
+    attention = fresh_world.repo / "torchtitan/models/common/attention.py"
+    attention.write_text(attention.read_text() + "x = " + "[" * 170 + "]" * 170 + "\n")
+    commit_all(fresh_world.repo, "one deep line", "2026-12-03T08:00:00+00:00")
+    args[args.index("--prior") + 1] = str(priors)
+    args[args.index("--date") + 1] = "2026-12-03"
+    today = scout("report", *args)
+    assert today.returncode == 0, today.stderr
+    assert "attention.py: skipped — nested more than" in today.stderr
+    assert "disappeared" not in today.stdout and "no longer exists" not in today.stdout
+    flex = [line for line in today.stdout.splitlines() if "FlexAttention.forward" in line
+            and line.startswith("- ")]  # fmt: skip
+    assert flex and not [line for line in flex if "Resolved" in line], flex
+    assert all("not re-checked" in today.stdout.split(line, 1)[1][:600] for line in flex)

@@ -114,6 +114,14 @@ class CollectorContext:
 _PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS}
 
 
+@dataclass(frozen=True)
+class Unchecked:
+    """What a collector could not check this run (the file that says it could not be read):
+    its findings of every kind under `key` are neither found nor gone today."""
+
+    key: tuple[str, ...]
+
+
 class Collector(Protocol):
     name: ClassVar[str]
     title: ClassVar[str]
@@ -126,7 +134,9 @@ class Collector(Protocol):
 
     # A ConfigWarning: scout.toml names something the repository no longer has (said apart
     # from the findings; never in the report).
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]: ...
+    def collect(
+        self, ctx: CollectorContext
+    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]: ...
 
 
 _REGISTRY: dict[str, type[Collector]] = {}

@@ -28,7 +28,7 @@ from scout_tui.analysis.freshness import (
     similar_functions,
 )
 from scout_tui.analysis.torch_api import TorchIndex
-from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.collectors.base import CollectorContext, Need, Progress, Unchecked, register
 from scout_tui.markdown import code
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
@@ -67,7 +67,7 @@ class FreshnessCollector:
              "private_api_public_alt", "duplicated_logic", "config_drift",
              "config_overrides", "config_conflict", "config_mismatch")  # fmt: skip
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | Unchecked]:
         config = ctx.config
         tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
         files = [
@@ -79,7 +79,9 @@ class FreshnessCollector:
         for path in files:
             for patch in monkey_patches(path, ctx.source.parse(path)):
                 finding = self._patch(ctx, patch)
-                if finding is not None and finding.kind == "monkey_patch_stable":
+                if isinstance(finding, Unchecked):
+                    yield finding
+                elif finding is not None and finding.kind == "monkey_patch_stable":
                     stable.append(finding)
                 elif finding is not None:
                     yield finding
@@ -116,13 +118,15 @@ class FreshnessCollector:
                 return where
         return None
 
-    def _patch(self, ctx: CollectorContext, patch: Patch) -> Finding | None:
+    def _patch(self, ctx: CollectorContext, patch: Patch) -> Finding | Unchecked | None:
         upstream_path = self._upstream_path(ctx, patch)
         if upstream_path is None:
             return None  # patching something outside this repository (torch, say)
         key = (patch.label,)
         files = [FileRef(path=patch.path, line=patch.line), FileRef(path=upstream_path)]
         upstream = pyast.find(ctx.source.parse(upstream_path), patch.label)
+        if ctx.source.unreadable(upstream_path):
+            return Unchecked(key)  # not known to be stale or fit: the warning names the file
         if upstream is None or isinstance(upstream, ast.ClassDef):
             return ctx.finding(
                 self.name, "stale_monkey_patch", key,

@@ -26,11 +26,12 @@ from scout_tui.collectors.base import (
     Need,
     Progress,
     Skipped,
+    Unchecked,
     skipped_file_warning,
     unmet_need,
 )
 from scout_tui.errors import Cancelled, redact
-from scout_tui.model import CollectorState, ConfigWarning, Finding
+from scout_tui.model import CollectorState, ConfigWarning, Finding, fingerprint
 
 NETWORK_NEEDS = frozenset({Need.NETWORK, Need.GITHUB})
 HEAVY = 5  # cost (tenths of a second on torchtitan) from which a collector needs a core
@@ -43,6 +44,7 @@ CANCEL_GRACE = 10.0  # seconds children get to wind down after a cancel before b
 def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> None:
     started = time.perf_counter()
     count = 0
+    unchecked: list[str] = []
 
     def finish(state: str, reason: str | None = None, by_request: bool = False) -> None:
         for path, why in ctx.source.untold_skipped():
@@ -57,6 +59,7 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
                     findings=count,
                     seconds=round(time.perf_counter() - started, 3),
                     by_request=by_request,
+                    unchecked=unchecked,
                 )
             )
         )
@@ -81,6 +84,8 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
                 out.put(produced)
             elif isinstance(produced, ConfigWarning):
                 out.put(ConfigWarned(produced))
+            elif isinstance(produced, Unchecked):
+                unchecked.extend(fingerprint(kind, *produced.key) for kind in cls.kinds)
     except Cancelled:
         finish("cancelled")
         return

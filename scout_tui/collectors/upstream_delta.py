@@ -23,7 +23,14 @@ from scout_tui.analysis.dependencies import (
     widened,
 )
 from scout_tui.analysis.relevance import Dependence, Uses, depended_on, uses_of
-from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
+from scout_tui.collectors.base import (
+    CollectorContext,
+    Need,
+    Progress,
+    Skipped,
+    Unchecked,
+    register,
+)
 from scout_tui.config import Surface
 from scout_tui.markdown import code
 from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
@@ -242,7 +249,9 @@ class UpstreamDeltaCollector:
         self._option_index: OptionIndex | None = None  # its calls and flags, indexed once
         self._ours: set[str] = set()  # commits of the window that changed the experiment
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+    def collect(
+        self, ctx: CollectorContext
+    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]:
         base, head = ctx.baseline_commit, ctx.head_commit
         if head is None:
             raise Skipped("no commit on HEAD before the run date")
@@ -299,7 +308,7 @@ class UpstreamDeltaCollector:
         head: str,
         touched: set[str],
         commits: list[CommitInfo],
-    ) -> Iterator[Finding | ConfigWarning]:
+    ) -> Iterator[Finding | ConfigWarning | Unchecked]:
         key = (surface.target,)
         new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
         old = (
@@ -307,6 +316,9 @@ class UpstreamDeltaCollector:
             if surface.path in touched
             else new
         )
+        if ctx.source.unreadable(surface.path):
+            yield Unchecked(key)  # neither changed, stable nor gone: the warning says why
+            return
         if new is None and old is None:
             # Not in the window's doing: scout.toml points where the code no longer is.
             warning, home = self._misplaced(ctx, surface, head)

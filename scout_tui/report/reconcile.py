@@ -201,11 +201,13 @@ def reconcile(
     completed_kinds: Iterable[str],
     all_collectors_completed: bool,
     unchanged_lines: dict[str, str] | None = None,
+    unchecked: Iterable[str] = (),
 ) -> Reconciled:
     """Mark findings new / carried, add resolved lines, drop repeated unchanged FYIs.
 
     `completed_kinds` are the kinds whose collector ran to the end today: a prior item is
-    only called resolved when the collector that would find it actually looked.
+    only called resolved when the collector that would find it actually looked — and not
+    when its fingerprint is `unchecked` (the check could not read what it looks at).
     """
     reports = sorted(priors, key=lambda report: report.date)
     matches = [match_report(findings, report) for report in reports]
@@ -265,7 +267,7 @@ def reconcile(
         out.extend(
             _resolved(
                 findings, reports[-1], [*matches[-1].values(), *kept], set(completed_kinds),
-                all_collectors_completed,
+                all_collectors_completed, frozenset(unchecked),
             )
         )
         out.extend(_dropped_by_hand(reports, matches, absorbed, out, set(completed_kinds)))
@@ -332,6 +334,7 @@ def _resolved(
     found_again: list[PriorItem],
     completed_kinds: set[str],
     all_completed: bool,
+    unchecked: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     still_there = {id(item) for item in found_again}
     resolved = []
@@ -339,7 +342,9 @@ def _resolved(
         if item.section not in RESOLVABLE or id(item) in still_there:
             continue
         kind = item.fingerprint.rsplit("-", 1)[0] if item.fingerprint else _kind_of(item)
-        looked = kind in completed_kinds if kind else all_completed
+        looked = (kind in completed_kinds if kind else all_completed) and (
+            item.fingerprint not in unchecked
+        )
         since: date = item.first_reported or latest.date
         if not looked:
             if item.section in UNCHECKED_CARRY:
