@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -53,7 +53,8 @@ class RunOptions:
     processes: int = 1  # >1: forked processes (CLI only; never from a threaded app)
     github: GitHub | None = field(default=None, repr=False)
     github_reason: str = "no GitHub connection"  # why `github` is None
-    journaled_items: frozenset[str] = frozenset()  # board items this state dir's publishes added
+    # board items this state dir's publishes added: item id → the fingerprint it was added for
+    journaled_items: Mapping[str, str] = field(default_factory=dict)
     cache: Cache | None = field(default=None, repr=False)
     web_url: str = "https://github.com"  # for board item links
 

@@ -301,7 +301,7 @@ class Session:
             processes=self.options.processes,
             github=github,
             github_reason=reason,
-            journaled_items=self._journaled_items() if github is not None else frozenset(),
+            journaled_items=self._journaled_items() if github is not None else {},
             web_url=self.web_url,
             cache=self.cache,
         )
@@ -508,14 +508,14 @@ class Session:
         board = github.board(board_config.owner, board_config.number, board_config.status_field)
         return github.board_items(board, board_config.status_field)
 
-    def _journaled_items(self) -> frozenset[str]:
+    def _journaled_items(self) -> dict[str, str]:
         """The board items this state dir's publishes added (scout's, whoever the token)."""
         target = Target.of(self.config, self.api_url, self.web_url)
         try:
             return self.state.journaled_items(target.journal_scope)
         except StateError as exc:  # a damaged store costs the collection nothing but this
             self.warn(f"{exc}: drafts are matched by their creator only")
-            return frozenset()
+            return {}
 
     def publish_target(self) -> str:
         """Where publishing goes and which configuration says so: the confirmation and the

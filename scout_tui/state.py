@@ -273,14 +273,16 @@ class StateStore:
                               (scope, day)).fetchall()  # fmt: skip
         return {step: json.loads(data) for step, data in rows}
 
-    def journaled_items(self, scope: str) -> frozenset[str]:
-        """The board items publishes under `scope` recorded adding, on any day."""
+    def journaled_items(self, scope: str) -> dict[str, str]:
+        """The board items publishes under `scope` recorded adding, on any day: item id →
+        the fingerprint it was added for."""
         with self._reading() as db:
             if db is None:
-                return frozenset()
-            rows = db.execute("SELECT data FROM journal WHERE scope = ? AND step LIKE 'draft %'",
-                              (scope,)).fetchall()  # fmt: skip
-        return frozenset(str(item) for (data,) in rows if (item := json.loads(data).get("item")))
+                return {}
+            rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND step LIKE "
+                              "'draft %'", (scope,)).fetchall()  # fmt: skip
+        return {str(item): step.removeprefix("draft ") for step, data in rows
+                if (item := json.loads(data).get("item"))}  # fmt: skip
 
     def record_step(self, scope: str, day: str, step: str, data: dict) -> None:
         with self._writing(f"record publish step {step!r}") as db:

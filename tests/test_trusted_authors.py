@@ -188,8 +188,21 @@ def test_only_scouts_exact_marker_on_a_draft_scout_created_matches():
         assert "t" in board_index([item], scout_bot).titles  # still matched by title
     assert board_index([_item(good)], None).drafts == {}  # scout unknown: no marker counts
     # Made by another token of the team, recorded in this state dir's journal: scout's.
-    journaled = Scout("other-bot", frozenset({"PVTI_1"}))
+    journaled = Scout("other-bot", {"PVTI_1": fp})
     assert fp in board_index([_item(good)], journaled).drafts
+
+
+def test_a_marker_pasted_into_scouts_draft_captures_no_finding():
+    """Anyone who can edit the board can edit scout's draft: a second marker pasted into a
+    Done draft must not make today's P0 look filed."""
+    done_fp, p0 = "todo_unblocked-ef799ac08a19", "test_dropped_from_ci-4ef072e198e6"
+    body = f"Source: Nightly Scout Report — {DAY}\n\nx\n\n<!-- scout:fp={done_fp} -->"
+    tampered = _item(body + f"\n<!-- scout:fp={p0} -->")
+    assert board_index([tampered], Scout("scout-bot")).drafts == {}
+    # What this state dir's journal recorded adding it for wins over any body.
+    swapped = _item(body.replace(done_fp, p0))
+    assert board_index([swapped], Scout("scout-bot", {"PVTI_1": done_fp})).drafts == {
+        done_fp: swapped}
 
 
 async def test_the_console_says_which_reports_it_ignored(tmp_path):

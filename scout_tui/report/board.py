@@ -8,7 +8,7 @@ this state dir's publish journal; anyone can paste `scout:fp=…` into an item o
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from scout_tui.github.api import BoardItem
@@ -29,10 +29,11 @@ def normalized_title(title: str) -> str:
 
 @dataclass(frozen=True)
 class Scout:
-    """Who scout is on the board: the token's login, and the items its journal recorded."""
+    """Who scout is on the board: the token's login, and the items its journal recorded
+    (item id → the fingerprint it was added for)."""
 
     login: str
-    journaled: frozenset[str] = frozenset()
+    journaled: Mapping[str, str] = field(default_factory=dict)
 
     def created(self, item: BoardItem) -> bool:
         by_token = item.creator is not None and item.creator.lower() == self.login.lower()
@@ -40,13 +41,18 @@ class Scout:
 
 
 def scout_fingerprint(item: BoardItem, scout: Scout | None) -> str | None:
-    """The finding a board item is the draft of, when it is scout's own draft."""
+    """The finding a board item is the draft of, when it is scout's own draft: what the
+    journal recorded adding it for, else the one marker its body carries. Anyone who can
+    edit the board can edit a draft: a body with a second marker (one pasted to make a
+    finding look filed) matches nothing."""
     if scout is None or not scout.created(item) or item.content_type != "DraftIssue":
         return None
+    if item.id in scout.journaled:
+        return scout.journaled[item.id]
     if not item.body.startswith(DRAFT_SOURCE):
         return None
-    found = _MARKER_LINE.findall(item.body)
-    return found[-1] if found else None
+    found = set(_MARKER_LINE.findall(item.body))
+    return found.pop() if len(found) == 1 else None
 
 
 @dataclass
