@@ -290,3 +290,17 @@ def test_ci_log_reads_pipes_gzip_and_githubs_log_archive(tmp_path):
     green = write(tmp_path, "green.log", ["2026-12-01T00:00:00.0Z all 12 tests passed\n"])
     done = scout("ci-log", green, "--report", "--offline")
     assert done.returncode == 0 and "CI green, nothing to report" in done.stdout
+
+
+def test_hostile_log_lines_cost_what_their_length_costs(tmp_path):
+    """A header line with a thousand " end … flavor:" pairs and frame lines padded with
+    spaces: linear to read (the lazy regexes took minutes; the timeout only stops a
+    runaway, nothing is timed)."""
+    header = "===== [a] start " + " end  flavor:  (rc=1)" * 3000 + " x"
+    frame = '  File "torchtitan/x.py", line 1, in f' + " " * 100_000 + "x"
+    text = "\n".join([header, "Traceback (most recent call last):", *[frame] * 8,
+                      "RuntimeError: boom", "Failed test flavor: a (rc=1)"]) + "\n"  # fmt: skip
+    path = write(tmp_path, "hostile.log", text)
+    done = scout("ci-log", path, "--json", timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["failing_tests"] == ["a"]

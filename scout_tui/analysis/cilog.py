@@ -48,19 +48,30 @@ _TIMESTAMP = re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z
 _WORKFLOW_CMD = re.compile(r"^##\[(?:error|warning|notice|debug|group|endgroup|section)\]")
 _TEST_PREFIX = re.compile(r"^\[([\w.\-+]+)\] ?")
 _RANK_PREFIX = re.compile(r"^\[(?:rank|default)(\d+)\]:\s?")
-_HEADER_START = re.compile(
-    r"^===== \[([\w.\-+]+)\] start (.*?) end (.*?) flavor: (.*) \(rc=(-?\d+)\) =====$"
-)
+# "start … end … flavor: … (rc=N)": the ends by one regex, the middle split by hand (lazy
+# groups between repeated separators backtrack cubically on a hostile line).
+_HEADER_START = re.compile(r"^===== \[([\w.\-+]+)\] start (.*) \(rc=(-?\d+)\) =====$")
 _HEADER_COMMAND = re.compile(r"^===== \[([\w.\-+]+)\] command: (.*) =====$")
 _HEADER_END = re.compile(r"^===== \[([\w.\-+]+)\] end of output \(rc=(-?\d+)\) =====$")
 _FLAVOR = re.compile(r"Failed test flavor: (.*) \((rc=-?\d+|timed out after [^)]*)\)\.?\s*$")
 _SUMMARY = re.compile(r"(\d+) integration test\(s\) failed")
 _PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?: - (.*))?$")
 _TORCH = re.compile(r"(?<![\w-])torch-(\d[\w.+!-]*)")
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+?)\s*$')
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')  # the name, rstripped
 _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|"
                         r"Timeout|Failed|Fault)\w*)(?::\s?(.*))?$")  # fmt: skip
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
+
+
+def _header_start(text: str) -> tuple[str, str, str] | None:
+    """(test, flavor description, rc) of a runner's start header, else None."""
+    match = _HEADER_START.match(text)
+    if match is None:
+        return None
+    _, ended, after = match.group(2).partition(" end ")
+    _, flavored, description = after.partition(" flavor: ")
+    return (match.group(1), description, match.group(3)) if ended and flavored else None
+
 WRAPPERS = (
     "ChildFailedError",
     "integration test(s) failed",
@@ -296,7 +307,7 @@ def _read_traceback(
         frame = _FRAME.match(text)
         if frame:
             path = frame.group(1)
-            pending_frame = Frame(path, int(frame.group(2)), frame.group(3),
+            pending_frame = Frame(path, int(frame.group(2)), frame.group(3).rstrip(),
                                   in_experiment=experiment in path)  # fmt: skip
             frames.append(pending_frame)
             continue
@@ -359,11 +370,10 @@ def _analyse(log: LogFile, experiment: str) -> LogAnalysis:
         line_start, line_end, raw = log.line_at(offset)
         lines[offset] = (line_start, line_end, raw)
         _, _, text = clean(raw)
-        if match := _HEADER_START.match(text):
-            known.add(match.group(1))
-            headers.setdefault(match.group(1), {}).update(
-                description=match.group(4), rc=match.group(5)
-            )
+        if started := _header_start(text):
+            name, description, rc = started
+            known.add(name)
+            headers.setdefault(name, {}).update(description=description, rc=rc)
         elif match := _HEADER_COMMAND.match(text):
             known.add(match.group(1))
             headers.setdefault(match.group(1), {})["command"] = match.group(2)
