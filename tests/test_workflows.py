@@ -2,12 +2,16 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from scout_tui.analysis.workflows import (
     PytestItem,
+    WorkflowError,
     invocations,
     keyword_matches,
     read_test_file,
     selects,
+    shell_blocks,
 )
 
 from .collector_run import by_kind, run_collector
@@ -279,3 +283,26 @@ def test_classes_of_one_file_dropped_from_several_steps_are_one_finding(fresh_wo
         "trainer.yaml`." in numerics.body  # fmt: skip
     assert fingerprint("test_dropped_from_ci", "torchtitan/experiments/graph_trainer/tests/"
                        "test_numerics.py", "TestSimpleFSDP") in numerics.aliases  # fmt: skip
+
+
+def test_a_yaml_alias_bomb_is_read_once_per_node(tmp_path):
+    """576 bytes of nested aliases are 10^9 steps when every alias is walked again; each node
+    is walked once (the timeout only stops a runaway, nothing is timed)."""
+    import subprocess
+    import sys
+
+    lines = ['a0: &a0 {run: "pytest tests/x.py"}']
+    for level in range(1, 10):
+        refs = ", ".join([f"*a{level - 1}"] * 10)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    lines.append("jobs: {j: {steps: *a9}}")
+    (tmp_path / "bomb.yml").write_text("\n".join(lines) + "\n")
+    script = ("import sys; from scout_tui.analysis.workflows import shell_blocks; "
+              "print(shell_blocks(open(sys.argv[1]).read()))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "bomb.yml")],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['pytest tests/x.py']"
+    deep = "x: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(WorkflowError, match="nested too deeply|not valid YAML"):
+        shell_blocks(deep)

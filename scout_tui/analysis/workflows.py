@@ -74,9 +74,16 @@ def shell_blocks(yaml_text: str) -> list[str]:
         document = yaml.load(yaml_text, Loader=_LOADER)
     except yaml.YAMLError as exc:
         raise WorkflowError(f"not valid YAML: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise WorkflowError("nested too deeply to read") from None
     blocks: list[str] = []
+    seen: set[int] = set()  # YAML aliases share nodes: nine levels of ten is 10^9 walks
 
     def walk(node: Any) -> None:
+        if isinstance(node, dict | list):
+            if id(node) in seen:
+                return
+            seen.add(id(node))
         if isinstance(node, dict):
             for key, value in node.items():
                 if key in _SHELL_KEYS and isinstance(value, str):
@@ -87,7 +94,10 @@ def shell_blocks(yaml_text: str) -> list[str]:
             for value in node:
                 walk(value)
 
-    walk(document)
+    try:
+        walk(document)
+    except RecursionError:
+        raise WorkflowError("nested too deeply to read") from None
     return blocks
 
 
