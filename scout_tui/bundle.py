@@ -41,6 +41,11 @@ MAX_DOCUMENT_BYTES = 128 * 1024 * 1024  # the JSON document, once decompressed
 MAX_STRING_CHARS = 1024 * 1024  # any one string (a log excerpt is at most 256 KiB)
 MAX_ITEMS = 20_000  # any one list or mapping (a run of 5,000 findings opens)
 MAX_DEPTH = 32  # nesting of lists and mappings (a run nests 6 deep)
+# Values in the whole document, counted before it is parsed: parsed, a million empty lists
+# take 60 MB, and the byte cap alone let 120 MiB of `[],` take 6 GB (a run of 5,000 findings
+# holds about 250,000).
+MAX_VALUES = 2_000_000
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 _READ_CHUNK = 1024 * 1024
 
 FINGERPRINT = re.compile(r"[a-z][a-z0-9_]*-[0-9a-f]{12}")
@@ -144,6 +149,7 @@ def read_bundle(path: Path) -> Bundle:
     """A bundle, or a plain `collect --json` run wrapped as one (with no configuration);
     checked as untrusted input either way."""
     raw = _read_capped(path)
+    _check_value_count(path, raw)
     try:
         document = scrub_data(json.loads(raw))  # no token, no control characters
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -172,6 +178,16 @@ def read_bundle(path: Path) -> Bundle:
         raise BundleError(f"{path}: not a scout bundle or run (no bundle_version, no findings)")
     _check_fields(path, bundle, run_at)
     return bundle
+
+
+def _check_value_count(path: Path, raw: bytes) -> None:
+    """At most MAX_VALUES values, counted on the bytes (strings blanked, then separators and
+    containers counted) before `json.loads` builds them."""
+    skeleton = _STRING.sub(b"", raw)
+    values = sum(skeleton.count(mark) for mark in (b",", b"[", b"{"))
+    if values > MAX_VALUES:
+        raise BundleError(f"{path}: holds more than {MAX_VALUES:,} values: not a bundle scout "
+                          "opens")  # fmt: skip
 
 
 def _read_capped(path: Path) -> bytes:

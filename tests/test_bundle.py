@@ -491,3 +491,19 @@ def test_a_bundle_of_another_repository_is_not_published_with_your_configuration
         listener.shutdown()
         listener.server_close()
     assert listener.requests == []
+
+
+def test_a_small_bundle_of_millions_of_values_is_one_line_and_memory_stays_low(tmp_path):
+    """120 MiB of `[],` gzip to 120 KB; parsed whole they took 6 GB. Counted first."""
+    path = tmp_path / "values.json.gz"
+    body = b'{"bundle_version": 1, "x": [' + b"[]," * (40 << 20) + b"[]]}"
+    path.write_bytes(gzip.compress(body, compresslevel=9))
+    command = [sys.executable, "-m", "scout_tui", "open", str(path), "--offline"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stderr = process.stderr.read()
+    process.stdout.close()
+    _, status, usage = os.wait4(process.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 2
+    assert stderr == f"scout: error: {path}: holds more than 2,000,000 values: not a bundle " \
+        "scout opens\n"  # fmt: skip
+    assert usage.ru_maxrss < 2 * MAX_DOCUMENT_BYTES // 1024 + 200 * 1024  # KiB: never 6 GB

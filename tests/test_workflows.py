@@ -304,5 +304,5 @@ def test_a_yaml_alias_bomb_is_read_once_per_node(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['pytest tests/x.py']"
     deep = "x: " + "[" * 5000 + "]" * 5000 + "\n"
-    with pytest.raises(WorkflowError, match="nested too deeply|not valid YAML"):
+    with pytest.raises(WorkflowError, match=r"nested too deeply|not valid YAML"):
         shell_blocks(deep)
