@@ -285,6 +285,16 @@ class StateStore:
                               (scope, day)).fetchall()  # fmt: skip
         return {step: json.loads(data) for step, data in rows}
 
+    def journal_steps(self, scope: str, prefix: str) -> dict[str, dict]:
+        """The steps named `prefix…` of every day's publish under `scope`; a later day's
+        record of a step wins."""
+        with self._reading() as db:
+            if db is None:
+                return {}
+            rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND step LIKE ? "
+                              "ORDER BY day, at", (scope, prefix + "%")).fetchall()  # fmt: skip
+        return {step: json.loads(data) for step, data in rows}
+
     def journaled_items(self, scope: str) -> frozenset[str]:
         """The board items publishes under `scope` recorded adding, on any day."""
         with self._reading() as db:

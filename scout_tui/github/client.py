@@ -38,6 +38,7 @@ from scout_tui.cache import Cache
 from scout_tui.config import GithubConfig
 from scout_tui.errors import RedactingWriter, redact, register_secret, scrub_data
 from scout_tui.github.api import (
+    ArchivedItem,
     Board,
     BoardItem,
     Comment,
@@ -73,7 +74,7 @@ query($id: ID!, $after: String, $status: String!) {
     ... on ProjectV2 {
       items(first: 100, after: $after) {
         nodes {
-          id fullDatabaseId
+          id fullDatabaseId isArchived
           creator { login }
           content {
             __typename
@@ -92,6 +93,18 @@ _ADD_DRAFT = """
 mutation($project: ID!, $title: String!, $body: String!) {
   addProjectV2DraftIssue(input: {projectId: $project, title: $title, body: $body}) {
     projectItem { id fullDatabaseId creator { login } }
+  }
+}"""
+_DELETE_ITEM = """
+mutation($project: ID!, $item: ID!) {
+  deleteProjectV2Item(input: {projectId: $project, itemId: $item}) { deletedItemId }
+}"""
+_ITEM_STATUS = """
+query($id: ID!, $status: String!) {
+  node(id: $id) {
+    ... on ProjectV2Item {
+      fieldValueByName(name: $status) { ... on ProjectV2ItemFieldSingleSelectValue { name } }
+    }
   }
 }"""
 _VIEWER = "query { viewer { login id } }"
@@ -281,6 +294,9 @@ class GitHubClient:
     def _graphql(self, requester: Requester, query: str, variables: dict,
                  doing: str) -> dict:  # fmt: skip
         _, data = requester.graphql_query(query, variables)
+        messages = [str(e.get("message", "")) for e in data.get("errors") or []]
+        if any(m.startswith("The item is archived") for m in messages):
+            raise ArchivedItem(redact(f"{doing}: {messages[0]}"))
         if data.get("errors"):
             raise GitHubError(redact(f"GitHub GraphQL refused {doing}: "
                                      + "; ".join(e.get("message", "") for e in data["errors"])))
@@ -338,6 +354,11 @@ class GitHubClient:
                                                               input={"body": body})[1]),
         )  # fmt: skip
 
+    def delete_comment(self, repo: str, comment_id: int) -> None:
+        url = f"/repos/{repo}/issues/comments/{comment_id}"
+        self._write(f"deleting comment {comment_id} on {repo}",
+                    lambda: self._w.requestJsonAndCheck("DELETE", url))  # fmt: skip
+
     # -- the board ------------------------------------------------------------------------------
     def board(self, owner: str, number: int, status_field: str) -> Board:
         variables = {"owner": owner, "number": number, "status": status_field}
@@ -381,7 +402,8 @@ class GitHubClient:
                                        database_id=int(database_id) if database_id else None,
                                        title=content.get("title", ""), body=content.get("body", ""),
                                        status=status, creator=_login(node.get("creator")),
-                                       content_type=content.get("__typename", "")))  # fmt: skip
+                                       content_type=content.get("__typename", ""),
+                                       archived=bool(node.get("isArchived"))))  # fmt: skip
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return items
@@ -409,6 +431,20 @@ class GitHubClient:
             "setting a board item's status",
             lambda: self._graphql(self._w, _SET_STATUS, variables, "setting a status"),
         )
+
+    def item_status(self, board: Board, item_id: str, status_field: str) -> str | None:
+        """One item's Status, read fresh (by id: a new item is found at once)."""
+        data = self._read("reading a board item's status", lambda: self._graphql(
+            self._r, _ITEM_STATUS, {"id": item_id, "status": status_field},
+            "a board item's status"))  # fmt: skip
+        return ((data.get("node") or {}).get("fieldValueByName") or {}).get("name")
+
+    def delete_item(self, board: Board, item_id: str) -> None:
+        self._write(
+            f"removing an item from board {board.owner}/{board.number}",
+            lambda: self._graphql(self._w, _DELETE_ITEM, {"project": board.id, "item": item_id},
+                                  "removing a board item"),
+        )  # fmt: skip
 
     # -- what the GitHub collectors read -------------------------------------------------------
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,
