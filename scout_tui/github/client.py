@@ -108,6 +108,7 @@ query($id: ID!, $status: String!) {
   }
 }"""
 _VIEWER = "query { viewer { login id } }"
+ARCHIVED = "The item is archived"  # GitHub's refusal of any change to an archived item
 _SET_STATUS = """
 mutation($project: ID!, $item: ID!, $field: ID!, $option: String!) {
   updateProjectV2ItemFieldValue(input: {projectId: $project, itemId: $item, fieldId: $field,
@@ -240,6 +241,8 @@ class GitHubClient:
                 "Retry-After"
             )
             text = f"GitHub answered {status} to {doing}: {message or 'no message'}"
+            if message.startswith(ARCHIVED):
+                return ArchivedItem(redact(text), status=status)
             if status == 401:
                 text = f"GitHub refused the token ({status} {message or 'Bad credentials'})"
             wait = float(retry_after) if str(retry_after or "").isdigit() else None
@@ -294,9 +297,6 @@ class GitHubClient:
     def _graphql(self, requester: Requester, query: str, variables: dict,
                  doing: str) -> dict:  # fmt: skip
         _, data = requester.graphql_query(query, variables)
-        messages = [str(e.get("message", "")) for e in data.get("errors") or []]
-        if any(m.startswith("The item is archived") for m in messages):
-            raise ArchivedItem(redact(f"{doing}: {messages[0]}"))
         if data.get("errors"):
             raise GitHubError(redact(f"GitHub GraphQL refused {doing}: "
                                      + "; ".join(e.get("message", "") for e in data["errors"])))
