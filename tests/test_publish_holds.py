@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,8 +22,18 @@ from scout_tui.github.api import ArchivedItem
 from scout_tui.github.client import GitHubClient
 from scout_tui.github.server.graphql_api import BoardTiming
 from scout_tui.github.server.http import Fault, LocalGitHub
-from tests.github_world import TOKEN, world_for
-from tests.test_publish import check_published, expected_drafts, mutations, options, publish
+from scout_tui.publish.execute import Publisher, Target
+from scout_tui.session import render_markdown
+from scout_tui.state import StateStore
+from tests.github_world import TOKEN, scout_comments, world_for
+from tests.test_publish import (
+    TODAY,
+    check_published,
+    expected_drafts,
+    mutations,
+    options,
+    publish,
+)
 from tests.test_state import _killed_during_a_write
 
 
@@ -238,3 +249,21 @@ def test_two_publishes_at_once_from_two_boxes_end_with_one_of_each(tmp_path, fre
         assert removed == 1 + len(wanted)
         check_published(server, wanted)
         assert len(_scout_drafts(server)) == len(wanted)
+
+
+def test_the_journal_keeps_the_body_scout_last_wrote(tmp_path, fresh_world):
+    """The base of a 3-way merge with a person's edits: what scout wrote, not what the
+    comment holds after someone edited it."""
+    with LocalGitHub(world_for(fresh_world)) as server:
+        args = options(fresh_world, tmp_path, server)
+        config = load_config(Path(args[args.index("--config") + 1]))
+        journal = Publisher(None, StateStore(tmp_path / "state"), config,  # type: ignore[arg-type]
+                            Target.of(config, server.url, server.url), render_markdown)  # fmt: skip
+        assert journal.last_written_body(TODAY) is None
+        assert publish(args).returncode == 0
+        [comment] = scout_comments(server.world, TODAY)
+        written = comment.body
+        assert "itemId=" in written  # the linked body, the last scout wrote
+        assert journal.last_written_body(TODAY) == written
+        comment.body = written.replace("- [ ]", "- [x]", 1) + "\nA note by a person.\n"
+        assert journal.last_written_body(TODAY) == written
