@@ -25,7 +25,7 @@ from scout_tui.github.server.http import Fault, LocalGitHub
 from scout_tui.publish.execute import Publisher, Target
 from scout_tui.session import render_markdown
 from scout_tui.state import StateStore
-from tests.github_world import TOKEN, scout_comments, world_for
+from tests.github_world import TOKEN, fast_config, scout_comments, world_for
 from tests.test_publish import (
     TODAY,
     check_published,
@@ -267,3 +267,20 @@ def test_the_journal_keeps_the_body_scout_last_wrote(tmp_path, fresh_world):
         assert journal.last_written_body(TODAY) == written
         comment.body = written.replace("- [ ]", "- [x]", 1) + "\nA note by a person.\n"
         assert journal.last_written_body(TODAY) == written
+
+
+def test_a_removal_whose_answer_was_lost_is_done_not_an_error(tmp_path, fresh_world):
+    faults = [Fault.parse("DELETE /repos:drop-after*1"),
+              Fault.parse("deleteProjectV2Item:drop-after*1")]  # fmt: skip
+    with LocalGitHub(world_for(fresh_world), faults=faults) as server:
+        settings = load_config(fast_config(fresh_world, tmp_path)).github
+        client = GitHubClient(server.url, TOKEN, settings)
+        board = client.board("pytorch", 161, "Status")
+        made = client.add_draft(board, "A draft", "body")
+        comment = client.create_comment("demo/minititan", 2856, "a comment")
+        client.delete_comment("demo/minititan", comment.id)
+        client.delete_item(board, made.id)
+        assert {e.fault for e in server.log if e.fault} == {"drop-after"}
+        assert len([e for e in server.log if e.fault]) == 2
+        assert comment.id not in {c.id for c in client.comments("demo/minititan", 2856, None)}
+        assert made.id not in {i.id for i in client.board_items(board, "Status")}

@@ -356,8 +356,12 @@ class GitHubClient:
 
     def delete_comment(self, repo: str, comment_id: int) -> None:
         url = f"/repos/{repo}/issues/comments/{comment_id}"
-        self._write(f"deleting comment {comment_id} on {repo}",
-                    lambda: self._w.requestJsonAndCheck("DELETE", url))  # fmt: skip
+        try:
+            self._write(f"deleting comment {comment_id} on {repo}",
+                        lambda: self._w.requestJsonAndCheck("DELETE", url))  # fmt: skip
+        except GitHubError as exc:
+            if exc.status != 404:  # 404: gone, by a retry whose first answer was lost
+                raise
 
     # -- the board ------------------------------------------------------------------------------
     def board(self, owner: str, number: int, status_field: str) -> Board:
@@ -440,11 +444,16 @@ class GitHubClient:
         return ((data.get("node") or {}).get("fieldValueByName") or {}).get("name")
 
     def delete_item(self, board: Board, item_id: str) -> None:
-        self._write(
-            f"removing an item from board {board.owner}/{board.number}",
-            lambda: self._graphql(self._w, _DELETE_ITEM, {"project": board.id, "item": item_id},
-                                  "removing a board item"),
-        )  # fmt: skip
+        try:
+            self._write(
+                f"removing an item from board {board.owner}/{board.number}",
+                lambda: self._graphql(self._w, _DELETE_ITEM,
+                                      {"project": board.id, "item": item_id},
+                                      "removing a board item"),
+            )  # fmt: skip
+        except GitHubError as exc:
+            if "Could not resolve" not in str(exc):  # gone, by a retry whose answer was lost
+                raise
 
     # -- what the GitHub collectors read -------------------------------------------------------
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,

@@ -103,7 +103,6 @@ class Outcome:
     archived: list[str] = field(default_factory=list)  # scout's drafts left alone: archived
     copies_removed: int = 0  # scout's own copies, another box's being older
 
-
     def summary(self) -> list[str]:
         lines = []
         if self.comment is not None:
