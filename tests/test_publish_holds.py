@@ -46,6 +46,23 @@ def _scout_drafts(server: LocalGitHub) -> list:
     return [i for i in board.items if i.creator == SCOUT_USER]
 
 
+def _publish_killed_at_the_hang(server: LocalGitHub, args: list[str]) -> None:
+    """`scout publish` in a process of its own, killed with SIGKILL once the server's
+    `hang-after` fault has applied a write (the process is waiting for its answer)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
+        env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not any(e.fault == "hang-after" for e in server.log):
+        assert child.poll() is None, child.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
 def _crash_points(fresh_world, tmp_path) -> list[int]:
     """The request numbers of every write of a clean publish to an automated board."""
     with LocalGitHub(world_for(fresh_world), timing=_automation()) as server:
@@ -67,18 +84,7 @@ def test_killed_after_every_write_to_an_automated_board_then_a_rerun(tmp_path, f
             args = options(fresh_world, tmp_path, server, state=f"state-{point}")
             wanted = expected_drafts(args)
             server.faults, server._count = [fault], 0  # count from the publish's first request
-            child = subprocess.Popen(
-                [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
-                env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN}, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True,
-            )  # fmt: skip
-            deadline = time.monotonic() + 60
-            while not any(e.fault == "hang-after" for e in server.log):
-                assert child.poll() is None, child.stderr.read()
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-            os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
+            _publish_killed_at_the_hang(server, args)
             server.faults = []
             done = publish(args)
             assert done.returncode == 0, (point, done.stderr)
@@ -284,3 +290,21 @@ def test_a_removal_whose_answer_was_lost_is_done_not_an_error(tmp_path, fresh_wo
         assert len([e for e in server.log if e.fault]) == 2
         assert comment.id not in {c.id for c in client.comments("demo/minititan", 2856, None)}
         assert made.id not in {i.id for i in client.board_items(board, "Status")}
+
+
+def test_killed_after_an_add_then_a_rerun_before_reads_show_it(tmp_path, fresh_world):
+    """The journal says the add began; the board's list does not show the item yet. The
+    rerun reads again (consistency_wait) rather than adding a second draft."""
+    with LocalGitHub(world_for(fresh_world), timing=BoardTiming(lag=5)) as server:
+        args = options(fresh_world, tmp_path, server)
+        config = Path(args[args.index("--config") + 1])
+        config.write_text(config.read_text().replace("consistency_wait = 0.3",
+                                                     "consistency_wait = 12"))  # fmt: skip
+        wanted = expected_drafts(args)
+        server.faults = [Fault.parse("addProjectV2DraftIssue:hang-after*1")]
+        _publish_killed_at_the_hang(server, args)
+        server.faults = []
+        done = publish(args)
+        assert done.returncode == 0, done.stderr
+        check_published(server, wanted)
+        assert len(_scout_drafts(server)) == len(wanted)
