@@ -308,3 +308,22 @@ def test_killed_after_an_add_then_a_rerun_before_reads_show_it(tmp_path, fresh_w
         assert done.returncode == 0, done.stderr
         check_published(server, wanted)
         assert len(_scout_drafts(server)) == len(wanted)
+
+
+def test_a_draft_archived_between_the_read_and_the_write_is_skipped(tmp_path, fresh_world):
+    archived: list = []
+
+    def archive_first_status_target(entry) -> None:
+        if "updateProjectV2ItemFieldValue" in entry.description and not archived:
+            archived.append(_scout_drafts(server)[-1])  # the draft just added
+            archived[0].archived = True
+
+    with LocalGitHub(world_for(fresh_world), on_request=archive_first_status_target) as server:
+        args = options(fresh_world, tmp_path, server)
+        wanted = expected_drafts(args)
+        done = publish(args)
+        assert done.returncode == 0, done.stderr
+        assert f"board item {archived[0].title!r} is archived" in done.stderr
+        assert len(_scout_drafts(server)) == len(wanted)
+        [comment] = scout_comments(server.world, TODAY)
+        assert all(f"itemId={i.full_database_id})" in comment.body for i in _scout_drafts(server))

@@ -295,24 +295,28 @@ class Publisher:
         done = self._steps.get(f"status {fingerprint}", {}).get("state") == "done"
         if item.status is not None and (not added or done):
             return item.status  # someone's choice, or scout's Backlog that someone moved
+        if item.archived:
+            return self._archived(item, outcome)
         step = f"status {fingerprint}"
+        self._record(day, step, state="started")
         try:
-            if item.archived:
-                raise ArchivedItem(f"{item.title!r} is archived")
-            self._record(day, step, state="started")
             self.github.set_status(board, item.id, backlog)
             # A board's automation can move a new item after scout set it: once more.
             field_name = self.config.board.status_field
             if self.github.item_status(board, item.id, field_name) != name:
                 self.github.set_status(board, item.id, backlog)
-        except ArchivedItem:
-            outcome.archived.append(item.title)
-            self.note(f"board item {item.title!r} is archived: GitHub refuses changes to it, "
-                      "so its Status is left as it is")  # fmt: skip
-            return item.status
+        except ArchivedItem:  # archived since the board was read
+            return self._archived(item, outcome)
         self._record(day, step, state="done", option=backlog)
         outcome.statuses_set += 1
         return name
+
+    def _archived(self, item: BoardItem, outcome: Outcome) -> str | None:
+        """GitHub refuses any change to an archived item: left as it is, said, never a stop."""
+        outcome.archived.append(item.title)
+        self.note(f"board item {item.title!r} is archived: GitHub refuses changes to it, so "
+                  "its Status is left as it is")  # fmt: skip
+        return item.status
 
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
