@@ -46,6 +46,8 @@ class BoardTiming:
 
     def run_automation(self, world: World) -> None:
         """Move the items whose automation is due (called at every request)."""
+        if not self.pending:
+            return
         now = self.clock()
         for project in world.projects:
             status = project.field("Status")
