@@ -120,6 +120,10 @@ class GithubConfig(_Strict):
     backoff: float = Field(default=1.0, ge=0, le=60)  # first wait; doubles each retry
     secondary_rate_wait: float = Field(default=60.0, ge=0, le=3600)
     max_rate_limit_wait: float = Field(default=300.0, ge=0, le=3600)  # longer: give up
+    # A new board item or comment can be missing from a read for a while: before scout
+    # concludes that something it may have made is not there, it reads again for this long
+    # (CONSISTENCY_READS reads).
+    consistency_wait: float = Field(default=10.0, ge=0, le=300)
 
 
 class WindowsConfig(_Strict):

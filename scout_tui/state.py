@@ -119,17 +119,29 @@ class StateStore:
         if "readonly" in detail.lower() or "read-only" in detail.lower() or (
             isinstance(exc, PermissionError)
         ):
+            if self.hot_journal.exists():
+                return StateError(f"cannot {doing}: the state store {self.path} has an unfinished "
+                                  f"write ({self.hot_journal}) that only a writable store can "
+                                  "roll back: make its folder writable, or use --state-dir")
             return StateError(f"cannot {doing}: the state store {self.path} is read-only")
         return StateError(f"cannot {doing}: the state store {self.path}: {detail}")
 
+    @property
+    def hot_journal(self) -> Path:
+        """SQLite's rollback journal: left behind by a process killed during a write."""
+        return self.path.with_name(self.path.name + "-journal")
+
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection | None]:
-        """A read-only connection; None when there is no store yet (nothing decided)."""
+        """A connection for reading; None when there is no store yet (nothing decided).
+        Read-write where the store can be written, so that SQLite rolls back a write a
+        killed process left half done; read-only only on read-only media."""
         if not self.path.exists():
             yield None
             return
+        writable = os.access(self.path, os.W_OK) and os.access(self.directory, os.W_OK)
         try:
-            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+            db = sqlite3.connect(f"file:{self.path}?mode={'rw' if writable else 'ro'}", uri=True,
                                  timeout=BUSY_TIMEOUT_MS / 1000)  # fmt: skip
         except sqlite3.Error as exc:
             raise self._fail("read decisions", exc) from None
@@ -271,6 +283,16 @@ class StateStore:
                 return {}
             rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND day = ?",
                               (scope, day)).fetchall()  # fmt: skip
+        return {step: json.loads(data) for step, data in rows}
+
+    def journal_steps(self, scope: str, prefix: str) -> dict[str, dict]:
+        """The steps named `prefix…` of every day's publish under `scope`; a later day's
+        record of a step wins."""
+        with self._reading() as db:
+            if db is None:
+                return {}
+            rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND step LIKE ? "
+                              "ORDER BY day, at", (scope, prefix + "%")).fetchall()  # fmt: skip
         return {step: json.loads(data) for step, data in rows}
 
     def journaled_items(self, scope: str) -> dict[str, str]:

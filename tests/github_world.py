@@ -25,7 +25,8 @@ def fast_config(sample: Sample, folder: Path) -> Path:
     """The sample's scout.toml with quick retries, for fault tests."""
     text = sample.config.read_text().replace(
         "mutation_interval = 0\n",
-        "mutation_interval = 0\nbackoff = 0.05\ntimeout = 1\nsecondary_rate_wait = 0.2\n",
+        "mutation_interval = 0\nbackoff = 0.05\ntimeout = 1\nsecondary_rate_wait = 0.2\n"
+        "consistency_wait = 0.3\n",
     )
     path = folder / "scout.toml"
     path.write_text(text)

@@ -133,3 +133,58 @@ def test_a_partly_damaged_store_is_refused_and_not_written(tmp_path):
         with pytest.raises(StateError, match=r"is (damaged|unreadable) .* left as it is"):
             action(StateStore(tmp_path))
     assert path.read_bytes() == damaged  # left exactly as it was
+
+
+_KILLED_MID_WRITE = """
+import os, signal, sqlite3, sys
+from pathlib import Path
+from scout_tui.state import StateStore
+store = StateStore(Path(sys.argv[1]))
+db = sqlite3.connect(store.path, isolation_level=None)
+db.execute("PRAGMA cache_size = 1")  # pages spill into the file before the commit
+db.execute("BEGIN IMMEDIATE")
+db.execute("INSERT INTO journal VALUES ('s', 'd', 'big', ?, 'now')", ("x" * 200_000,))
+db.execute("DELETE FROM journal")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _killed_during_a_write(folder) -> StateStore:
+    """A store whose writer was killed mid-transaction: a hot `-journal` beside it."""
+    store = StateStore(folder)
+    store.record_step(SCOPE, "2026-12-02", "comment", {"id": 7})
+    done = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(folder)])
+    assert done.returncode == -9
+    assert store.hot_journal.exists()
+    return store
+
+
+def test_a_write_killed_halfway_is_rolled_back_on_the_next_read(tmp_path):
+    store = _killed_during_a_write(tmp_path)
+    assert StateStore(tmp_path).journal(SCOPE, "2026-12-02") == {"comment": {"id": 7}}
+    assert not store.hot_journal.exists()
+    store.record_step(SCOPE, "2026-12-02", "links", {})  # and writes go on
+    assert set(StateStore(tmp_path).journal(SCOPE, "2026-12-02")) == {"comment", "links"}
+
+
+def test_a_write_killed_halfway_on_read_only_media_is_one_line_naming_the_journal(tmp_path):
+    store = _killed_during_a_write(tmp_path)
+    prefix = read_only(tmp_path)
+    if prefix is None:
+        pytest.skip("no user namespaces here to make a read-only mount")
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from scout_tui.state import StateError, StateStore
+        try:
+            StateStore(Path({str(tmp_path)!r})).journal({SCOPE!r}, "2026-12-02")
+        except StateError as exc:
+            print(exc)
+    """)
+    done = subprocess.run([*prefix, sys.executable, "-c", script], capture_output=True,
+                          text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"cannot read decisions: the state store {store.path} has an unfinished write "
+        f"({store.hot_journal}) that only a writable store can roll back: make its folder "
+        "writable, or use --state-dir"
+    ]

@@ -346,6 +346,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "`METHOD /path` (and GraphQL field) contains TEXT; KIND: 500, 502, "
                        "ratelimit, timeout, drop, hang, optionally -after (applied, then "
                        "failed) and *K (the first K only)")  # fmt: skip
+    serve.add_argument("--automation-status", metavar="STATUS",
+                       help="a board automation: each new item gets this Status (e.g. Ready)")
+    serve.add_argument("--automation-delay", type=float, default=0.0, metavar="S",
+                       help="seconds after the add that the automation moves an item "
+                       "(default: 0, on the add)")
+    serve.add_argument("--lag", type=float, default=0.0, metavar="S",
+                       help="new board items are missing from reads for S seconds, as GitHub's "
+                       "eventual consistency can make them (default: 0)")  # fmt: skip
 
     demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
     demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")

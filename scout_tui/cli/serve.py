@@ -11,6 +11,7 @@ from scout_tui.config import load_config
 from scout_tui.demo.files import HAND_WRITTEN_REPORT
 from scout_tui.demo.github_world import SCOUT_USER, demo_world
 from scout_tui.errors import UsageError
+from scout_tui.github.server.graphql_api import BoardTiming
 from scout_tui.github.server.http import Fault, FaultError, LocalGitHub
 from scout_tui.github.server.world import Token, World
 from scout_tui.session import utc_today
@@ -36,8 +37,13 @@ def cmd_serve_github(args: argparse.Namespace) -> int:
     for token in args.token or []:
         if world.login_for(token) is None:
             world.tokens.append(Token(token=token, login=SCOUT_USER))
+    if args.automation_delay < 0 or args.lag < 0:
+        raise UsageError("--automation-delay and --lag are seconds, 0 or more")
+    timing = BoardTiming(lag=args.lag, automation_status=args.automation_status,
+                         automation_delay=args.automation_delay)  # fmt: skip
     try:
-        server = LocalGitHub(world, port=args.port, state_file=args.state, faults=faults)
+        server = LocalGitHub(world, port=args.port, state_file=args.state, faults=faults,
+                             timing=timing)  # fmt: skip
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") \
             from None  # fmt: skip

@@ -24,6 +24,10 @@ class GitHubError(ScoutError):
         self.retry_after = retry_after
 
 
+class ArchivedItem(GitHubError):
+    """GitHub refuses any change to an archived board item."""
+
+
 @dataclass(frozen=True)
 class Comment:
     id: int
@@ -56,6 +60,7 @@ class BoardItem:
     status: str | None
     creator: str | None = None  # the login that added it to the board
     content_type: str = "DraftIssue"  # or Issue, PullRequest (GraphQL's type names)
+    archived: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,7 @@ class GitHub(Protocol):
     def create_comment(self, repo: str, issue: int, body: str,
                        applied: Callable[[], Comment | None] | None = None) -> Comment: ...
     def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment: ...
+    def delete_comment(self, repo: str, comment_id: int) -> None: ...
 
     # the board
     def board(self, owner: str, number: int, status_field: str) -> Board: ...
@@ -120,6 +126,8 @@ class GitHub(Protocol):
     def add_draft(self, board: Board, title: str, body: str,
                   applied: Callable[[], BoardItem | None] | None = None) -> BoardItem: ...
     def set_status(self, board: Board, item_id: str, option_id: str) -> None: ...
+    def item_status(self, board: Board, item_id: str, status_field: str) -> str | None: ...
+    def delete_item(self, board: Board, item_id: str) -> None: ...
 
     # what the GitHub collectors read
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,

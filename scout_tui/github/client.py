@@ -38,6 +38,7 @@ from scout_tui.cache import Cache
 from scout_tui.config import GithubConfig
 from scout_tui.errors import RedactingWriter, redact, register_secret, scrub_data
 from scout_tui.github.api import (
+    ArchivedItem,
     Board,
     BoardItem,
     Comment,
@@ -73,7 +74,7 @@ query($id: ID!, $after: String, $status: String!) {
     ... on ProjectV2 {
       items(first: 100, after: $after) {
         nodes {
-          id fullDatabaseId
+          id fullDatabaseId isArchived
           creator { login }
           content {
             __typename
@@ -94,7 +95,20 @@ mutation($project: ID!, $title: String!, $body: String!) {
     projectItem { id fullDatabaseId creator { login } }
   }
 }"""
+_DELETE_ITEM = """
+mutation($project: ID!, $item: ID!) {
+  deleteProjectV2Item(input: {projectId: $project, itemId: $item}) { deletedItemId }
+}"""
+_ITEM_STATUS = """
+query($id: ID!, $status: String!) {
+  node(id: $id) {
+    ... on ProjectV2Item {
+      fieldValueByName(name: $status) { ... on ProjectV2ItemFieldSingleSelectValue { name } }
+    }
+  }
+}"""
 _VIEWER = "query { viewer { login id } }"
+ARCHIVED = "The item is archived"  # GitHub's refusal of any change to an archived item
 _SET_STATUS = """
 mutation($project: ID!, $item: ID!, $field: ID!, $option: String!) {
   updateProjectV2ItemFieldValue(input: {projectId: $project, itemId: $item, fieldId: $field,
@@ -227,6 +241,8 @@ class GitHubClient:
                 "Retry-After"
             )
             text = f"GitHub answered {status} to {doing}: {message or 'no message'}"
+            if message.startswith(ARCHIVED):
+                return ArchivedItem(redact(text), status=status)
             if status == 401:
                 text = f"GitHub refused the token ({status} {message or 'Bad credentials'})"
             wait = float(retry_after) if str(retry_after or "").isdigit() else None
@@ -338,6 +354,15 @@ class GitHubClient:
                                                               input={"body": body})[1]),
         )  # fmt: skip
 
+    def delete_comment(self, repo: str, comment_id: int) -> None:
+        url = f"/repos/{repo}/issues/comments/{comment_id}"
+        try:
+            self._write(f"deleting comment {comment_id} on {repo}",
+                        lambda: self._w.requestJsonAndCheck("DELETE", url))  # fmt: skip
+        except GitHubError as exc:
+            if exc.status != 404:  # 404: gone, by a retry whose first answer was lost
+                raise
+
     # -- the board ------------------------------------------------------------------------------
     def board(self, owner: str, number: int, status_field: str) -> Board:
         variables = {"owner": owner, "number": number, "status": status_field}
@@ -381,7 +406,8 @@ class GitHubClient:
                                        database_id=int(database_id) if database_id else None,
                                        title=content.get("title", ""), body=content.get("body", ""),
                                        status=status, creator=_login(node.get("creator")),
-                                       content_type=content.get("__typename", "")))  # fmt: skip
+                                       content_type=content.get("__typename", ""),
+                                       archived=bool(node.get("isArchived"))))  # fmt: skip
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return items
@@ -409,6 +435,25 @@ class GitHubClient:
             "setting a board item's status",
             lambda: self._graphql(self._w, _SET_STATUS, variables, "setting a status"),
         )
+
+    def item_status(self, board: Board, item_id: str, status_field: str) -> str | None:
+        """One item's Status, read fresh (by id: a new item is found at once)."""
+        data = self._read("reading a board item's status", lambda: self._graphql(
+            self._r, _ITEM_STATUS, {"id": item_id, "status": status_field},
+            "a board item's status"))  # fmt: skip
+        return ((data.get("node") or {}).get("fieldValueByName") or {}).get("name")
+
+    def delete_item(self, board: Board, item_id: str) -> None:
+        try:
+            self._write(
+                f"removing an item from board {board.owner}/{board.number}",
+                lambda: self._graphql(self._w, _DELETE_ITEM,
+                                      {"project": board.id, "item": item_id},
+                                      "removing a board item"),
+            )  # fmt: skip
+        except GitHubError as exc:
+            if "Could not resolve" not in str(exc):  # gone, by a retry whose answer was lost
+                raise
 
     # -- what the GitHub collectors read -------------------------------------------------------
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,

@@ -9,30 +9,59 @@ item, all in Backlog, all linked:
 - a draft: scout's own draft (created by the token's identity or journaled here) whose
   body carries the finding's fingerprint marker is that finding's draft; any item with the
   same normalized title is a duplicate; otherwise one is added;
-- Status: set to the Backlog option, ids looked up fresh from the board, for the drafts
-  this publish made and for drafts scout created that have no status yet — never Ready, a
-  status someone chose is left alone, and an item scout did not create is never touched;
+- Status: set to the Backlog option, ids looked up fresh from the board, for every draft
+  scout added whose status step is not journaled as done — whatever the board shows, as a
+  board's automation gives new items a status of its own — and for scout's drafts with no
+  status; read once more after, and set again if an automation moved it. A status someone
+  chose is otherwise left alone, an item scout did not create is never touched, and an
+  archived item (GitHub refuses any change to one) is skipped with a note;
 - the links: the comment is edited once more when its body differs.
 Each step is journaled in the state store before and after, keyed by API URL, repository,
-tracking issue, board and report date, so a demo never marks a real publish done.
+tracking issue, board and report date (so a demo never marks a real publish done), and the
+journal is read back on every run: it is the truth of what scout did.
+
+Several boxes may publish at once (a cron job and a reviewer, each with its own state):
+just before each create scout reads what GitHub holds, and just after it reads again; when
+another box's copy exists (the same date marker, the same fingerprint marker), the older
+one stays and scout removes its own. A read right after a create can miss the new item: where
+scout has reason to think something is there (journaled, or a write whose answer was lost),
+it reads again for up to `[github] consistency_wait` before concluding it is not.
 """
 
 from __future__ import annotations
 
+import time as clock
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+from typing import TypeVar
 
 from scout_tui.config import Config
-from scout_tui.github.api import Board, BoardItem, Comment, GitHub, GitHubError, board_item_url
+from scout_tui.github.api import (
+    ArchivedItem,
+    Board,
+    BoardItem,
+    Comment,
+    GitHub,
+    GitHubError,
+    board_item_url,
+)
 from scout_tui.model import BoardRef, Finding, RunResult
 from scout_tui.publish.plan import PublishPlan, build_plan, draft_body, draft_title, wants_draft
-from scout_tui.report.board import BoardIndex, Scout, board_index, normalized_title
+from scout_tui.report.board import (
+    BoardIndex,
+    Scout,
+    board_index,
+    normalized_title,
+    scout_fingerprint,
+)
 from scout_tui.report.render import report_marker
 from scout_tui.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
 SCOPES_FOR_BOARDS = {"project"}
+CONSISTENCY_READS = 3  # spread over [github] consistency_wait
+T = TypeVar("T")
 
 
 class PublishError(GitHubError):
@@ -71,6 +100,8 @@ class Outcome:
     duplicates: list[str] = field(default_factory=list)  # an item with the same title exists
     statuses_set: int = 0
     links_edited: bool = False
+    archived: list[str] = field(default_factory=list)  # scout's drafts left alone: archived
+    copies_removed: int = 0  # scout's own copies, another box's being older
 
     def summary(self) -> list[str]:
         lines = []
@@ -83,6 +114,11 @@ class Outcome:
             lines.append(f"{len(self.drafts_found)} draft(s) already on the board")
         if self.duplicates:
             lines.append(f"{len(self.duplicates)} skipped as duplicates of board items")
+        if self.archived:
+            lines.append(f"{len(self.archived)} archived draft(s) left as they are")
+        if self.copies_removed:
+            lines.append(f"{self.copies_removed} copy(ies) removed: another publish had made "
+                         "them first")  # fmt: skip
         return lines
 
 
@@ -101,10 +137,31 @@ class Publisher:
                  note: Callable[[str], None] = lambda message: None) -> None:  # fmt: skip
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
+        self._steps: dict[str, dict] = {}  # every day's draft and status steps, read back
 
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
         self.state.record_step(self.target.journal_scope, day, step, dict(data))
+        self._steps[step] = dict(data)
+
+    def last_written_body(self, day: date) -> str | None:
+        """The report comment of `day` as scout last wrote it (None: it wrote none): the
+        base against which a person's edits of the comment are told apart."""
+        entry = self.state.journal(self.target.journal_scope, day.isoformat()).get("comment")
+        return (entry or {}).get("body")
+
+    def _look(self, read: Callable[[], T | None], expected: bool) -> T | None:
+        """What `read` finds; when scout has reason to think it is there, read again for up to
+        `[github] consistency_wait` before concluding it is not (GitHub can miss a new item
+        for a while)."""
+        found = read()
+        pause = self.config.github.consistency_wait / CONSISTENCY_READS
+        for _ in range(CONSISTENCY_READS if expected else 0):
+            if found is not None:
+                break
+            clock.sleep(pause)
+            found = read()
+        return found
 
     def scout(self) -> Scout:
         """Who scout is on the board: the token's identity and what this journal added."""
@@ -142,46 +199,31 @@ class Publisher:
             options = ", ".join(board.status_options) or "none"
             raise PublishError(f"board {board.owner}/{board.number} has no {status_field!r} "
                                f"option {self.config.board.backlog_option!r} (options: {options})")
+        scope = self.target.journal_scope
+        today = self.state.journal(scope, day)
+        self._steps = {**self.state.journal_steps(scope, "draft "),
+                       **self.state.journal_steps(scope, "status ")}  # fmt: skip
         scout = self.scout()
         index = board_index(self.github.board_items(board, status_field), scout)
 
         # 1. The comment, with the board links already known.
         findings = [self._linked(f, board, index) for f in run.findings]
         body = self.render(run.model_copy(update={"findings": findings}))
-        self._record(day, "comment", state="started")
-        comment, outcome.comment_posted = self._comment(run, body, viewer)
+        comment, outcome.comment_posted = self._comment(run, body, viewer, "comment" in today,
+                                                        outcome)  # fmt: skip
         outcome.comment = comment
-        self._record(day, "comment", state="done", id=comment.id, url=comment.url)
 
         # 2. One draft per new Action Item that has none; 3. Backlog where scout owns it.
         for position, finding in enumerate(findings):
-            if not wants_draft(finding.model_copy(update={"board": None})):
-                continue
-            title = draft_title(self.config, finding)
-            ours = index.drafts.get(finding.fingerprint)  # only ever a draft scout created
-            if ours is None and normalized_title(title) in index.titles:
-                outcome.duplicates.append(title)  # someone filed it already: linked, untouched
-                continue
-            created = ours is None
-            if ours is None:
-                step = f"draft {finding.fingerprint}"
-                self._record(day, step, state="started")
-                ours = self.github.add_draft(
-                    board, title, draft_body(self.config, finding, run.date, comment.url),
-                    applied=lambda fp=finding.fingerprint: self._find_draft(board, fp, scout),
-                )  # fmt: skip
-                self._record(day, step, state="done", item=ours.id, database_id=ours.database_id)
-                outcome.drafts_added.append(title)
+            if wants_draft(finding.model_copy(update={"board": None})):
+                ours = self._draft(run, board, index, scout, finding, comment.url, outcome)
+            elif f"draft {finding.fingerprint}" in self._steps:  # added on an earlier day
+                ours = index.drafts.get(finding.fingerprint)
             else:
-                outcome.drafts_found.append(title)
-            status = ours.status
-            if status is None or (created and status != self.config.board.backlog_option):
-                step = f"status {finding.fingerprint}"
-                self._record(day, step, state="started")
-                self.github.set_status(board, ours.id, backlog)
-                self._record(day, step, state="done", option=backlog)
-                outcome.statuses_set += 1
-                status = self.config.board.backlog_option
+                continue
+            if ours is None:
+                continue
+            status = self._backlog(day, board, backlog, finding.fingerprint, ours, outcome)
             url = board_item_url(self.target.web_url, board, ours)
             findings[position] = finding.model_copy(
                 update={"board": BoardRef(item_id=ours.id, url=url, status=status)}
@@ -192,10 +234,89 @@ class Publisher:
         if final != comment.body:
             self._record(day, "links", state="started")
             comment = self.github.edit_comment(self.target.repo, comment.id, final)
+            self._record(day, "comment", state="done", id=comment.id, url=comment.url,
+                         body=comment.body)  # fmt: skip
             outcome.comment = comment
             outcome.links_edited = True
         self._record(day, "links", state="done")
         return outcome
+
+    def _draft(self, run: RunResult, board: Board, index: BoardIndex, scout: Scout,
+               finding: Finding, comment_url: str,
+               outcome: Outcome) -> BoardItem | None:  # fmt: skip
+        """The finding's draft: scout's own, found or added now; None: an item someone
+        filed is its duplicate."""
+        fingerprint, title = finding.fingerprint, draft_title(self.config, finding)
+        step = f"draft {fingerprint}"
+
+        def find() -> BoardItem | None:
+            return self._find_draft(board, fingerprint, scout)
+
+        ours = index.drafts.get(fingerprint)
+        if ours is None and step in self._steps:  # scout added it, or began to: look harder
+            ours = self._look(find, expected=True)
+        if ours is None and normalized_title(title) in index.titles:
+            outcome.duplicates.append(title)  # someone filed it already: linked, untouched
+            return None
+        if ours is None:
+            ours = find()  # another box may have added it since the board was read
+        if ours is not None:
+            outcome.drafts_found.append(title)
+            return ours
+        self._record(run.date.isoformat(), step, state="started")
+        made = self.github.add_draft(
+            board, title, draft_body(self.config, finding, run.date, comment_url),
+            applied=lambda: self._look(find, expected=True),
+        )  # fmt: skip
+        kept = self._oldest_draft(board, fingerprint, scout, made, outcome)
+        self._record(run.date.isoformat(), step, state="done", item=kept.id,
+                     database_id=kept.database_id)  # fmt: skip
+        outcome.drafts_added.append(title)
+        return kept
+
+    def _oldest_draft(self, board: Board, fingerprint: str, scout: Scout, made: BoardItem,
+                      outcome: Outcome) -> BoardItem:  # fmt: skip
+        """Read again after the add: when another box added the same finding's draft, the
+        older stays and scout removes its own."""
+        items = self.github.board_items(board, self.config.board.status_field)
+        copies = [i for i in items if scout_fingerprint(i, scout) == fingerprint]
+        copies += [] if any(c.id == made.id for c in copies) else [made]
+        oldest = min(copies, key=lambda i: (i.database_id is None, i.database_id or 0))
+        if oldest.id != made.id:
+            self.github.delete_item(board, made.id)
+            outcome.copies_removed += 1
+        return oldest
+
+    def _backlog(self, day: str, board: Board, backlog: str, fingerprint: str, item: BoardItem,
+                 outcome: Outcome) -> str | None:  # fmt: skip
+        """The draft's Status once scout has done its part."""
+        name = self.config.board.backlog_option
+        added = f"draft {fingerprint}" in self._steps
+        done = self._steps.get(f"status {fingerprint}", {}).get("state") == "done"
+        if item.status is not None and (not added or done):
+            return item.status  # someone's choice, or scout's Backlog that someone moved
+        if item.archived:
+            return self._archived(item, outcome)
+        step = f"status {fingerprint}"
+        self._record(day, step, state="started")
+        try:
+            self.github.set_status(board, item.id, backlog)
+            # A board's automation can move a new item after scout set it: once more.
+            field_name = self.config.board.status_field
+            if self.github.item_status(board, item.id, field_name) != name:
+                self.github.set_status(board, item.id, backlog)
+        except ArchivedItem:  # archived since the board was read
+            return self._archived(item, outcome)
+        self._record(day, step, state="done", option=backlog)
+        outcome.statuses_set += 1
+        return name
+
+    def _archived(self, item: BoardItem, outcome: Outcome) -> str | None:
+        """GitHub refuses any change to an archived item: left as it is, said, never a stop."""
+        outcome.archived.append(item.title)
+        self.note(f"board item {item.title!r} is archived: GitHub refuses changes to it, so "
+                  "its Status is left as it is")  # fmt: skip
+        return item.status
 
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
@@ -214,19 +335,40 @@ class Publisher:
         items = self.github.board_items(board, self.config.board.status_field)
         return board_index(items, scout).drafts.get(fingerprint)
 
-    def _comment(self, run: RunResult, body: str, viewer: str) -> tuple[Comment, bool]:
+    def _comment(self, run: RunResult, body: str, viewer: str, journaled: bool,
+                 outcome: Outcome) -> tuple[Comment, bool]:  # fmt: skip
         """Today's comment by us, edited; or a new one (never twice, never someone else's).
         True when posted now."""
-        mine = self._todays_comment(run, viewer)
-        if mine is not None:
-            if mine.body == body:
-                return mine, False
-            return self.github.edit_comment(self.target.repo, mine.id, body), False
-        posted = self.github.create_comment(
-            self.target.repo, self.target.issue, body,
-            applied=lambda: self._todays_comment(run, viewer),
-        )
-        return posted, True
+        day = run.date.isoformat()
+
+        def find() -> Comment | None:
+            return self._todays_comment(run, viewer)
+
+        mine = self._look(find, expected=journaled)
+        posted = mine is None
+        if mine is None:
+            self._record(day, "comment", state="started")
+            made = self.github.create_comment(
+                self.target.repo, self.target.issue, body,
+                applied=lambda: self._look(find, expected=True),
+            )  # fmt: skip
+            mine = self._oldest_comment(run, viewer, made, outcome)
+        elif mine.body != body:
+            mine = self.github.edit_comment(self.target.repo, mine.id, body)
+        self._record(day, "comment", state="done", id=mine.id, url=mine.url, body=mine.body)
+        return mine, posted
+
+    def _oldest_comment(self, run: RunResult, viewer: str, made: Comment,
+                        outcome: Outcome) -> Comment:  # fmt: skip
+        """Read again after the post: when another box posted today's comment too, the
+        older stays and scout removes its own."""
+        copies = self._todays_comments(run, viewer)
+        copies += [] if any(c.id == made.id for c in copies) else [made]
+        oldest = min(copies, key=lambda c: (c.created_at, c.id))
+        if oldest.id != made.id:
+            self.github.delete_comment(self.target.repo, made.id)
+            outcome.copies_removed += 1
+        return oldest
 
     def todays_comment(self, run: RunResult) -> Comment | None:
         """The comment a publish of `run` would edit (the token user's, with today's
@@ -234,10 +376,13 @@ class Publisher:
         return self._todays_comment(run, self.github.viewer())
 
     def _todays_comment(self, run: RunResult, viewer: str) -> Comment | None:
+        return next(iter(self._todays_comments(run, viewer)), None)
+
+    def _todays_comments(self, run: RunResult, viewer: str) -> list[Comment]:
+        """The token user's comments with the run's report marker, oldest first."""
         since = datetime.combine(run.date - timedelta(days=1), time(), UTC)
         marker = report_marker(run.date)
-        for comment in self.github.comments(self.target.repo, self.target.issue, since):
-            if comment.author == viewer and marker in comment.body:
-                return comment
-        return None
+        return [comment
+                for comment in self.github.comments(self.target.repo, self.target.issue, since)
+                if comment.author == viewer and marker in comment.body]  # fmt: skip
 

@@ -5,7 +5,9 @@ reads their attributes and calls their methods with the field's arguments."""
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -15,6 +17,47 @@ from graphql import GraphQLError, GraphQLSchema, build_schema, graphql_sync
 from scout_tui.github.server.world import Account, Item, Project, ProjectField, World
 
 MAX_PAGE = 100
+ARCHIVED = "The item is archived and cannot be updated"  # GitHub's words
+
+
+@dataclass
+class BoardTiming:
+    """What a real board does on its own, in time: an automation that gives a new item a
+    status (`automation_delay` seconds after the add; 0: on the add), and a board's item list
+    that misses an item for `lag` seconds after its add (GitHub's eventual consistency; a
+    lookup by id finds it)."""
+
+    lag: float = 0.0
+    automation_status: str | None = None
+    automation_delay: float = 0.0
+    clock: Callable[[], float] = time.monotonic
+    added: dict[str, float] = field(default_factory=dict)  # item id → when added
+    pending: set[str] = field(default_factory=set)  # items the automation has yet to move
+
+    def visible(self, item: Item) -> bool:
+        added = self.added.get(item.id)
+        return added is None or self.clock() >= added + self.lag
+
+    def item_added(self, world: World, item: Item) -> None:
+        self.added[item.id] = self.clock()
+        if self.automation_status is not None:
+            self.pending.add(item.id)
+            self.run_automation(world)
+
+    def run_automation(self, world: World) -> None:
+        """Move the items whose automation is due (called at every request)."""
+        if not self.pending:
+            return
+        now = self.clock()
+        for project in world.projects:
+            status = project.field("Status")
+            option = next((o.id for o in status.options
+                           if o.name == self.automation_status), None) if status else None
+            for item in project.items:
+                if item.id in self.pending and now >= self.added[item.id] + self.automation_delay:
+                    self.pending.discard(item.id)
+                    if option is not None and status is not None:
+                        item.values[status.id] = option
 
 
 @cache
@@ -145,7 +188,9 @@ class _Project:
 
     def items(self, info: Any, first: int | None = None, after: str | None = None,
               **_: Any) -> dict:  # fmt: skip
-        items = [_Item(self._world, self._project, i) for i in self._project.items]
+        timing = info.root_value.timing
+        items = [_Item(self._world, self._project, i) for i in self._project.items
+                 if timing.visible(i)]  # fmt: skip
         return _page(items, first, after)
 
 
@@ -164,9 +209,11 @@ class GraphQLApi:
     """Runs one request against the world; the caller holds the world's lock."""
 
     def __init__(self, world: World, viewer: str, base_url: str,
-                 after_write: Callable[[], None]) -> None:  # fmt: skip
+                 after_write: Callable[[], None],
+                 timing: BoardTiming | None = None) -> None:  # fmt: skip
         self.world, self.viewer_login, self.base_url = world, viewer, base_url
         self._after_write = after_write
+        self.timing = timing or BoardTiming()
 
     # -- queries ------------------------------------------------------------------------
     def _owner(self, login: str, kind: str) -> _Owner | None:
@@ -217,9 +264,20 @@ class GraphQLApi:
             if option is not None:
                 item.values[status.id] = option.id
         project.items.append(item)
+        self.timing.item_added(self.world, item)
         self._after_write()
         return {"clientMutationId": input.get("clientMutationId"),
                 "projectItem": _Item(self.world, project, item)}  # fmt: skip
+
+    def deleteProjectV2Item(self, info: Any, input: dict) -> dict:
+        project = self._project_by_id(input["projectId"])
+        item = next((i for i in project.items if i.id == input["itemId"]), None)
+        if item is None:
+            raise GraphQLError(f"Could not resolve to a node with the global id of "
+                               f"'{input['itemId']}'")  # fmt: skip
+        project.items.remove(item)
+        self._after_write()
+        return {"clientMutationId": input.get("clientMutationId"), "deletedItemId": item.id}
 
     def updateProjectV2ItemFieldValue(self, info: Any, input: dict) -> dict:
         project = self._project_by_id(input["projectId"])
@@ -228,6 +286,8 @@ class GraphQLApi:
         if item is None or field is None:
             missing = input["itemId"] if item is None else input["fieldId"]
             raise GraphQLError(f"Could not resolve to a node with the global id of '{missing}'")
+        if item.archived:
+            raise GraphQLError(ARCHIVED)
         option = (input.get("value") or {}).get("singleSelectOptionId")
         if field.data_type != "SINGLE_SELECT" or option not in {o.id for o in field.options}:
             raise GraphQLError("The single select option Id does not belong to the field")
@@ -240,6 +300,8 @@ class GraphQLApi:
         for project in self.world.projects:
             for item in project.items:
                 if item.draft_id == input["draftIssueId"]:
+                    if item.archived:
+                        raise GraphQLError(ARCHIVED)
                     if input.get("title") is not None:
                         item.title = input["title"]
                     if input.get("body") is not None:

@@ -18,7 +18,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from scout_tui.github.server import rest
-from scout_tui.github.server.graphql_api import GraphQLApi
+from scout_tui.github.server.graphql_api import BoardTiming, GraphQLApi
 from scout_tui.github.server.responses import Response
 from scout_tui.github.server.world import World
 
@@ -102,11 +102,17 @@ class LocalGitHub:
         state_file: Path | None = None,
         faults: Iterable[Fault] = (),
         fault_timeout: float = TIMEOUT_FAULT_SECONDS,
+        timing: BoardTiming | None = None,
+        on_request: Callable[[Logged], None] | None = None,
     ) -> None:
         self.world = world
         self.state_file = state_file
         self.faults = list(faults)
         self.fault_timeout = fault_timeout
+        self.timing = timing or BoardTiming()
+        # Called with each request before it is answered, outside the world's lock: a test
+        # holds requests there (a barrier between two clients).
+        self.on_request = on_request
         self.log: list[Logged] = []
         self.lock = threading.RLock()
         self._stopping = threading.Event()
@@ -194,7 +200,10 @@ class LocalGitHub:
             entry.fault = fault.kind
             self._fail(handler, fault)
             return
+        if self.on_request is not None:
+            self.on_request(entry)
         with self.lock:
+            self.timing.run_automation(self.world)
             response = self._answer(handler, method, parts.path, parse_qs(parts.query), payload)
             if method != "GET" and response.status < 400:
                 self.saved()
@@ -230,7 +239,7 @@ class LocalGitHub:
                     "['read:project'].",
                 }]})  # fmt: skip
             else:
-                api = GraphQLApi(self.world, known.login, self.url, lambda: None)
+                api = GraphQLApi(self.world, known.login, self.url, lambda: None, self.timing)
                 response = Response(200, api.execute(payload["query"], payload.get("variables"),
                                                      payload.get("operationName")))  # fmt: skip
         else:

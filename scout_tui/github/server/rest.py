@@ -317,6 +317,20 @@ def edit_comment(world: World, token: Token, repo: Repository, comment_id: str, 
     return Response(200, _comment(world, repo, issue, comment, base))
 
 
+@_route("DELETE", REPO + r"/issues/comments/(?P<comment_id>\d+)")
+def delete_comment(world: World, token: Token, repo: Repository, comment_id: str,
+                   **_: Any) -> Response:  # fmt: skip
+    found = _find_comment(repo, comment_id)
+    if found is None:
+        return _not_found()
+    issue, comment = found
+    if comment.user != token.login:
+        return Response(403, {"message": "Must be the author of the comment to delete it.",
+                              "documentation_url": DOCS})  # fmt: skip
+    issue.comments.remove(comment)
+    return Response(204, None)
+
+
 def _can_write(token: Token) -> bool:
     return token.scopes is None or bool({"repo", "public_repo"} & set(token.scopes))
 
