@@ -56,6 +56,7 @@ class BoardItem:
     status: str | None
     creator: str | None = None  # the login that added it to the board
     content_type: str = "DraftIssue"  # or Issue, PullRequest (GraphQL's type names)
+    draft_id: str | None = None  # a draft's own id (DI_…), which updates its body
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class GitHub(Protocol):
     def add_draft(self, board: Board, title: str, body: str,
                   applied: Callable[[], BoardItem | None] | None = None) -> BoardItem: ...
     def set_status(self, board: Board, item_id: str, option_id: str) -> None: ...
+    def update_draft(self, draft_id: str, body: str) -> None: ...
 
     # what the GitHub collectors read
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,

@@ -77,7 +77,7 @@ query($id: ID!, $after: String, $status: String!) {
           creator { login }
           content {
             __typename
-            ... on DraftIssue { title body }
+            ... on DraftIssue { id title body }
             ... on Issue { title body }
             ... on PullRequest { title body }
           }
@@ -93,6 +93,10 @@ mutation($project: ID!, $title: String!, $body: String!) {
   addProjectV2DraftIssue(input: {projectId: $project, title: $title, body: $body}) {
     projectItem { id fullDatabaseId creator { login } }
   }
+}"""
+_UPDATE_DRAFT = """
+mutation($draft: ID!, $body: String!) {
+  updateProjectV2DraftIssue(input: {draftIssueId: $draft, body: $body}) { draftIssue { id } }
 }"""
 _VIEWER = "query { viewer { login id } }"
 _SET_STATUS = """
@@ -381,7 +385,8 @@ class GitHubClient:
                                        database_id=int(database_id) if database_id else None,
                                        title=content.get("title", ""), body=content.get("body", ""),
                                        status=status, creator=_login(node.get("creator")),
-                                       content_type=content.get("__typename", "")))  # fmt: skip
+                                       content_type=content.get("__typename", ""),
+                                       draft_id=content.get("id")))  # fmt: skip
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return items
@@ -408,6 +413,13 @@ class GitHubClient:
         self._write(  # the same status twice is the same status
             "setting a board item's status",
             lambda: self._graphql(self._w, _SET_STATUS, variables, "setting a status"),
+        )
+
+    def update_draft(self, draft_id: str, body: str) -> None:
+        self._write(  # the same body twice is the same body
+            "updating a draft's body",
+            lambda: self._graphql(self._w, _UPDATE_DRAFT, {"draft": draft_id, "body": body},
+                                  "updating a draft"),
         )
 
     # -- what the GitHub collectors read -------------------------------------------------------

@@ -12,7 +12,12 @@ item, all in Backlog, all linked:
 - Status: set to the Backlog option, ids looked up fresh from the board, for the drafts
   this publish made and for drafts scout created that have no status yet — never Ready, a
   status someone chose is left alone, and an item scout did not create is never touched;
+- status lines: scout's draft of a carried finding whose situation changed gets one dated
+  line, once per change (its marker in the draft, its step in the journal);
 - the links: the comment is edited once more when its body differs.
+A run posts under its own date: today's or yesterday's (a reviewer west of UTC triages
+after UTC midnight); an older run only edits the comment whose marker carries its date; a
+run dated after today publishes nothing.
 Each step is journaled in the state store before and after, keyed by API URL, repository,
 tracking issue, board and report date, so a demo never marks a real publish done.
 """
@@ -24,9 +29,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 
 from scout_tui.config import Config
+from scout_tui.errors import UsageError
 from scout_tui.github.api import Board, BoardItem, Comment, GitHub, GitHubError, board_item_url
 from scout_tui.model import BoardRef, Finding, RunResult
-from scout_tui.publish.plan import PublishPlan, build_plan, draft_body, draft_title, wants_draft
+from scout_tui.publish.plan import (
+    PublishPlan,
+    build_plan,
+    draft_body,
+    draft_title,
+    material_change,
+    status_lines,
+    wants_draft,
+    with_status_line,
+)
 from scout_tui.report.board import BoardIndex, Scout, board_index, normalized_title
 from scout_tui.report.render import report_marker
 from scout_tui.state import StateStore
@@ -37,6 +52,10 @@ SCOPES_FOR_BOARDS = {"project"}
 
 class PublishError(GitHubError):
     """Publishing cannot go on; the journal keeps what was done for the rerun."""
+
+
+class DateRefused(UsageError):
+    """The run's date is not one publishing posts under: nothing was written."""
 
 
 @dataclass
@@ -70,6 +89,7 @@ class Outcome:
     drafts_found: list[str] = field(default_factory=list)  # already on the board (reruns)
     duplicates: list[str] = field(default_factory=list)  # an item with the same title exists
     statuses_set: int = 0
+    status_lines: list[str] = field(default_factory=list)  # titles of drafts given one
     links_edited: bool = False
 
     def summary(self) -> list[str]:
@@ -83,16 +103,24 @@ class Outcome:
             lines.append(f"{len(self.drafts_found)} draft(s) already on the board")
         if self.duplicates:
             lines.append(f"{len(self.duplicates)} skipped as duplicates of board items")
+        if self.status_lines:
+            lines.append(f"{len(self.status_lines)} status line(s) added to existing drafts")
         return lines
 
 
 def plan_against_board(config: Config, run: RunResult, report: str,
-                       items: list[BoardItem] | None,
-                       scout: Scout | None) -> PublishPlan:  # fmt: skip
-    """The plan, with board items (when known) as duplicates rather than new drafts."""
+                       items: list[BoardItem] | None, scout: Scout | None,
+                       journaled: frozenset[str] = frozenset()) -> PublishPlan:  # fmt: skip
+    """The plan, with board items (when known) as duplicates rather than new drafts, and
+    the status lines scout's drafts are due (`journaled`: the digests already written)."""
     index = board_index(items, scout) if items is not None else None
     titles = {key: item.id for key, item in index.by_key().items()} if index is not None else {}
-    return build_plan(config, run.date, report, run.findings, titles)
+    bodies = {fp: item.body for fp, item in index.drafts.items()} if index is not None else {}
+    return build_plan(config, run.date, report, run.findings, titles, bodies, journaled)
+
+
+def _status_line_step(fingerprint: str) -> str:
+    return f"status-line {fingerprint}"
 
 
 class Publisher:
@@ -105,6 +133,13 @@ class Publisher:
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
         self.state.record_step(self.target.journal_scope, day, step, dict(data))
+
+    def journaled_status_lines(self, day: str) -> frozenset[str]:
+        """The status lines (their digests) this state dir wrote for the day's run."""
+        steps = self.state.journal(self.target.journal_scope, day)
+        return frozenset(str(data["digest"]) for step, data in steps.items()
+                         if step.startswith(_status_line_step("")) and data.get("state") == "done"
+                         and data.get("digest"))  # fmt: skip
 
     def scout(self) -> Scout:
         """Who scout is on the board: the token's identity and what this journal added."""
@@ -125,6 +160,18 @@ class Publisher:
                                + " and the scope ".join(missing)
                                + " (`gh auth refresh -s project`, or a new token)")  # fmt: skip
 
+    def check_day(self, run: RunResult) -> None:
+        """DateRefused unless the run's date is one it may post or edit under."""
+        today = datetime.now(UTC).date()
+        if run.date > today:
+            raise DateRefused(f"the run is dated {run.date}, after today ({today}, UTC): "
+                              "nothing is published under a day to come")  # fmt: skip
+        if run.date >= today - timedelta(days=1) or self.todays_comment(run) is not None:
+            return
+        raise DateRefused(f"the run of {run.date} has no report comment of its own on "
+                          f"#{self.target.issue} to edit, and a report older than yesterday is "
+                          "never posted anew: publish today's run (without --date)")  # fmt: skip
+
     def publish(self, run: RunResult) -> Outcome:
         """`run` is triaged: what is in it is published."""
         with self.state.lock("publish", "publish"):
@@ -134,6 +181,7 @@ class Publisher:
         day = run.date.isoformat()
         outcome = Outcome()
         self.check_access()
+        self.check_day(run)
         viewer = self.github.viewer()
         status_field = self.config.board.status_field
         board = self.github.board(self.target.board_owner, self.target.board_number, status_field)
@@ -187,6 +235,8 @@ class Publisher:
                 update={"board": BoardRef(item_id=ours.id, url=url, status=status)}
             )
 
+        outcome.status_lines = self._add_status_lines(run, board, scout)
+
         # 4. The comment, linked.
         final = self.render(run.model_copy(update={"findings": findings}))
         if final != comment.body:
@@ -196,6 +246,26 @@ class Publisher:
             outcome.links_edited = True
         self._record(day, "links", state="done")
         return outcome
+
+    def _add_status_lines(self, run: RunResult, board: Board, scout: Scout) -> list[str]:
+        """One dated line on each of scout's drafts whose finding changed materially, read
+        fresh from the board (another box may have written it), journaled by digest."""
+        day = run.date.isoformat()
+        journaled = self.journaled_status_lines(day)
+        if not any(material_change(finding) for finding in run.findings):
+            return []  # nothing changed: no board read
+        drafts = board_index(self.github.board_items(board, self.config.board.status_field),
+                             scout).drafts  # fmt: skip
+        bodies = {fp: item.body for fp, item in drafts.items() if item.draft_id}
+        added = []
+        for line in status_lines(self.config, run.date, run.findings, bodies, journaled):
+            item = drafts[line.fingerprint]
+            step = _status_line_step(line.fingerprint)
+            self._record(day, step, state="started", digest=line.digest)
+            self.github.update_draft(str(item.draft_id), with_status_line(item.body, line))
+            self._record(day, step, state="done", digest=line.digest)
+            added.append(line.title)
+        return added
 
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
