@@ -134,8 +134,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
         if not args.yes and not sys.stdin.isatty():
             raise UsageError("publishing asks for a confirmation: run it in a terminal, or "
                              "pass --yes (every finding not dropped counts as accepted)")
-        try:  # before anything else: a token that cannot write is said at once
-            session.publisher(note=warn).check_access()
+        try:  # before anything else: a token that cannot write, or a day it cannot post
+            publisher = session.publisher(note=warn)
+            publisher.check_access()
+            publisher.check_day(session.day)
         except GitHubError as exc:
             raise ScoutError(str(exc)) from None
     result = session.triaged(session.day_run(args.recollect, on_event=progress))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from scout_tui.config import Config
 from scout_tui.errors import UsageError
@@ -160,15 +160,15 @@ class Publisher:
                                + " and the scope ".join(missing)
                                + " (`gh auth refresh -s project`, or a new token)")  # fmt: skip
 
-    def check_day(self, run: RunResult) -> None:
-        """DateRefused unless the run's date is one it may post or edit under."""
+    def check_day(self, day: date) -> None:
+        """DateRefused unless a run of `day` may post or edit under its date."""
         today = datetime.now(UTC).date()
-        if run.date > today:
-            raise DateRefused(f"the run is dated {run.date}, after today ({today}, UTC): "
+        if day > today:
+            raise DateRefused(f"the run is dated {day}, after today ({today}, UTC): "
                               "nothing is published under a day to come")  # fmt: skip
-        if run.date >= today - timedelta(days=1) or self.todays_comment(run) is not None:
+        if day >= today - timedelta(days=1) or self._comment_of(day) is not None:
             return
-        raise DateRefused(f"the run of {run.date} has no report comment of its own on "
+        raise DateRefused(f"the run of {day} has no report comment of its own on "
                           f"#{self.target.issue} to edit, and a report older than yesterday is "
                           "never posted anew: publish today's run (without --date)")  # fmt: skip
 
@@ -181,7 +181,7 @@ class Publisher:
         day = run.date.isoformat()
         outcome = Outcome()
         self.check_access()
-        self.check_day(run)
+        self.check_day(run.date)
         viewer = self.github.viewer()
         status_field = self.config.board.status_field
         board = self.github.board(self.target.board_owner, self.target.board_number, status_field)
@@ -299,15 +299,18 @@ class Publisher:
         return posted, True
 
     def todays_comment(self, run: RunResult) -> Comment | None:
-        """The comment a publish of `run` would edit (the token user's, with today's
+        """The comment a publish of `run` would edit (the token user's, with its day's
         marker), or None: it would post one."""
-        return self._todays_comment(run, self.github.viewer())
+        return self._comment_of(run.date)
 
     def _todays_comment(self, run: RunResult, viewer: str) -> Comment | None:
-        since = datetime.combine(run.date - timedelta(days=1), time(), UTC)
-        marker = report_marker(run.date)
+        return self._comment_of(run.date, viewer)
+
+    def _comment_of(self, day: date, viewer: str | None = None) -> Comment | None:
+        since = datetime.combine(day - timedelta(days=1), time(), UTC)
+        marker = report_marker(day)
+        viewer = viewer or self.github.viewer()
         for comment in self.github.comments(self.target.repo, self.target.issue, since):
             if comment.author == viewer and marker in comment.body:
                 return comment
         return None
-
