@@ -43,7 +43,7 @@ from scout_tui.publish.plan import (
     with_status_line,
 )
 from scout_tui.report.board import BoardIndex, Scout, board_index, normalized_title
-from scout_tui.report.render import report_marker
+from scout_tui.report.parse import carries_report_marker
 from scout_tui.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
@@ -308,9 +308,8 @@ class Publisher:
 
     def _comment_of(self, day: date, viewer: str | None = None) -> Comment | None:
         since = datetime.combine(day - timedelta(days=1), time(), UTC)
-        marker = report_marker(day)
         viewer = viewer or self.github.viewer()
         for comment in self.github.comments(self.target.repo, self.target.issue, since):
-            if comment.author == viewer and marker in comment.body:
+            if comment.author == viewer and carries_report_marker(comment.body, day):
                 return comment
         return None
