@@ -79,6 +79,9 @@ class SessionOptions:
     # `scout open FILE --repo PATH`: the reviewer's own checkout of the bundle's repository
     # (its scout.toml, and where a repro may run).
     reviewer_checkout: Path | None = None
+    # The day publishing takes for today: the demo's own day, its GitHub's story told as of
+    # then; None: today, UTC.
+    publish_today: date | None = None
 
 
 @dataclass(frozen=True)
@@ -542,7 +545,8 @@ class Session:
                              f"give the scout.toml for {self.repository} (--config FILE, "
                              "or --repo with your checkout)")  # fmt: skip
         target = Target.of(self.config, self.api_url, self.web_url)
-        return Publisher(github, self.state, self.config, target, render_markdown, note)
+        return Publisher(github, self.state, self.config, target, render_markdown, note,
+                         today=self.options.publish_today)
 
 
 def reviewer_config_path(options: SessionOptions) -> Path | None:

@@ -126,9 +126,11 @@ def _status_line_step(fingerprint: str) -> str:
 class Publisher:
     def __init__(self, github: GitHub, state: StateStore, config: Config, target: Target,
                  render: Callable[[RunResult], str],
-                 note: Callable[[str], None] = lambda message: None) -> None:  # fmt: skip
+                 note: Callable[[str], None] = lambda message: None,
+                 today: date | None = None) -> None:  # fmt: skip
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
+        self.today = today  # None: today, UTC
 
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
@@ -162,7 +164,7 @@ class Publisher:
 
     def check_day(self, day: date) -> None:
         """DateRefused unless a run of `day` may post or edit under its date."""
-        today = datetime.now(UTC).date()
+        today = self.today or datetime.now(UTC).date()
         if day > today:
             raise DateRefused(f"the run is dated {day}, after today ({today}, UTC): "
                               "nothing is published under a day to come")  # fmt: skip
