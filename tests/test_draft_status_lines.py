@@ -10,35 +10,47 @@ from datetime import date
 
 from scout_tui.config import load_config
 from scout_tui.demo.github_world import SCOUT_USER, demo_world
+from scout_tui.demo.running import running_demo
 from scout_tui.github.server.http import LocalGitHub
 from scout_tui.github.server.world import Item, World
 from scout_tui.report.board import DRAFT_SOURCE
+from scout_tui.session import Session
 from tests.cli import DAY, scout
-from tests.github_world import TOKEN, fast_config
+from tests.conftest import TODAY
+from tests.console import console, publish_modal, settle
+from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config
 
 CHANGED = "pass_untested-e8d39dc4c91c"  # one graph pass with no test, carried from 12-01
 PERSONS_NOTE = "A note a person added to the draft."
 
 
 def world_where_a_pass_got_its_test(sample) -> World:
+    priors = {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
+              for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
+    return a_pass_got_its_test(demo_world(load_config(sample.config), priors))
+
+
+def a_pass_got_its_test(world: World) -> World:
     """The prior report of 12-01 listed two untested passes; today one is left ("partial
     fix landed"), and the finding has scout's own draft from an earlier day."""
-    priors = {}
-    for path in sorted(sample.priors.glob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        priors[date.fromisoformat(path.stem)] = text.replace(
+    [issue] = [i for i in world.repositories[0].issues if i.number == TRACKING_ISSUE]
+    for comment in issue.comments:
+        comment.body = comment.body.replace(
             f"scout:fp={CHANGED} items=6c9794", f"scout:fp={CHANGED} items=6c9794.abcdef"
         )
-    world = demo_world(load_config(sample.config), priors)
     [board] = world.projects
     number = world.new_id()
-    board.items.append(Item(
-        id=f"PVTI_lADO{number}", full_database_id=number, draft_id=f"DI_lADO{number}",
-        title="[NightlyScout][P1] 2 graph passes with no test",
-        body=f"{DRAFT_SOURCE}2026-11-28\nPriority: P1\n\n## Problem\n\nTwo passes.\n\n"
-             f"<!-- scout:fp={CHANGED} -->\n\n{PERSONS_NOTE}",
-        creator=SCOUT_USER,
-    ))  # fmt: skip
+    board.items.append(
+        Item(
+            id=f"PVTI_lADO{number}",
+            full_database_id=number,
+            draft_id=f"DI_lADO{number}",
+            title="[NightlyScout][P1] 2 graph passes with no test",
+            body=f"{DRAFT_SOURCE}2026-11-28\nPriority: P1\n\n## Problem\n\nTwo passes.\n\n"
+            f"<!-- scout:fp={CHANGED} -->\n\n{PERSONS_NOTE}",
+            creator=SCOUT_USER,
+        )
+    )
     return world
 
 
@@ -101,6 +113,21 @@ def test_a_journaled_line_is_not_written_again_when_the_draft_lost_it(tmp_path, 
         assert scout("publish", "--yes", *laptop, env=env).returncode == 0
         assert "scout:status=" not in draft_of(server).body
         assert updates(server) == 1
+
+
+async def test_the_console_confirmation_lists_the_status_lines(tmp_path):
+    with running_demo(tmp_path / "world", TODAY) as demo:
+        a_pass_got_its_test(demo.github.world)
+        Session(demo.session_options(today=TODAY)).collect()
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=(100, 32)) as pilot:
+            await settle(pilot, app)
+            modal = await publish_modal(pilot, app)
+            lines = modal.proposal.plan.status_lines
+            assert [line.fingerprint for line in lines] == [CHANGED]
+            shown = app.screen.query("Markdown").first().source
+            assert "**1 status line(s)** on existing drafts" in shown
+            assert f"**Status {DAY}:** partial fix landed: 1 of 2 fixed" in shown
 
 
 def _digest(body: str) -> str:

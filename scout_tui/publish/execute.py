@@ -115,8 +115,13 @@ def plan_against_board(config: Config, run: RunResult, report: str,
     the status lines scout's drafts are due (`journaled`: the digests already written)."""
     index = board_index(items, scout) if items is not None else None
     titles = {key: item.id for key, item in index.by_key().items()} if index is not None else {}
-    bodies = {fp: item.body for fp, item in index.drafts.items()} if index is not None else {}
+    bodies = _updatable(index.drafts) if index is not None else {}
     return build_plan(config, run.date, report, run.findings, titles, bodies, journaled)
+
+
+def _updatable(drafts: dict[str, BoardItem]) -> dict[str, str]:
+    """Scout's drafts whose body can be updated (GitHub gave their draft id), by fingerprint."""
+    return {fp: item.body for fp, item in drafts.items() if item.draft_id}
 
 
 def _status_line_step(fingerprint: str) -> str:
@@ -258,9 +263,9 @@ class Publisher:
             return []  # nothing changed: no board read
         drafts = board_index(self.github.board_items(board, self.config.board.status_field),
                              scout).drafts  # fmt: skip
-        bodies = {fp: item.body for fp, item in drafts.items() if item.draft_id}
         added = []
-        for line in status_lines(self.config, run.date, run.findings, bodies, journaled):
+        for line in status_lines(self.config, run.date, run.findings, _updatable(drafts),
+                                 journaled):  # fmt: skip
             item = drafts[line.fingerprint]
             step = _status_line_step(line.fingerprint)
             self._record(day, step, state="started", digest=line.digest)
