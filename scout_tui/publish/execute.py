@@ -257,10 +257,10 @@ class Publisher:
     def _add_status_lines(self, run: RunResult, board: Board, scout: Scout) -> list[str]:
         """One dated line on each of scout's drafts whose finding changed materially, read
         fresh from the board (another box may have written it), journaled by digest."""
-        day = run.date.isoformat()
-        journaled = self.journaled_status_lines(day)
         if not any(material_change(finding) for finding in run.findings):
             return []  # nothing changed: no board read
+        day = run.date.isoformat()
+        journaled = self.journaled_status_lines(day)
         drafts = board_index(self.github.board_items(board, self.config.board.status_field),
                              scout).drafts  # fmt: skip
         added = []
@@ -294,14 +294,14 @@ class Publisher:
     def _comment(self, run: RunResult, body: str, viewer: str) -> tuple[Comment, bool]:
         """Today's comment by us, edited; or a new one (never twice, never someone else's).
         True when posted now."""
-        mine = self._todays_comment(run, viewer)
+        mine = self._comment_of(run.date, viewer)
         if mine is not None:
             if mine.body == body:
                 return mine, False
             return self.github.edit_comment(self.target.repo, mine.id, body), False
         posted = self.github.create_comment(
             self.target.repo, self.target.issue, body,
-            applied=lambda: self._todays_comment(run, viewer),
+            applied=lambda: self._comment_of(run.date, viewer),
         )
         return posted, True
 
@@ -309,9 +309,6 @@ class Publisher:
         """The comment a publish of `run` would edit (the token user's, with its day's
         marker), or None: it would post one."""
         return self._comment_of(run.date)
-
-    def _todays_comment(self, run: RunResult, viewer: str) -> Comment | None:
-        return self._comment_of(run.date, viewer)
 
     def _comment_of(self, day: date, viewer: str | None = None) -> Comment | None:
         since = datetime.combine(day - timedelta(days=1), time(), UTC)
