@@ -13,14 +13,12 @@ from datetime import date
 
 from scout_tui.config import Config
 from scout_tui.markdown import bare_url, code, neutralize, neutralize_line
-from scout_tui.model import Finding, Section, Status, item_digest
+from scout_tui.model import MATERIAL_CHANGES, Finding, Section, Status, item_digest
 from scout_tui.report.board import DRAFT_SOURCE, normalized_title
 from scout_tui.report.render import SECTION_HEADINGS, marker
 
 DRAFT_SECTIONS = {Section.ACTION_ITEMS, Section.CI_FAILURES}
 TITLE_LIMIT = 120
-# The status updates that change what a draft says; "no change" and the like do not.
-MATERIAL_CHANGES = ("situation worsened", "partial fix landed")
 
 
 @dataclass(frozen=True)
