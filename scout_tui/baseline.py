@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-from scout_tui.errors import scrub
+from scout_tui.errors import UsageError, scrub
 from scout_tui.model import PriorReport
 from scout_tui.report.parse import is_report, parse_report, report_date
+from scout_tui.source import SourceTree
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,19 @@ class Window:
         # A named day, even today: the whole day, nothing after. The same --date gives the
         # same window whenever it runs, which is what makes a run reproducible.
         return cls(as_of, datetime.combine(as_of + timedelta(days=1), time(), UTC))
+
+
+def check_date(day: date, source: SourceTree | None = None, experiment: str = "") -> None:
+    """The one check of every `--date`: a day scout can see, from the experiment's first
+    commit (when `source` is given) to today, UTC. UsageError otherwise."""
+    today = datetime.now(UTC).date()
+    if day > today:
+        raise UsageError(f"--date {day.isoformat()} is after today ({today.isoformat()}, UTC)")
+    first = source.first_commit_date(experiment or None) if source is not None else None
+    if first is not None and day < first.date():
+        where = f"{experiment}/" if experiment else "the repository"
+        raise UsageError(f"--date {day.isoformat()} is before the first commit of {where} "
+                         f"({first.date().isoformat()}, UTC)")  # fmt: skip
 
 
 def in_window(reports: Iterable[PriorReport], as_of: date, days: int) -> list[PriorReport]:

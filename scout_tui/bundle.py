@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scout_tui.errors import UsageError, scrub_data
-from scout_tui.model import Finding, RunResult
+from scout_tui.model import SCHEMA_VERSION, Finding, RunResult
 
 BUNDLE_VERSION = 1
 EXCERPT_BEFORE = 64 * 1024  # bytes of the log kept before the root cause (its context)
@@ -145,6 +145,16 @@ def write_bundle(bundle: Bundle, path: Path) -> int:
     return len(data)
 
 
+def check_version(path: Path, name: str, found: object, known: int) -> None:
+    """The one rule for the formats scout writes: every older version is read forever; a
+    newer one is one line saying to upgrade (what it added cannot be guessed)."""
+    if not isinstance(found, int) or isinstance(found, bool) or found < 1:
+        raise BundleError(f"{path}: {name} {found!r} is not a version")
+    if found > known:
+        raise BundleError(f"{path}: {name} {found} is newer than this scout reads ({known}): "
+                          "upgrade scout-tui")  # fmt: skip
+
+
 def read_bundle(path: Path) -> Bundle:
     """A bundle, or a plain `collect --json` run wrapped as one (with no configuration);
     checked as untrusted input either way."""
@@ -161,15 +171,14 @@ def read_bundle(path: Path) -> Bundle:
         raise BundleError(f"{path}: not a scout bundle or run (a JSON {type(document).__name__})")
     _check_sizes(path, document)
     if "bundle_version" in document:
-        found = document["bundle_version"]
-        if not isinstance(found, int) or found < 1:
-            raise BundleError(f"{path}: bundle_version {found!r} is not a version")
-        if found > BUNDLE_VERSION:
-            raise BundleError(f"{path}: bundle_version {found} is newer than this scout reads "
-                              f"({BUNDLE_VERSION}): upgrade scout-tui")  # fmt: skip
+        check_version(path, "bundle_version", document["bundle_version"], BUNDLE_VERSION)
+        run = document.get("run")
+        if isinstance(run, dict) and "schema_version" in run:
+            check_version(path, "run.schema_version", run["schema_version"], SCHEMA_VERSION)
         bundle = _validated(path, Bundle, document)
         run_at = "run."
     elif "findings" in document and "schema_version" in document:
+        check_version(path, "schema_version", document["schema_version"], SCHEMA_VERSION)
         run = _validated(path, RunResult, document)
         bundle = Bundle(scout_version="", run=run,
                         created_at=run.collected_at or datetime.now().astimezone())  # fmt: skip

@@ -96,6 +96,13 @@ class BoardRef(_Model):
     status: str | None = None
 
 
+# The status updates that say a carried finding changed since the prior report (its draft
+# on the board gets a status line); each starts the update's sentence.
+WORSENED = "situation worsened"
+PARTIAL_FIX = "partial fix landed"
+MATERIAL_CHANGES = (WORSENED, PARTIAL_FIX)
+
+
 class Finding(_Model):
     """One thing the scout found. Section and priority start from the `[rules]` table."""
 

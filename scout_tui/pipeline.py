@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-from scout_tui.baseline import Window, in_window, load_prior_dir, since_from
+from scout_tui.baseline import Window, check_date, in_window, load_prior_dir, since_from
 from scout_tui.cache import Cache
 from scout_tui.collectors.base import Collector, CollectorContext, registered
 from scout_tui.collectors.runner import stream
@@ -145,19 +145,12 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
             f"{source.root} has no {config.project.experiment}/ — is this the right checkout? "
             f"([project] experiment in {config.source})"
         )
+    if options.as_of is not None:
+        check_date(options.as_of, source, config.project.experiment)
     head = source.commit_before(window.until) if options.as_of else source.head()
     if head is None:
-        first = source.first_commit_date()
-        if first is None:
-            raise NotARepository(f"{source.root} has no commits yet")
-        raise UsageError(
-            f"--date {window.as_of.isoformat()} is before the repository's first commit "
-            f"({first.date().isoformat()}, UTC)"
-        )
+        raise NotARepository(f"{source.root} has no commits yet")
     warnings: list[str] = []
-    if options.as_of is not None and options.as_of > datetime.now(UTC).date():
-        warnings.append(f"--date {options.as_of.isoformat()} is after today (days are UTC): "
-                        "the report is dated then, and scans the checkout as it is")  # fmt: skip
     ignored: list[IgnoredReports] = []
     if options.prior_dir is not None:  # the user's own files: trusted
         all_reports = load_prior_dir(options.prior_dir, warnings.append)

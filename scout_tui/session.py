@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from scout_tui import triage
 from scout_tui.analysis.repro import ReproArgv, ReproError, repro_argv, repro_command
+from scout_tui.baseline import check_date
 from scout_tui.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.cache import Cache
 from scout_tui.config import (
@@ -78,6 +79,9 @@ class SessionOptions:
     # `scout open FILE --repo PATH`: the reviewer's own checkout of the bundle's repository
     # (its scout.toml, and where a repro may run).
     reviewer_checkout: Path | None = None
+    # The day publishing takes for today: the demo's own day, its GitHub's story told as of
+    # then; None: today, UTC.
+    publish_today: date | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,8 @@ class Session:
         self.repository = self.config.project.repo
         self.reviewer_checkout: Path | None = None
         self.experiment = self.config.project.experiment
+        if options.as_of is not None:
+            check_date(options.as_of, self.source, self.experiment)
         self.day = options.as_of or utc_today()
         self._open_stores()
 
@@ -497,8 +503,12 @@ class Session:
     def plan(self, run: RunResult, board_items: list[BoardItem] | None = None) -> PublishPlan:
         """What publishing `run` (triaged) would do; with the board's items, the findings
         already on it are duplicates, not drafts."""
-        scout = self.publisher().scout() if board_items is not None else None
-        return plan_against_board(self.config, run, render_markdown(run), board_items, scout)
+        if board_items is None:
+            return plan_against_board(self.config, run, render_markdown(run), None, None)
+        publisher = self.publisher()
+        return plan_against_board(self.config, run, render_markdown(run), board_items,
+                                  publisher.scout(),
+                                  publisher.journaled_status_lines(run.date.isoformat()))
 
     def board_items(self) -> list[BoardItem]:
         github, reason = self.github()
@@ -535,7 +545,8 @@ class Session:
                              f"give the scout.toml for {self.repository} (--config FILE, "
                              "or --repo with your checkout)")  # fmt: skip
         target = Target.of(self.config, self.api_url, self.web_url)
-        return Publisher(github, self.state, self.config, target, render_markdown, note)
+        return Publisher(github, self.state, self.config, target, render_markdown, note,
+                         today=self.options.publish_today)
 
 
 def reviewer_config_path(options: SessionOptions) -> Path | None:

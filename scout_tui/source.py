@@ -112,10 +112,12 @@ class SourceTree:
             except ValueError:
                 return None
 
-    def first_commit_date(self) -> datetime | None:
+    def first_commit_date(self, path: str | None = None) -> datetime | None:
+        """When the history of HEAD (of `path` in it, when given) begins."""
+        limit = ["--", path] if path else ["--max-parents=0"]
         with self._lock:
             try:
-                out = self.repo.git.log("--max-parents=0", "--format=%ct", "HEAD")
+                out = self.repo.git.log("--format=%ct", "HEAD", *limit)
             except git.GitCommandError:
                 return None
         stamps = [int(line) for line in out.split() if line.isdigit()]

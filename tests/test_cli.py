@@ -182,8 +182,9 @@ def test_date_before_the_first_commit_is_a_usage_error(tmp_path, sample_world):
     args = world_args(sample_world, tmp_path, day="2020-01-01")
     done = scout("collect", *args)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("scout: error: --date 2020-01-01 is before the repository's "
-                                   "first commit (2026-11-26, UTC)")  # fmt: skip
+    assert done.stderr.strip() == ("scout: error: --date 2020-01-01 is before the first "
+                                   "commit of torchtitan/experiments/graph_trainer/ "
+                                   "(2026-11-26, UTC)")  # fmt: skip
 
 
 def test_scout_toml_is_found_from_the_checkout_root(tmp_path, fresh_world):

@@ -86,7 +86,8 @@ GLOBAL_OPTIONS: dict[str, dict[str, Any]] = {
     "--config": dict(dest="config", type=Path, metavar="FILE",
                      help="scout.toml (default: the checkout's, then the shipped default)"),
     "--date": dict(dest="as_of", type=_date, metavar="YYYY-MM-DD",
-                   help="run as of this day (default: today, UTC)"),
+                   help="run as of this day, from the experiment's first commit to today "
+                   "(default: today, UTC)"),
     "--prior": dict(dest="prior", type=Path, metavar="DIR",
                     help="prior reports as YYYY-MM-DD.md files in DIR"),
     "--offline": dict(dest="offline", action="store_true", default=False,

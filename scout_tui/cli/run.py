@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scout_tui import __version__
+from scout_tui.baseline import check_date
 from scout_tui.bundle import make_bundle, write_bundle
 from scout_tui.cache import Cache
 from scout_tui.cli.common import cli_processes, open_session, progress, strict_exit, warn
@@ -133,8 +134,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
         if not args.yes and not sys.stdin.isatty():
             raise UsageError("publishing asks for a confirmation: run it in a terminal, or "
                              "pass --yes (every finding not dropped counts as accepted)")
-        try:  # before anything else: a token that cannot write is said at once
-            session.publisher(note=warn).check_access()
+        try:  # before anything else: a token that cannot write, or a day it cannot post
+            publisher = session.publisher(note=warn)
+            publisher.check_access()
+            publisher.check_day(session.day)
         except GitHubError as exc:
             raise ScoutError(str(exc)) from None
     result = session.triaged(session.day_run(args.recollect, on_event=progress))
@@ -175,6 +178,7 @@ def _plan_text(plan: PublishPlan, session: Session, board_checked: bool, reason:
         out.append(f"  (the board was not checked for duplicates: {reason})")
     out += [f"  {step.description}" for step in plan.steps]
     out += [f"  duplicate of a board item, no draft: {title}" for title in plan.duplicates]
+    out += [f"  status line for the draft {line.title}: {line.text}" for line in plan.status_lines]
     out += ["", "=" * 72, f"Report comment on {session.config.project.repo}"
             f"#{plan.tracking_issue}:", "=" * 72, plan.report]  # fmt: skip
     for draft in plan.drafts:
@@ -216,6 +220,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     opens on it, otherwise a collection, the report and a publish run headless."""
     from scout_tui.demo.running import running_demo
 
+    if args.as_of is not None:
+        check_date(args.as_of)  # the sample is built around that day: no first commit yet
     today = args.as_of or utc_today()
     base = args.dir or Path(tempfile.mkdtemp(prefix="scout-demo-"))
     with running_demo(base, today) as demo:

@@ -36,7 +36,7 @@ from scout_tui.collectors.base import (
     register,
 )
 from scout_tui.markdown import code
-from scout_tui.model import ConfigWarning, FileRef, Finding, Section
+from scout_tui.model import WORSENED, ConfigWarning, FileRef, Finding, Section
 
 WORKFLOWS_DIR = ".github/workflows"
 
@@ -173,7 +173,7 @@ class CoverageCollector:
             back = sorted(was_names - now_names)
             if count > before:
                 title += f" (+{count - before} since {since})"
-                status_update = f"situation worsened: {before} → {count} since {since}"
+                status_update = f"{WORSENED}: {before} → {count} since {since}"
             elif count < before:
                 title += f" ({count - before} since {since})"
                 status_update = f"improving: {before} → {count} since {since}"

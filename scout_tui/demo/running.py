@@ -29,7 +29,8 @@ class RunningDemo:
         sample = self.sample
         return SessionOptions(repo=sample.repo, config=sample.config, cache_dir=sample.cache,
                               state_dir=sample.state, as_of=today, processes=processes,
-                              api_url=self.github.url, token=DEMO_TOKEN)  # fmt: skip
+                              api_url=self.github.url, token=DEMO_TOKEN,
+                              publish_today=today)  # fmt: skip
 
 
 @contextmanager

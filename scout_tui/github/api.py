@@ -61,6 +61,7 @@ class BoardItem:
     creator: str | None = None  # the login that added it to the board
     content_type: str = "DraftIssue"  # or Issue, PullRequest (GraphQL's type names)
     archived: bool = False
+    draft_id: str | None = None  # a draft's own id (DI_…), which updates its body
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ class GitHub(Protocol):
     def set_status(self, board: Board, item_id: str, option_id: str) -> None: ...
     def item_status(self, board: Board, item_id: str, status_field: str) -> str | None: ...
     def delete_item(self, board: Board, item_id: str) -> None: ...
+    def update_draft(self, draft_id: str, body: str) -> None: ...
 
     # what the GitHub collectors read
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,

@@ -78,7 +78,7 @@ query($id: ID!, $after: String, $status: String!) {
           creator { login }
           content {
             __typename
-            ... on DraftIssue { title body }
+            ... on DraftIssue { id title body }
             ... on Issue { title body }
             ... on PullRequest { title body }
           }
@@ -106,6 +106,10 @@ query($id: ID!, $status: String!) {
       fieldValueByName(name: $status) { ... on ProjectV2ItemFieldSingleSelectValue { name } }
     }
   }
+}"""
+_UPDATE_DRAFT = """
+mutation($draft: ID!, $body: String!) {
+  updateProjectV2DraftIssue(input: {draftIssueId: $draft, body: $body}) { draftIssue { id } }
 }"""
 _VIEWER = "query { viewer { login id } }"
 ARCHIVED = "The item is archived"  # GitHub's refusal of any change to an archived item
@@ -407,7 +411,8 @@ class GitHubClient:
                                        title=content.get("title", ""), body=content.get("body", ""),
                                        status=status, creator=_login(node.get("creator")),
                                        content_type=content.get("__typename", ""),
-                                       archived=bool(node.get("isArchived"))))  # fmt: skip
+                                       archived=bool(node.get("isArchived")),
+                                       draft_id=content.get("id")))  # fmt: skip
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return items
@@ -454,6 +459,13 @@ class GitHubClient:
         except GitHubError as exc:
             if "Could not resolve" not in str(exc):  # gone, by a retry whose answer was lost
                 raise
+
+    def update_draft(self, draft_id: str, body: str) -> None:
+        self._write(  # the same body twice is the same body
+            "updating a draft's body",
+            lambda: self._graphql(self._w, _UPDATE_DRAFT, {"draft": draft_id, "body": body},
+                                  "updating a draft"),
+        )
 
     # -- what the GitHub collectors read -------------------------------------------------------
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,

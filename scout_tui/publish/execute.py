@@ -15,7 +15,12 @@ item, all in Backlog, all linked:
   status; read once more after, and set again if an automation moved it. A status someone
   chose is otherwise left alone, an item scout did not create is never touched, and an
   archived item (GitHub refuses any change to one) is skipped with a note;
+- status lines: scout's draft of a carried finding whose situation changed gets one dated
+  line, once per change (its marker in the draft, its step in the journal);
 - the links: the comment is edited once more when its body differs.
+A run posts under its own date: today's or yesterday's (a reviewer west of UTC triages
+after UTC midnight); an older run only edits the comment whose marker carries its date; a
+run dated after today publishes nothing.
 Each step is journaled in the state store before and after, keyed by API URL, repository,
 tracking issue, board and report date (so a demo never marks a real publish done), and the
 journal is read back on every run: it is the truth of what scout did.
@@ -37,6 +42,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import TypeVar
 
 from scout_tui.config import Config
+from scout_tui.errors import UsageError
 from scout_tui.github.api import (
     ArchivedItem,
     Board,
@@ -47,7 +53,16 @@ from scout_tui.github.api import (
     board_item_url,
 )
 from scout_tui.model import BoardRef, Finding, RunResult
-from scout_tui.publish.plan import PublishPlan, build_plan, draft_body, draft_title, wants_draft
+from scout_tui.publish.plan import (
+    PublishPlan,
+    build_plan,
+    draft_body,
+    draft_title,
+    material_change,
+    status_lines,
+    wants_draft,
+    with_status_line,
+)
 from scout_tui.report.board import (
     BoardIndex,
     Scout,
@@ -55,7 +70,7 @@ from scout_tui.report.board import (
     normalized_title,
     scout_fingerprint,
 )
-from scout_tui.report.render import report_marker
+from scout_tui.report.parse import carries_report_marker
 from scout_tui.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
@@ -66,6 +81,10 @@ T = TypeVar("T")
 
 class PublishError(GitHubError):
     """Publishing cannot go on; the journal keeps what was done for the rerun."""
+
+
+class DateRefused(UsageError):
+    """The run's date is not one publishing posts under: nothing was written."""
 
 
 @dataclass
@@ -99,6 +118,7 @@ class Outcome:
     drafts_found: list[str] = field(default_factory=list)  # already on the board (reruns)
     duplicates: list[str] = field(default_factory=list)  # an item with the same title exists
     statuses_set: int = 0
+    status_lines: list[str] = field(default_factory=list)  # titles of drafts given one
     links_edited: bool = False
     archived: list[str] = field(default_factory=list)  # scout's drafts left alone: archived
     copies_removed: int = 0  # scout's own copies, another box's being older
@@ -119,25 +139,40 @@ class Outcome:
         if self.copies_removed:
             lines.append(f"{self.copies_removed} copy(ies) removed: another publish had made "
                          "them first")  # fmt: skip
+        if self.status_lines:
+            lines.append(f"{len(self.status_lines)} status line(s) added to existing drafts")
         return lines
 
 
 def plan_against_board(config: Config, run: RunResult, report: str,
-                       items: list[BoardItem] | None,
-                       scout: Scout | None) -> PublishPlan:  # fmt: skip
-    """The plan, with board items (when known) as duplicates rather than new drafts."""
+                       items: list[BoardItem] | None, scout: Scout | None,
+                       journaled: frozenset[str] = frozenset()) -> PublishPlan:  # fmt: skip
+    """The plan, with board items (when known) as duplicates rather than new drafts, and
+    the status lines scout's drafts are due (`journaled`: the digests already written)."""
     index = board_index(items, scout) if items is not None else None
     titles = {key: item.id for key, item in index.by_key().items()} if index is not None else {}
-    return build_plan(config, run.date, report, run.findings, titles)
+    bodies = _updatable(index.drafts) if index is not None else {}
+    return build_plan(config, run.date, report, run.findings, titles, bodies, journaled)
+
+
+def _updatable(drafts: dict[str, BoardItem]) -> dict[str, str]:
+    """Scout's drafts whose body can be updated (GitHub gave their draft id), by fingerprint."""
+    return {fp: item.body for fp, item in drafts.items() if item.draft_id}
+
+
+def _status_line_step(fingerprint: str) -> str:
+    return f"status-line {fingerprint}"
 
 
 class Publisher:
     def __init__(self, github: GitHub, state: StateStore, config: Config, target: Target,
                  render: Callable[[RunResult], str],
-                 note: Callable[[str], None] = lambda message: None) -> None:  # fmt: skip
+                 note: Callable[[str], None] = lambda message: None,
+                 today: date | None = None) -> None:  # fmt: skip
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
         self._steps: dict[str, dict] = {}  # every day's draft and status steps, read back
+        self.today = today  # None: today, UTC
 
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
@@ -163,6 +198,13 @@ class Publisher:
             found = read()
         return found
 
+    def journaled_status_lines(self, day: str) -> frozenset[str]:
+        """The status lines (their digests) this state dir wrote for the day's run."""
+        steps = self.state.journal(self.target.journal_scope, day)
+        return frozenset(str(data["digest"]) for step, data in steps.items()
+                         if step.startswith(_status_line_step("")) and data.get("state") == "done"
+                         and data.get("digest"))  # fmt: skip
+
     def scout(self) -> Scout:
         """Who scout is on the board: the token's identity and what this journal added."""
         return Scout(self.github.viewer(), self.state.journaled_items(self.target.journal_scope))
@@ -182,6 +224,18 @@ class Publisher:
                                + " and the scope ".join(missing)
                                + " (`gh auth refresh -s project`, or a new token)")  # fmt: skip
 
+    def check_day(self, day: date) -> None:
+        """DateRefused unless a run of `day` may post or edit under its date."""
+        today = self.today or datetime.now(UTC).date()
+        if day > today:
+            raise DateRefused(f"the run is dated {day}, after today ({today}, UTC): "
+                              "nothing is published under a day to come")  # fmt: skip
+        if day >= today - timedelta(days=1) or self._comment_of(day) is not None:
+            return
+        raise DateRefused(f"the run of {day} has no report comment of its own on "
+                          f"#{self.target.issue} to edit, and a report older than yesterday is "
+                          "never posted anew: publish today's run (without --date)")  # fmt: skip
+
     def publish(self, run: RunResult) -> Outcome:
         """`run` is triaged: what is in it is published."""
         with self.state.lock("publish", "publish"):
@@ -191,6 +245,7 @@ class Publisher:
         day = run.date.isoformat()
         outcome = Outcome()
         self.check_access()
+        self.check_day(run.date)
         viewer = self.github.viewer()
         status_field = self.config.board.status_field
         board = self.github.board(self.target.board_owner, self.target.board_number, status_field)
@@ -228,6 +283,8 @@ class Publisher:
             findings[position] = finding.model_copy(
                 update={"board": BoardRef(item_id=ours.id, url=url, status=status)}
             )
+
+        outcome.status_lines = self._add_status_lines(run, board, scout)
 
         # 4. The comment, linked.
         final = self.render(run.model_copy(update={"findings": findings}))
@@ -318,6 +375,32 @@ class Publisher:
                   "its Status is left as it is")  # fmt: skip
         return item.status
 
+    def _add_status_lines(self, run: RunResult, board: Board, scout: Scout) -> list[str]:
+        """One dated line on each of scout's drafts whose finding changed materially, read
+        fresh from the board (another box may have written it), journaled by digest."""
+        if not any(material_change(finding) for finding in run.findings):
+            return []  # nothing changed: no board read
+        day = run.date.isoformat()
+        journaled = self.journaled_status_lines(day)
+        drafts = board_index(self.github.board_items(board, self.config.board.status_field),
+                             scout).drafts  # fmt: skip
+        added = []
+        for line in status_lines(self.config, run.date, run.findings, _updatable(drafts),
+                                 journaled):  # fmt: skip
+            item = drafts[line.fingerprint]
+            if item.archived:
+                continue  # GitHub refuses changes to it; its Status step says so
+            step = _status_line_step(line.fingerprint)
+            self._record(day, step, state="started", digest=line.digest)
+            try:
+                self.github.update_draft(str(item.draft_id), with_status_line(item.body, line))
+            except ArchivedItem:  # archived since the board was read
+                self.note(f"board item {item.title!r} is archived: its status line is not added")
+                continue
+            self._record(day, step, state="done", digest=line.digest)
+            added.append(line.title)
+        return added
+
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
         item = index.drafts.get(finding.fingerprint)
@@ -371,18 +454,23 @@ class Publisher:
         return oldest
 
     def todays_comment(self, run: RunResult) -> Comment | None:
-        """The comment a publish of `run` would edit (the token user's, with today's
+        """The comment a publish of `run` would edit (the token user's, with its day's
         marker), or None: it would post one."""
-        return self._todays_comment(run, self.github.viewer())
+        return self._comment_of(run.date)
 
     def _todays_comment(self, run: RunResult, viewer: str) -> Comment | None:
-        return next(iter(self._todays_comments(run, viewer)), None)
+        return self._comment_of(run.date, viewer)
 
     def _todays_comments(self, run: RunResult, viewer: str) -> list[Comment]:
-        """The token user's comments with the run's report marker, oldest first."""
-        since = datetime.combine(run.date - timedelta(days=1), time(), UTC)
-        marker = report_marker(run.date)
-        return [comment
-                for comment in self.github.comments(self.target.repo, self.target.issue, since)
-                if comment.author == viewer and marker in comment.body]  # fmt: skip
+        return self._comments_of(run.date, viewer)
 
+    def _comment_of(self, day: date, viewer: str | None = None) -> Comment | None:
+        return next(iter(self._comments_of(day, viewer)), None)
+
+    def _comments_of(self, day: date, viewer: str | None = None) -> list[Comment]:
+        """The token user's comments with `day`'s report marker, oldest first."""
+        since = datetime.combine(day - timedelta(days=1), time(), UTC)
+        viewer = viewer or self.github.viewer()
+        comments = self.github.comments(self.target.repo, self.target.issue, since)
+        return [c for c in comments
+                if c.author == viewer and carries_report_marker(c.body, day)]  # fmt: skip

@@ -6,13 +6,14 @@ executes it step by step, journaling each step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
 from scout_tui.config import Config
-from scout_tui.markdown import bare_url, code, neutralize
-from scout_tui.model import Finding, Section, Status
+from scout_tui.markdown import bare_url, code, neutralize, neutralize_line
+from scout_tui.model import MATERIAL_CHANGES, Finding, Section, Status, item_digest
 from scout_tui.report.board import DRAFT_SOURCE, normalized_title
 from scout_tui.report.render import SECTION_HEADINGS, marker
 
@@ -28,6 +29,22 @@ class Draft:
 
 
 @dataclass(frozen=True)
+class StatusLine:
+    """A dated line for the draft of a carried finding whose situation changed. `digest`
+    keys the change (the finding's items and the kind of change, never its wording): the
+    draft keeps it as a hidden marker, so no box and no rewording adds the line twice."""
+
+    fingerprint: str
+    title: str
+    text: str
+    digest: str
+
+    @property
+    def marker(self) -> str:
+        return status_marker(self.digest)
+
+
+@dataclass(frozen=True)
 class Step:
     description: str
     state: str = "planned"  # planned | skipped — <reason> | done
@@ -40,6 +57,7 @@ class PublishPlan:
     tracking_issue: int
     drafts: list[Draft] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    status_lines: list[StatusLine] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -48,6 +66,9 @@ class PublishPlan:
             f"1 comment on #{self.tracking_issue}",
             f"{drafts} Backlog draft{'s' if drafts != 1 else ''}",
         ]
+        if self.status_lines:
+            lines = len(self.status_lines)
+            parts.append(f"{lines} status line{'s' if lines != 1 else ''} on existing drafts")
         if self.duplicates:
             parts.append(f"{len(self.duplicates)} skipped as duplicates of board items")
         return ", ".join(parts)
@@ -105,17 +126,60 @@ def wants_draft(finding: Finding) -> bool:
     )
 
 
+def status_marker(digest: str) -> str:
+    return f"<!-- scout:status={digest} -->"
+
+
+def material_change(finding: Finding) -> str | None:
+    """Which of MATERIAL_CHANGES a carried finding went through since the prior report."""
+    update = finding.status_update or ""
+    if finding.status is not Status.CARRIED:
+        return None
+    return next((change for change in MATERIAL_CHANGES if update.startswith(change)), None)
+
+
+def status_lines(config: Config, report_date: date, findings: Sequence[Finding],
+                 draft_bodies: Mapping[str, str],
+                 journaled: frozenset[str] = frozenset()) -> list[StatusLine]:  # fmt: skip
+    """The status lines due: `draft_bodies` are scout's own drafts' bodies by fingerprint;
+    `journaled`, the digests this state dir already wrote."""
+    due = []
+    for finding in findings:
+        body = draft_bodies.get(finding.fingerprint)
+        change = material_change(finding)
+        if body is None or change is None:
+            continue
+        key = "\x1f".join([change, *sorted({item_digest(item) for item in finding.items})])
+        digest = hashlib.sha1(key.encode()).hexdigest()[:12]
+        if digest in journaled or status_marker(digest) in body:
+            continue
+        update = neutralize_line(finding.status_update or "")
+        text = f"**Status {report_date.isoformat()}:** {update}"
+        due.append(StatusLine(finding.fingerprint, draft_title(config, finding), text, digest))
+    return due
+
+
+def with_status_line(body: str, line: StatusLine) -> str:
+    """The draft's body as it is (a person's edits included), the line added at its end."""
+    return f"{body.rstrip()}\n\n{line.text}\n{line.marker}"
+
+
 def build_plan(
     config: Config,
     report_date: date,
     report: str,
     findings: Sequence[Finding],
     board_titles: dict[str, str] | None = None,
+    draft_bodies: Mapping[str, str] | None = None,
+    journaled: frozenset[str] = frozenset(),
 ) -> PublishPlan:
     """`board_titles` maps existing board items' fingerprints or normalized titles to their
-    URLs; a finding that matches one is a duplicate, not a new draft."""
+    URLs; a finding that matches one is a duplicate, not a new draft. `draft_bodies`: scout's
+    own drafts by fingerprint, for their status lines."""
     existing = board_titles or {}
     plan = PublishPlan(report_date, report, config.project.tracking_issue)
+    plan.status_lines = status_lines(config, report_date, findings, draft_bodies or {},
+                                     journaled)  # fmt: skip
     for finding in findings:
         if not wants_draft(finding):
             continue
@@ -132,6 +196,7 @@ def build_plan(
         Step(f"post or update today's report comment on #{issue}"),
         *(Step(f"create draft on {board}: {d.title}") for d in plan.drafts),
         *(Step(f"set Status = {config.board.backlog_option}: {d.title}") for d in plan.drafts),
+        *(Step(f"add a status line to the draft: {line.title}") for line in plan.status_lines),
         Step("link each action item in the comment to its board item"),
     ]
     return plan

@@ -12,12 +12,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from scout_tui.github.api import BoardItem
+from scout_tui.report.parse import LATER_ATTRIBUTES
 
 DRAFT_SOURCE = "Source: Nightly Scout Report — "  # the first line of every draft scout files
 # The marker as render.marker writes it, alone on its line: an HTML comment of its own.
 _MARKER_LINE = re.compile(
     r"^<!-- scout:fp=([a-z][a-z0-9_]*-[0-9a-f]{12})(?: items=[0-9a-f.]*)?"
-    r"(?: first=\d{4}-\d{2}-\d{2})? -->$",
+    r"(?: first=\d{4}-\d{2}-\d{2})?" + LATER_ATTRIBUTES + " -->$",
     re.MULTILINE,
 )
 

@@ -30,9 +30,13 @@ _DASH = re.compile(r"(?<=\s)(?:—|–|--|-)(?=\s)")  # the spaces around it: `s
 _FIRST_REPORTED = re.compile(
     r"first[ \t-]*\n?[ \t]*reported(?:\s+on)?:?\s*(?:\*+\s*)?(\d{4}-\d{2}-\d{2})", re.IGNORECASE
 )
+# Markers grow at their end only: a newer scout may append `name=value` attributes, which
+# this one skips, so a cron box and a laptop on different versions keep matching each
+# other's reports; every older marker (fewer attributes, or none) is read forever.
+LATER_ATTRIBUTES = r"(?:\s+[a-z][a-z0-9_]*=[\w.:-]*)*"
 _MARKER = re.compile(
     r"<!--\s*scout:fp=([\w.:-]+)(?:\s+items=([0-9a-f.]*))?(?:\s+first=(\d{4}-\d{2}-\d{2}))?"
-    r"\s*-->"
+    + LATER_ATTRIBUTES + r"\s*-->"
 )
 _LAST_MARKER = re.compile(_MARKER.pattern + r"\s*$")  # where the renderer puts ours
 # A project board link: a URL with `/projects/<n>` in it, to the end of its word.
@@ -281,6 +285,13 @@ def report_date(markdown: str) -> date | None:
         return date.fromisoformat(match.group(1))
     except ValueError:
         return None
+
+
+def carries_report_marker(markdown: str, day: date) -> bool:
+    """Whether `markdown` holds scout's report marker of `day` (render.report_marker), with
+    any attributes a later scout appends."""
+    pattern = rf"<!-- scout:report date={day.isoformat()}{LATER_ATTRIBUTES} -->"
+    return re.search(pattern, markdown) is not None
 
 
 def is_report(markdown: str) -> bool:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from scout_tui.model import (
+    PARTIAL_FIX,
+    WORSENED,
     Finding,
     PriorItem,
     PriorReport,
@@ -181,9 +183,9 @@ def status_update(finding: Finding, prior: PriorItem) -> str:
     if added:
         names = ", ".join(f"`{name}`" for name in added[:5])
         extra = f", {removed} fixed" if removed else ""
-        return f"situation worsened: {len(added)} new ({names}){extra}"
+        return f"{WORSENED}: {len(added)} new ({names}){extra}"
     if removed:
-        return f"partial fix landed: {removed} of {removed + len(current)} fixed"
+        return f"{PARTIAL_FIX}: {removed} of {removed + len(current)} fixed"
     return "no change"
 
 

@@ -36,7 +36,7 @@ from textual.worker import get_current_worker
 
 from scout_tui import triage
 from scout_tui.analysis.repro import ReproArgv, ReproError
-from scout_tui.errors import ScoutError, redact
+from scout_tui.errors import ScoutError, UsageError, redact
 from scout_tui.events import (
     CollectorFinished,
     CollectorStarted,
@@ -868,6 +868,9 @@ class ScoutApp(App[int]):
         try:
             outcome = session.publisher(note=lambda line: self.post_message(
                 self.PublishNote(redact(line)))).publish(run)  # fmt: skip
+        except UsageError as exc:  # refused before anything was written (a day it cannot post)
+            self.post_message(self.Published("Nothing published", f"**{redact(str(exc))}**"))
+            return
         except (GitHubError, ScoutError) as exc:
             self.post_message(self.Published(
                 "Publish stopped", f"**{redact(str(exc))}**\n\nWhat was done is journaled: "

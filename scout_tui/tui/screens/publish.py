@@ -36,6 +36,9 @@ def proposal_markdown(proposal: PublishProposal) -> str:
     lines += [f"  - {draft.title}" for draft in plan.drafts[:12]]
     if len(plan.drafts) > 12:
         lines.append(f"  - … and {len(plan.drafts) - 12} more")
+    if plan.status_lines:
+        lines.append(f"- **{len(plan.status_lines)} status line(s)** on existing drafts:")
+        lines += [f"  - {line.title}: {line.text}" for line in plan.status_lines[:8]]
     if plan.duplicates:
         lines.append(f"- {len(plan.duplicates)} skipped as duplicates of board items:")
         lines += [f"  - {title}" for title in plan.duplicates[:8]]
