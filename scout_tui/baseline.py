@@ -32,10 +32,25 @@ class Window:
         return cls(as_of, datetime.combine(as_of + timedelta(days=1), time(), UTC))
 
 
+TODAY_VARIABLE = "SCOUT_TODAY"
+
+
+def today_utc() -> date:
+    """Today, UTC — or $SCOUT_TODAY (YYYY-MM-DD), the day a test suite or a reproduction
+    pins, so what is "today" and "yesterday" does not move under it."""
+    pinned = os.environ.get(TODAY_VARIABLE, "").strip()
+    if pinned:
+        try:
+            return date.fromisoformat(pinned)
+        except ValueError:
+            raise UsageError(f"${TODAY_VARIABLE} {pinned!r} is not a date (YYYY-MM-DD)") from None
+    return datetime.now(UTC).date()
+
+
 def check_date(day: date, source: SourceTree | None = None, experiment: str = "") -> None:
     """The one check of every `--date`: a day scout can see, from the experiment's first
     commit (when `source` is given) to today, UTC. UsageError otherwise."""
-    today = datetime.now(UTC).date()
+    today = today_utc()
     if day > today:
         raise UsageError(f"--date {day.isoformat()} is after today ({today.isoformat()}, UTC)")
     first = source.first_commit_date(experiment or None) if source is not None else None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from scout_tui import triage
 from scout_tui.analysis.repro import ReproArgv, ReproError, repro_argv, repro_command
-from scout_tui.baseline import check_date
+from scout_tui.baseline import check_date, today_utc
 from scout_tui.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.cache import Cache
 from scout_tui.config import (
@@ -114,7 +114,7 @@ def reviewer_config(options: SessionOptions, path: Path | None) -> tuple[Config,
 
 
 def utc_today() -> date:
-    return datetime.now(UTC).date()
+    return today_utc()
 
 
 class Session:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import os
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,9 @@ def _no_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["XDG_DATA_HOME"] = str(home / "data")
     os.environ["XDG_CONFIG_HOME"] = str(home / "config")
     os.environ.pop("SCOUT_STATE_DIR", None)
+    # The suite's today, whatever the clock says: its fixtures are of 2026-12-02, and what a
+    # publish may post under depends on what today and yesterday are.
+    os.environ["SCOUT_TODAY"] = (TODAY + timedelta(days=1)).isoformat()
     os.environ.pop("SCOUT_GITHUB_API_URL", None)
     for name in ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"):
         os.environ[name] = ""

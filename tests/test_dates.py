@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scout_tui.baseline import today_utc
 from scout_tui.errors import UsageError
 from scout_tui.github.server.http import LocalGitHub
 from scout_tui.model import RunResult
@@ -22,11 +23,11 @@ EXPERIMENT = "torchtitan/experiments/graph_trainer"
 
 
 def today() -> str:
-    return datetime.now(UTC).date().isoformat()
+    return today_utc().isoformat()  # the suite's pinned today ($SCOUT_TODAY)
 
 
 def tomorrow() -> str:
-    return (datetime.now(UTC).date() + timedelta(days=1)).isoformat()
+    return (today_utc() + timedelta(days=1)).isoformat()
 
 
 @pytest.mark.parametrize("command", [["collect", "--offline"], ["report", "--offline"],
@@ -125,7 +126,7 @@ def test_a_run_dated_after_today_publishes_nothing(tmp_path, sample_world):
         session = Session(SessionOptions(
             repo=sample_world.repo, config=sample_world.config, cache_dir=tmp_path / "c",
             state_dir=tmp_path / "s", api_url=server.url, token=TOKEN))  # fmt: skip
-        day = datetime.now(UTC).date() + timedelta(days=1)
+        day = today_utc() + timedelta(days=1)
         run = RunResult(date=day, since=datetime.now(UTC), repo="demo/minititan")
         with pytest.raises(UsageError, match=f"the run is dated {day}, after today"):
             session.publisher().publish(run)

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TypeVar
 
+from scout_tui.baseline import today_utc
 from scout_tui.config import Config
 from scout_tui.errors import UsageError
 from scout_tui.github.api import (
@@ -226,7 +227,7 @@ class Publisher:
 
     def check_day(self, day: date) -> None:
         """DateRefused unless a run of `day` may post or edit under its date."""
-        today = self.today or datetime.now(UTC).date()
+        today = self.today or today_utc()
         if day > today:
             raise DateRefused(f"the run is dated {day}, after today ({today}, UTC): "
                               "nothing is published under a day to come")  # fmt: skip
