@@ -344,8 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault", action="append", metavar="N:KIND", default=[],
                        help="fail the Nth request, or TEXT:KIND every request whose "
                        "`METHOD /path` (and GraphQL field) contains TEXT; KIND: 500, 502, "
-                       "ratelimit, timeout, drop, hang, optionally -after (applied, then "
-                       "failed) and *K (the first K only)")  # fmt: skip
+                       "ratelimit[=S], secondary, primary[=S], 429[=S], graphql-ratelimit[=S], "
+                       "graphql-timeout, timeout, drop, hang, repeat-cursor, null-node; "
+                       "optionally -after (applied, then failed) and *K (the first K "
+                       "only)")  # fmt: skip
 
     demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
     demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")

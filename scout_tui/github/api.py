@@ -16,12 +16,20 @@ class GitHubError(ScoutError):
     """A GitHub call that failed, in one line (the token never in it). `transient`: worth
     another try (5xx, rate limits, timeouts, dropped connections)."""
 
-    def __init__(self, message: str, *, status: int | None = None, transient: bool = False,
-                 retry_after: float | None = None) -> None:  # fmt: skip
+    def __init__(self, message: str, *, status: int | None = None,
+                 transient: bool = False) -> None:  # fmt: skip
         super().__init__(message)
         self.status = status
         self.transient = transient
-        self.retry_after = retry_after
+
+
+class RateLimited(GitHubError):
+    """GitHub asked for a longer wait than `[github] max_rate_limit_wait`: a collector is
+    skipped, a publish stops; nothing more is asked of that API until `until`."""
+
+    def __init__(self, message: str, until: datetime) -> None:
+        super().__init__(message, transient=True)
+        self.until = until
 
 
 @dataclass(frozen=True)
