@@ -224,7 +224,8 @@ def test_a_collector_rate_limited_for_too_long_is_skipped_and_the_others_go_on(f
         assert states[name].state == "skipped"
         assert re.fullmatch(r"rate limited until \d\d:\d\d UTC", states[name].reason or "")
     assert states["docs"].state == "done"
-    assert sent(server, "GET /repos") == 1  # the second collector did not ask
+    # each asked once at most (they run side by side): none waited, none asked again
+    assert 1 <= sent(server, "GET /repos") <= 2
 
 
 @pytest.mark.parametrize("spec", ["x:ratelimit=soon", "x:secondary=5", "x:primary-after",

@@ -295,6 +295,9 @@ class GitHubClient:
                     until)  # fmt: skip
                 raise limited
             if attempt == self._settings.retries:
+                if attempt:
+                    raise GitHubError(f"{error}, again after retrying", status=error.status,
+                                      transient=True)  # fmt: skip
                 raise error
             if wait is None:
                 wait, backoff = backoff, backoff * 2
