@@ -296,8 +296,8 @@ class GitHubClient:
                 raise limited
             if attempt == self._settings.retries:
                 if attempt:
-                    raise GitHubError(f"{error}, again after retrying", status=error.status,
-                                      transient=True)  # fmt: skip
+                    raise GitHubError(f"{str(error).rstrip('.')}, again after retrying",
+                                      status=error.status, transient=True)  # fmt: skip
                 raise error
             if wait is None:
                 wait, backoff = backoff, backoff * 2
