@@ -12,7 +12,7 @@ import pytest
 
 from scout_tui.config import GithubConfig, load_config
 from scout_tui.demo.github_world import demo_world
-from scout_tui.github.api import GitHubError, RateLimited
+from scout_tui.github.api import Board, BoardItem, GitHubError, RateLimited, board_item_url
 from scout_tui.github.client import GitHubClient
 from scout_tui.github.server.http import Fault, FaultError, LocalGitHub
 from scout_tui.github.server.world import World
@@ -233,3 +233,13 @@ def test_a_collector_rate_limited_for_too_long_is_skipped_and_the_others_go_on(f
 def test_fault_specs_are_checked(spec):
     with pytest.raises(FaultError, match=re.escape(f"--fault {spec!r}")):
         Fault.parse(spec)
+
+
+def test_an_item_without_a_database_id_links_its_board():
+    board = Board(id="PVT_1", owner="pytorch", owner_type="orgs", number=161, title="t",
+                  status_field_id="F", status_options={})  # fmt: skip
+    known = BoardItem(id="PVTI_1", database_id=7, title="t", body="", status=None)
+    unknown = BoardItem(id="PVTI_2", database_id=None, title="t", body="", status=None)
+    web = "https://github.com/orgs/pytorch/projects/161"
+    assert board_item_url("https://github.com", board, known) == f"{web}?pane=issue&itemId=7"
+    assert board_item_url("https://github.com", board, unknown) == web

@@ -141,6 +141,9 @@ class GitHub(Protocol):
 
 
 def board_item_url(web_url: str, board: Board, item: BoardItem) -> str:
-    """The link GitHub's board shows for an item (`itemId` is its full database id)."""
-    return (f"{web_url.rstrip('/')}/{board.owner_type}/{board.owner}/projects/{board.number}"
-            f"?pane=issue&itemId={item.database_id}")  # fmt: skip
+    """The link GitHub's board shows for an item (`itemId` is its full database id); the
+    board's own link when GitHub gave no database id (`fullDatabaseId` may be null)."""
+    board_url = f"{web_url.rstrip('/')}/{board.owner_type}/{board.owner}/projects/{board.number}"
+    if item.database_id is None:
+        return board_url
+    return f"{board_url}?pane=issue&itemId={item.database_id}"

@@ -536,9 +536,11 @@ class GitHubClient:
         data = self._get(url, {"branch": branch, "event": event, "per_page": min(PAGE, limit)},
                          f"listing the runs of {name}")  # fmt: skip
         return [
-            WorkflowRun(id=int(r["id"]), number=int(r.get("run_number") or 0),
+            WorkflowRun(id=int(_need(r, "id", "a workflow run's id")),
+                        number=int(r.get("run_number") or 0),
                         status=r.get("status") or "", conclusion=r.get("conclusion"),
-                        created_at=_time(r["created_at"]), head_sha=r.get("head_sha", ""),
+                        created_at=_time(_need(r, "created_at", "a run's created_at")),
+                        head_sha=r.get("head_sha", ""),
                         url=r.get("html_url", ""))
             for r in (data or {}).get("workflow_runs", [])
         ]  # fmt: skip
@@ -546,8 +548,9 @@ class GitHubClient:
     def run_jobs(self, repo: str, run_id: int) -> list[Job]:
         url = f"/repos/{repo}/actions/runs/{run_id}/jobs"
         jobs = self._pages(url, None, f"listing the jobs of run {run_id}", items="jobs")
-        return [Job(id=int(j["id"]), name=j.get("name", ""), conclusion=j.get("conclusion"),
-                    url=j.get("html_url", "")) for j in jobs]  # fmt: skip
+        return [Job(id=int(_need(j, "id", "a job's id")), name=j.get("name", ""),
+                    conclusion=j.get("conclusion"), url=j.get("html_url", ""))
+                for j in jobs]  # fmt: skip
 
     def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int:
         """Stream a job's log into a file, redacted on the way (a token split across two
@@ -572,11 +575,12 @@ class GitHubClient:
     def _state(self, repo: str, data: dict) -> IssueState:
         pull = data.get("pull_request") or {}
         merged_at = data.get("merged_at") or pull.get("merged_at")
-        return IssueState(repo=repo, number=int(data["number"]), title=data.get("title", ""),
+        return IssueState(repo=repo, number=int(_need(data, "number", "an issue's number")),
+                          title=data.get("title", ""),
                           state=data.get("state", ""), is_pull=bool(pull) or "merged" in data,
                           merged=bool(merged_at), merged_at=_maybe_time(merged_at),
-                          created_at=_time(data["created_at"]),
-                          updated_at=_time(data["updated_at"]),
+                          created_at=_time(_need(data, "created_at", "an issue's created_at")),
+                          updated_at=_time(_need(data, "updated_at", "an issue's updated_at")),
                           closed_at=_maybe_time(data.get("closed_at")),
                           author=str((data.get("user") or {}).get("login", "")),
                           url=data.get("html_url", ""))  # fmt: skip
