@@ -168,6 +168,8 @@ def test_github_unreachable_is_said_once_and_then_at_once():
             client.viewer()
         assert str(later.value) == str(first.value)
         assert back.log == []
+        client.new_run()  # the console's next collection asks again
+        assert client.viewer() == "scout-bot"
 
 
 def test_a_5xx_does_not_make_github_unreachable():

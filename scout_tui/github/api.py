@@ -115,6 +115,7 @@ class GitHub(Protocol):
     def viewer(self) -> str: ...  # the token's login (an App's is `name[bot]`)
     def scopes(self) -> list[str] | None: ...  # None: a token without OAuth scopes
     def rate_limit(self) -> RateLimit | None: ...
+    def new_run(self) -> None: ...  # forget that GitHub was unreachable or rate-limited
 
     # the tracking issue
     def comments(self, repo: str, issue: int, since: datetime | None) -> list[Comment]: ...

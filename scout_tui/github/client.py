@@ -306,6 +306,10 @@ class GitHubClient:
             self._sleep(wait)
         raise AssertionError("unreachable")
 
+    def new_run(self) -> None:
+        """A long-lived client (the console's) asks again when a new run starts."""
+        self._blocked.clear()
+
     def _fail_fast(self, resource: str) -> None:
         """GitHub unreachable, or this resource still rate-limited: said again, not asked."""
         blocked = self._blocked.get("*") or self._blocked.get(resource)
