@@ -314,7 +314,7 @@ class GitHubClient:
         """GitHub unreachable, or this resource still rate-limited: said again, not asked."""
         blocked = self._blocked.get("*") or self._blocked.get(resource)
         if isinstance(blocked, RateLimited) and blocked.until.timestamp() <= self._clock():
-            del self._blocked[resource]
+            self._blocked.pop(resource, None)
         elif blocked is not None:
             raise blocked
 
@@ -459,7 +459,7 @@ class GitHubClient:
                 data = self._graphql(self._r, _BOARD % kind, variables,
                                      f"looking up board {owner}/{number}")  # fmt: skip
             except GitHubError as exc:
-                if exc.status in (400, 404) or "Could not resolve" in str(exc):
+                if "Could not resolve" in str(exc):  # GraphQL's NOT_FOUND: not an organization
                     continue
                 raise
             project = (data.get(kind) or {}).get("projectV2")
