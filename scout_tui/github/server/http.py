@@ -324,12 +324,12 @@ class LocalGitHub:
         response = _refusal(fault)
         if response is not None:
             self._send(handler, response, None)
-        else:
-            if fault.kind == "timeout":
-                self._stopping.wait(self.fault_timeout)
-            elif fault.kind == "hang":
-                self._stopping.wait()
-            _drop(handler)
+            return
+        if fault.kind == "timeout":
+            self._stopping.wait(self.fault_timeout)
+        elif fault.kind == "hang":
+            self._stopping.wait()
+        _drop(handler)
 
 
 def _refusal(fault: Fault) -> Response | None:
