@@ -1,6 +1,9 @@
 """Requests spent on GitHub by the network collectors: a cold run, then a warm rerun with
 nothing changed upstream, against the local GitHub-compatible server with the demo's data.
-Printed per endpoint: answers that cost rate limit, and 304s (free, as on GitHub).
+Printed per endpoint: answers that cost rate limit, and 304s (free, as on GitHub). Then the
+requests one report comment spends under a secondary rate limit (GitHub warns that going on
+while limited can get an integration banned): once with `Retry-After: 1`, and under a limit
+that never lifts (the waits are recorded, not taken).
 
     python benchmarks/github_requests.py
 """
@@ -19,7 +22,9 @@ from pathlib import Path
 from scout_tui.config import load_config
 from scout_tui.demo.github_world import DEMO_TOKEN, demo_world
 from scout_tui.demo.sample import build_sample
-from scout_tui.github.server.http import LocalGitHub
+from scout_tui.github.api import GitHubError
+from scout_tui.github.client import GitHubClient
+from scout_tui.github.server.http import Fault, LocalGitHub
 
 NETWORK = ("ci_failures", "open_work", "todos")
 
@@ -67,5 +72,29 @@ def main() -> None:
           f"(target: warm at most 5); {len(runs['warm'])} requests in the warm run in all")
 
 
+def under_a_secondary_limit(fault: str) -> tuple[int, list[float], str]:
+    """The POSTs one comment costs with `fault` on them, the waits asked for, the outcome."""
+    config = load_config(None)
+    waits: list[float] = []
+    with LocalGitHub(demo_world(config, {}), faults=[Fault.parse(fault)]) as server:
+        client = GitHubClient(server.url, DEMO_TOKEN, config.github, sleep=waits.append)
+        try:
+            client.create_comment(config.project.repo, config.project.tracking_issue, "report")
+            outcome = "posted"
+        except GitHubError as exc:
+            outcome = f"error: {exc}"
+        return len(server.requests_matching("POST /repos")), waits, outcome
+
+
+def secondary_limits() -> None:
+    print("\none report comment under a secondary rate limit (403, Retry-After):")
+    for fault, what in (("POST /repos:ratelimit*1", "Retry-After: 1, once"),
+                        ("POST /repos:ratelimit", "a limit that never lifts")):  # fmt: skip
+        posts, waits, outcome = under_a_secondary_limit(fault)
+        said = ", ".join(f"{w:g}" for w in waits) or "none"
+        print(f"  {what}: {posts} POST request(s), waits {said} s — {outcome}")
+
+
 if __name__ == "__main__":
     main()
+    secondary_limits()

@@ -320,7 +320,10 @@ class Session:
             raise UsageError(f"{self.bundle_path} is a bundle: it was collected on another "
                              "machine; collect there, or on a checkout of your own")  # fmt: skip
         try:
-            for event in run_events(self.run_options(), cancel):
+            options = self.run_options()
+            if options.github is not None:
+                options.github.new_run()  # unreachable or rate-limited last time: ask again
+            for event in run_events(options, cancel):
                 if isinstance(event, RunFinished):
                     self.cache.put_run(event.result)
                 yield event

@@ -345,8 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault", action="append", metavar="N:KIND", default=[],
                        help="fail the Nth request, or TEXT:KIND every request whose "
                        "`METHOD /path` (and GraphQL field) contains TEXT; KIND: 500, 502, "
-                       "ratelimit, timeout, drop, hang, optionally -after (applied, then "
-                       "failed) and *K (the first K only)")  # fmt: skip
+                       "ratelimit[=S], secondary, primary[=S], 429[=S], graphql-ratelimit[=S], "
+                       "graphql-timeout, timeout, drop, hang, repeat-cursor, null-node; "
+                       "optionally -after (applied, then failed) and *K (the first K "
+                       "only)")  # fmt: skip
     serve.add_argument("--automation-status", metavar="STATUS",
                        help="a board automation: each new item gets this Status (e.g. Ready)")
     serve.add_argument("--automation-delay", type=float, default=0.0, metavar="S",

@@ -31,6 +31,7 @@ from scout_tui.collectors.base import (
     unmet_need,
 )
 from scout_tui.errors import Cancelled, redact
+from scout_tui.github.api import RateLimited
 from scout_tui.model import CollectorState, ConfigWarning, Finding, fingerprint
 
 NETWORK_NEEDS = frozenset({Need.NETWORK, Need.GITHUB})
@@ -91,6 +92,9 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
         return
     except Skipped as exc:
         finish("skipped", str(exc))
+        return
+    except RateLimited as exc:  # GitHub's wait is longer than scout may wait: the others go on
+        finish("skipped", f"rate limited until {exc.until:%H:%M} UTC")
         return
     except Exception as exc:  # one collector's bug must not stop the others
         if ctx.cancelled.is_set():  # e.g. its git process was stopped under it

@@ -19,7 +19,7 @@ from scout_tui.analysis.todos import Reference, Todo, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.errors import scrub
-from scout_tui.github.api import GitHubError, IssueState
+from scout_tui.github.api import GitHubError, IssueState, RateLimited
 from scout_tui.markdown import code
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
@@ -125,6 +125,8 @@ def _logins(ctx: CollectorContext, commits: list[str]) -> dict[str, str]:
     for commit in dict.fromkeys(c for c in commits if c):
         try:
             login = ctx.github.commit_author(ctx.config.project.repo, commit)
+        except RateLimited:
+            raise  # the collector is skipped: asking on would only hit the limit again
         except GitHubError:
             continue  # not pushed, or GitHub does not know the author: the git name stays
         if login:
@@ -340,6 +342,8 @@ def _state(ctx: CollectorContext, reference: Reference) -> tuple[IssueState | No
         return None, f"not looked up: {ctx.github_reason}"
     try:
         return ctx.github.issue_state(reference.repo, reference.number), ""
+    except RateLimited:
+        raise
     except GitHubError as exc:
         return None, f"not looked up: {exc}"
 

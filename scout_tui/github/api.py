@@ -16,12 +16,20 @@ class GitHubError(ScoutError):
     """A GitHub call that failed, in one line (the token never in it). `transient`: worth
     another try (5xx, rate limits, timeouts, dropped connections)."""
 
-    def __init__(self, message: str, *, status: int | None = None, transient: bool = False,
-                 retry_after: float | None = None) -> None:  # fmt: skip
+    def __init__(self, message: str, *, status: int | None = None,
+                 transient: bool = False) -> None:  # fmt: skip
         super().__init__(message)
         self.status = status
         self.transient = transient
-        self.retry_after = retry_after
+
+
+class RateLimited(GitHubError):
+    """GitHub asked for a longer wait than `[github] max_rate_limit_wait`: a collector is
+    skipped, a publish stops; nothing more is asked of that API until `until`."""
+
+    def __init__(self, message: str, until: datetime) -> None:
+        super().__init__(message, transient=True)
+        self.until = until
 
 
 class ArchivedItem(GitHubError):
@@ -113,6 +121,7 @@ class GitHub(Protocol):
     def viewer(self) -> str: ...  # the token's login (an App's is `name[bot]`)
     def scopes(self) -> list[str] | None: ...  # None: a token without OAuth scopes
     def rate_limit(self) -> RateLimit | None: ...
+    def new_run(self) -> None: ...  # forget that GitHub was unreachable or rate-limited
 
     # the tracking issue
     def comments(self, repo: str, issue: int, since: datetime | None) -> list[Comment]: ...
@@ -143,6 +152,9 @@ class GitHub(Protocol):
 
 
 def board_item_url(web_url: str, board: Board, item: BoardItem) -> str:
-    """The link GitHub's board shows for an item (`itemId` is its full database id)."""
-    return (f"{web_url.rstrip('/')}/{board.owner_type}/{board.owner}/projects/{board.number}"
-            f"?pane=issue&itemId={item.database_id}")  # fmt: skip
+    """The link GitHub's board shows for an item (`itemId` is its full database id); the
+    board's own link when GitHub gave no database id (`fullDatabaseId` may be null)."""
+    board_url = f"{web_url.rstrip('/')}/{board.owner_type}/{board.owner}/projects/{board.number}"
+    if item.database_id is None:
+        return board_url
+    return f"{board_url}?pane=issue&itemId={item.database_id}"

@@ -1,14 +1,16 @@
 """The real GitHub: PyGithub for REST, its requester's GraphQL calls for Projects v2 (which
 PyGithub has no classes for).
 
-Two PyGithub clients share the token. Reads (GET, and GraphQL queries, which are POSTs) go
-through one that PyGithub's own `GithubRetry` retries on 5xx, primary and secondary rate
-limits (honouring Retry-After and X-RateLimit-Reset, with bounded waits), timeouts and
-dropped connections. Writes go through one paced by PyGithub (`seconds_between_writes`,
-GitHub asks for a second between mutations) whose `GithubRetry` retries only what is safe
-for any write: a rate-limit refusal and a connection that never got through. A write whose
-answer was lost may have happened: it is retried here, and a create (a comment, a draft)
-is first looked for with `applied` so that a rerun never makes two.
+Two PyGithub clients share the token: one for reads, one for writes, paced by PyGithub
+(`seconds_between_writes`: GitHub asks for a second between mutations). Neither retries:
+PyGithub's `GithubRetry` and urllib3's retries are off (`retry=None`), so every request is
+sent by the one retry layer here (`_retrying`), which sees what GitHub answered: 5xx and
+GraphQL's transient errors are retried with backoff, rate limits (403/429 secondary limits,
+`x-ratelimit-remaining: 0`, GraphQL `RATE_LIMITED`) are waited out — never longer than
+`max_rate_limit_wait` — and a connection that cannot be made marks GitHub unreachable for
+the rest of the run. A write that may have happened (a 5xx, a lost answer) is retried only
+when doing it twice is harmless, or after `applied` looked for its result (a create must
+not happen twice).
 
 Every answer is redacted before it is cached and scrubbed (`errors.scrub_data`) before it
 is used: an issue comment or a log holding a token, or a control character, stops here.
@@ -19,17 +21,16 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, BinaryIO, TypeVar
 from urllib.parse import urlencode
 
 import requests
 import urllib3
-from github import Auth, Github, GithubException
-from github.GithubRetry import GithubRetry
+from github import Auth, Github
 from github.Requester import Requester
 from pydantic import BaseModel
 
@@ -46,11 +47,12 @@ from scout_tui.github.api import (
     IssueState,
     Job,
     RateLimit,
+    RateLimited,
     WorkflowRun,
 )
 
-# PyGithub logs each retry as a warning; with no handler configured Python prints them on
-# stderr (and over the console's screen). What matters reaches the user as one error line.
+# PyGithub logs warnings; with no handler configured Python prints them on stderr (and over
+# the console's screen). What matters reaches the user as one error line.
 logging.getLogger("github").addHandler(logging.NullHandler())
 logging.getLogger("github").propagate = False
 
@@ -58,6 +60,10 @@ T = TypeVar("T")
 PAGE = 100
 _NETWORK_ERRORS = (requests.exceptions.RequestException, urllib3.exceptions.HTTPError,
                    http.client.HTTPException, ConnectionError, TimeoutError)  # fmt: skip
+
+# GitHub's transient GraphQL failure ("… This may be the result of a timeout, or it could be
+# a GitHub bug"): worth another try, as a 5xx is.
+_TRANSIENT_GRAPHQL = "something went wrong while executing your query"
 
 _BOARD = """
 query($owner: String!, $number: Int!, $status: String!) {
@@ -146,36 +152,230 @@ class Cached(BaseModel):
     final: bool = False
 
 
+class _Again(Exception):  # a signal inside the retry layer, never raised out of it
+    """An attempt worth another: after `wait` seconds when GitHub rate-limited it, else after
+    the backoff. `unsure`: the request reached GitHub and may have been carried out."""
+
+    def __init__(self, error: GitHubError, *, wait: float | None = None,
+                 unsure: bool = False) -> None:  # fmt: skip
+        super().__init__(str(error))
+        self.error, self.wait, self.unsure = error, wait, unsure
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    headers: dict[str, str]  # names in lower case, as PyGithub gives them
+    text: str
+    data: Any
+
+
+def _lacked(what: str) -> GitHubError:
+    """An answer that is not what was asked: a null node, a missing id, a cursor that
+    does not move on."""
+    return GitHubError(redact(f"GitHub's answer lacked {what}"))
+
+
+def _need(data: Any, key: str, what: str) -> Any:
+    value = data.get(key) if isinstance(data, dict) else None
+    if value is None or value == "":
+        raise _lacked(what)
+    return value
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """Refused, no such host, connect timeout: the request never reached GitHub (a dropped
+    connection or a read timeout did)."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    reason = exc.args[0] if exc.args else None
+    if isinstance(reason, urllib3.exceptions.MaxRetryError):
+        reason = reason.reason
+    # NewConnectionError (refused, DNS) is a ConnectTimeoutError in urllib3
+    return isinstance(reason, urllib3.exceptions.ConnectTimeoutError)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return "timeout" in type(exc).__name__.lower() or "timed out" in str(exc)
+
+
+def _message(data: Any) -> str:
+    if not isinstance(data, dict):
+        return ""
+    message = str(data.get("message") or "")
+    if not message and isinstance(data.get("errors"), list):
+        message = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e)
+                            for e in data["errors"][:2])  # fmt: skip
+    return message
+
+
 class GitHubClient:
     def __init__(self, api_url: str, token: str, settings: GithubConfig,
-                 cache: Cache | None = None) -> None:  # fmt: skip
+                 cache: Cache | None = None, *, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
         register_secret(token)
         self.api_url = api_url.rstrip("/")
         self._settings = settings
+        self._sleep, self._clock = sleep, clock
         common: dict[str, Any] = dict(
             auth=Auth.Token(token), base_url=self.api_url, timeout=max(1, round(settings.timeout)),
             user_agent=f"scout-tui/{__version__}", per_page=PAGE, seconds_between_requests=None,
+            # No retries below `_retrying`: `None` is PyGithub's "no GithubRetry", which
+            # leaves requests' HTTPAdapter at its default, urllib3's Retry(0, read=False).
+            retry=None,
         )  # fmt: skip
-        waits = {
-            "backoff_factor": settings.backoff / 2,
-            "secondary_rate_wait": settings.secondary_rate_wait,
-            "max_rate_limit_wait": settings.max_rate_limit_wait,
-        }
-        self._reads = Github(**common, seconds_between_writes=None,
-                             retry=GithubRetry(total=settings.retries, **waits))  # fmt: skip
-        self._writes = Github(
-            **common, seconds_between_writes=settings.mutation_interval or None,
-            # Rate-limit refusals (403 + Retry-After) and failed connects only: a 5xx or a
-            # lost answer may mean the write happened (see `_write`).
-            retry=GithubRetry(total=settings.retries, read=0, status_forcelist=[], **waits),
-        )  # fmt: skip
+        self._reads = Github(**common, seconds_between_writes=None)
+        self._writes = Github(**common, seconds_between_writes=settings.mutation_interval or None)
         self._viewer: str | None = None
+        # Why a request is not sent at all: GitHub unreachable ("*", for the whole run), or
+        # a resource ("core", "graphql", "search") rate-limited until a time.
+        self._blocked: dict[str, GitHubError] = {}
         self._cache = cache
         # The cache is shared by every token of this API: the key holds no token, and an
         # answer is only ever reused after GitHub says 304 for this token, or for good when
         # it is final (and public data of the repository).
         self._prefix = f"github {self.api_url} "
 
+    # -- the one retry layer --------------------------------------------------------------
+    def _once(self, requester: Requester, verb: str, url: str, doing: str, *,
+              params: dict | None = None, body: Any = None,
+              headers: dict | None = None) -> _Answer:  # fmt: skip
+        """One request: the answer, or `_Again` when another try may help, or the error."""
+        try:
+            status, answer_headers, text = requester.requestJson(
+                verb, url, parameters=params, headers=headers, input=body)  # fmt: skip
+        except _NETWORK_ERRORS as exc:
+            if _never_connected(exc):
+                error = GitHubError(redact(f"cannot reach GitHub at {self.api_url} ({doing}): "
+                                           "connection failed"), transient=True)  # fmt: skip
+                self._blocked["*"] = error
+                raise error from None
+            kind = "timed out" if _timed_out(exc) else "connection dropped"
+            error = GitHubError(redact(f"GitHub did not answer {doing}: {kind}"), transient=True)
+            raise _Again(error, unsure=True) from None
+        text = redact(text) if text else text
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            data = text
+        if status < 400:
+            return _Answer(status, answer_headers, text, data)
+        message = _message(data)
+        if status == 401:
+            refused = f"GitHub refused the token ({status} {message or 'Bad credentials'})"
+            raise GitHubError(redact(refused), status=status)
+        error = GitHubError(redact(" ".join(
+            f"GitHub answered {status} to {doing}: {message or 'no message'}".split())),
+            status=status, transient=status >= 500)  # fmt: skip
+        if status == 429 or (status == 403 and (
+                "retry-after" in answer_headers or Requester.isRateLimitError(message)
+                or answer_headers.get("x-ratelimit-remaining") == "0")):  # fmt: skip
+            error.transient = True
+            raise _Again(error, wait=self._rate_wait(answer_headers))
+        if status >= 500:
+            raise _Again(error, unsure=True)
+        raise error
+
+    def _rate_wait(self, headers: dict[str, str]) -> float:
+        """GitHub's documented order: `Retry-After`; else, when none are left, until
+        `x-ratelimit-reset`; else a secondary limit's minute (`secondary_rate_wait`)."""
+        after = str(headers.get("retry-after") or "").strip()
+        if after.isdigit():
+            return float(after)
+        reset = str(headers.get("x-ratelimit-reset") or "").strip()
+        if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+            return max(1.0, float(reset) - self._clock())
+        return self._settings.secondary_rate_wait
+
+    def _retrying(self, doing: str, resource: str, once: Callable[[], T], *, safe: bool = True,
+                  applied: Callable[[], T | None] | None = None) -> T:  # fmt: skip
+        """`once` until it answers: 5xx and lost answers after the backoff (a write that may
+        have happened only when `safe`, or when `applied` finds no result of it), rate
+        limits after GitHub's wait — never more than `max_rate_limit_wait` in all."""
+        backoff, waited = self._settings.backoff, 0.0
+        for attempt in range(self._settings.retries + 1):
+            self._fail_fast(resource)
+            try:
+                return once()
+            except _Again as again:
+                error, wait, unsure = again.error, again.wait, again.unsure
+            if unsure and not safe:
+                found = applied() if applied is not None else None
+                if found is not None:
+                    return found
+                if applied is None:
+                    raise error
+            if wait is not None and waited + wait > self._settings.max_rate_limit_wait:
+                until = datetime.fromtimestamp(self._clock() + wait, UTC)
+                self._blocked[resource] = limited = RateLimited(
+                    f"GitHub rate-limited {doing} until {until:%H:%M} UTC, longer than "
+                    f"[github] max_rate_limit_wait ({self._settings.max_rate_limit_wait:g} s)",
+                    until)  # fmt: skip
+                raise limited
+            if attempt == self._settings.retries:
+                if attempt:
+                    raise GitHubError(f"{str(error).rstrip('.')}, again after retrying",
+                                      status=error.status, transient=True)  # fmt: skip
+                raise error
+            if wait is None:
+                wait, backoff = backoff, backoff * 2
+            else:
+                waited += wait
+            self._sleep(wait)
+        raise AssertionError("unreachable")
+
+    def new_run(self) -> None:
+        """A long-lived client (the console's) asks again when a new run starts."""
+        self._blocked.clear()
+
+    def _fail_fast(self, resource: str) -> None:
+        """GitHub unreachable, or this resource still rate-limited: said again, not asked."""
+        blocked = self._blocked.get("*") or self._blocked.get(resource)
+        if isinstance(blocked, RateLimited) and blocked.until.timestamp() <= self._clock():
+            self._blocked.pop(resource, None)
+        elif blocked is not None:
+            raise blocked
+
+    def _request(self, requester: Requester, verb: str, url: str, doing: str, *,
+                 params: dict | None = None, body: Any = None, headers: dict | None = None,
+                 safe: bool = True) -> _Answer:  # fmt: skip
+        resource = "search" if url.startswith("/search/") else "core"
+        return self._retrying(doing, resource, lambda: self._once(
+            requester, verb, url, doing, params=params, body=body, headers=headers),
+            safe=safe)  # fmt: skip
+
+    def _graphql_once(self, requester: Requester, query: str, variables: dict,
+                      doing: str) -> dict:  # fmt: skip
+        answer = self._once(requester, "POST", requester.graphql_url, doing,
+                            body={"query": query, "variables": variables})  # fmt: skip
+        data = answer.data if isinstance(answer.data, dict) else {}
+        errors = [e if isinstance(e, dict) else {"message": str(e)}
+                  for e in data.get("errors") or []]  # fmt: skip
+        if errors:
+            said = "; ".join(str(e.get("message", "")) for e in errors)
+            if any(str(e.get("message", "")).startswith(ARCHIVED) for e in errors):
+                raise ArchivedItem(redact(f"GitHub refused {doing}: {said}"))
+            not_found = all(e.get("type") == "NOT_FOUND" for e in errors)
+            error = GitHubError(redact(f"GitHub GraphQL refused {doing}: {said}"),
+                                status=404 if not_found else None)  # fmt: skip
+            if any(e.get("type") == "RATE_LIMITED" for e in errors):
+                error.transient = True
+                raise _Again(error, wait=self._rate_wait(answer.headers))
+            if any(str(e.get("message", "")).lower().startswith(_TRANSIENT_GRAPHQL)
+                   for e in errors):  # fmt: skip
+                error.transient = True
+                raise _Again(error, unsure=True)
+            raise error
+        if not isinstance(data.get("data"), dict):
+            raise _lacked(f"its data ({doing})")
+        return scrub_data(data["data"])
+
+    def _graphql(self, requester: Requester, query: str, variables: dict, doing: str, *,
+                 safe: bool = True) -> dict:  # fmt: skip
+        return self._retrying(doing, "graphql", lambda: self._graphql_once(
+            requester, query, variables, doing), safe=safe)  # fmt: skip
+
+    # -- reads through the cache ------------------------------------------------------------
     def _get(self, url: str, params: dict | None = None, doing: str = "",
              final: Callable[[Any], bool] | None = None) -> Any:  # fmt: skip
         """A GET through the cache: If-None-Match with the stored ETag, 304 → the stored
@@ -186,27 +386,15 @@ class GitHubClient:
         if cached is not None and cached.final:
             return scrub_data(json.loads(cached.body))
         headers = {"If-None-Match": cached.etag} if cached and cached.etag else None
-
-        def call() -> tuple[int, dict, str]:
-            return self._r.requestJson("GET", url, parameters=params, headers=headers)
-
-        status, answer_headers, body = self._read(doing or f"GET {url}", call)
-        if status == 304 and cached is not None:
+        answer = self._request(self._r, "GET", url, doing or f"GET {url}", params=params,
+                               headers=headers)  # fmt: skip
+        if answer.status == 304 and cached is not None:
             return scrub_data(json.loads(cached.body))
-        body = redact(body) if body else body
-        if status >= 400:
-            try:
-                data = json.loads(body) if body else None
-            except ValueError:
-                data = body
-            raise self._error(self._r.createException(status, answer_headers, data),
-                              doing or f"GET {url}")  # fmt: skip
-        data = json.loads(body) if body else None
-        if self._cache is not None:
-            etag = answer_headers.get("etag") or answer_headers.get("ETag")
-            self._cache.put_value(key, Cached(etag=etag, body=body,
-                                              final=bool(final and final(data))))  # fmt: skip
-        return scrub_data(data)
+        if self._cache is not None and answer.text:
+            keep = Cached(etag=answer.headers.get("etag"), body=answer.text,
+                          final=bool(final and final(answer.data)))  # fmt: skip
+            self._cache.put_value(key, keep)
+        return scrub_data(answer.data)
 
     def _pages(self, url: str, params: dict | None = None, doing: str = "",
                items: str | None = None, limit: int | None = None) -> list[Any]:  # fmt: skip
@@ -230,94 +418,19 @@ class GitHubClient:
     def _w(self) -> Requester:
         return self._writes.requester
 
-    # -- errors ---------------------------------------------------------------------------
-    def _error(self, exc: BaseException, doing: str) -> GitHubError:
-        if isinstance(exc, GitHubError):
-            return exc
-        if isinstance(exc, GithubException):
-            data = exc.data if isinstance(exc.data, dict) else {}
-            message = str(data.get("message") or "")
-            if not message and data.get("errors"):
-                message = "; ".join(str(e.get("message", e)) for e in data["errors"][:2])
-            status = exc.status
-            rate_limited = status in (403, 429) and Requester.isRateLimitError(message)
-            retry_after = (exc.headers or {}).get("retry-after") or (exc.headers or {}).get(
-                "Retry-After"
-            )
-            text = f"GitHub answered {status} to {doing}: {message or 'no message'}"
-            if message.startswith(ARCHIVED):
-                return ArchivedItem(redact(text), status=status)
-            if status == 401:
-                text = f"GitHub refused the token ({status} {message or 'Bad credentials'})"
-            wait = float(retry_after) if str(retry_after or "").isdigit() else None
-            return GitHubError(redact(" ".join(text.split())), status=status,
-                               transient=status >= 500 or rate_limited, retry_after=wait)
-        if isinstance(exc, requests.exceptions.RetryError):  # GithubRetry gave up on statuses
-            answered = re.search(r"too many (\d{3}) error", str(exc))
-            status = int(answered.group(1)) if answered else None
-            if status in (403, 429):
-                text = (f"GitHub rate-limited {doing} (answered {status}, a secondary rate "
-                        "limit) until scout stopped retrying: wait a few minutes, then run it "
-                        "again")  # fmt: skip
-            elif status:
-                text = f"GitHub answered {status} to {doing}, again after retrying"
-            else:
-                text = f"GitHub kept failing {doing}, again after retrying"
-            return GitHubError(redact(text), status=status, transient=True)
-        if isinstance(exc, _NETWORK_ERRORS):
-            kind = "timed out" if "timeout" in type(exc).__name__.lower() or "timed out" in str(
-                exc
-            ) else "connection failed"
-            return GitHubError(redact(f"cannot reach GitHub at {self.api_url} ({doing}): {kind}"),
-                               transient=True)  # fmt: skip
-        return GitHubError(redact(f"{doing}: {type(exc).__name__}: {exc}"))
-
-    def _read(self, doing: str, call: Callable[[], T]) -> T:
-        try:
-            return call()
-        except Exception as exc:
-            raise self._error(exc, doing) from None
-
-    def _write(self, doing: str, call: Callable[[], T],
-               applied: Callable[[], T | None] | None = None) -> T:  # fmt: skip
-        """A write, tried again on transient failures; when it may have happened, `applied`
-        looks for its result first (a create must not happen twice)."""
-        wait = self._settings.backoff
-        for attempt in range(self._settings.retries + 1):
-            try:
-                return call()
-            except Exception as exc:
-                error = self._error(exc, doing)
-                if not error.transient or attempt == self._settings.retries:
-                    raise error from None
-            if applied is not None:
-                found = applied()
-                if found is not None:
-                    return found
-            time.sleep(error.retry_after if error.retry_after is not None else wait)
-            wait *= 2
-        raise AssertionError("unreachable")
-
-    def _graphql(self, requester: Requester, query: str, variables: dict,
-                 doing: str) -> dict:  # fmt: skip
-        _, data = requester.graphql_query(query, variables)
-        if data.get("errors"):
-            raise GitHubError(redact(f"GitHub GraphQL refused {doing}: "
-                                     + "; ".join(e.get("message", "") for e in data["errors"])))
-        return scrub_data(data["data"])
-
     # -- who and how much ----------------------------------------------------------------------
     def viewer(self) -> str:
         """From GraphQL, which answers GitHub App installation tokens too (REST `/user`
         refuses them); asked once per client."""
         if self._viewer is None:
-            data = self._read("asking GitHub who the token is", lambda: self._graphql(
-                self._r, _VIEWER, {}, "the token's identity"))  # fmt: skip
-            self._viewer = str(data["viewer"]["login"])
+            data = self._graphql(self._r, _VIEWER, {}, "asking GitHub who the token is")
+            self._viewer = str(_need(data.get("viewer"), "login", "the token's login (viewer)"))
         return self._viewer
 
     def scopes(self) -> list[str] | None:
-        self.viewer()  # an answer carries X-OAuth-Scopes
+        """A classic token's OAuth scopes, from the `X-OAuth-Scopes` of an answer; None for
+        the tokens that have none (fine-grained, GitHub App installation)."""
+        self.viewer()
         scopes = self._r.oauth_scopes
         return None if scopes is None else [s.strip() for s in scopes if s.strip()]
 
@@ -330,11 +443,13 @@ class GitHubClient:
         return RateLimit(remaining, limit, datetime.fromtimestamp(reset, UTC) if reset else None)
 
     # -- the tracking issue --------------------------------------------------------------------
-    def _comment(self, data: dict) -> Comment:
+    def _comment(self, data: Any) -> Comment:
         author = str((data.get("user") or {}).get("login", ""))
-        return Comment(id=int(data["id"]), author=author, body=data.get("body") or "",
-                       created_at=_time(data["created_at"]),
-                       updated_at=_time(data["updated_at"]), url=data.get("html_url", ""))
+        return Comment(id=int(_need(data, "id", "the comment's id")), author=author,
+                       body=data.get("body") or "",
+                       created_at=_time(_need(data, "created_at", "the comment's created_at")),
+                       updated_at=_time(_need(data, "updated_at", "the comment's updated_at")),
+                       url=data.get("html_url", ""))  # fmt: skip
 
     def comments(self, repo: str, issue: int, since: datetime | None) -> list[Comment]:
         params = {"since": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")} if since else {}
@@ -345,24 +460,21 @@ class GitHubClient:
     def create_comment(self, repo: str, issue: int, body: str,
                        applied: Callable[[], Comment | None] | None = None) -> Comment:  # fmt: skip
         url = f"/repos/{repo}/issues/{issue}/comments"
-        def post() -> Comment:
-            return self._comment(self._w.requestJsonAndCheck("POST", url, input={"body": body})[1])
-
-        return self._write(f"commenting on {repo}#{issue}", post, applied)
+        doing = f"commenting on {repo}#{issue}"
+        return self._retrying(doing, "core", lambda: self._comment(scrub_data(self._once(
+            self._w, "POST", url, doing, body={"body": body}).data)), safe=False,
+            applied=applied)  # fmt: skip
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         url = f"/repos/{repo}/issues/comments/{comment_id}"
-        return self._write(  # the same edit twice is the same edit
-            f"editing comment {comment_id} on {repo}",
-            lambda: self._comment(self._w.requestJsonAndCheck("PATCH", url,
-                                                              input={"body": body})[1]),
-        )  # fmt: skip
+        answer = self._request(self._w, "PATCH", url, f"editing comment {comment_id} on {repo}",
+                               body={"body": body})  # the same edit twice is the same edit
+        return self._comment(scrub_data(answer.data))
 
     def delete_comment(self, repo: str, comment_id: int) -> None:
         url = f"/repos/{repo}/issues/comments/{comment_id}"
-        try:
-            self._write(f"deleting comment {comment_id} on {repo}",
-                        lambda: self._w.requestJsonAndCheck("DELETE", url))  # fmt: skip
+        try:  # deleting twice deletes once: safe to send again
+            self._request(self._w, "DELETE", url, f"deleting comment {comment_id} on {repo}")
         except GitHubError as exc:
             if exc.status != 404:  # 404: gone, by a retry whose first answer was lost
                 raise
@@ -372,41 +484,44 @@ class GitHubClient:
         variables = {"owner": owner, "number": number, "status": status_field}
         for kind, path in (("organization", "orgs"), ("user", "users")):
             try:
-                _, data = self._r.graphql_query(_BOARD % kind, variables)
-                data = scrub_data(data)
-            except GithubException as exc:
-                if exc.status in (400, 404) and "Could not resolve" in str(exc.data):
+                data = self._graphql(self._r, _BOARD % kind, variables,
+                                     f"looking up board {owner}/{number}")  # fmt: skip
+            except GitHubError as exc:
+                if "Could not resolve" in str(exc):  # GraphQL's NOT_FOUND: not an organization
                     continue
-                raise self._error(exc, f"looking up board {owner}/{number}") from None
-            except _NETWORK_ERRORS as exc:
-                raise self._error(exc, f"looking up board {owner}/{number}") from None
-            project = ((data.get("data") or {}).get(kind) or {}).get("projectV2")
+                raise
+            project = (data.get(kind) or {}).get("projectV2")
             if not project:
                 continue
             field = project.get("field") or {}
-            options = {o["name"]: o["id"] for o in field.get("options", [])}
-            return Board(id=project["id"], owner=owner, owner_type=path, number=number,
+            options = {str(_need(o, "name", "a status option's name")):
+                       str(_need(o, "id", "a status option's id"))
+                       for o in field.get("options") or []}  # fmt: skip
+            return Board(id=str(_need(project, "id", f"board {owner}/{number}'s id")),
+                         owner=owner, owner_type=path, number=number,
                          title=project.get("title", ""), status_field_id=field.get("id"),
-                         status_options=options)
+                         status_options=options)  # fmt: skip
         raise GitHubError(f"no project {number} of {owner} on {self.api_url} (or the token "
                           "cannot see it: it needs the read:project or project scope)")  # fmt: skip
 
     def board_items(self, board: Board, status_field: str) -> list[BoardItem]:
+        """Every item, page by page; a page cursor that comes back is an error, not a loop."""
+        name = f"board {board.owner}/{board.number}"
         items: list[BoardItem] = []
         after = None
+        cursors: set[str] = set()
         while True:
             variables = {"id": board.id, "after": after, "status": status_field}
-            data = self._read(f"listing the items of board {board.owner}/{board.number}",
-                              lambda v=variables: self._graphql(self._r, _ITEMS, v,
-                                                                "the board items"))  # fmt: skip
-            page = (data.get("node") or {}).get("items") or {}
+            data = self._graphql(self._r, _ITEMS, variables, f"listing the items of {name}")
+            page = _need(_need(data, "node", f"{name} (node {board.id} is null)"), "items",
+                         f"the items of {name}")  # fmt: skip
             for node in page.get("nodes") or []:
                 if not node:
                     continue
                 content = node.get("content") or {}
                 status = (node.get("fieldValueByName") or {}).get("name")
                 database_id = node.get("fullDatabaseId")
-                items.append(BoardItem(id=node["id"],
+                items.append(BoardItem(id=str(_need(node, "id", f"an item id on {name}")),
                                        database_id=int(database_id) if database_id else None,
                                        title=content.get("title", ""), body=content.get("body", ""),
                                        status=status, creator=_login(node.get("creator")),
@@ -417,55 +532,53 @@ class GitHubClient:
             if not info.get("hasNextPage"):
                 return items
             after = info.get("endCursor")
+            if not after or after in cursors:
+                raise _lacked(f"a new page cursor for the items of {name} (endCursor "
+                              f"{after!r} again after {len(cursors) + 1} pages)")  # fmt: skip
+            cursors.add(after)
 
     def add_draft(self, board: Board, title: str, body: str,
                   applied: Callable[[], BoardItem | None] | None = None) -> BoardItem:  # fmt: skip
+        doing = f"adding a draft to board {board.owner}/{board.number}"
+        variables = {"project": board.id, "title": title, "body": body}
+
         def add() -> BoardItem:
-            data = self._graphql(self._w, _ADD_DRAFT, {"project": board.id, "title": title,
-                                                       "body": body}, "adding a draft")  # fmt: skip
-            item = data["addProjectV2DraftIssue"]["projectItem"]
+            data = self._graphql_once(self._w, _ADD_DRAFT, variables, doing)
+            item = _need(data.get("addProjectV2DraftIssue"), "projectItem", "the new draft")
             database_id = item.get("fullDatabaseId")
-            return BoardItem(id=item["id"], database_id=int(database_id) if database_id else None,
+            return BoardItem(id=str(_need(item, "id", "the new draft's id")),
+                             database_id=int(database_id) if database_id else None,
                              title=title, body=body, status=None,
                              creator=_login(item.get("creator")))  # fmt: skip
 
-        return self._write(f"adding a draft to board {board.owner}/{board.number}", add, applied)
+        return self._retrying(doing, "graphql", add, safe=False, applied=applied)
 
     def set_status(self, board: Board, item_id: str, option_id: str) -> None:
         if board.status_field_id is None:
             raise GitHubError(f"board {board.owner}/{board.number} has no status field")
         variables = {"project": board.id, "item": item_id, "field": board.status_field_id,
                      "option": option_id}  # fmt: skip
-        self._write(  # the same status twice is the same status
-            "setting a board item's status",
-            lambda: self._graphql(self._w, _SET_STATUS, variables, "setting a status"),
-        )
+        # the same status twice is the same status: safe to send again
+        self._graphql(self._w, _SET_STATUS, variables, "setting a board item's status")
 
     def item_status(self, board: Board, item_id: str, status_field: str) -> str | None:
         """One item's Status, read fresh (by id: a new item is found at once)."""
-        data = self._read("reading a board item's status", lambda: self._graphql(
-            self._r, _ITEM_STATUS, {"id": item_id, "status": status_field},
-            "a board item's status"))  # fmt: skip
+        data = self._graphql(self._r, _ITEM_STATUS, {"id": item_id, "status": status_field},
+                             "reading a board item's status")  # fmt: skip
         return ((data.get("node") or {}).get("fieldValueByName") or {}).get("name")
 
     def delete_item(self, board: Board, item_id: str) -> None:
-        try:
-            self._write(
-                f"removing an item from board {board.owner}/{board.number}",
-                lambda: self._graphql(self._w, _DELETE_ITEM,
-                                      {"project": board.id, "item": item_id},
-                                      "removing a board item"),
-            )  # fmt: skip
+        try:  # removing twice removes once: safe to send again
+            self._graphql(self._w, _DELETE_ITEM, {"project": board.id, "item": item_id},
+                          f"removing an item from board {board.owner}/{board.number}")
         except GitHubError as exc:
             if "Could not resolve" not in str(exc):  # gone, by a retry whose answer was lost
                 raise
 
     def update_draft(self, draft_id: str, body: str) -> None:
-        self._write(  # the same body twice is the same body
-            "updating a draft's body",
-            lambda: self._graphql(self._w, _UPDATE_DRAFT, {"draft": draft_id, "body": body},
-                                  "updating a draft"),
-        )
+        # the same body twice is the same body: safe to send again
+        self._graphql(self._w, _UPDATE_DRAFT, {"draft": draft_id, "body": body},
+                      "updating a draft's body")
 
     # -- what the GitHub collectors read -------------------------------------------------------
     def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,
@@ -476,9 +589,11 @@ class GitHubClient:
         data = self._get(url, {"branch": branch, "event": event, "per_page": min(PAGE, limit)},
                          f"listing the runs of {name}")  # fmt: skip
         return [
-            WorkflowRun(id=int(r["id"]), number=int(r.get("run_number") or 0),
+            WorkflowRun(id=int(_need(r, "id", "a workflow run's id")),
+                        number=int(r.get("run_number") or 0),
                         status=r.get("status") or "", conclusion=r.get("conclusion"),
-                        created_at=_time(r["created_at"]), head_sha=r.get("head_sha", ""),
+                        created_at=_time(_need(r, "created_at", "a run's created_at")),
+                        head_sha=r.get("head_sha", ""),
                         url=r.get("html_url", ""))
             for r in (data or {}).get("workflow_runs", [])
         ]  # fmt: skip
@@ -486,37 +601,39 @@ class GitHubClient:
     def run_jobs(self, repo: str, run_id: int) -> list[Job]:
         url = f"/repos/{repo}/actions/runs/{run_id}/jobs"
         jobs = self._pages(url, None, f"listing the jobs of run {run_id}", items="jobs")
-        return [Job(id=int(j["id"]), name=j.get("name", ""), conclusion=j.get("conclusion"),
-                    url=j.get("html_url", "")) for j in jobs]  # fmt: skip
+        return [Job(id=int(_need(j, "id", "a job's id")), name=j.get("name", ""),
+                    conclusion=j.get("conclusion"), url=j.get("html_url", ""))
+                for j in jobs]  # fmt: skip
 
     def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int:
         """Stream a job's log into a file, redacted on the way (a token split across two
         chunks too); the redirect target gets no token."""
         doing = f"downloading the log of job {job_id}"
-        status, headers, _ = self._read(doing, lambda: self._r.requestJson(
-            "GET", f"/repos/{repo}/actions/jobs/{job_id}/logs"))  # fmt: skip
-        location = headers.get("location") or headers.get("Location")
-        if status != 302 or not location:
-            raise GitHubError(f"{doing}: GitHub answered {status}", status=status)
+        answer = self._request(self._r, "GET", f"/repos/{repo}/actions/jobs/{job_id}/logs", doing)
+        location = answer.headers.get("location")
+        if answer.status != 302 or not location:
+            raise GitHubError(f"{doing}: GitHub answered {answer.status}", status=answer.status)
         writer = RedactingWriter(into)
         try:
             with requests.get(location, stream=True, timeout=self._settings.timeout) as response:
                 response.raise_for_status()
                 for chunk in response.iter_content(1024 * 1024):
                     writer.write(chunk)
-        except _NETWORK_ERRORS as exc:
-            raise self._error(exc, doing) from None
+        except _NETWORK_ERRORS as exc:  # the log's own host, not GitHub's API
+            kind = "timed out" if _timed_out(exc) else f"failed ({type(exc).__name__})"
+            raise GitHubError(redact(f"{doing}: the download {kind}"), transient=True) from None
         writer.close()
         return writer.written
 
     def _state(self, repo: str, data: dict) -> IssueState:
         pull = data.get("pull_request") or {}
         merged_at = data.get("merged_at") or pull.get("merged_at")
-        return IssueState(repo=repo, number=int(data["number"]), title=data.get("title", ""),
+        return IssueState(repo=repo, number=int(_need(data, "number", "an issue's number")),
+                          title=data.get("title", ""),
                           state=data.get("state", ""), is_pull=bool(pull) or "merged" in data,
                           merged=bool(merged_at), merged_at=_maybe_time(merged_at),
-                          created_at=_time(data["created_at"]),
-                          updated_at=_time(data["updated_at"]),
+                          created_at=_time(_need(data, "created_at", "an issue's created_at")),
+                          updated_at=_time(_need(data, "updated_at", "an issue's updated_at")),
                           closed_at=_maybe_time(data.get("closed_at")),
                           author=str((data.get("user") or {}).get("login", "")),
                           url=data.get("html_url", ""))  # fmt: skip

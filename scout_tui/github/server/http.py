@@ -3,9 +3,11 @@
 GitHub's JSON shapes and status codes, `Link` pagination, ETags and 304s (a 304 costs no
 rate limit, as on GitHub), token checks with `X-OAuth-Scopes`, rate-limit headers, and
 faults on demand for the tests: fail the Nth request or every request matching a text
-with 500, 502, a secondary rate limit (403 with Retry-After), a timeout, a dropped
-connection or a hang — optionally *after* applying it (the change happened, the response
-is lost), the case a crash-safe publish must survive.
+with 500, 502, each rate-limit answer GitHub gives (secondary limits with and without
+Retry-After, a primary limit as a 403 or a 429, GraphQL's `RATE_LIMITED`), GraphQL's
+transient "Something went wrong", a timeout, a dropped connection or a hang — optionally
+*after* applying it (the change happened, the response is lost), the case a crash-safe
+publish must survive — or answer it wrongly (a page cursor that repeats, a null node).
 """
 
 from __future__ import annotations
@@ -30,8 +32,34 @@ from scout_tui.github.server.graphql_api import BoardTiming, GraphQLApi
 from scout_tui.github.server.responses import Response
 from scout_tui.github.server.world import World
 
-FAULT_KINDS = ("500", "502", "ratelimit", "timeout", "drop", "hang")
+# KIND → what the request gets. `=S` sets the seconds a rate limit names (default 1).
+FAULT_KINDS = {
+    "500": "500 Server Error",
+    "502": "502 Bad Gateway",
+    "ratelimit": "403 secondary rate limit with Retry-After: S",
+    "secondary": "403 secondary rate limit with no Retry-After",
+    "primary": "403 primary rate limit: x-ratelimit-remaining 0, x-ratelimit-reset in S s",
+    "429": "429 with x-ratelimit-remaining 0, x-ratelimit-reset in S s",
+    "graphql-ratelimit": "200 with a RATE_LIMITED error, x-ratelimit-reset in S s",
+    "graphql-timeout": "200 with GitHub's transient \"Something went wrong … timeout\"",
+    "timeout": "no answer until the client gives up",
+    "drop": "the connection closed, no answer",
+    "hang": "no answer until the server stops",
+    "repeat-cursor": "the answer, with every pageInfo's endCursor the one asked with",
+    "null-node": "the GraphQL answer, with its top-level fields null",
+}
+# Kinds that answer (wrongly) rather than fail: the request is carried out.
+_REWRITES = ("repeat-cursor", "null-node")
+# Kinds that may follow the change (`-after`): the others refuse before doing anything.
+_AFTER = ("500", "502", "graphql-timeout", "timeout", "drop", "hang")
+_SECONDS = ("ratelimit", "primary", "429", "graphql-ratelimit")
 TIMEOUT_FAULT_SECONDS = 30.0
+PRIMARY_LIMIT = "API rate limit exceeded for user ID 1."
+SECONDARY_LIMIT = ("You have exceeded a secondary rate limit. Please wait a few minutes before "
+                   "you try again.")  # fmt: skip
+GRAPHQL_TIMEOUT = ("Something went wrong while executing your query. This may be the result of "
+                   "a timeout, or it could be a GitHub bug. Please include `0A1B:2C3D:4E5F` "
+                   "when reporting this issue.")  # fmt: skip
 
 
 class FaultError(ValueError):
@@ -42,13 +70,15 @@ class FaultError(ValueError):
 class Fault:
     """`N:KIND` (the Nth request), or `TEXT:KIND` (every request whose description —
     `METHOD /path` plus, for GraphQL, the operation's top-level fields — contains TEXT).
-    KIND may end in `-after` (applied, then failed) and `*K` (only the first K matches)."""
+    A rate limit's KIND may carry `=S` (the seconds it names); KIND may end in `-after`
+    (applied, then failed) and `*K` (only the first K matches)."""
 
     kind: str
     nth: int | None = None
     text: str | None = None
     after: bool = False
     remaining: int | None = None
+    seconds: int = 1
 
     @classmethod
     def parse(cls, spec: str) -> Fault:
@@ -63,12 +93,17 @@ class Fault:
             remaining = int(count)
         after = kind.endswith("-after")
         kind = kind.removesuffix("-after")
+        kind, _, seconds = kind.partition("=")
         if kind not in FAULT_KINDS:
             raise FaultError(f"--fault {spec!r}: KIND is one of {', '.join(FAULT_KINDS)} "
-                             "(optionally -after)")  # fmt: skip
-        if target.isdigit():
-            return cls(kind, nth=int(target), after=after, remaining=remaining)
-        return cls(kind, text=target, after=after, remaining=remaining)
+                             f"(optionally -after: {', '.join(_AFTER)})")  # fmt: skip
+        if after and kind not in _AFTER:
+            raise FaultError(f"--fault {spec!r}: only {', '.join(_AFTER)} can follow the change")
+        if seconds and (kind not in _SECONDS or not seconds.isdigit()):
+            raise FaultError(f"--fault {spec!r}: =S (whole seconds) is for "
+                             f"{', '.join(_SECONDS)}")  # fmt: skip
+        where = {"nth": int(target)} if target.isdigit() else {"text": target}
+        return cls(kind, **where, after=after, remaining=remaining, seconds=int(seconds or 1))
 
     def matches(self, number: int, description: str) -> bool:
         if self.remaining is not None and self.remaining <= 0:
@@ -196,7 +231,7 @@ class LocalGitHub:
             entry = Logged(self._count, method, parts.path, description)
             self.log.append(entry)
             fault = next((f for f in self.faults if f.matches(entry.number, description)), None)
-        if fault is not None and not fault.after:
+        if fault is not None and not fault.after and fault.kind not in _REWRITES:
             entry.fault = fault.kind
             self._fail(handler, fault)
             return
@@ -208,7 +243,10 @@ class LocalGitHub:
             if method != "GET" and response.status < 400:
                 self.saved()
         entry.status = response.status
-        if fault is not None:
+        if fault is not None and fault.kind in _REWRITES:
+            entry.fault = fault.kind
+            _rewrite(response, fault.kind, payload)
+        elif fault is not None:
             entry.fault = fault.kind + "-after"
             self._fail(handler, fault)
             return
@@ -292,20 +330,61 @@ class LocalGitHub:
             shutil.copyfileobj(source, handler.wfile, 1024 * 1024)
 
     def _fail(self, handler: BaseHTTPRequestHandler, fault: Fault) -> None:
-        if fault.kind in ("500", "502"):
-            message = "Server Error" if fault.kind == "500" else "Bad Gateway"
-            self._send(handler, Response(int(fault.kind), {"message": message}, cost=False), None)
-        elif fault.kind == "ratelimit":
-            self._send(handler, Response(403, {
-                "message": "You have exceeded a secondary rate limit. Please wait a few "
-                "minutes before you try again.", "documentation_url": rest.DOCS,
-            }, {"Retry-After": "1"}, cost=False), None)  # fmt: skip
-        else:
-            if fault.kind == "timeout":
-                self._stopping.wait(self.fault_timeout)
-            elif fault.kind == "hang":
-                self._stopping.wait()
-            _drop(handler)
+        response = _refusal(fault)
+        if response is not None:
+            self._send(handler, response, None)
+            return
+        if fault.kind == "timeout":
+            self._stopping.wait(self.fault_timeout)
+        elif fault.kind == "hang":
+            self._stopping.wait()
+        _drop(handler)
+
+
+def _refusal(fault: Fault) -> Response | None:
+    """The answer GitHub gives for a fault kind that answers (None: it does not)."""
+    exhausted = {"X-RateLimit-Remaining": "0",
+                 "X-RateLimit-Reset": str(int(time.time()) + fault.seconds)}  # fmt: skip
+    if fault.kind in ("500", "502"):
+        message = "Server Error" if fault.kind == "500" else "Bad Gateway"
+        return Response(int(fault.kind), {"message": message}, cost=False)
+    if fault.kind in ("ratelimit", "secondary"):
+        wait = {"Retry-After": str(fault.seconds)} if fault.kind == "ratelimit" else {}
+        return Response(403, {"message": SECONDARY_LIMIT, "documentation_url": rest.DOCS},
+                        wait, cost=False)  # fmt: skip
+    if fault.kind in ("primary", "429"):
+        return Response(403 if fault.kind == "primary" else 429,
+                        {"message": PRIMARY_LIMIT, "documentation_url": rest.DOCS},
+                        exhausted, cost=False)  # fmt: skip
+    if fault.kind == "graphql-ratelimit":
+        return Response(200, {"errors": [{"type": "RATE_LIMITED", "message": PRIMARY_LIMIT}]},
+                        {**exhausted, "X-RateLimit-Resource": "graphql"}, cost=False)  # fmt: skip
+    if fault.kind == "graphql-timeout":
+        return Response(200, {"data": None, "errors": [{"message": GRAPHQL_TIMEOUT}]})
+    return None
+
+
+def _rewrite(response: Response, kind: str, payload: Any) -> None:
+    """A GraphQL answer made wrong as GitHub has made it: the page cursor asked with comes
+    back as the next one (`repeat-cursor`), or the asked-for objects are null (`null-node`)."""
+    data = response.body.get("data") if isinstance(response.body, dict) else None
+    if not isinstance(data, dict):
+        return
+    if kind == "null-node":
+        response.body["data"] = dict.fromkeys(data)
+        return
+    variables = (payload or {}).get("variables") or {}
+    pending = [data]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending += node
+        elif isinstance(node, dict):
+            info = node.get("pageInfo")
+            if isinstance(info, dict):
+                info["hasNextPage"] = True
+                info["endCursor"] = variables.get("after") or info.get("endCursor") or "MQ"
+            pending += [v for k, v in node.items() if k != "pageInfo"]
 
 
 def _drop(handler: BaseHTTPRequestHandler) -> None:
