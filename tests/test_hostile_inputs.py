@@ -39,8 +39,8 @@ def test_twenty_thousand_todos_in_one_file_are_one_pass(tmp_path: Path):
     )
     commit_all(repo, "many TODOs")
     done = scout("collect", "--repo", repo, "--offline", "--json", "--only", "todos",
-                 "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
-                 timeout=240)  # fmt: skip
+                 "--date", TODAY.isoformat(), "--cache-dir", tmp_path / "cache",
+                 "--state-dir", tmp_path / "state", timeout=240)  # fmt: skip
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert [c["state"] for c in run["collectors"]] == ["done"]
