@@ -219,8 +219,11 @@ class GitHubClient:
         if isinstance(exc, GithubException):
             data = exc.data if isinstance(exc.data, dict) else {}
             message = str(data.get("message") or "")
-            if not message and data.get("errors"):
-                message = "; ".join(str(e.get("message", e)) for e in data["errors"][:2])
+            said = [str(e.get("message") if isinstance(e, dict) else e)
+                    for e in (data.get("errors") or [])[:2]
+                    if not isinstance(e, dict) or e.get("message")]  # fmt: skip
+            if said:  # "Validation Failed" alone hides why: GitHub's reasons are in errors[]
+                message = ": ".join(filter(None, [message, "; ".join(said)]))
             status = exc.status
             rate_limited = status in (403, 429) and Requester.isRateLimitError(message)
             retry_after = (exc.headers or {}).get("retry-after") or (exc.headers or {}).get(
