@@ -121,6 +121,12 @@ class GithubConfig(_Strict):
     max_rate_limit_wait: float = Field(default=300.0, ge=0, le=3600)  # longer: give up
 
 
+class ReportConfig(_Strict):
+    # Evidence lists and tracebacks longer than this are cut ("… N more") where the report
+    # must fit GitHub's limits; `scout report` keeps them whole.
+    max_list_items: int = Field(default=10, ge=1, le=1000)
+
+
 class WindowsConfig(_Strict):
     prior_report_days: int = Field(ge=1, le=365)
     fyi_suppress_after: int = Field(ge=1, le=30)
@@ -231,6 +237,7 @@ class Config(_Strict):
     project: ProjectConfig
     board: BoardConfig
     github: GithubConfig = GithubConfig()
+    report: ReportConfig = ReportConfig()
     windows: WindowsConfig
     upstream: UpstreamConfig
     todos: TodosConfig

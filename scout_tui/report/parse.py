@@ -266,6 +266,20 @@ def _item_from(block: _Open) -> PriorItem | None:
     return PriorItem(section=block.section, title=title, text=text, **given)
 
 
+def _hidden_item(section: Section, line: str) -> PriorItem | None:
+    """An item a report folded to its marker (`render.fit_report`); its title is its
+    fingerprint, the only name the report kept."""
+    marker = _MARKER.fullmatch(line.rstrip())
+    if marker is None:
+        return None
+    found = {"fingerprint": marker.group(1),
+             "first_reported": _date_or_none(marker.group(3))}  # fmt: skip
+    given: dict = {name: value for name, value in found.items() if value}
+    if marker.group(2) is not None:
+        given["item_digests"] = [d for d in marker.group(2).split(".") if d]
+    return PriorItem(section=section, title=marker.group(1), text=line, **given)
+
+
 def _date_or_none(text: str | None) -> date | None:
     try:
         return date.fromisoformat(text) if text else None
@@ -359,6 +373,10 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
             close()  # a sub-group heading inside a section
             continue
         if section is None:
+            continue
+        if line.startswith("<!--") and (hidden := _hidden_item(section, line)):
+            close()  # a folded item's marker, alone on its line: the item, as tomorrow's
+            items.append(hidden)
             continue
         # Rebound on every line: a match left over would keep its (maybe 20 MB) line alive.
         item = _ITEM.match(line) if lead in ("-", "*", "+") or lead.isdecimal() else None

@@ -802,7 +802,12 @@ class ScoutApp(App[int]):
         if run is None:
             self.notify("nothing collected yet", severity="warning")
             return
-        self.push_screen(PreviewScreen(self.session.report_markdown(run)))
+        try:  # what publishing would post: cut to GitHub's limit, like the dry run
+            posted = self.session.posted_markdown(run)
+        except ScoutError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.push_screen(PreviewScreen(posted, "Report preview (as it will be posted)"))
 
     def action_publish(self) -> None:
         if self.run_result is None or self.collection is not None:
