@@ -26,9 +26,10 @@ from datetime import UTC, datetime, time, timedelta
 from scout_tui.config import Config
 from scout_tui.github.api import Board, BoardItem, Comment, GitHub, GitHubError, board_item_url
 from scout_tui.model import BoardRef, Finding, RunResult
+from scout_tui.publish.merge import merge_edits
 from scout_tui.publish.plan import PublishPlan, build_plan, draft_body, draft_title, wants_draft
 from scout_tui.report.board import BoardIndex, Scout, board_index, normalized_title
-from scout_tui.report.render import report_marker
+from scout_tui.report.render import COMMENT_LIMIT, report_marker
 from scout_tui.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
@@ -97,10 +98,11 @@ def plan_against_board(config: Config, run: RunResult, report: str,
 
 class Publisher:
     def __init__(self, github: GitHub, state: StateStore, config: Config, target: Target,
-                 render: Callable[[RunResult], str],
+                 render: Callable[..., str],  # (run, room=0): room for a person's text
                  note: Callable[[str], None] = lambda message: None) -> None:  # fmt: skip
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
+        self.said: set[str] = set()
 
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
@@ -147,9 +149,10 @@ class Publisher:
 
         # 1. The comment, with the board links already known.
         findings = [self._linked(f, board, index) for f in run.findings]
-        body = self.render(run.model_copy(update={"findings": findings}))
+        linked = run.model_copy(update={"findings": findings})
+        body = self.render(linked)
         self._record(day, "comment", state="started")
-        comment, outcome.comment_posted = self._comment(run, body, viewer)
+        comment, outcome.comment_posted = self._comment(linked, body, viewer)
         outcome.comment = comment
         self._record(day, "comment", state="done", id=comment.id, url=comment.url)
 
@@ -188,14 +191,37 @@ class Publisher:
             )
 
         # 4. The comment, linked.
-        final = self.render(run.model_copy(update={"findings": findings}))
-        if final != comment.body:
+        linked = run.model_copy(update={"findings": findings})
+        final, rendered = self._kept_edits(linked, comment, self.render(linked))
+        if final is not None and final != comment.body:
             self._record(day, "links", state="started")
             comment = self.github.edit_comment(self.target.repo, comment.id, final)
+            self._record(day, "rendered", body=rendered)
             outcome.comment = comment
             outcome.links_edited = True
         self._record(day, "links", state="done")
         return outcome
+
+    def _last_written(self, day: str) -> str | None:
+        """What scout itself rendered when it last wrote today's comment: the merge's base."""
+        return self.state.journal(self.target.journal_scope, day).get("rendered", {}).get("body")
+
+    def _kept_edits(self, run: RunResult, theirs: Comment,
+                    ours: str) -> tuple[str | None, str]:  # fmt: skip
+        """`ours` with what a person did to today's comment kept, within GitHub's limit,
+        and scout's own part of it (the next merge's base); None (said) when their edit and
+        scout's conflict: the comment is left as it is."""
+        base = self._last_written(run.date.isoformat())
+        merged = merge_edits(base, theirs.body, ours)
+        if merged.body is not None and len(merged.body) > COMMENT_LIMIT:
+            ours = self.render(run, room=len(merged.body) - len(ours))  # cut scout's part
+            merged = merge_edits(base, theirs.body, ours)
+        said = (f"today's comment was edited by hand and {merged.conflict}: scout left it as "
+                f"it is ({theirs.url})")  # fmt: skip
+        if merged.body is None and said not in self.said:  # once, not at each step
+            self.said.add(said)
+            self.note(said)
+        return merged.body, ours
 
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
@@ -218,14 +244,19 @@ class Publisher:
         """Today's comment by us, edited; or a new one (never twice, never someone else's).
         True when posted now."""
         mine = self._todays_comment(run, viewer)
+        day = run.date.isoformat()
         if mine is not None:
-            if mine.body == body:
+            merged, rendered = self._kept_edits(run, mine, body)
+            if merged is None or mine.body == merged:
                 return mine, False
-            return self.github.edit_comment(self.target.repo, mine.id, body), False
+            edited = self.github.edit_comment(self.target.repo, mine.id, merged)
+            self._record(day, "rendered", body=rendered)
+            return edited, False
         posted = self.github.create_comment(
             self.target.repo, self.target.issue, body,
             applied=lambda: self._todays_comment(run, viewer),
         )
+        self._record(day, "rendered", body=body)
         return posted, True
 
     def todays_comment(self, run: RunResult) -> Comment | None:
