@@ -134,8 +134,9 @@ def test_a_removed_line_both_changed_is_a_conflict():
 
 def test_without_a_base_ticks_are_still_carried():
     a, b = _finding("a"), _finding("b")
-    theirs = _report(a, b).replace(_line_of(_report(a, b), "a"),
-                                   _line_of(_report(a, b), "a").replace("[ ]", "[x]"))
+    theirs = _report(a, b).replace(
+        _line_of(_report(a, b), "a"), _line_of(_report(a, b), "a").replace("[ ]", "[x]")
+    )
     ours = _report(a, b, _finding("c"))
     merged = merge_edits(None, theirs, ours).body
     assert _line_of(merged, "a").startswith("- [x]")

@@ -156,8 +156,8 @@ def _ci_evidence(finding: Finding, max_items: int | None) -> str:
         hidden = traceback.count("\n") + 1 - cut
         if max_items and (hidden > 0 or len(traceback) > cut * LINE_CHARS):
             traceback = cut_text(traceback, cut, LINE_CHARS)
-            above = f" ({more(hidden, 'lines above')})" if hidden > 0 else " (lines cut)"
-            lines.append(f"- **Traceback**{above}:")
+            cut_note = more(hidden, "lines above") if hidden > 0 else "long lines cut"
+            lines.append(f"- **Traceback** — {cut_note}:")
         else:
             lines.append("- **Traceback**:")
         lines.append(_indent(fence(traceback)))

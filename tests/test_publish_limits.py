@@ -1,0 +1,206 @@
+"""Publishing within GitHub's limits, and a person's edits kept: the real client over HTTP
+to the local GitHub, which refuses what GitHub refuses (a body over 65,536 characters, a
+draft title over 256)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+
+from scout_tui.demo.github_world import SCOUT_USER
+from scout_tui.github.api import GitHubError
+from scout_tui.github.server.http import LocalGitHub
+from scout_tui.model import Evidence, Finding, Priority, RunResult, Section, TracebackFrame
+from scout_tui.report.parse import parse_report
+from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker
+from scout_tui.session import Session, SessionOptions, render_markdown
+from tests.cli import DAY, scout
+from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, scout_comments, world_for
+
+TODAY = date.fromisoformat(DAY)
+
+
+def _session(sample, tmp_path: Path, server: LocalGitHub) -> Session:
+    return Session(SessionOptions(repo=sample.repo, config=fast_config(sample, tmp_path),
+                                  cache_dir=tmp_path / "cache", state_dir=tmp_path / "state",
+                                  as_of=TODAY, api_url=server.url, token=TOKEN))  # fmt: skip
+
+
+def _run(session: Session, findings: list[Finding]) -> RunResult:
+    return RunResult(date=TODAY, since=datetime(2026, 11, 27, tzinfo=UTC),
+                     repo=session.config.project.repo, findings=findings)  # fmt: skip
+
+
+def _hex(n: int) -> str:
+    return f"{n:012x}"
+
+
+def _action(n: int, body: str = "It breaks the trace.", title: str = "") -> Finding:
+    return Finding(collector="todos", kind="todo_unblocked", section=Section.ACTION_ITEMS,
+                   title=title or f"Drop the workaround in pass {n}", body=body,
+                   priority=Priority.P1, board_item=True, items=[f"pytorch/pytorch#{n}"],
+                   fingerprint=f"todo_unblocked-{_hex(n)}")  # fmt: skip
+
+
+def _huge_findings() -> list[Finding]:
+    """More than 200 KB of report: a CI failure with a 60,000-line traceback and 40
+    failing tests, 800 TODOs blocked upstream (FYI), a few Action Items (one with a body of
+    its own over the limit and a 400-character title)."""
+    traceback = "\n".join(f'  File "graph_trainer/passes.py", line {n}, in step_{n}'
+                          for n in range(3000)) + "\nRuntimeError: " + "x" * 5000  # fmt: skip
+    ci = Finding(collector="ci_failures", kind="ci_failure", section=Section.CI_FAILURES,
+                 title="graph_trainer 8 GPU integration tests failing", priority=Priority.P0,
+                 body="The scheduled run fails.", board_item=True,
+                 fingerprint=f"ci_failure-{_hex(1)}",
+                 evidence=Evidence(traceback=traceback, error="RuntimeError: " + "y" * 9000,
+                                   failing_tests=[f"tests/test_{n}.py::test_it"
+                                                  for n in range(40)],
+                                   frames=[TracebackFrame(path="graph_trainer/passes.py",
+                                                          line=n, function=f"step_{n}",
+                                                          in_experiment=True)
+                                           for n in range(30)]))  # fmt: skip
+    fyi = [Finding(collector="todos", kind="todo_blocked", section=Section.FYI,
+                   title=f"TODO in `passes_{n}.py` blocked on pytorch/pytorch#{n}",
+                   body=f"`passes_{n}.py` waits on pytorch/pytorch#{n} (open). " + "w " * 80,
+                   items=[f"pytorch/pytorch#{n}"], fingerprint=f"todo_blocked-{_hex(n)}")
+           for n in range(800)]  # fmt: skip
+    long_body = "Every place it breaks:\n\n" + "\n".join(
+        f"- `graph_trainer/place_{n}.py`: the copy is still there" for n in range(3000)
+    )
+    actions = [_action(n) for n in range(5)] + [_action(99, long_body, "Long " * 80)]
+    return [ci, *fyi, *actions]
+
+
+def _well_formed(body: str) -> None:
+    """Every section's heading is a heading (no fence or HTML block swallowed the rest) and
+    every fence that opens closes."""
+    tokens = MarkdownIt("commonmark").parse(body)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"
+                and t.tag == "h2"]  # fmt: skip
+    assert headings == list(SECTION_HEADINGS.values())
+    for token in tokens:
+        if token.type == "fence":
+            assert token.map is not None
+            closing = body.split("\n")[token.map[1] - 1].strip()
+            assert closing.startswith(token.markup), token.content[-200:]
+
+
+def test_a_200_kb_report_is_posted_within_the_limit(tmp_path, fresh_world):
+    with LocalGitHub(world_for(fresh_world)) as server:
+        session = _session(fresh_world, tmp_path, server)
+        findings = _huge_findings()
+        run = _run(session, findings)
+        assert len(render_markdown(run)) > 200_000  # `scout report`: the full text
+        outcome = session.publisher().publish(run)
+        assert outcome.comment is not None
+        [comment] = scout_comments(server.world, TODAY)
+        body = comment.body
+        assert len(body) <= COMMENT_LIMIT
+        _well_formed(body)
+        for finding in findings:  # every finding keeps its marker, so tomorrow matches it
+            assert marker(finding) in body, finding.fingerprint
+        read_back = {item.fingerprint: item for item in parse_report(body).items}
+        assert set(read_back) == {f.fingerprint for f in findings}
+        assert {item.section for fp, item in read_back.items()
+                if fp.startswith("todo_blocked")} == {Section.FYI}  # fmt: skip
+        assert "more lines above (see `scout report`)" in body  # the traceback, cut
+        assert "… 30 more (see `scout report`)" in body  # 40 failing tests, 10 shown
+        # The drafts: each within GitHub's limits, each linked from the comment.
+        [board] = server.world.projects
+        drafts = [i for i in board.items if i.creator == SCOUT_USER]
+        assert len(drafts) == 7
+        assert all(len(d.body) <= COMMENT_LIMIT and len(d.title) <= 256 for d in drafts)
+        assert all(f"itemId={d.full_database_id})" in body for d in drafts)
+        long_draft = next(d for d in drafts if "place_0.py" in d.body)
+        assert "more (see `scout report`)" in long_draft.body
+        # `scout report --as-posted` and the dry run show this body; the full text stays.
+        assert session.posted_markdown(run) != render_markdown(run)
+
+
+def test_a_fitting_report_is_posted_whole(tmp_path, fresh_world):
+    with LocalGitHub(world_for(fresh_world)) as server:
+        session = _session(fresh_world, tmp_path, server)
+        run = _run(session, [_action(1), _action(2)])
+        assert session.posted_markdown(run) == render_markdown(run)
+
+
+def test_github_s_reason_for_a_422_is_said_and_it_is_not_worth_a_retry(tmp_path, fresh_world):
+    with LocalGitHub(world_for(fresh_world)) as server:
+        github, _ = _session(fresh_world, tmp_path, server).github()
+        assert github is not None
+        with pytest.raises(GitHubError) as raised:
+            github.create_comment("demo/minititan", TRACKING_ISSUE, "x" * (COMMENT_LIMIT + 1))
+        assert "Body is too long (maximum is 65536 characters)" in str(raised.value)
+        assert not raised.value.transient
+        assert len([e for e in server.log if "POST /repos" in e.description]) == 1
+
+
+def test_report_as_posted_is_markdown_only(tmp_path, fresh_world):
+    done = scout("report", "--as-posted", "--json", "--repo", str(fresh_world.repo))
+    assert done.returncode == 2
+    assert "--as-posted" in done.stderr
+
+
+def _line(body: str, title: str) -> str:
+    return next(line for line in body.split("\n") if title in line)
+
+
+def test_a_person_s_ticks_and_notes_survive_the_next_publish(tmp_path, fresh_world):
+    notes = []
+    with LocalGitHub(world_for(fresh_world)) as server:
+        session = _session(fresh_world, tmp_path, server)
+        session.publisher(note=notes.append).publish(_run(session, [_action(1), _action(2)]))
+        [comment] = scout_comments(server.world, TODAY)
+        first = _line(comment.body, "pass 1**")
+        comment.body = comment.body.replace(first, first.replace("- [ ]", "- [x]")
+                                            + "\n  Fixed by #77, checking tomorrow.")  # fmt: skip
+        comment.body += "\ncc the on-call\n"
+        session.publisher(note=notes.append).publish(
+            _run(session, [_action(1), _action(2), _action(3)]))  # fmt: skip
+        [comment] = scout_comments(server.world, TODAY)
+        body = comment.body
+        assert _line(body, "pass 1**").startswith("- [x] ")
+        assert _line(body, "pass 2**").startswith("- [ ] ")
+        lines = body.split("\n")
+        assert lines[lines.index("  Fixed by #77, checking tomorrow.") - 1].startswith(
+            "- [x] **[P1] Drop the workaround in pass 1**"
+        )
+        assert "cc the on-call" in body
+        assert "pass 3**" in body and "itemId=" in _line(body, "pass 3**")  # scout's new item
+        assert notes == []
+
+
+def test_an_edit_that_conflicts_leaves_the_comment_as_the_person_left_it(tmp_path,
+                                                                        fresh_world):  # fmt: skip
+    notes = []
+    with LocalGitHub(world_for(fresh_world)) as server:
+        session = _session(fresh_world, tmp_path, server)
+        session.publisher(note=notes.append).publish(_run(session, [_action(1)]))
+        [comment] = scout_comments(server.world, TODAY)
+        comment.body = comment.body.replace("It breaks the trace.", "A person's words.")
+        theirs = comment.body
+        changed = _action(1, body="Scout's new words.")
+        session.publisher(note=notes.append).publish(_run(session, [changed]))
+        [comment] = scout_comments(server.world, TODAY)
+        assert comment.body == theirs
+        [note] = notes
+        assert "edited by hand" in note and "left it as it is" in note
+
+
+def test_a_permanent_refusal_never_says_run_it_again(tmp_path, fresh_world):
+    world = world_for(fresh_world)
+    [board] = world.projects
+    next(o for o in board.field("Status").options if o.name == "Backlog").name = "Later"
+    with LocalGitHub(world) as server:
+        args = ["--repo", str(fresh_world.repo), "--config",
+                str(fast_config(fresh_world, tmp_path)), "--date", DAY, "--cache-dir",
+                str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
+                "--api-url", server.url]  # fmt: skip
+        done = scout("publish", "--yes", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
+        assert done.returncode == 1
+        [line] = done.stderr.strip().splitlines()[-1:]
+        assert "has no 'Status' option 'Backlog'" in line
+        assert "run it again" not in line
