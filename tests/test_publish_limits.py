@@ -17,7 +17,7 @@ from scout_tui.model import Evidence, Finding, Priority, RunResult, Section, Tra
 from scout_tui.report.parse import parse_report
 from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker
 from scout_tui.session import Session, SessionOptions, render_markdown
-from tests.cli import DAY, scout
+from tests.cli import DAY, scout, world_args
 from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, scout_comments, world_for
 
 TODAY = date.fromisoformat(DAY)
@@ -138,8 +138,13 @@ def test_github_s_reason_for_a_422_is_said_and_it_is_not_worth_a_retry(tmp_path,
         assert len([e for e in server.log if "POST /repos" in e.description]) == 1
 
 
-def test_report_as_posted_is_markdown_only(tmp_path, fresh_world):
-    done = scout("report", "--as-posted", "--json", "--repo", str(fresh_world.repo))
+def test_report_as_posted_prints_what_a_publish_posts(tmp_path, fresh_world):
+    args = [*world_args(fresh_world, tmp_path), "--offline"]
+    full = scout("report", *args)
+    posted = scout("report", "--as-posted", *args)
+    assert full.returncode == posted.returncode == 0, posted.stderr
+    assert posted.stdout == full.stdout  # the sample's report fits: posted whole
+    done = scout("report", "--as-posted", "--json", *args)
     assert done.returncode == 2
     assert "--as-posted" in done.stderr
 
@@ -204,3 +209,46 @@ def test_a_permanent_refusal_never_says_run_it_again(tmp_path, fresh_world):
         [line] = done.stderr.strip().splitlines()[-1:]
         assert "has no 'Status' option 'Backlog'" in line
         assert "run it again" not in line
+
+
+async def test_the_console_previews_what_would_be_posted(tmp_path, monkeypatch):
+    from scout_tui.tui.screens.preview import PreviewScreen
+    from tests.console import collected_demo, console, settle
+
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state")
+        full = app.session.report_markdown(app.triaged_run())
+        # A limit the demo's report fits only without room for its board links: what is
+        # posted is folded, the full text is not.
+        monkeypatch.setattr("scout_tui.session.COMMENT_LIMIT", len(full))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot, app)
+            await pilot.press("p")
+            await settle(pilot, app)
+            assert isinstance(app.screen, PreviewScreen)
+            shown = app.screen.markdown
+        assert shown == app.session.posted_markdown(app.triaged_run()) != full
+        assert len(shown) < len(full) and "<details><summary>" in shown
+
+
+@pytest.mark.parametrize("collapse", ["details", "count"])
+def test_a_folded_fyi_is_matched_tomorrow_and_its_suppression_starts(collapse):
+    from datetime import timedelta
+
+    from scout_tui.report.reconcile import reconcile
+    from scout_tui.report.render import Layout, render_report
+
+    fyi = [f for f in _huge_findings() if f.section is Section.FYI][:50]
+    folded = [render_report(TODAY - timedelta(days=n), fyi, layout=Layout(10, collapse))
+              for n in (3, 2, 1)]  # fmt: skip
+    if collapse == "count":  # folded to their markers: tomorrow still knows each one
+        assert all(f"blocked on pytorch/pytorch#{n}" not in folded[0] for n in range(50))
+    priors = [parse_report(body) for body in folded]
+    done = reconcile(fyi, priors, fyi_suppress_after=3, completed_kinds={"todo_blocked"},
+                     all_collectors_completed=True)  # fmt: skip
+    assert set(done.suppressed) == {f.fingerprint for f in fyi}
+    changed = fyi[0].model_copy(update={"items": ["pytorch/pytorch#1", "pytorch/pytorch#2"]})
+    done = reconcile([changed], priors, fyi_suppress_after=3, completed_kinds={"todo_blocked"},
+                     all_collectors_completed=True)  # fmt: skip
+    [carried] = [f for f in done.findings if f.fingerprint == changed.fingerprint]
+    assert carried.status.value == "carried" and "worsened" in (carried.status_update or "")
