@@ -178,8 +178,7 @@ def test_a_person_s_ticks_and_notes_survive_the_next_publish(tmp_path, fresh_wor
         assert notes == []
 
 
-def test_an_edit_that_conflicts_leaves_the_comment_as_the_person_left_it(tmp_path,
-                                                                        fresh_world):  # fmt: skip
+def test_an_edit_that_conflicts_leaves_the_comment_as_the_person_left_it(tmp_path, fresh_world):
     notes = []
     with LocalGitHub(world_for(fresh_world)) as server:
         session = _session(fresh_world, tmp_path, server)
@@ -252,3 +251,32 @@ def test_a_folded_fyi_is_matched_tomorrow_and_its_suppression_starts(collapse):
                      all_collectors_completed=True)  # fmt: skip
     [carried] = [f for f in done.findings if f.fingerprint == changed.fingerprint]
     assert carried.status.value == "carried" and "worsened" in (carried.status_update or "")
+
+
+def test_a_person_s_long_note_is_kept_and_scout_s_part_cut_for_it(tmp_path, fresh_world):
+    notes = []
+    with LocalGitHub(world_for(fresh_world)) as server:
+        session = _session(fresh_world, tmp_path, server)
+        findings = [f for f in _huge_findings() if f.section is Section.FYI][:150]
+        run = _run(session, findings)
+        session.publisher(note=notes.append).publish(run)
+        [comment] = scout_comments(server.world, TODAY)
+        assert comment.body == render_markdown(run)  # it fits: posted whole
+        note = "\n".join(f"A person's line {n} about the FYI items." for n in range(500))
+        comment.body += "\n" + note + "\n"
+        assert len(render_markdown(run)) + len(note) > COMMENT_LIMIT
+        session.publisher(note=notes.append).publish(run)
+        [comment] = scout_comments(server.world, TODAY)
+        assert len(comment.body) <= COMMENT_LIMIT
+        assert note in comment.body
+        assert "<details><summary>150 item(s)</summary>" in comment.body  # scout's part, cut
+        for finding in findings:
+            assert marker(finding) in comment.body, finding.fingerprint
+        # Tomorrow's 800 FYI items even folded to their markers do not fit beside the note:
+        # the comment stays as the person left it, and that is said.
+        theirs = comment.body
+        session.publisher(note=notes.append).publish(_run(session, _huge_findings()))
+        assert scout_comments(server.world, TODAY)[0].body == theirs
+        [said] = notes
+        assert said.startswith("today's comment was edited by hand and what was added leaves "
+                               "scout's report no room: scout left it as it is")  # fmt: skip

@@ -26,10 +26,10 @@ from datetime import UTC, datetime, time, timedelta
 from scout_tui.config import Config
 from scout_tui.github.api import Board, BoardItem, Comment, GitHub, GitHubError, board_item_url
 from scout_tui.model import BoardRef, Finding, RunResult
-from scout_tui.publish.merge import merge_edits
+from scout_tui.publish.merge import Merged, merge_edits
 from scout_tui.publish.plan import PublishPlan, build_plan, draft_body, draft_title, wants_draft
 from scout_tui.report.board import BoardIndex, Scout, board_index, normalized_title
-from scout_tui.report.render import COMMENT_LIMIT, report_marker
+from scout_tui.report.render import COMMENT_LIMIT, ReportTooLong, report_marker
 from scout_tui.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
@@ -213,11 +213,17 @@ class Publisher:
         scout's conflict: the comment is left as it is."""
         base = self._last_written(run.date.isoformat())
         merged = merge_edits(base, theirs.body, ours)
+        why = merged.conflict
         if merged.body is not None and len(merged.body) > COMMENT_LIMIT:
-            ours = self.render(run, room=len(merged.body) - len(ours))  # cut scout's part
-            merged = merge_edits(base, theirs.body, ours)
-        said = (f"today's comment was edited by hand and {merged.conflict}: scout left it as "
-                f"it is ({theirs.url})")  # fmt: skip
+            try:  # scout's part cut further, to make room for the person's
+                ours = self.render(run, room=len(merged.body) - len(ours))
+                merged = merge_edits(base, theirs.body, ours)
+            except ReportTooLong:
+                merged = Merged(None)
+            if merged.body is None or len(merged.body) > COMMENT_LIMIT:
+                merged, why = Merged(None), "what was added leaves scout's report no room"
+        said = (f"today's comment was edited by hand and {why}: scout left it as it is "
+                f"({theirs.url})")  # fmt: skip
         if merged.body is None and said not in self.said:  # once, not at each step
             self.said.add(said)
             self.note(said)
