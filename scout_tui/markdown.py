@@ -36,7 +36,7 @@ _ESCAPE_OR_RUN = re.compile(rf"\\[{_PUNCTUATION}]|`+")
 _PROSE = re.compile(rf"\\[{_PUNCTUATION}]|<|\](?=\()|@|&(?:#0*64|#[xX]0*40|commat);")
 _NAME = re.compile(r"[A-Za-z0-9][\w-]*(?:/[\w-]+)?")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
-_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+_LIST_ITEM = re.compile(r"[ \t]*(?:([-+*])|\d{1,9}([.)]))(?:[ \t]|$)")
 # A link target Markdown cannot misread: http(s), a host with no userinfo, and only the
 # URL characters that neither end the target nor start HTML or a mention.
 _SAFE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d+)?(?:/[A-Za-z0-9._~!$&'*+,;=:%/?#-]*)?")
@@ -313,14 +313,17 @@ def cut_lists(markdown: str, max_items: int) -> str:
     out: list[str] = []
     kept: dict[int, int] = {}  # indent of an open list → items seen in it
     dropped: dict[int, int] = {}
+    kinds: dict[int, str] = {}  # its bullet, or its number's delimiter: another starts anew
     open_fence: str | None = None
     skipping: int | None = None  # the indent of the item being dropped
     blanks = 0  # blank lines after a dropped item: kept, they end the list
 
     def flush(deeper_than: int) -> None:
         for indent in sorted((i for i in kept if i > deeper_than), reverse=True):
+            kind = kinds.pop(indent)
             if dropped.get(indent):
-                out.append(" " * indent + "- " + more(dropped[indent]))
+                bullet = kind if kind in "-+*" else f"{max_items + 1}{kind}"
+                out.append(" " * indent + f"{bullet} " + more(dropped[indent]))
             kept.pop(indent)
             dropped.pop(indent, None)
 
@@ -342,7 +345,11 @@ def cut_lists(markdown: str, max_items: int) -> str:
         if skipping is None or indent <= skipping:
             skipping = None
             flush(indent if item else indent - 1)
+            kind = item and (item.group(1) or item.group(2))
+            if kind and kinds.get(indent, kind) != kind:
+                flush(indent - 1)
         if item and skipping is None:
+            kinds[indent] = item.group(1) or item.group(2)
             kept[indent] = kept.get(indent, 0) + 1
             if kept[indent] > max_items:
                 dropped[indent] = dropped.get(indent, 0) + 1
