@@ -7,6 +7,7 @@ they are only neutralized (no raw HTML, no pings); text taken verbatim from logs
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -114,13 +115,13 @@ def _files_line(finding: Finding) -> str:
     if not finding.files:
         return ""
     refs = [f"{ref.path}:{ref.line}" if ref.line else ref.path for ref in finding.files[:5]]
-    more = f" and {len(finding.files) - 5} more" if len(finding.files) > 5 else ""
-    return "Files: " + ", ".join(code(ref) for ref in refs) + more
+    others = f" and {len(finding.files) - 5} more" if len(finding.files) > 5 else ""
+    return "Files: " + ", ".join(code(ref) for ref in refs) + others
 
 
 def _ci_evidence(finding: Finding, max_items: int | None) -> str:
     evidence = finding.evidence
-    cut = max_items or len(evidence.failing_tests) + len(evidence.frames) + 1
+    cut = max_items or sys.maxsize
     lines: list[str] = []
     if evidence.failing_tests:
         tests = [code(t) for t in evidence.failing_tests[:cut]]
