@@ -116,8 +116,10 @@ def test_a_200_kb_report_is_posted_within_the_limit(tmp_path, fresh_world):
         assert all(f"itemId={d.full_database_id})" in body for d in drafts)
         long_draft = next(d for d in drafts if "place_0.py" in d.body)
         assert "more (see `scout report`)" in long_draft.body
-        # `scout report --as-posted` and the dry run show this body; the full text stays.
-        assert session.posted_markdown(run) != render_markdown(run)
+        # `scout report --as-posted` and the dry run show what is posted; the full text stays.
+        posted = session.posted_markdown(run)
+        assert posted != render_markdown(run) and len(posted) <= COMMENT_LIMIT
+        assert session.plan(run).report == posted
 
 
 def test_a_fitting_report_is_posted_whole(tmp_path, fresh_world):
