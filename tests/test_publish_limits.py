@@ -282,3 +282,20 @@ def test_a_person_s_long_note_is_kept_and_scout_s_part_cut_for_it(tmp_path, fres
         [said] = notes
         assert said.startswith("today's comment was edited by hand and what was added leaves "
                                "scout's report no room: scout left it as it is")  # fmt: skip
+
+
+def test_the_local_github_refuses_what_github_refuses(tmp_path, fresh_world):
+    with LocalGitHub(world_for(fresh_world)) as server:
+        session = _session(fresh_world, tmp_path, server)
+        github, _ = session.github()
+        assert github is not None
+        posted = github.create_comment("demo/minititan", TRACKING_ISSUE, "x" * COMMENT_LIMIT)
+        assert len(posted.body) == COMMENT_LIMIT  # the limit itself is allowed
+        with pytest.raises(GitHubError, match=r"Body is too long \(maximum is 65536"):
+            github.edit_comment("demo/minititan", posted.id, "x" * (COMMENT_LIMIT + 1))
+        board = github.board("pytorch", 161, "Status")
+        with pytest.raises(GitHubError, match=r"Title is too long \(maximum is 256"):
+            github.add_draft(board, "t" * 257, "body")
+        with pytest.raises(GitHubError, match=r"Body is too long \(maximum is 65536"):
+            github.add_draft(board, "title", "b" * (COMMENT_LIMIT + 1))
+        assert github.add_draft(board, "t" * 256, "b" * COMMENT_LIMIT).title == "t" * 256
