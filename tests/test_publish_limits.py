@@ -299,3 +299,20 @@ def test_the_local_github_refuses_what_github_refuses(tmp_path, fresh_world):
         with pytest.raises(GitHubError, match=r"Body is too long \(maximum is 65536"):
             github.add_draft(board, "title", "b" * (COMMENT_LIMIT + 1))
         assert github.add_draft(board, "t" * 256, "b" * COMMENT_LIMIT).title == "t" * 256
+
+
+async def test_the_console_says_publish_again_only_when_it_may_help(tmp_path):
+    from tests.console import collected_demo, confirm_publish, console, publish_modal, settle
+
+    with collected_demo(tmp_path / "world") as demo:
+        [board] = demo.github.world.projects
+        backlog = next(o for o in board.field("Status").options if o.name == "Backlog")
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot, app)
+            await publish_modal(pilot, app)
+            backlog.name = "Later"  # the board changed under the reviewer: a refusal
+            await confirm_publish(pilot, app)
+            view = app.screen.query("Markdown").last().source
+        assert "has no 'Status' option 'Backlog'" in view
+        assert "publish again" not in view

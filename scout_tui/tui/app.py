@@ -874,9 +874,11 @@ class ScoutApp(App[int]):
             outcome = session.publisher(note=lambda line: self.post_message(
                 self.PublishNote(redact(line)))).publish(run)  # fmt: skip
         except (GitHubError, ScoutError) as exc:
-            self.post_message(self.Published(
-                "Publish stopped", f"**{redact(str(exc))}**\n\nWhat was done is journaled: "
-                "publish again to finish."))  # fmt: skip
+            # Only a failure that may pass (5xx, rate limit, network) is worth another try.
+            again = "\n\nWhat was done is journaled: publish again to finish." if isinstance(
+                exc, GitHubError) and exc.transient else ""  # fmt: skip
+            self.post_message(self.Published("Publish stopped",
+                                             f"**{redact(str(exc))}**{again}"))  # fmt: skip
             return
         lines = [f"- {line}" for line in outcome.summary()]
         markdown = "\n".join(["## Published", "", *lines, "", *self._github_view(run)])
