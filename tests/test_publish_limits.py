@@ -316,3 +316,13 @@ async def test_the_console_says_publish_again_only_when_it_may_help(tmp_path):
             view = app.screen.query("Markdown").last().source
         assert "has no 'Status' option 'Backlog'" in view
         assert "publish again" not in view
+
+
+def test_a_marker_on_its_own_line_under_an_item_stays_that_item_s():
+    body = ("# Nightly Scout Report — 2026-12-02\n\n## FYI\n\n- **A hand-written item** — text\n"
+            "<!-- scout:fp=todo_blocked-00000000000a -->\n\n"
+            "<!-- scout:fp=todo_blocked-00000000000b -->\n")  # fmt: skip
+    items = parse_report(body).items
+    assert [(i.title, i.fingerprint) for i in items] == [
+        ("A hand-written item", "todo_blocked-00000000000a"),
+        ("todo_blocked-00000000000b", "todo_blocked-00000000000b")]  # fmt: skip

@@ -374,8 +374,9 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
             continue
         if section is None:
             continue
-        if line.startswith("<!--") and (hidden := _hidden_item(section, line)):
-            close()  # a folded item's marker, alone on its line: the item, as tomorrow's
+        after_item = current is None or (not current.lines[-1] and current.heading_title is None)
+        if after_item and line.startswith("<!--") and (hidden := _hidden_item(section, line)):
+            close()  # a folded item's marker, alone on its line, between items
             items.append(hidden)
             continue
         # Rebound on every line: a match left over would keep its (maybe 20 MB) line alive.
