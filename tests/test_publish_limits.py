@@ -13,7 +13,15 @@ from markdown_it import MarkdownIt
 from scout_tui.demo.github_world import SCOUT_USER
 from scout_tui.github.api import GitHubError
 from scout_tui.github.server.http import LocalGitHub
-from scout_tui.model import Evidence, Finding, Priority, RunResult, Section, TracebackFrame
+from scout_tui.model import (
+    Evidence,
+    Finding,
+    Priority,
+    RunResult,
+    Section,
+    TracebackFrame,
+    item_digest,
+)
 from scout_tui.report.parse import parse_report
 from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker
 from scout_tui.session import Session, SessionOptions, render_markdown
@@ -45,10 +53,10 @@ def _action(n: int, body: str = "It breaks the trace.", title: str = "") -> Find
                    fingerprint=f"todo_unblocked-{_hex(n)}")  # fmt: skip
 
 
-def _huge_findings() -> list[Finding]:
-    """More than 200 KB of report: a CI failure with a 60,000-line traceback and 40
-    failing tests, 800 TODOs blocked upstream (FYI), a few Action Items (one with a body of
-    its own over the limit and a 400-character title)."""
+def _huge_findings(fyi_count: int = 2500) -> list[Finding]:
+    """More than 200 KB of report: a CI failure with a 3,000-line traceback and 40 failing
+    tests, 2,500 TODOs blocked upstream (FYI), a few Action Items (one with a body of its
+    own over the limit and a 400-character title)."""
     traceback = "\n".join(f'  File "graph_trainer/passes.py", line {n}, in step_{n}'
                           for n in range(3000)) + "\nRuntimeError: " + "x" * 5000  # fmt: skip
     ci = Finding(collector="ci_failures", kind="ci_failure", section=Section.CI_FAILURES,
@@ -66,7 +74,7 @@ def _huge_findings() -> list[Finding]:
                    title=f"TODO in `passes_{n}.py` blocked on pytorch/pytorch#{n}",
                    body=f"`passes_{n}.py` waits on pytorch/pytorch#{n} (open). " + "w " * 80,
                    items=[f"pytorch/pytorch#{n}"], fingerprint=f"todo_blocked-{_hex(n)}")
-           for n in range(800)]  # fmt: skip
+           for n in range(fyi_count)]  # fmt: skip
     long_body = "Every place it breaks:\n\n" + "\n".join(
         f"- `graph_trainer/place_{n}.py`: the copy is still there" for n in range(3000)
     )
@@ -100,12 +108,15 @@ def test_a_200_kb_report_is_posted_within_the_limit(tmp_path, fresh_world):
         body = comment.body
         assert len(body) <= COMMENT_LIMIT
         _well_formed(body)
-        for finding in findings:  # every finding keeps its marker, so tomorrow matches it
-            assert marker(finding) in body, finding.fingerprint
+        # Every finding keeps its marker, whole, so tomorrow's run matches it.
         read_back = {item.fingerprint: item for item in parse_report(body).items}
         assert set(read_back) == {f.fingerprint for f in findings}
-        assert {item.section for fp, item in read_back.items()
-                if fp.startswith("todo_blocked")} == {Section.FYI}  # fmt: skip
+        for finding in findings:
+            item = read_back[finding.fingerprint]
+            assert item.section is finding.section
+            digests = sorted({item_digest(i) for i in finding.items}) or None
+            assert item.item_digests == digests, finding.fingerprint
+        assert "todo_blocked-000000000000" not in body  # folded: several to a comment
         assert "more lines above (see `scout report`)" in body  # the traceback, cut
         assert "… 30 more (see `scout report`)" in body  # 40 failing tests, 10 shown
         # The drafts: each within GitHub's limits, each linked from the comment.
@@ -274,7 +285,7 @@ def test_a_person_s_long_note_is_kept_and_scout_s_part_cut_for_it(tmp_path, fres
         assert "<details><summary>150 item(s)</summary>" in comment.body  # scout's part, cut
         for finding in findings:
             assert marker(finding) in comment.body, finding.fingerprint
-        # Tomorrow's 800 FYI items even folded to their markers do not fit beside the note:
+        # Tomorrow's 2,500 FYI items even folded to their markers do not fit beside the note:
         # the comment stays as the person left it, and that is said.
         theirs = comment.body
         session.publisher(note=notes.append).publish(_run(session, _huge_findings()))
@@ -326,3 +337,20 @@ def test_a_marker_on_its_own_line_under_an_item_stays_that_item_s():
     assert [(i.title, i.fingerprint) for i in items] == [
         ("A hand-written item", "todo_blocked-00000000000a"),
         ("todo_blocked-00000000000b", "todo_blocked-00000000000b")]  # fmt: skip
+
+
+def test_a_folded_marker_says_all_that_the_item_s_own_marker_says():
+    from scout_tui.report.render import Layout, render_report
+
+    fyi = [f for f in _huge_findings(60) if f.section is Section.FYI]
+    fyi[0] = fyi[0].model_copy(update={"first_reported": date(2026, 11, 20), "items": []})
+    fyi[1] = fyi[1].model_copy(update={"items": ["a", "b", "a"]})
+    body = render_report(TODAY, fyi, layout=Layout(10, "count"))
+    assert body.count("scout:folded kind=todo_blocked") == 2  # 40 to a line
+    folded = {i.fingerprint: i for i in parse_report(body).items}
+    full = {i.fingerprint: i for i in parse_report(render_report(TODAY, fyi)).items}
+    assert set(folded) == set(full) == {f.fingerprint for f in fyi}
+    for fp, item in full.items():
+        assert (folded[fp].item_digests, folded[fp].first_reported, folded[fp].section) == (
+            item.item_digests, item.first_reported, item.section)  # fmt: skip
+    assert folded[fyi[0].fingerprint].first_reported == date(2026, 11, 20)

@@ -250,10 +250,34 @@ def _one_line_item(finding: Finding) -> str:
     return f"- **{title}** {marker(finding)}"
 
 
+FOLDED_PER_LINE = 40
+
+
+def folded_marker(kind: str, findings: Sequence[Finding]) -> str:
+    """The markers of items of one kind a report leaves out, in one HTML comment: what
+    `marker` says of each, a third of its length (thousands of FYI items fit a comment).
+    `<!-- scout:folded kind=K HEX[:DIGESTS][@FIRST] … -->`"""
+    entries = []
+    for finding in findings:
+        entry = finding.fingerprint.rsplit("-", 1)[1]
+        if finding.items:
+            entry += ":" + ".".join(sorted({item_digest(i) for i in finding.items}))
+        if finding.first_reported:
+            entry += "@" + finding.first_reported.isoformat()
+        entries.append(entry)
+    return f"<!-- scout:folded kind={kind} {' '.join(entries)} -->"
+
+
 def _hidden(findings: Sequence[Finding]) -> list[str]:
-    """The markers of items a report leaves out, each on its own line: HTML comments that
+    """The markers of items a report leaves out, on lines of their own: HTML comments that
     render as nothing and that the prior-report parser reads as the items."""
-    return [m for m in (marker(f) for f in findings) if m]
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if is_fingerprint(finding.fingerprint):  # none for one scout did not make
+            by_kind.setdefault(finding.fingerprint.rsplit("-", 1)[0], []).append(finding)
+    return [folded_marker(kind, group[start : start + FOLDED_PER_LINE])
+            for kind, group in by_kind.items()
+            for start in range(0, len(group), FOLDED_PER_LINE)]  # fmt: skip
 
 
 def _section_body(section: Section, items: list[Finding], layout: Layout) -> list[str]:
