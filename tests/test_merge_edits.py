@@ -121,7 +121,7 @@ def test_a_line_both_changed_is_a_conflict():
     ours = _report(a.model_copy(update={"body": "Scout's new words."}))
     merged = merge_edits(base, theirs, ours)
     assert not merged.ok and merged.body is None
-    assert "Fix a" in merged.conflict
+    assert "Fix a" in merged.conflict and "<!--" not in merged.conflict
 
 
 def test_a_removed_line_both_changed_is_a_conflict():

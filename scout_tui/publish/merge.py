@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 _MARKER = re.compile(r"<!--\s*scout:fp=([\w.:-]+)")
 _BOX = re.compile(r"^([ \t]*[-*+] \[)([ xX])(\])")
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+_COMMENT = re.compile(r"<!--.*?-->")
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,9 @@ def merge_edits(base: str | None, theirs: str, ours: str) -> Merged:
     for op, b1, b2, t1, t2 in matcher.get_opcodes():
         if op == "equal":
             for mine, person in zip(base_lines[b1:b2], their_lines[t1:t2], strict=True):
-                if mine != person and _box(person) is not None:
-                    ticks[_key(person)] = _box(person) or " "
+                box = _box(person)
+                if mine != person and box is not None:
+                    ticks[_key(person)] = box
         elif op == "insert" or not any(line.strip() for line in base_lines[b1:b2]):
             added.append((b2 - 1, their_lines[t1:t2]))  # a blank line replaced: an addition
         else:
@@ -102,9 +104,8 @@ def merge_edits(base: str | None, theirs: str, ours: str) -> Merged:
     for passage, person in rewritten:
         start = _find_block(result, passage)
         if start is None:
-            first = next(line for line in passage if line.strip())
-            return Merged(None, f"a person changed “{first.strip()[:80]}”, which scout "
-                                "changed too")  # fmt: skip
+            first = _COMMENT.sub("", next(line for line in passage if line.strip())).strip()
+            return Merged(None, f"a person changed “{first[:80]}”, which scout changed too")
         result[start : start + len(passage)] = person
 
     for index, line in enumerate(result):
