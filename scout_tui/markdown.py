@@ -389,6 +389,22 @@ def cut_to(markdown: str, limit: int) -> str:
     return (head + "\n\n" if head else "") + more(len(lines) - kept, "lines")
 
 
+def cut_line(markdown: str, limit: int) -> str:
+    """One line of Markdown cut at a space outside any code span, within `limit`
+    characters, with the "… N more characters" note."""
+    if len(markdown) <= limit:
+        return markdown
+    position = markdown.rfind(" ", 0, limit)
+    for start, end in code_spans(markdown):
+        if start >= position:
+            break
+        if end > position:  # the space is inside a span: cut before the span
+            position = markdown.rfind(" ", 0, start + 1)
+            break
+    head = markdown[: max(position, 0)].rstrip()
+    return (head + " " if head else "") + more(len(markdown) - len(head), "characters")
+
+
 def cut_text(text: str, max_lines: int, max_chars: int) -> str:
     """Verbatim text (a traceback, an error) cut to its last `max_lines` lines of at most
     `max_chars` characters each: where a traceback says what went wrong."""
@@ -408,6 +424,7 @@ __all__ = [
     "bare_url",
     "code",
     "code_spans",
+    "cut_line",
     "cut_lists",
     "cut_text",
     "cut_to",

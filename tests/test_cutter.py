@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 
-from scout_tui.markdown import cut_lists, cut_text, cut_to, fence
+from scout_tui.markdown import cut_line, cut_lists, cut_text, cut_to, fence
 
 
 def _blocks(markdown: str) -> list[str]:
@@ -62,3 +62,26 @@ def test_a_numbered_list_says_its_next_number():
     text = "\n".join(f"{n}. step {n}" for n in range(1, 6))
     assert cut_lists(text, 2).split("\n") == ["1. step 1", "2. step 2",
                                               "3. … 3 more (see `scout report`)"]  # fmt: skip
+
+
+def test_a_long_line_is_cut_at_a_space_outside_code():
+    text = "word " * 10 + "`a long code span " + "x " * 40 + "` tail " + "more " * 100
+    cut = cut_line(text, 80)
+    assert cut.startswith("word " * 9 + "word … ")  # the span would have been split
+    assert cut.endswith("more characters (see `scout report`)")
+    assert "`" not in cut.split("…")[0]
+    assert cut_line("short", 80) == "short"
+
+
+def test_a_finding_s_long_body_is_cut_in_what_is_posted_only():
+    from scout_tui.model import Finding, Section
+    from scout_tui.report.render import LINE_CHARS, render_item
+
+    body = "A first paragraph that never ends. " * 400 + "\n\n" + "Details. " * 2000
+    finding = Finding(collector="docs", kind="doc_stale", title="Stale", body=body,
+                      section=Section.DOCS, fingerprint="doc_stale-0123456789ab")  # fmt: skip
+    whole, cut = render_item(finding), render_item(finding, 10)
+    assert len(whole) > len(body) and len(cut) < 10 * LINE_CHARS * 3 + 200
+    assert cut.count("more characters (see `scout report`)") == 1
+    assert cut.count("more lines (see `scout report`)") == 1
+    assert "<!-- scout:fp=doc_stale-0123456789ab -->" in cut

@@ -16,8 +16,10 @@ from typing import Literal
 from scout_tui.errors import ScoutError
 from scout_tui.markdown import (
     code,
+    cut_line,
     cut_lists,
     cut_text,
+    cut_to,
     fence,
     fence_open,
     is_fingerprint,
@@ -181,8 +183,9 @@ def render_item(finding: Finding, max_items: int | None = None) -> str:
     """One list item; the layout matches what the prior-report parser reads back.
     `max_items`: longer lists and tracebacks are cut to that many, with "… N more"."""
     summary, rest = _split_body(neutralize(finding.body))
-    if max_items and rest:
-        rest = cut_lists(rest, max_items)
+    if max_items:  # a body our collectors wrote, long: its lists, then its length
+        summary = cut_line(summary, max_items * LINE_CHARS)
+        rest = cut_to(cut_lists(rest, max_items), max_items * LINE_CHARS * 2)
     title = neutralize_line(finding.title)
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
