@@ -126,6 +126,12 @@ class GithubConfig(_Strict):
     consistency_wait: float = Field(default=10.0, ge=0, le=300)
 
 
+class ReportConfig(_Strict):
+    # Evidence lists and tracebacks longer than this are cut ("… N more") where the report
+    # must fit GitHub's limits; `scout report` keeps them whole.
+    max_list_items: int = Field(default=10, ge=1, le=1000)
+
+
 class WindowsConfig(_Strict):
     prior_report_days: int = Field(ge=1, le=365)
     fyi_suppress_after: int = Field(ge=1, le=30)
@@ -236,6 +242,7 @@ class Config(_Strict):
     project: ProjectConfig
     board: BoardConfig
     github: GithubConfig = GithubConfig()
+    report: ReportConfig = ReportConfig()
     windows: WindowsConfig
     upstream: UpstreamConfig
     todos: TodosConfig

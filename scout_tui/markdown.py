@@ -36,6 +36,7 @@ _ESCAPE_OR_RUN = re.compile(rf"\\[{_PUNCTUATION}]|`+")
 _PROSE = re.compile(rf"\\[{_PUNCTUATION}]|<|\](?=\()|@|&(?:#0*64|#[xX]0*40|commat);")
 _NAME = re.compile(r"[A-Za-z0-9][\w-]*(?:/[\w-]+)?")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
+_LIST_ITEM = re.compile(r"[ \t]*(?:([-+*])|\d{1,9}([.)]))(?:[ \t]|$)")
 # A link target Markdown cannot misread: http(s), a host with no userinfo, and only the
 # URL characters that neither end the target nor start HTML or a mention.
 _SAFE_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::\d+)?(?:/[A-Za-z0-9._~!$&'*+,;=:%/?#-]*)?")
@@ -301,6 +302,118 @@ def bare_url(url: str) -> str:
     return url if _SAFE_URL.fullmatch(url) else code(url)
 
 
+def more(count: int, what: str = "") -> str:
+    """What a cut says in place of what it left out."""
+    return f"… {count} more{' ' + what if what else ''} (see `scout report`)"
+
+
+def cut_lists(markdown: str, max_items: int) -> str:
+    """Every list (outside fences) of more than `max_items` items cut to that many, then a
+    "… N more" item; an item's own lines (indented, or a fence it holds) go with it."""
+    out: list[str] = []
+    kept: dict[int, int] = {}  # indent of an open list → items seen in it
+    dropped: dict[int, int] = {}
+    kinds: dict[int, str] = {}  # its bullet, or its number's delimiter: another starts anew
+    open_fence: str | None = None
+    skipping: int | None = None  # the indent of the item being dropped
+    blanks = 0  # blank lines after a dropped item: kept, they end the list
+
+    def flush(deeper_than: int) -> None:
+        for indent in sorted((i for i in kept if i > deeper_than), reverse=True):
+            kind = kinds.pop(indent)
+            if dropped.get(indent):
+                bullet = kind if kind in "-+*" else f"{max_items + 1}{kind}"
+                out.append(" " * indent + f"{bullet} " + more(dropped[indent]))
+            kept.pop(indent)
+            dropped.pop(indent, None)
+
+    for line in markdown.split("\n"):
+        if open_fence is not None:
+            if fence_closes(line, open_fence, max_indent=None):
+                open_fence = None
+            if skipping is None:
+                out.append(line)
+            continue
+        indent = indentation(line)
+        item = _LIST_ITEM.match(line)
+        if not line.strip():
+            if skipping is None:
+                out.append(line)
+            else:
+                blanks += 1
+            continue
+        if skipping is None or indent <= skipping:
+            skipping = None
+            flush(indent if item else indent - 1)
+            kind = item and (item.group(1) or item.group(2))
+            if kind and kinds.get(indent, kind) != kind:
+                flush(indent - 1)
+        if item and skipping is None:
+            kinds[indent] = item.group(1) or item.group(2)
+            kept[indent] = kept.get(indent, 0) + 1
+            if kept[indent] > max_items:
+                dropped[indent] = dropped.get(indent, 0) + 1
+                skipping = indent
+        if skipping is None:
+            out.extend([""] * blanks)
+            out.append(line)
+        blanks = 0
+        open_fence = fence_open(line, max_indent=None)
+    flush(-1)
+    out.extend([""] * blanks)
+    return "\n".join(out)
+
+
+def cut_to(markdown: str, limit: int) -> str:
+    """`markdown` cut after its last whole line outside a fence that keeps it, with the
+    "… N more lines" note, within `limit` characters."""
+    if len(markdown) <= limit:
+        return markdown
+    lines = markdown.split("\n")
+    note_room = len(more(len(lines), "lines")) + 2
+    kept = 0  # lines kept so far at a cut point
+    size = 0
+    open_fence: str | None = None
+    for index, line in enumerate(lines):
+        size += len(line) + 1
+        if size + note_room > limit:
+            break
+        if open_fence is not None:
+            if fence_closes(line, open_fence, max_indent=None):
+                open_fence = None
+        else:
+            open_fence = fence_open(line, max_indent=None)
+        if open_fence is None:
+            kept = index + 1
+    head = "\n".join(lines[:kept]).rstrip()
+    return (head + "\n\n" if head else "") + more(len(lines) - kept, "lines")
+
+
+def cut_line(markdown: str, limit: int) -> str:
+    """One line of Markdown cut at a space outside any code span, within `limit`
+    characters, with the "… N more characters" note."""
+    if len(markdown) <= limit:
+        return markdown
+    position = markdown.rfind(" ", 0, limit)
+    for start, end in code_spans(markdown):
+        if start >= position:
+            break
+        if end > position:  # the space is inside a span: cut before the span
+            position = markdown.rfind(" ", 0, start + 1)
+            break
+    head = markdown[: max(position, 0)].rstrip()
+    return (head + " " if head else "") + more(len(markdown) - len(head), "characters")
+
+
+def cut_text(text: str, max_lines: int, max_chars: int) -> str:
+    """Verbatim text (a traceback, an error) cut to its last `max_lines` lines of at most
+    `max_chars` characters each: where a traceback says what went wrong."""
+    lines = _NEWLINE.sub("\n", text).split("\n")
+    shown = [line if len(line) <= max_chars else line[:max_chars] + " …" for line in
+             lines[-max_lines:]]  # fmt: skip
+    return "\n".join(shown)
+
+
 def is_fingerprint(value: str) -> bool:
     """Whether `value` is shaped as scout makes fingerprints (`kind-<12 hex>`): only such a
     value may go into a hidden `<!-- scout:fp=… -->` marker."""
@@ -311,12 +424,17 @@ __all__ = [
     "bare_url",
     "code",
     "code_spans",
+    "cut_line",
+    "cut_lists",
+    "cut_text",
+    "cut_to",
     "fence",
     "fence_closes",
     "fence_open",
     "indentation",
     "is_fingerprint",
     "link",
+    "more",
     "neutralize",
     "neutralize_line",
     "one_line",

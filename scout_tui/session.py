@@ -43,7 +43,7 @@ from scout_tui.github.auth import find_token, missing_token
 from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
 from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.plan import PublishPlan
-from scout_tui.report.render import render_report
+from scout_tui.report.render import COMMENT_LIMIT, FULL, Layout, fit_report, render_report
 from scout_tui.source import NotARepository, SourceTree
 from scout_tui.state import Action, Change, StateError, StateStore, scope_of
 
@@ -503,13 +503,25 @@ class Session:
     def report_markdown(self, run: RunResult) -> str:
         return render_markdown(run)
 
+    def posted_markdown(self, run: RunResult, room: int = 0) -> str:
+        """The report as publishing posts it: cut to fit GitHub's comment limit with room
+        for the board links publishing adds, and `room` characters more (a person's text)."""
+        board = self.config.board
+        url = (f"{self.web_url}/users/{board.owner}/projects/{board.number}"
+               f"?pane=issue&itemId={'9' * 20}")  # fmt: skip
+        links = sum(1 for f in run.findings if f.board_item and f.board is None)
+        reserve = links * len(f" ([board item]({url}))")
+        return fit_report(lambda layout: render_markdown(run, layout),
+                          self.config.report.max_list_items,
+                          COMMENT_LIMIT - reserve - room)  # fmt: skip
+
     def plan(self, run: RunResult, board_items: list[BoardItem] | None = None) -> PublishPlan:
         """What publishing `run` (triaged) would do; with the board's items, the findings
         already on it are duplicates, not drafts."""
         if board_items is None:
-            return plan_against_board(self.config, run, render_markdown(run), None, None)
+            return plan_against_board(self.config, run, self.posted_markdown(run), None, None)
         publisher = self.publisher()
-        return plan_against_board(self.config, run, render_markdown(run), board_items,
+        return plan_against_board(self.config, run, self.posted_markdown(run), board_items,
                                   publisher.scout(),
                                   publisher.journaled_status_lines(run.date.isoformat()))
 
@@ -548,7 +560,7 @@ class Session:
                              f"give the scout.toml for {self.repository} (--config FILE, "
                              "or --repo with your checkout)")  # fmt: skip
         target = Target.of(self.config, self.api_url, self.web_url)
-        return Publisher(github, self.state, self.config, target, render_markdown, note,
+        return Publisher(github, self.state, self.config, target, self.posted_markdown, note,
                          today=self.options.publish_today)
 
 
@@ -593,7 +605,7 @@ def _names(findings: Sequence[Finding]) -> str:
     return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
 
 
-def render_markdown(run: RunResult) -> str:
+def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
     from scout_tui.pipeline import collector_sections
 
-    return render_report(run.date, run.findings, run.collectors, collector_sections())
+    return render_report(run.date, run.findings, run.collectors, collector_sections(), layout)

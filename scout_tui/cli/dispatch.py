@@ -288,6 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(report)
     _output(report)
     report.add_argument("--recollect", action="store_true", help="collect again first")
+    report.add_argument("--as-posted", action="store_true",
+                        help="what publishing would post: cut to GitHub's comment limit "
+                        "(without it: the full text)")  # fmt: skip
 
     publish = sub.add_parser("publish", help="post the report and file Backlog drafts")
     _add_globals(publish, "publish", depth=1)

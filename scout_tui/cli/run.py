@@ -115,11 +115,15 @@ def cmd_open(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.json and args.as_posted:
+        raise UsageError("--as-posted prints the Markdown a publish posts: not with --json")
     check_target(args.output)
     session = open_session(args)
     result = session.triaged(session.day_run(args.recollect, on_event=progress))
     if args.json:
         write_output(result.model_dump_json(indent=2), args.output)
+    elif args.as_posted:
+        write_output(session.posted_markdown(result), args.output)
     else:
         write_output(session.report_markdown(result), args.output)
     return strict_exit(args, result)
@@ -165,6 +169,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     try:
         outcome = session.publisher(note=warn).publish(result)
     except GitHubError as exc:
+        if not exc.transient:  # another try would be refused the same way
+            raise ScoutError(str(exc)) from None
         raise ScoutError(f"{exc} — what was done is journaled: run it again to finish") \
             from None
     write_output("\n".join(outcome.summary()), None)

@@ -203,9 +203,11 @@ def _message(data: Any) -> str:
     if not isinstance(data, dict):
         return ""
     message = str(data.get("message") or "")
-    if not message and isinstance(data.get("errors"), list):
-        message = "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e)
-                            for e in data["errors"][:2])  # fmt: skip
+    if isinstance(data.get("errors"), list):  # "Validation Failed" alone hides GitHub's why
+        said = "; ".join(str(e.get("message")) if isinstance(e, dict) else str(e)
+                         for e in data["errors"][:2]
+                         if not isinstance(e, dict) or e.get("message"))  # fmt: skip
+        message = ": ".join(filter(None, [message, said]))
     return message
 
 

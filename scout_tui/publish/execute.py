@@ -54,6 +54,7 @@ from scout_tui.github.api import (
     board_item_url,
 )
 from scout_tui.model import BoardRef, Finding, RunResult
+from scout_tui.publish.merge import Merged, merge_edits
 from scout_tui.publish.plan import (
     PublishPlan,
     build_plan,
@@ -72,6 +73,7 @@ from scout_tui.report.board import (
     scout_fingerprint,
 )
 from scout_tui.report.parse import carries_report_marker
+from scout_tui.report.render import COMMENT_LIMIT, ReportTooLong
 from scout_tui.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
@@ -167,13 +169,14 @@ def _status_line_step(fingerprint: str) -> str:
 
 class Publisher:
     def __init__(self, github: GitHub, state: StateStore, config: Config, target: Target,
-                 render: Callable[[RunResult], str],
+                 render: Callable[..., str],  # (run, room=0): room for a person's text
                  note: Callable[[str], None] = lambda message: None,
                  today: date | None = None) -> None:  # fmt: skip
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
         self._steps: dict[str, dict] = {}  # every day's draft and status steps, read back
         self.today = today  # None: today, UTC
+        self.said: set[str] = set()
 
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
@@ -181,10 +184,11 @@ class Publisher:
         self._steps[step] = dict(data)
 
     def last_written_body(self, day: date) -> str | None:
-        """The report comment of `day` as scout last wrote it (None: it wrote none): the
-        base against which a person's edits of the comment are told apart."""
-        entry = self.state.journal(self.target.journal_scope, day.isoformat()).get("comment")
-        return (entry or {}).get("body")
+        """The report of `day` as scout itself last rendered it for the comment (None: it
+        wrote none): the base against which a person's edits of the comment are told apart
+        (never the merged body GitHub holds, or a person's lines would count as scout's)."""
+        steps = self.state.journal(self.target.journal_scope, day.isoformat())
+        return (steps.get("rendered") or steps.get("comment") or {}).get("body")
 
     def _look(self, read: Callable[[], T | None], expected: bool) -> T | None:
         """What `read` finds; when scout has reason to think it is there, read again for up to
@@ -264,8 +268,9 @@ class Publisher:
 
         # 1. The comment, with the board links already known.
         findings = [self._linked(f, board, index) for f in run.findings]
-        body = self.render(run.model_copy(update={"findings": findings}))
-        comment, outcome.comment_posted = self._comment(run, body, viewer, "comment" in today,
+        linked = run.model_copy(update={"findings": findings})
+        body = self.render(linked)
+        comment, outcome.comment_posted = self._comment(linked, body, viewer, "comment" in today,
                                                         outcome)  # fmt: skip
         outcome.comment = comment
 
@@ -288,12 +293,14 @@ class Publisher:
         outcome.status_lines = self._add_status_lines(run, board, scout)
 
         # 4. The comment, linked.
-        final = self.render(run.model_copy(update={"findings": findings}))
-        if final != comment.body:
+        linked = run.model_copy(update={"findings": findings})
+        final, rendered = self._kept_edits(linked, comment, self.render(linked))
+        if final is not None and final != comment.body:
             self._record(day, "links", state="started")
             comment = self.github.edit_comment(self.target.repo, comment.id, final)
             self._record(day, "comment", state="done", id=comment.id, url=comment.url,
                          body=comment.body)  # fmt: skip
+            self._record(day, "rendered", body=rendered)
             outcome.comment = comment
             outcome.links_edited = True
         self._record(day, "links", state="done")
@@ -402,6 +409,29 @@ class Publisher:
             added.append(line.title)
         return added
 
+    def _kept_edits(self, run: RunResult, theirs: Comment,
+                    ours: str) -> tuple[str | None, str]:  # fmt: skip
+        """`ours` with what a person did to today's comment kept, within GitHub's limit,
+        and scout's own part of it (the next merge's base); None (said) when their edit and
+        scout's conflict: the comment is left as it is."""
+        base = self.last_written_body(run.date)
+        merged = merge_edits(base, theirs.body, ours)
+        why = merged.conflict
+        if merged.body is not None and len(merged.body) > COMMENT_LIMIT:
+            try:  # scout's part cut further, to make room for the person's
+                ours = self.render(run, room=len(merged.body) - len(ours))
+                merged = merge_edits(base, theirs.body, ours)
+            except ReportTooLong:
+                merged = Merged(None)
+            if merged.body is None or len(merged.body) > COMMENT_LIMIT:
+                merged, why = Merged(None), "what was added leaves scout's report no room"
+        said = (f"today's comment was edited by hand and {why}: scout left it as it is "
+                f"({theirs.url})")  # fmt: skip
+        if merged.body is None and said not in self.said:  # once, not at each step
+            self.said.add(said)
+            self.note(said)
+        return merged.body, ours
+
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
         item = index.drafts.get(finding.fingerprint)
@@ -430,6 +460,7 @@ class Publisher:
 
         mine = self._look(find, expected=journaled)
         posted = mine is None
+        rendered = body
         if mine is None:
             self._record(day, "comment", state="started")
             made = self.github.create_comment(
@@ -437,9 +468,14 @@ class Publisher:
                 applied=lambda: self._look(find, expected=True),
             )  # fmt: skip
             mine = self._oldest_comment(run, viewer, made, outcome)
-        elif mine.body != body:
-            mine = self.github.edit_comment(self.target.repo, mine.id, body)
+        else:
+            merged, rendered = self._kept_edits(run, mine, body)
+            if merged is None:  # a person's edit and scout's conflict: left as it is
+                return mine, False
+            if mine.body != merged:
+                mine = self.github.edit_comment(self.target.repo, mine.id, merged)
         self._record(day, "comment", state="done", id=mine.id, url=mine.url, body=mine.body)
+        self._record(day, "rendered", body=rendered)
         return mine, posted
 
     def _oldest_comment(self, run: RunResult, viewer: str, made: Comment,

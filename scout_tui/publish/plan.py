@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from scout_tui.config import Config
-from scout_tui.markdown import bare_url, code, neutralize, neutralize_line
+from scout_tui.markdown import bare_url, code, cut_lists, cut_to, more, neutralize, neutralize_line
 from scout_tui.model import MATERIAL_CHANGES, Finding, Section, Status, item_digest
 from scout_tui.report.board import DRAFT_SOURCE, normalized_title
-from scout_tui.report.render import SECTION_HEADINGS, marker
+from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker
 
 DRAFT_SECTIONS = {Section.ACTION_ITEMS, Section.CI_FAILURES}
-TITLE_LIMIT = 120
+TITLE_LIMIT = 120  # the finding's words in a draft's title
+DRAFT_TITLE_LIMIT = 256  # GitHub's, prefix and priority included
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,15 @@ def draft_title(config: Config, finding: Finding) -> str:
     if len(short) > TITLE_LIMIT:
         short = short[: TITLE_LIMIT - 1].rstrip() + "…"
     priority = f"[{finding.priority.value}]" if finding.priority else ""
-    return f"{config.board.title_prefix}{priority} {short}"
+    title = f"{config.board.title_prefix}{priority} {short}"
+    if len(title) > DRAFT_TITLE_LIMIT:
+        title = title[: DRAFT_TITLE_LIMIT - 1].rstrip() + "…"
+    return title
 
 
 def draft_body(config: Config, finding: Finding, report_date: date, comment_url: str | None) -> str:
+    """The draft's body, within GitHub's limit: when the whole does not fit, lists are cut
+    to `[report] max_list_items`, then the problem and the fix to their share of the room."""
     files = ", ".join(
         code(f"{ref.path}:{ref.line}" if ref.line else ref.path) for ref in finding.files[:10]
     )
@@ -91,6 +97,24 @@ def draft_body(config: Config, finding: Finding, report_date: date, comment_url:
     if files:
         references.append(f"- Files: {files}")
     references += [f"- {bare_url(url)}" for url in finding.evidence.urls]
+    problem = neutralize(finding.body.strip() or finding.title)
+    fix = neutralize(finding.suggested_fix.strip() or "See the report for the evidence.")
+    body = _draft_body(finding, report_date, problem, fix, references)
+    if len(body) <= COMMENT_LIMIT:
+        return body
+    cut = config.report.max_list_items
+    problem, fix = cut_lists(problem, cut), cut_lists(fix, cut)
+    if len(references) > cut:
+        references = [*references[:cut], f"- {more(len(references) - cut)}"]
+    rest = len(_draft_body(finding, report_date, "", "", references))
+    share = (COMMENT_LIMIT - rest) // 2
+    fix = cut_to(fix, share)
+    problem = cut_to(problem, COMMENT_LIMIT - rest - len(fix))
+    return _draft_body(finding, report_date, problem, fix, references)
+
+
+def _draft_body(finding: Finding, report_date: date, problem: str, fix: str,
+                references: list[str]) -> str:  # fmt: skip
     priority = finding.priority.value if finding.priority else "none"
     return "\n".join(
         [
@@ -100,11 +124,11 @@ def draft_body(config: Config, finding: Finding, report_date: date, comment_url:
             "",
             "## Problem",
             "",
-            neutralize(finding.body.strip() or finding.title),
+            problem,
             "",
             "## Suggested Fix",
             "",
-            neutralize(finding.suggested_fix.strip() or "See the report for the evidence."),
+            fix,
             "",
             "## References",
             "",

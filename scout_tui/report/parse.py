@@ -39,6 +39,9 @@ _MARKER = re.compile(
     + LATER_ATTRIBUTES + r"\s*-->"
 )
 _LAST_MARKER = re.compile(_MARKER.pattern + r"\s*$")  # where the renderer puts ours
+# Items a report folded to their markers, several of one kind to a comment.
+_FOLDED = re.compile(r"<!--\s*scout:folded\s+kind=([a-z][a-z0-9_]*)((?:\s+[0-9a-f.:@-]+)*)\s*-->")
+_FOLDED_ENTRY = re.compile(r"([0-9a-f]{12})(?::([0-9a-f.]+))?(?:@(\d{4}-\d{2}-\d{2}))?")
 # A project board link: a URL with `/projects/<n>` in it, to the end of its word.
 _URL = re.compile(r"https?://")
 _URL_END = re.compile(r"[\s)>\]]")
@@ -270,6 +273,31 @@ def _item_from(block: _Open) -> PriorItem | None:
     return PriorItem(section=block.section, title=title, text=text, **given)
 
 
+def _folded_items(section: Section, line: str) -> list[PriorItem]:
+    """The items a report folded to their markers (`render.fit_report`): one marker alone
+    on its line, or a `scout:folded` comment of several. An item's title is its
+    fingerprint, the only name the report kept."""
+    line = line.rstrip()
+    found: list[tuple[str, str | None, str | None]] = []
+    if (single := _MARKER.fullmatch(line)) is not None:
+        found.append((single.group(1), single.group(2), single.group(3)))
+    elif (folded := _FOLDED.fullmatch(line)) is not None:
+        for entry in folded.group(2).split():
+            match = _FOLDED_ENTRY.fullmatch(entry)
+            if match is not None:
+                found.append((f"{folded.group(1)}-{match.group(1)}", match.group(2),
+                              match.group(3)))  # fmt: skip
+    items = []
+    for fingerprint, digests, first in found:
+        given: dict = {"fingerprint": fingerprint}
+        if first_date := _date_or_none(first):
+            given["first_reported"] = first_date
+        if digests is not None:
+            given["item_digests"] = [d for d in digests.split(".") if d]
+        items.append(PriorItem(section=section, title=fingerprint, text=line, **given))
+    return items
+
+
 def _date_or_none(text: str | None) -> date | None:
     try:
         return date.fromisoformat(text) if text else None
@@ -370,6 +398,11 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
             close()  # a sub-group heading inside a section
             continue
         if section is None:
+            continue
+        after_item = current is None or (not current.lines[-1] and current.heading_title is None)
+        if after_item and line.startswith("<!--") and (folded := _folded_items(section, line)):
+            close()  # folded items' markers, alone on their line, between items
+            items.extend(folded)
             continue
         # Rebound on every line: a match left over would keep its (maybe 20 MB) line alive.
         item = _ITEM.match(line) if lead in ("-", "*", "+") or lead.isdecimal() else None

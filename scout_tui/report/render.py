@@ -7,15 +7,24 @@ they are only neutralized (no raw HTML, no pings); text taken verbatim from logs
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import date
+from typing import Literal
 
+from scout_tui.errors import ScoutError
 from scout_tui.markdown import (
     code,
+    cut_line,
+    cut_lists,
+    cut_text,
+    cut_to,
     fence,
     fence_open,
     is_fingerprint,
     link,
+    more,
     neutralize,
     neutralize_line,
     one_line,
@@ -37,6 +46,27 @@ SECTION_HEADINGS: dict[Section, str] = {
 NOTHING = "nothing to report"
 CI_GREEN = "CI green, nothing to report"
 CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
+COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
+# GitHub refuses a comment (and a draft's body) longer than this many characters.
+COMMENT_LIMIT = 65_536
+LINE_CHARS = 300  # a line of verbatim evidence, when cut
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How much of each finding a report shows: everything (`scout report`), or cut to fit
+    a GitHub comment. Whatever is cut, every item keeps its hidden marker."""
+
+    max_items: int | None = None  # longer evidence lists and tracebacks: "… N more"
+    collapse: Literal["", "details", "count"] = ""  # FYI and All Clear
+    cut_sections: bool = False  # every section's list cut to `max_items` too
+
+
+FULL = Layout()
+
+
+class ReportTooLong(ScoutError):
+    """Even cut to its markers, the report does not fit a GitHub comment."""
 
 
 def report_marker(report_date: date) -> str:
@@ -87,24 +117,35 @@ def _files_line(finding: Finding) -> str:
     if not finding.files:
         return ""
     refs = [f"{ref.path}:{ref.line}" if ref.line else ref.path for ref in finding.files[:5]]
-    more = f" and {len(finding.files) - 5} more" if len(finding.files) > 5 else ""
-    return "Files: " + ", ".join(code(ref) for ref in refs) + more
+    others = f" and {len(finding.files) - 5} more" if len(finding.files) > 5 else ""
+    return "Files: " + ", ".join(code(ref) for ref in refs) + others
 
 
-def _ci_evidence(finding: Finding) -> str:
+def _ci_evidence(finding: Finding, max_items: int | None) -> str:
     evidence = finding.evidence
+    cut = max_items or sys.maxsize
     lines: list[str] = []
     if evidence.failing_tests:
-        lines.append("- **Failing tests**: " + ", ".join(code(t) for t in evidence.failing_tests))
+        tests = [code(t) for t in evidence.failing_tests[:cut]]
+        if len(evidence.failing_tests) > cut:
+            tests.append(more(len(evidence.failing_tests) - cut))
+        lines.append("- **Failing tests**: " + ", ".join(tests))
     if evidence.error:
-        lines.append("- **Error**: " + code(evidence.error))
-    if evidence.frames:
+        error = one_line(evidence.error)
+        if max_items and len(error) > LINE_CHARS:
+            hidden = more(len(error) - LINE_CHARS, "characters")
+            lines.append(f"- **Error**: {code(error[:LINE_CHARS])} {hidden}")
+        else:
+            lines.append("- **Error**: " + code(error))
+    frames = [frame for frame in evidence.frames if frame.in_experiment]
+    if frames:
         lines.append("- **Experiment frames**:")
         lines.extend(
             f"  - {code(f'{frame.path}:{frame.line}')} in {code(frame.function)}"
-            for frame in evidence.frames
-            if frame.in_experiment
+            for frame in frames[:cut]
         )
+        if len(frames) > cut:
+            lines.append(f"  - {more(len(frames) - cut)}")
     if evidence.regression:
         lines.append("- **Regression range**:")
         lines.append("")
@@ -114,8 +155,15 @@ def _ci_evidence(finding: Finding) -> str:
         lines.append("- **Repro**:")
         lines.append(_indent(fence(evidence.repro, "bash")))
     if evidence.traceback:
-        lines.append("- **Traceback**:")
-        lines.append(_indent(fence(evidence.traceback)))
+        traceback = evidence.traceback
+        hidden = traceback.count("\n") + 1 - cut
+        if max_items and (hidden > 0 or len(traceback) > cut * LINE_CHARS):
+            traceback = cut_text(traceback, cut, LINE_CHARS)
+            cut_note = more(hidden, "lines above") if hidden > 0 else "long lines cut"
+            lines.append(f"- **Traceback** — {cut_note}:")
+        else:
+            lines.append("- **Traceback**:")
+        lines.append(_indent(fence(traceback)))
     return "\n".join(lines)
 
 
@@ -131,9 +179,13 @@ def regression_table(finding: Finding) -> str:
     return "\n".join(rows)
 
 
-def render_item(finding: Finding) -> str:
-    """One list item; the layout matches what the prior-report parser reads back."""
+def render_item(finding: Finding, max_items: int | None = None) -> str:
+    """One list item; the layout matches what the prior-report parser reads back.
+    `max_items`: longer lists and tracebacks are cut to that many, with "… N more"."""
     summary, rest = _split_body(neutralize(finding.body))
+    if max_items:  # a body our collectors wrote, long: its lists, then its length
+        summary = cut_line(summary, max_items * LINE_CHARS)
+        rest = cut_to(cut_lists(rest, max_items), max_items * LINE_CHARS * 2)
     title = neutralize_line(finding.title)
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
@@ -167,7 +219,7 @@ def render_item(finding: Finding) -> str:
             lines.append("")  # else CommonMark reads it as the last bullet's continuation
         lines.append("  " + files)
     if finding.section is Section.CI_FAILURES:
-        evidence = _ci_evidence(finding)
+        evidence = _ci_evidence(finding, max_items)
         if evidence:
             lines.append(_indent(evidence))
     return "\n".join(lines)
@@ -193,13 +245,73 @@ def _skipped_lines(section: Section, collectors: Iterable[CollectorState], homes
     return [neutralize(line) for line in lines]
 
 
+def _one_line_item(finding: Finding) -> str:
+    """A folded item: its title and its marker, which tomorrow's run matches."""
+    title = neutralize_line(finding.title)
+    if finding.priority is not None:
+        title = f"[{finding.priority.value}] {title}"
+    return f"- **{title}** {marker(finding)}"
+
+
+FOLDED_PER_LINE = 40
+
+
+def folded_marker(kind: str, findings: Sequence[Finding]) -> str:
+    """The markers of items of one kind a report leaves out, in one HTML comment: what
+    `marker` says of each, a third of its length (thousands of FYI items fit a comment).
+    `<!-- scout:folded kind=K HEX[:DIGESTS][@FIRST] … -->`"""
+    entries = []
+    for finding in findings:
+        entry = finding.fingerprint.rsplit("-", 1)[1]
+        if finding.items:
+            entry += ":" + ".".join(sorted({item_digest(i) for i in finding.items}))
+        if finding.first_reported:
+            entry += "@" + finding.first_reported.isoformat()
+        entries.append(entry)
+    return f"<!-- scout:folded kind={kind} {' '.join(entries)} -->"
+
+
+def _hidden(findings: Sequence[Finding]) -> list[str]:
+    """The markers of items a report leaves out, on lines of their own: HTML comments that
+    render as nothing and that the prior-report parser reads as the items."""
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if is_fingerprint(finding.fingerprint):  # none for one scout did not make
+            by_kind.setdefault(finding.fingerprint.rsplit("-", 1)[0], []).append(finding)
+    return [folded_marker(kind, group[start : start + FOLDED_PER_LINE])
+            for kind, group in by_kind.items()
+            for start in range(0, len(group), FOLDED_PER_LINE)]  # fmt: skip
+
+
+def _section_body(section: Section, items: list[Finding], layout: Layout) -> list[str]:
+    shown, left_out = items, []
+    if layout.cut_sections and layout.max_items and len(items) > layout.max_items:
+        shown, left_out = items[: layout.max_items], items[layout.max_items :]
+    collapse = layout.collapse if section in COLLAPSIBLE and items else ""
+    if collapse == "count":
+        return [f"_{len(items)} item(s), folded to fit: see `scout report`._", "",
+                *_hidden(items)]  # fmt: skip
+    if collapse == "details":
+        return [f"<details><summary>{len(items)} item(s)</summary>", "",
+                *(_one_line_item(f) for f in shown), "", "</details>"]  # fmt: skip
+    if section is Section.ALL_CLEAR:
+        body = [_all_clear_item(finding) for finding in shown]
+    else:
+        body = [render_item(finding, layout.max_items) for finding in shown]
+    if left_out:
+        body += ["", f"_{more(len(left_out), 'items')}._", "", *_hidden(left_out)]
+    return body
+
+
 def render_report(
     report_date: date,
     findings: Sequence[Finding],
     collectors: Sequence[CollectorState] = (),
     collector_sections: dict[str, Section] | None = None,
+    layout: Layout = FULL,
 ) -> str:
-    """The whole report. `collector_sections` says where a skipped collector is mentioned."""
+    """The whole report. `collector_sections` says where a skipped collector is mentioned;
+    `layout`, how much of it is shown (`fit_report` picks one)."""
     homes = collector_sections or {}
     by_section: dict[Section, list[Finding]] = {section: [] for section in Section}
     for finding in findings:
@@ -215,8 +327,7 @@ def render_report(
             by_section[section],
             key=lambda f: (priority_order[f.priority.value if f.priority else None], f.title),
         )
-        render = _all_clear_item if section is Section.ALL_CLEAR else render_item
-        body = [render(finding) for finding in items]
+        body = _section_body(section, items, layout)
         body += _skipped_lines(section, collectors, homes)
         if not body:
             ci_ran = any(
@@ -227,3 +338,19 @@ def render_report(
         out.append(f"\n## {heading}\n")
         out.append("\n".join(body))
     return "\n".join(out) + "\n"
+
+
+def fit_report(render: Callable[[Layout], str], max_items: int, limit: int) -> str:
+    """The first of ever shorter layouts whose report is at most `limit` characters: the
+    whole report; long evidence cut; FYI and All Clear folded into `<details>`; then into a
+    count; then every section's list cut. Each keeps every item's marker."""
+    layouts = [FULL, Layout(max_items), Layout(max_items, "details"),
+               Layout(max_items, "count"),
+               Layout(max_items, "count", cut_sections=True)]  # fmt: skip
+    for layout in layouts:
+        text = render(layout)
+        if len(text) <= limit:
+            return text
+    raise ReportTooLong(f"the report does not fit in a GitHub comment ({limit:,} characters "
+                        f"for it) even cut to {max_items} item(s) a list: {len(text):,}; lower "
+                        "[report] max_list_items")  # fmt: skip

@@ -802,7 +802,12 @@ class ScoutApp(App[int]):
         if run is None:
             self.notify("nothing collected yet", severity="warning")
             return
-        self.push_screen(PreviewScreen(self.session.report_markdown(run)))
+        try:  # what publishing would post: cut to GitHub's limit, like the dry run
+            posted = self.session.posted_markdown(run)
+        except ScoutError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.push_screen(PreviewScreen(posted, "Report preview (as it will be posted)"))
 
     def action_publish(self) -> None:
         if self.run_result is None or self.collection is not None:
@@ -872,9 +877,11 @@ class ScoutApp(App[int]):
             self.post_message(self.Published("Nothing published", f"**{redact(str(exc))}**"))
             return
         except (GitHubError, ScoutError) as exc:
-            self.post_message(self.Published(
-                "Publish stopped", f"**{redact(str(exc))}**\n\nWhat was done is journaled: "
-                "publish again to finish."))  # fmt: skip
+            # Only a failure that may pass (5xx, rate limit, network) is worth another try.
+            again = "\n\nWhat was done is journaled: publish again to finish." if isinstance(
+                exc, GitHubError) and exc.transient else ""  # fmt: skip
+            self.post_message(self.Published("Publish stopped",
+                                             f"**{redact(str(exc))}**{again}"))  # fmt: skip
             return
         lines = [f"- {line}" for line in outcome.summary()]
         markdown = "\n".join(["## Published", "", *lines, "", *self._github_view(run)])

@@ -14,6 +14,7 @@ from typing import Any
 
 from graphql import GraphQLError, GraphQLSchema, build_schema, graphql_sync
 
+from scout_tui.github.server.rest import BODY_LIMIT
 from scout_tui.github.server.world import Account, Item, Project, ProjectField, World
 
 MAX_PAGE = 100
@@ -58,6 +59,7 @@ class BoardTiming:
                     self.pending.discard(item.id)
                     if option is not None and status is not None:
                         item.values[status.id] = option
+TITLE_LIMIT = 256  # a draft issue's title, as GitHub validates it
 
 
 @cache
@@ -205,6 +207,13 @@ class _Owner:
         return _Project(self._api.world, project, self._api.base_url)
 
 
+def _check_draft(title: str | None, body: str | None) -> None:
+    if title is not None and len(title) > TITLE_LIMIT:
+        raise GraphQLError(f"Title is too long (maximum is {TITLE_LIMIT} characters)")
+    if body is not None and len(body) > BODY_LIMIT:
+        raise GraphQLError(f"Body is too long (maximum is {BODY_LIMIT} characters)")
+
+
 class GraphQLApi:
     """Runs one request against the world; the caller holds the world's lock."""
 
@@ -254,6 +263,7 @@ class GraphQLApi:
         project = self._project_by_id(input["projectId"])
         if not input["title"].strip():
             raise GraphQLError("Title can't be blank")
+        _check_draft(input["title"], input.get("body"))
         number = self.world.new_id()
         item = Item(id=f"PVTI_lADO{number}", full_database_id=number, draft_id=f"DI_lADO{number}",
                     title=input["title"], body=input.get("body") or "",
@@ -302,6 +312,7 @@ class GraphQLApi:
                 if item.draft_id == input["draftIssueId"]:
                     if item.archived:
                         raise GraphQLError(ARCHIVED)
+                    _check_draft(input.get("title"), input.get("body"))
                     if input.get("title") is not None:
                         item.title = input["title"]
                     if input.get("body") is not None:

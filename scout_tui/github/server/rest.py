@@ -26,6 +26,8 @@ from scout_tui.github.server.world import (
 )
 
 DOCS = "https://docs.github.com/rest"
+# GitHub refuses a comment body longer than this (characters, not bytes).
+BODY_LIMIT = 65_536
 Query = dict[str, list[str]]
 
 
@@ -279,6 +281,8 @@ def create_comment(world: World, token: Token, repo: Repository, number: str, pa
     if not isinstance(body, str) or not body.strip():
         return Response(422, {"message": "Validation Failed", "errors": [
             {"resource": "IssueComment", "code": "missing_field", "field": "body"}]})  # fmt: skip
+    if len(body) > BODY_LIMIT:
+        return _too_long()
     comment = Comment(id=world.new_id(), user=token.login, body=body)
     issue.comments.append(comment)
     issue.updated_at = comment.created_at
@@ -313,6 +317,8 @@ def edit_comment(world: World, token: Token, repo: Repository, comment_id: str, 
     body = payload.get("body") if isinstance(payload, dict) else None
     if not isinstance(body, str) or not body.strip():
         return Response(422, {"message": "Validation Failed"})
+    if len(body) > BODY_LIMIT:
+        return _too_long()
     comment.body, comment.updated_at = body, now()
     return Response(200, _comment(world, repo, issue, comment, base))
 
@@ -329,6 +335,13 @@ def delete_comment(world: World, token: Token, repo: Repository, comment_id: str
                               "documentation_url": DOCS})  # fmt: skip
     issue.comments.remove(comment)
     return Response(204, None)
+
+
+def _too_long() -> Response:
+    return Response(422, {"message": "Validation Failed", "errors": [
+        {"resource": "IssueComment", "code": "unprocessable", "field": "data",
+         "message": f"Body is too long (maximum is {BODY_LIMIT} characters)"}],
+        "documentation_url": f"{DOCS}/issues/comments"})  # fmt: skip
 
 
 def _can_write(token: Token) -> bool:
