@@ -117,13 +117,13 @@ def test_collector_on_the_sample(sample_world):
     assert "test_disabled_in_ci" not in found  # the profiler was dropped, reported as such
 
 
-def test_disabled_before_the_window_names_the_commit(sample_world):
+def test_disabled_before_the_window_names_the_commit(sample_world, monkeypatch):
     from datetime import timedelta
 
     # A week later the commented-out line is old news: disabled, not dropped.
-    found = by_kind(
-        run_collector(sample_world, "ci_tests", TODAY + timedelta(days=8), priors=False)
-    )
+    later = TODAY + timedelta(days=8)
+    monkeypatch.setenv("SCOUT_TODAY", later.isoformat())  # that day is today
+    found = by_kind(run_collector(sample_world, "ci_tests", later, priors=False))
     assert "test_dropped_from_ci" not in found
     (disabled,) = found["test_disabled_in_ci"]
     assert disabled.title == "`test_profiler.py` is disabled in CI"

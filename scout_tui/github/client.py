@@ -81,7 +81,7 @@ query($id: ID!, $after: String, $status: String!) {
       items(first: 100, after: $after) {
         nodes {
           id fullDatabaseId isArchived
-          creator { login }
+          creator { __typename login }
           content {
             __typename
             ... on DraftIssue { id title body }
@@ -98,7 +98,7 @@ query($id: ID!, $after: String, $status: String!) {
 _ADD_DRAFT = """
 mutation($project: ID!, $title: String!, $body: String!) {
   addProjectV2DraftIssue(input: {projectId: $project, title: $title, body: $body}) {
-    projectItem { id fullDatabaseId creator { login } }
+    projectItem { id fullDatabaseId creator { __typename login } }
   }
 }"""
 _DELETE_ITEM = """
@@ -139,8 +139,14 @@ def _maybe_time(value: Any) -> datetime | None:
 
 
 def _login(actor: dict | None) -> str | None:
-    """An Actor's login; None for a deleted account (GitHub answers null)."""
-    return str(actor["login"]) if actor and actor.get("login") else None
+    """An Actor's login as REST and `viewer` give it; None for a deleted account (GitHub
+    answers null). GraphQL names a Bot `name` where REST and an App token's `viewer` say
+    `name[bot]`."""
+    if not actor or not actor.get("login"):
+        return None
+    login = str(actor["login"])
+    return f"{login}[bot]" if actor.get("__typename") == "Bot" and not login.endswith(
+        "[bot]") else login  # fmt: skip
 
 
 class Cached(BaseModel):

@@ -120,8 +120,11 @@ class _Actor:
     """Who made something: a person (User) or a GitHub App (Bot)."""
 
     def __init__(self, account: Account) -> None:
-        self.login, self.id = account.login, account.node_id
         self.typename = "Bot" if account.type == "Bot" else "User"
+        # GitHub's GraphQL names a Bot without the `[bot]` that REST and `viewer` add.
+        bot = self.typename == "Bot"
+        self.login = account.login.removesuffix("[bot]") if bot else account.login
+        self.id = account.node_id
 
 
 def _creator(world: World, item: Item) -> _Actor | None:
