@@ -66,6 +66,24 @@ def mutations(server: LocalGitHub) -> list:
     return [e for e in server.log if any(m in e.description for m in MUTATIONS)]
 
 
+def publish_killed_at_the_hang(server: LocalGitHub, args: list[str]) -> None:
+    """`scout publish` in a process of its own, killed with SIGKILL once the server's
+    `hang-after` fault has applied a write (the process is waiting for its answer)."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
+        env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not any(e.fault == "hang-after" for e in server.log):
+        assert child.poll() is None, child.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+
 def test_a_full_publish_then_a_rerun_that_changes_nothing(tmp_path, fresh_world):
     with LocalGitHub(world_for(fresh_world)) as server:
         args = options(fresh_world, tmp_path, server)
@@ -116,18 +134,7 @@ def test_a_crash_at_every_step_then_a_rerun(tmp_path, fresh_world):
             args = options(fresh_world, tmp_path, server, state=f"state-{point}")
             wanted = expected_drafts(args)
             server.faults, server._count = [fault], 0  # count from the publish's first request
-            child = subprocess.Popen(
-                [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
-                env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN}, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True,
-            )  # fmt: skip
-            deadline = time.monotonic() + 60
-            while not any(e.fault == "hang-after" for e in server.log):
-                assert child.poll() is None, child.stderr.read()
-                assert time.monotonic() < deadline
-                time.sleep(0.02)
-            os.killpg(child.pid, signal.SIGKILL)  # a crash, mid-publish
-            child.wait()
+            publish_killed_at_the_hang(server, args)  # a crash, mid-publish
             server.faults = []
             done = publish(args)
             assert done.returncode == 0, (point, done.stderr)

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +31,7 @@ from tests.test_publish import (
     mutations,
     options,
     publish,
+    publish_killed_at_the_hang,
 )
 from tests.test_state import _killed_during_a_write
 
@@ -44,23 +43,6 @@ def _automation() -> BoardTiming:
 def _scout_drafts(server: LocalGitHub) -> list:
     [board] = server.world.projects
     return [i for i in board.items if i.creator == SCOUT_USER]
-
-
-def _publish_killed_at_the_hang(server: LocalGitHub, args: list[str]) -> None:
-    """`scout publish` in a process of its own, killed with SIGKILL once the server's
-    `hang-after` fault has applied a write (the process is waiting for its answer)."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
-        env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not any(e.fault == "hang-after" for e in server.log):
-        assert child.poll() is None, child.stderr.read()
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
 
 
 def _crash_points(fresh_world, tmp_path) -> list[int]:
@@ -84,7 +66,7 @@ def test_killed_after_every_write_to_an_automated_board_then_a_rerun(tmp_path, f
             args = options(fresh_world, tmp_path, server, state=f"state-{point}")
             wanted = expected_drafts(args)
             server.faults, server._count = [fault], 0  # count from the publish's first request
-            _publish_killed_at_the_hang(server, args)
+            publish_killed_at_the_hang(server, args)
             server.faults = []
             done = publish(args)
             assert done.returncode == 0, (point, done.stderr)
@@ -302,7 +284,7 @@ def test_killed_after_an_add_then_a_rerun_before_reads_show_it(tmp_path, fresh_w
                                                      "consistency_wait = 12"))  # fmt: skip
         wanted = expected_drafts(args)
         server.faults = [Fault.parse("addProjectV2DraftIssue:hang-after*1")]
-        _publish_killed_at_the_hang(server, args)
+        publish_killed_at_the_hang(server, args)
         server.faults = []
         done = publish(args)
         assert done.returncode == 0, done.stderr

@@ -199,23 +199,16 @@ def test_the_regression_table_escapes_its_cells_and_links_only_http_addresses():
 
 
 # -- end to end -------------------------------------------------------------------------------
+def _offline_args(world, tmp_path: Path) -> list:
+    return ["--repo", world.repo, "--config", world.config, "--date", DAY, "--offline",
+            "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state"]  # fmt: skip
+
+
 def test_a_commit_subject_cannot_drive_the_terminal(tmp_path, fresh_world):
     trainer = fresh_world.repo / "torchtitan/trainer.py"
     trainer.write_text(trainer.read_text().replace("steps: int = 2000", "steps: int = 3000"))
     commit_all(fresh_world.repo, f"Trainer.Config: more steps {OSC}")
-    args = [
-        "--repo",
-        fresh_world.repo,
-        "--config",
-        fresh_world.config,
-        "--date",
-        DAY,
-        "--offline",
-        "--cache-dir",
-        tmp_path / "cache",
-        "--state-dir",
-        tmp_path / "state",
-    ]
+    args = _offline_args(fresh_world, tmp_path)
     for extra in ((), ("--json",)):
         done = scout("report", *args, *extra)
         assert done.returncode == 0, done.stderr
@@ -232,19 +225,7 @@ def test_a_folder_name_cannot_drive_the_terminal(tmp_path, fresh_world, where):
     hostile.mkdir()
     (hostile / "__init__.py").write_text("X = 1  # TODO: look at this\n")
     commit_all(fresh_world.repo, "a new model")
-    args = [
-        "--repo",
-        fresh_world.repo,
-        "--config",
-        fresh_world.config,
-        "--date",
-        DAY,
-        "--offline",
-        "--cache-dir",
-        tmp_path / "cache",
-        "--state-dir",
-        tmp_path / "state",
-    ]
+    args = _offline_args(fresh_world, tmp_path)
     for extra in ((), ("--json",)):
         done = scout("report", *args, *extra)
         assert done.returncode == 0, done.stderr
