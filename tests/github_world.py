@@ -24,10 +24,10 @@ def world_for(sample: Sample) -> World:
 def fast_config(sample: Sample, folder: Path) -> Path:
     """The sample's scout.toml with quick retries, for fault tests."""
     text = sample.config.read_text().replace(
-        "mutation_interval = 0\n",
-        "mutation_interval = 0\nbackoff = 0.05\ntimeout = 1\nsecondary_rate_wait = 0.2\n"
-        "consistency_wait = 0.3\n",
+        "consistency_wait = 0.5\n",
+        "consistency_wait = 0.3\nbackoff = 0.05\ntimeout = 1\nsecondary_rate_wait = 0.2\n",
     )
+    assert "consistency_wait = 0.3" in text
     path = folder / "scout.toml"
     path.write_text(text)
     return path

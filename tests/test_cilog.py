@@ -183,6 +183,7 @@ def test_a_repro_runs_as_an_argv_list(command, env, argv):
     ("pytest -p evil_plugin tests/a.py::b", "pytest runs tests named path.py::test"),
     ("pytest --override-ini=addopts=-pevil::x tests/a.py::b", "pytest runs tests named"),
     ("pytest -x", "pytest runs tests named path.py::test"),
+    ("pytest -pthis.py::t", "pytest runs tests named path.py::test"),  # -p: a plugin to import
     ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
 ])  # fmt: skip
 def test_a_repro_of_another_shape_is_refused(command, said):

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -309,3 +310,33 @@ def test_a_draft_archived_between_the_read_and_the_write_is_skipped(tmp_path, fr
         assert len(_scout_drafts(server)) == len(wanted)
         [comment] = scout_comments(server.world, TODAY)
         assert all(f"itemId={i.full_database_id})" in comment.body for i in _scout_drafts(server))
+
+
+def test_an_automation_that_fires_seconds_after_the_read_back_is_undone(tmp_path, fresh_world):
+    """The board moves each new item to Ready a moment after scout read its Backlog back:
+    the items scout set are read once more after consistency_wait and set back."""
+    timing = BoardTiming(automation_status="Ready", automation_delay=0.2)
+    with LocalGitHub(world_for(fresh_world), timing=timing) as server:
+        args = options(fresh_world, tmp_path, server)  # consistency_wait 0.3
+        wanted = expected_drafts(args)
+        done = publish(args)
+        assert done.returncode == 0, done.stderr
+        time.sleep(0.3)  # nothing is left pending: every automation has fired
+        check_published(server, wanted)
+
+
+def test_copies_a_lost_answer_left_are_removed_by_the_next_publish(tmp_path, fresh_world):
+    """The board's list lagged longer than consistency_wait: the add was made twice. The
+    next publish keeps the oldest of scout's copies and removes the other."""
+    with LocalGitHub(world_for(fresh_world), timing=BoardTiming(lag=1.0)) as server:
+        args = options(fresh_world, tmp_path, server)  # consistency_wait 0.3 < lag
+        wanted = expected_drafts(args)
+        server.faults = [Fault.parse("addProjectV2DraftIssue:drop-after*1")]
+        assert publish(args).returncode == 0
+        assert len(_scout_drafts(server)) == len(wanted) + 1  # the lag beat the wait
+        time.sleep(1.1)
+        done = publish(args)
+        assert done.returncode == 0, done.stderr
+        assert "1 copy(ies) removed" in done.stdout + done.stderr
+        check_published(server, wanted)
+        assert len(_scout_drafts(server)) == len(wanted)

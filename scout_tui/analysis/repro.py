@@ -78,7 +78,7 @@ class ReproArgv:
 
 
 _PYTEST_FLAGS = {"-x", "-q", "-v", "-vv", "-s", "-rA"}
-_PYTEST_TEST = re.compile(r"^[\w.-]+(?:/[\w.-]+)*\.py(?:::[\w\[\]-]+)+$")
+_PYTEST_TEST = re.compile(r"^[\w.][\w.-]*(?:/[\w.-]+)*\.py(?:::[\w\[\]-]+)+$")  # no -option
 # What torchrun may be told before its script, each with the values it may take: an exact
 # list, since torchrun's own parser takes any unique prefix (`--no-pyt` is --no-python, which
 # runs any program) and options such as --rdzv-endpoint reach other hosts.

@@ -85,7 +85,8 @@ def write_config(path: Path, torch_root: Path) -> Path:
         '[project]\nrepo = "demo/minititan"\n'
         "# the old agent's reports on the tracking issue count as prior reports too\n"
         'trusted_authors = ["nightly-agent"]\n\n'
-        "[github]  # the demo's GitHub is local: no need to pace writes\nmutation_interval = 0\n\n"
+        "[github]  # the demo's GitHub is local: no need to pace writes or wait for it\n"
+        "mutation_interval = 0\nconsistency_wait = 0.5\n\n"
         f'[torch]\nroot = "{torch_root.as_posix()}"\n',
         encoding="utf-8",
     )

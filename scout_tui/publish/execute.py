@@ -175,6 +175,7 @@ class Publisher:
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
         self._steps: dict[str, dict] = {}  # every day's draft and status steps, read back
+        self._set_at: dict[str, float] = {}  # items given Backlog in this publish: when
         self.today = today  # None: today, UTC
         self.said: set[str] = set()
 
@@ -264,7 +265,9 @@ class Publisher:
         self._steps = {**self.state.journal_steps(scope, "draft "),
                        **self.state.journal_steps(scope, "status ")}  # fmt: skip
         scout = self.scout()
-        index = board_index(self.github.board_items(board, status_field), scout)
+        items = self._without_copies(board, self.github.board_items(board, status_field),
+                                     scout, outcome)  # fmt: skip
+        index = board_index(items, scout)
 
         # 1. The comment, with the board links already known.
         findings = [self._linked(f, board, index) for f in run.findings]
@@ -291,6 +294,7 @@ class Publisher:
             )
 
         outcome.status_lines = self._add_status_lines(run, board, scout)
+        self._backlog_again(board, backlog)
 
         # 4. The comment, linked.
         linked = run.model_copy(update={"findings": findings})
@@ -339,6 +343,25 @@ class Publisher:
         outcome.drafts_added.append(title)
         return kept
 
+    def _without_copies(self, board: Board, items: list[BoardItem], scout: Scout,
+                        outcome: Outcome) -> list[BoardItem]:  # fmt: skip
+        """The board's items, scout's own newer copies of one draft removed: an add whose
+        answer was lost, read back after the consistency wait, leaves two. Only true copies
+        (the same fingerprint and title) go; the oldest stays."""
+        groups: dict[tuple[str, str], list[BoardItem]] = {}
+        for item in items:
+            fingerprint = scout_fingerprint(item, scout)
+            if fingerprint is not None:
+                groups.setdefault((fingerprint, normalized_title(item.title)), []).append(item)
+        removed = set()
+        for copies in groups.values():
+            copies.sort(key=lambda i: (i.database_id is None, i.database_id or 0))
+            for copy in copies[1:]:
+                self.github.delete_item(board, copy.id)
+                removed.add(copy.id)
+                outcome.copies_removed += 1
+        return [item for item in items if item.id not in removed]
+
     def _oldest_draft(self, board: Board, fingerprint: str, scout: Scout, made: BoardItem,
                       outcome: Outcome) -> BoardItem:  # fmt: skip
         """Read again after the add: when another box added the same finding's draft, the
@@ -373,8 +396,23 @@ class Publisher:
         except ArchivedItem:  # archived since the board was read
             return self._archived(item, outcome)
         self._record(day, step, state="done", option=backlog)
+        self._set_at.setdefault(item.id, clock.monotonic())
         outcome.statuses_set += 1
         return name
+
+    def _backlog_again(self, board: Board, backlog: str) -> None:
+        """A board's automation may move a new item seconds after scout set Backlog, after the
+        read-back: once `[github] consistency_wait` has passed since the last set, the items
+        set in this publish are read once more and any moved is set back (its step is done,
+        so a later run would take the move for a person's)."""
+        if not self._set_at:
+            return
+        waited = clock.monotonic() - max(self._set_at.values())
+        clock.sleep(max(0.0, self.config.github.consistency_wait - waited))
+        name, field_name = self.config.board.backlog_option, self.config.board.status_field
+        for item in self.github.board_items(board, field_name):
+            if item.id in self._set_at and item.status != name and not item.archived:
+                self.github.set_status(board, item.id, backlog)
 
     def _archived(self, item: BoardItem, outcome: Outcome) -> str | None:
         """GitHub refuses any change to an archived item: left as it is, said, never a stop."""
@@ -398,10 +436,15 @@ class Publisher:
             item = drafts[line.fingerprint]
             if item.archived:
                 continue  # GitHub refuses changes to it; its Status step says so
+            body = with_status_line(item.body, line)
+            if len(body) > COMMENT_LIMIT:  # a person's text filled the draft: never a stop
+                self.note(f"board item {item.title!r} is too long for its status line: "
+                          "not added")  # fmt: skip
+                continue
             step = _status_line_step(line.fingerprint)
             self._record(day, step, state="started", digest=line.digest)
             try:
-                self.github.update_draft(str(item.draft_id), with_status_line(item.body, line))
+                self.github.update_draft(str(item.draft_id), body)
             except ArchivedItem:  # archived since the board was read
                 self.note(f"board item {item.title!r} is archived: its status line is not added")
                 continue
