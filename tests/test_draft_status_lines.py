@@ -133,3 +133,18 @@ async def test_the_console_confirmation_lists_the_status_lines(tmp_path):
 def _digest(body: str) -> str:
     [digest] = re.findall(r"<!-- scout:status=([0-9a-f]{12}) -->", body)
     return digest
+
+
+def test_a_draft_a_person_filled_gets_no_status_line_and_stops_nothing(tmp_path, fresh_world):
+    """A person's long note leaves no room for the line under GitHub's 65,536 characters:
+    the line is skipped with a note; the rest of the publish goes on."""
+    world = world_where_a_pass_got_its_test(fresh_world)
+    with LocalGitHub(world) as server:
+        item = draft_of(server)
+        item.body += "\n" + "n" * (65_517 - len(item.body) - 1)
+        before = item.body
+        done = scout("publish", "--yes", *args_for(fresh_world, tmp_path, server, "laptop"),
+                     env={"GH_ENTERPRISE_TOKEN": TOKEN})  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "too long for its status line" in done.stdout + done.stderr
+        assert draft_of(server).body == before and updates(server) == 0
