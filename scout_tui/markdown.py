@@ -414,6 +414,14 @@ def cut_text(text: str, max_lines: int, max_chars: int) -> str:
     return "\n".join(shown)
 
 
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def is_commit(value: str) -> bool:
+    """Whether `value` is a full git commit id (SHA-1 or SHA-256), fit for a hidden marker."""
+    return _COMMIT.fullmatch(value) is not None
+
+
 def is_fingerprint(value: str) -> bool:
     """Whether `value` is shaped as scout makes fingerprints (`kind-<12 hex>`): only such a
     value may go into a hidden `<!-- scout:fp=… -->` marker."""
@@ -432,6 +440,7 @@ __all__ = [
     "fence_closes",
     "fence_open",
     "indentation",
+    "is_commit",
     "is_fingerprint",
     "link",
     "more",

@@ -6,13 +6,26 @@ import hashlib
 import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-from scout_tui.baseline import Window, check_date, in_window, load_prior_dir, since_from
+from scout_tui.baseline import (
+    Window,
+    check_date,
+    in_window,
+    is_past_day,
+    load_prior_dir,
+    since_from,
+)
 from scout_tui.cache import Cache
-from scout_tui.collectors.base import Collector, CollectorContext, registered
+from scout_tui.collectors.base import (
+    Collector,
+    CollectorContext,
+    kinds_that_age_out,
+    observed_kinds,
+    registered,
+)
 from scout_tui.collectors.runner import stream
 from scout_tui.config import Config, ConfigError
 from scout_tui.errors import UsageError
@@ -26,6 +39,7 @@ from scout_tui.events import (
     RunWarning,
 )
 from scout_tui.github.api import GitHub, GitHubError, board_item_url
+from scout_tui.markdown import neutralize_line
 from scout_tui.model import (
     BoardRef,
     CollectorState,
@@ -38,7 +52,7 @@ from scout_tui.model import (
 )
 from scout_tui.report.board import Scout, board_index, normalized_title
 from scout_tui.report.parse import is_report, parse_report
-from scout_tui.report.reconcile import reconcile
+from scout_tui.report.reconcile import Lifetimes, PriorCheck, reconcile
 from scout_tui.source import NotARepository, SourceTree
 
 
@@ -178,6 +192,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         cache=options.cache,
         torch_root=find_torch_root(config.torch.root),
         cancelled=cancel,
+        past_day=is_past_day(options.as_of),
     )
     return Prepared(ctx, priors, prior_source, warnings, ignored)
 
@@ -207,7 +222,8 @@ def _reports_on_github(
             ignored[comment.author] = ignored.get(comment.author, 0) + 1
             continue
         try:
-            reports.append(parse_report(comment.body, comment.created_at.date(), comment.url))
+            report = parse_report(comment.body, comment.created_at.date(), comment.url)
+            reports.append(report.model_copy(update={"posted_at": comment.created_at}))
         except ValueError as exc:
             warnings.append(f"prior report {comment.url} skipped: {exc}")
     return reports, where, [IgnoredReports(author=a, count=n) for a, n in ignored.items()]
@@ -234,6 +250,9 @@ def _with_board(options: RunOptions, findings: list[Finding],
     """Each finding that has a board item, with its link and status (scout's drafts are
     matched by their fingerprint marker, any item by title)."""
     if options.github is None:
+        return findings
+    if is_past_day(options.as_of):
+        warnings.append("board items: skipped — not reconstructible for a past day")
         return findings
     board_config = options.config.board
     try:
@@ -315,17 +334,28 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
     ordered_states = [states[cls.name] for cls in collectors]
     completed = {s.name for s in ordered_states if s.state == "done"}
     completed_kinds = {kind for cls in collectors if cls.name in completed for kind in cls.kinds}
+    found = _dedupe(findings)
+    checks: list[PriorCheck] = []
+
+    def recheck(kinds: frozenset[str]) -> PriorCheck | None:
+        check = check_prior_commit(options, ctx, prepared.priors[-1], kinds, found, cancel)
+        checks.extend([check] if check else [])
+        return check
+
+    every = registered().values()
     reconciled = reconcile(
-        _dedupe(findings),
+        found,
         prepared.priors,
         fyi_suppress_after=ctx.config.windows.fyi_suppress_after,
         completed_kinds=completed_kinds,
         unchecked={fp for state in ordered_states for fp in state.unchecked},
-        all_collectors_completed=len(completed) == len(registered()),
         unchanged_lines={
             kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
         },
+        lifetimes=Lifetimes(kinds_that_age_out(every), observed_kinds(every)),
+        recheck=recheck,
     )
+    reconciled.findings[:] = _name_fixes(ctx, reconciled.findings, checks[0] if checks else None)
     board_warnings: list[str] = []
     linked = _with_board(options, reconciled.findings, board_warnings)
     for warning in board_warnings:
@@ -346,6 +376,8 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             collectors=ordered_states,
             findings=linked,
             suppressed=reconciled.suppressed,
+            quiet=reconciled.quiet,
+            left_out=reconciled.left_out,
             only=[cls.name for cls in collectors] if options.only else None,
             config_digest=config_digest(options.config),
             cancelled=any(state.state == "cancelled" for state in ordered_states),
@@ -369,6 +401,66 @@ def run(
             result = event.result
     assert result is not None
     return result
+
+
+def prior_commit(source: SourceTree, report: PriorReport) -> str | None:
+    """The commit a prior report's run scanned: its marker's `head`, else the last commit
+    before it was posted (a file: the end of its day)."""
+    if report.head and source.has_commit(report.head):
+        return report.head
+    moment = report.posted_at or Window.for_date(report.date).until
+    return source.commit_before(moment)
+
+
+def check_prior_commit(options: RunOptions, ctx: CollectorContext, report: PriorReport,
+                       kinds: frozenset[str], today: Sequence[Finding],
+                       cancel: threading.Event) -> PriorCheck | None:  # fmt: skip
+    """The checks of `kinds`, run offline on the commit `report` scanned, as of its day."""
+    head = prior_commit(ctx.source, report)
+    if head is None:
+        return None
+    collectors = [cls for cls in select_collectors(None) if set(cls.kinds) & kinds]
+    if head == ctx.head_commit:  # the same tree: today's checks are the answer
+        return PriorCheck(head, today, kinds)
+    window = Window.for_date(report.date)
+    since = window.until - timedelta(days=1)
+    source = SourceTree(options.repo, cancel=cancel, at=head, blobs=ctx.source.blobs)
+    there = replace(ctx, source=source, as_of=report.date, since=since, until=window.until,
+                    prior_reports=[], baseline_commit=source.commit_before(since),
+                    head_commit=head, online=False, github=None,
+                    github_reason="not asked: a check of the prior report's commit")  # fmt: skip
+    found: list[Finding] = []
+    done: set[str] = set()
+    for event in stream(there, collectors, 1):
+        if isinstance(event, FindingFound):
+            found.append(event.finding)
+        elif isinstance(event, CollectorFinished) and event.state.state == "done":
+            done.add(event.state.name)
+    checked = frozenset(k for cls in collectors if cls.name in done for k in cls.kinds)
+    return PriorCheck(head, found, checked & kinds)
+
+
+def _name_fixes(ctx: CollectorContext, findings: list[Finding],
+                check: PriorCheck | None) -> list[Finding]:  # fmt: skip
+    """A Resolved line on evidence names the commits between the prior report's commit and
+    today's: those that changed its files, else those that changed the experiment."""
+    if check is None or ctx.head_commit is None or check.head == ctx.head_commit:
+        return findings
+    experiment = [ctx.config.project.experiment]
+    named = []
+    for finding in findings:
+        if finding.kind == "resolved" and finding.evidence.found_at == check.head:
+            paths = sorted({ref.path for ref in finding.files})
+            commits = (paths and ctx.source.log(check.head, ctx.head_commit, paths)) or \
+                ctx.source.log(check.head, ctx.head_commit, experiment)  # fmt: skip
+            if commits:
+                by = ", ".join(f"`{c.sha[:10]}` ({neutralize_line(c.summary)})"
+                               for c in commits[:3])  # fmt: skip
+                more = f" and {len(commits) - 3} more" if len(commits) > 3 else ""
+                finding = finding.model_copy(
+                    update={"body": f"{finding.body}; fixed by {by}{more}"})
+        named.append(finding)
+    return named
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -608,4 +608,5 @@ def _names(findings: Sequence[Finding]) -> str:
 def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
     from scout_tui.pipeline import collector_sections
 
-    return render_report(run.date, run.findings, run.collectors, collector_sections(), layout)
+    return render_report(run.date, run.findings, run.collectors, collector_sections(), layout,
+                         head=run.head, quiet=run.quiet)  # fmt: skip

@@ -556,6 +556,15 @@ class SourceTree:
             tree = self._tree_at(commit, directory)
             return sorted(child.name for child in tree.trees if _plain(child.name)) if tree else []
 
+    def has_commit(self, sha: str) -> bool:
+        """Whether `sha` names a commit this repository holds (a report's `head` may come
+        from another clone, or from before a force-push)."""
+        with self._lock:
+            try:
+                return self.repo.git.cat_file("-t", sha).strip() == "commit"
+            except git.GitCommandError:
+                return False
+
 
 def _plain(name: str) -> bool:
     """A name that would drive a terminal (control or bidi characters) names no file scout

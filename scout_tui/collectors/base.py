@@ -8,7 +8,7 @@ scout means adding a module here and registering it: nothing else changes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -74,6 +74,8 @@ class CollectorContext:
     cache: Cache | None = None
     torch_root: Path | None = None
     cancelled: threading.Event = field(default_factory=threading.Event)
+    # A run as of a day before yesterday: what GitHub says now is not what it said then.
+    past_day: bool = False
 
     def finding(
         self,
@@ -114,6 +116,14 @@ class CollectorContext:
 _PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS}
 
 
+def kinds_that_age_out(collectors: Iterable[type[Collector]]) -> frozenset[str]:
+    return frozenset(k for cls in collectors for k in getattr(cls, "ages_out", ()))
+
+
+def observed_kinds(collectors: Iterable[type[Collector]]) -> frozenset[str]:
+    return frozenset(k for cls in collectors for k in getattr(cls, "observed", ()))
+
+
 @dataclass(frozen=True)
 class Unchecked:
     """What a collector could not check this run (the file that says it could not be read):
@@ -131,6 +141,12 @@ class Collector(Protocol):
     # Optional, for running in several processes: collectors with the same `shares` read
     # the same files and stay in one process; `cost` balances the processes.
     # shares: ClassVar[str]; cost: ClassVar[int]
+    # Optional, how long a kind's finding lives: `ages_out` kinds say something happened
+    # since the baseline (they leave the report when it moves, never "Resolved");
+    # `observed` kinds are seen on GitHub (gone when GitHub says so); every other kind is
+    # a state of the tree, Resolved only when its check finds it on the prior report's
+    # commit and not on today's.
+    # ages_out: ClassVar[frozenset[str]]; observed: ClassVar[frozenset[str]]
 
     # A ConfigWarning: scout.toml names something the repository no longer has (said apart
     # from the findings; never in the report).

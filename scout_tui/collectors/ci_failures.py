@@ -124,6 +124,7 @@ class CiFailureCollector:
     title = "CI failure monitoring"
     section = Section.CI_FAILURES
     needs = frozenset({Need.GITHUB, Need.NETWORK})
+    observed = frozenset({"ci_failure"})  # the latest scheduled run passed: seen on GitHub
     kinds = ("ci_failure",)
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:

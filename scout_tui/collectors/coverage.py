@@ -84,6 +84,7 @@ class CoverageCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
+    ages_out = frozenset({"new_code_untested", "tests_newly_disabled"})  # since the baseline
     kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
              "model_configs_untested", "pass_tests_disabled", "tests_newly_disabled",
              "parallelism_gap", "new_code_untested", "tests_disabled", "pass_dead")  # fmt: skip

@@ -199,6 +199,7 @@ class DocsCollector:
     section = Section.DOCS
     shares, cost = "core", 3  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
+    ages_out = frozenset({"doc_feature_missing"})  # features added since the baseline
     kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing", "doc_stale_name")
 
     def __init__(self) -> None:

@@ -19,7 +19,7 @@ from scout_tui.analysis.todos import Reference, Todo, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, register
 from scout_tui.errors import scrub
-from scout_tui.github.api import GitHubError, IssueState, RateLimited
+from scout_tui.github.api import GitHubError, IssueState, RateLimited, as_of
 from scout_tui.markdown import code
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
@@ -176,6 +176,7 @@ class TodoCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "history", 10  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
+    ages_out = frozenset({"todo_unblocked"})  # a blocker that closed since the baseline
     kinds = ("todo_blocked", "todo_unblocked", "todo_api_available", "todo_unclassified",
              "todo_upstream_unlinked")  # fmt: skip
     # It reads GitHub when it can (blocker states, authors' logins): then it runs in a thread
@@ -341,7 +342,7 @@ def _state(ctx: CollectorContext, reference: Reference) -> tuple[IssueState | No
     if ctx.github is None:
         return None, f"not looked up: {ctx.github_reason}"
     try:
-        return ctx.github.issue_state(reference.repo, reference.number), ""
+        return as_of(ctx.github.issue_state(reference.repo, reference.number), ctx.until), ""
     except RateLimited:
         raise
     except GitHubError as exc:

@@ -127,7 +127,8 @@ def build_sample(base: Path, today: date) -> Sample:
     finally:
         repo.git.checkout("main")
     (priors / f"{yesterday.isoformat()}.md").write_text(
-        render_report(yesterday, result.findings, result.collectors, collector_sections()),
+        render_report(yesterday, result.findings, result.collectors, collector_sections(),
+                      head=result.head, quiet=result.quiet),
         encoding="utf-8",
     )
     cache = base / "cache"

@@ -22,6 +22,7 @@ from scout_tui.markdown import (
     cut_to,
     fence,
     fence_open,
+    is_commit,
     is_fingerprint,
     link,
     more,
@@ -30,7 +31,7 @@ from scout_tui.markdown import (
     one_line,
     table_cell,
 )
-from scout_tui.model import CollectorState, Finding, Section, Status, item_digest
+from scout_tui.model import CollectorState, Finding, QuietMark, Section, Status, item_digest
 
 REPORT_TITLE = "Nightly Scout Report"
 
@@ -72,6 +73,23 @@ class ReportTooLong(ScoutError):
 def report_marker(report_date: date) -> str:
     """Says "scout wrote this report": publish edits only a comment that carries it."""
     return f"<!-- scout:report date={report_date.isoformat()} -->"
+
+
+def run_marker(head: str) -> str:
+    """The commit the report's run scanned: the next day's check of a vanished item runs
+    there to tell a fix from a check that never found it."""
+    return f"<!-- scout:run head={head} -->"
+
+
+def quiet_marker(mark: QuietMark) -> str:
+    """An FYI left out as unchanged, with the items it went quiet with (SPEC: suppression
+    that stays)."""
+    parts = [f"scout:quiet fp={mark.fingerprint}",
+             "items=" + ".".join(sorted(set(mark.item_digests))),
+             f"since={mark.since.isoformat()}"]  # fmt: skip
+    if mark.first_reported:
+        parts.append(f"first={mark.first_reported.isoformat()}")
+    return "<!-- " + " ".join(parts) + " -->"
 
 
 def marker(finding: Finding) -> str:
@@ -309,15 +327,21 @@ def render_report(
     collectors: Sequence[CollectorState] = (),
     collector_sections: dict[str, Section] | None = None,
     layout: Layout = FULL,
+    *,
+    head: str | None = None,
+    quiet: Sequence[QuietMark] = (),
 ) -> str:
     """The whole report. `collector_sections` says where a skipped collector is mentioned;
-    `layout`, how much of it is shown (`fit_report` picks one)."""
+    `layout`, how much of it is shown (`fit_report` picks one); `head` and `quiet` travel
+    as hidden markers for the next day's run."""
     homes = collector_sections or {}
     by_section: dict[Section, list[Finding]] = {section: [] for section in Section}
     for finding in findings:
         by_section[finding.section].append(finding)
     priority_order = {"P0": 0, "P1": 1, "P2": 2, None: 3}
     out = [f"# {REPORT_TITLE} — {report_date.isoformat()}", report_marker(report_date)]
+    if head and is_commit(head):
+        out.append(run_marker(head))
     ran = {state.name for state in collectors}
     if collectors and homes and set(homes) - ran:
         titles = ", ".join(state.title for state in collectors)
@@ -337,6 +361,9 @@ def render_report(
             body = [CI_GREEN if section is Section.CI_FAILURES and ci_ran else NOTHING]
         out.append(f"\n## {heading}\n")
         out.append("\n".join(body))
+    marks = [quiet_marker(mark) for mark in quiet if is_fingerprint(mark.fingerprint)]
+    if marks:
+        out.append("\n" + "\n".join(marks))
     return "\n".join(out) + "\n"
 
 
