@@ -36,6 +36,7 @@ from textual.worker import get_current_worker
 
 from scout_tui import triage
 from scout_tui.analysis.repro import ReproArgv, ReproError
+from scout_tui.baseline import is_past_day
 from scout_tui.errors import ScoutError, UsageError, redact
 from scout_tui.events import (
     CollectorFinished,
@@ -815,6 +816,11 @@ class ScoutApp(App[int]):
             return
         if self.github_ok is False:
             self.notify(f"publishing needs GitHub: {self.github_detail}", severity="error",
+                        timeout=6)  # fmt: skip
+            return
+        if self.session.bundle is not None and is_past_day(self.run_result.date):
+            self.notify(f"the run of {self.run_result.date} is a past day's (a replay, an old "
+                        "bundle): it is reviewed here, never published", severity="error",
                         timeout=6)  # fmt: skip
             return
         self.query_one(StatusLine).busy = "preparing the publish…"
