@@ -53,7 +53,7 @@ from scout_tui.model import (
 from scout_tui.report.board import Scout, board_index, normalized_title
 from scout_tui.report.parse import is_report, parse_report
 from scout_tui.report.reconcile import Lifetimes, PriorCheck, reconcile
-from scout_tui.source import NotARepository, SourceTree
+from scout_tui.source import BlobStore, NotARepository, SourceTree
 
 
 @dataclass
@@ -71,6 +71,7 @@ class RunOptions:
     journaled_items: Mapping[str, str] = field(default_factory=dict)
     cache: Cache | None = field(default=None, repr=False)
     web_url: str = "https://github.com"  # for board item links
+    blobs: BlobStore | None = field(default=None, repr=False)  # shared by several runs
 
 
 RECONCILE_KINDS = {"resolved"}  # made by reconcile, not by a collector, and configurable
@@ -151,17 +152,20 @@ class Prepared:
 def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:
     """The context a run's collectors share: window, baseline, checkout."""
     cancel = cancel or threading.Event()
-    source = SourceTree(options.repo, cancel=cancel)
+    source = SourceTree(options.repo, cancel=cancel, blobs=options.blobs)
     window = Window.for_date(options.as_of)
     config = options.config
+    if options.as_of is not None:
+        check_date(options.as_of, source, config.project.experiment)
+        dated = source.commit_before(window.until)
+        if dated is not None:  # that day's tree, from git: the work tree is not read
+            source = SourceTree(options.repo, cancel=cancel, at=dated, blobs=source.blobs)
     if not source.exists(config.project.experiment):
         raise NotARepository(
             f"{source.root} has no {config.project.experiment}/ — is this the right checkout? "
             f"([project] experiment in {config.source})"
         )
-    if options.as_of is not None:
-        check_date(options.as_of, source, config.project.experiment)
-    head = source.commit_before(window.until) if options.as_of else source.head()
+    head = source.head()
     if head is None:
         raise NotARepository(f"{source.root} has no commits yet")
     warnings: list[str] = []

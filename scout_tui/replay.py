@@ -111,16 +111,23 @@ class Folder:
                          "experiment": options.config.project.experiment}  # fmt: skip
         self.rows: dict[str, DayRow] = {}
 
+    @staticmethod
+    def check(path: Path) -> None:
+        """UsageError unless `path` is a new or empty folder or a replay's: checked before
+        anything is written there (the replay's cache included)."""
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--out {path} is a file: it takes a folder")
+        if not path.is_dir() or (path / SUMMARY).exists():
+            return
+        if any(not entry.startswith(".") for entry in os.listdir(path)):
+            raise UsageError(f"--out {path} is not empty and holds no replay ({SUMMARY}): "
+                             "choose an empty or new folder")  # fmt: skip
+
     def open(self) -> None:
-        if self.path.exists() and not self.path.is_dir():
-            raise UsageError(f"--out {self.path} is a file: it takes a folder")
+        self.check(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
         summary = self.path / SUMMARY
-        entries = [e for e in os.listdir(self.path) if not e.startswith(".")]
         if not summary.exists():
-            if entries:
-                raise UsageError(f"--out {self.path} is not empty and holds no replay "
-                                 f"({SUMMARY}): choose an empty or new folder")  # fmt: skip
             self._save()
             return
         try:
@@ -180,15 +187,15 @@ class Folder:
 
 
 def check_days(options: ReplayOptions) -> None:
-    """--from and --to through the one date validator, in order."""
-    if options.first > options.last:
-        raise UsageError(f"--from {options.first} is after --to {options.last}")
+    """--from and --to through the one date validator, then in order."""
     try:
         source = SourceTree(options.repo)
     except NotARepository as exc:
         raise UsageError(str(exc)) from None
     for day in (options.first, options.last):
         check_date(day, source, options.config.project.experiment)
+    if options.first > options.last:
+        raise UsageError(f"--from {options.first} is after --to {options.last}")
 
 
 def replay(

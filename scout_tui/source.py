@@ -9,6 +9,7 @@ control characters.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import hashlib
 import os
 import re
@@ -71,11 +72,39 @@ def _commits(out: str) -> list[CommitInfo]:
     return found
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A file of a commit's tree, as `git ls-tree` gives it."""
+
+    mode: str
+    blob: str
+
+
+class BlobStore:
+    """What scout read and parsed, keyed by git blob id, shared by every SourceTree given
+    it: the days of a replay read a file unchanged for a month once, and parse it once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.text: dict[str, str | None] = {}
+        self.trees: dict[str, ast.Module | None] = {}
+        self.indexes: dict[str, dict[str, Entry]] = {}  # commit → its files
+        self.skipped: dict[str, str] = {}  # blob → why it was not read or parsed
+        self.parses = 0  # how many `ast.parse` calls it took (the reuse is measured)
+
+
+_LINK_HOPS = 40  # as the kernel's ELOOP
+
+
 class SourceTree:
     """`cancel`, when set, stops every long step: the next read or parse raises Cancelled,
-    and a running history replay stops at its next commit (its git process is killed)."""
+    and a running history replay stops at its next commit (its git process is killed).
 
-    def __init__(self, path: Path, cancel: threading.Event | None = None) -> None:
+    With `at`, the checkout is read as it was at that commit, from git (the work tree,
+    index and HEAD untouched): every method that reads "the work tree" answers for it."""
+
+    def __init__(self, path: Path, cancel: threading.Event | None = None, at: str | None = None,
+                 blobs: BlobStore | None = None) -> None:  # fmt: skip
         try:
             self.repo = git.Repo(path, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -90,7 +119,9 @@ class SourceTree:
         self._trees: dict[str, ast.Module | None] = {}
         self._blob_text: dict[tuple[str, str], str | None] = {}
         self._blob_ids: dict[tuple[str, str], str | None] = {}
-        self._blob_trees: dict[str, ast.Module | None] = {}
+        self.at = at
+        self.blobs = blobs or BlobStore()
+        self._blob_trees = self.blobs.trees
         self._skipped: dict[str, str] = {}  # path → why it was not read or parsed
         self._untold: list[str] = []  # of those, the ones no collector has said yet
         self._cat: subprocess.Popen[bytes] | None = None
@@ -105,7 +136,9 @@ class SourceTree:
         return Checkout.of(str(self.root.resolve()), str(Path(self.repo.common_dir).resolve()))
 
     def head(self) -> str | None:
-        """HEAD's commit; None in a repository with no commits yet."""
+        """HEAD's commit (the scanned one, with `at`); None in a repository with no commits."""
+        if self.at is not None:
+            return self.at
         with self._lock:
             try:
                 return self.repo.head.commit.hexsha
@@ -128,8 +161,12 @@ class SourceTree:
         self._check()
         with self._lock:
             if path not in self._text:
-                real = self._contained(path)
-                self._text[path] = self._read_file(real, path) if real is not None else None
+                if self.at is not None:
+                    entry = self._file_entry(path)
+                    self._text[path] = self._blob_text_of(entry.blob, path) if entry else None
+                else:
+                    real = self._contained(path)
+                    self._text[path] = self._read_file(real, path) if real is not None else None
             return self._text[path]
 
     def _read_file(self, real: Path, path: str) -> str | None:
@@ -166,12 +203,26 @@ class SourceTree:
                 if text is None:
                     self._trees[path] = None
                 else:
-                    data = text.encode("utf-8", "surrogateescape")
-                    blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-                    if blob_id not in self._blob_trees:
-                        self._blob_trees[blob_id] = self._parse(text, path)
-                    self._trees[path] = self._blob_trees[blob_id]
+                    entry = self._file_entry(path) if self.at is not None else None
+                    if entry is not None:
+                        blob_id = entry.blob
+                    else:
+                        data = text.encode("utf-8", "surrogateescape")
+                        blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+                    self._trees[path] = self._parsed(blob_id, text, path)
             return self._trees[path]
+
+    def _parsed(self, blob_id: str, text: str | None, path: str) -> ast.Module | None:
+        with self.blobs.lock:
+            if blob_id not in self.blobs.trees:
+                tree = self._parse(text, path)
+                self.blobs.trees[blob_id] = tree
+                self.blobs.parses += 1
+                if tree is None and path in self._skipped:
+                    self.blobs.skipped[blob_id] = self._skipped[path]
+            elif blob_id in self.blobs.skipped:  # this run says so too, for this path
+                self._skip(path, self.blobs.skipped[blob_id])
+            return self.blobs.trees[blob_id]
 
     def _parse(self, text: str | None, path: str) -> ast.Module | None:
         """The one place a file is parsed: one that `ast` cannot take is skipped (as if
@@ -203,11 +254,17 @@ class SourceTree:
             return [(path, self._skipped[path]) for path in told]
 
     def exists(self, path: str) -> bool:
+        if self.at is not None:
+            resolved = self._resolve(path)
+            return resolved is not None and (resolved in self._index() or resolved == ""
+                                             or self._is_dir(resolved))  # fmt: skip
         real = self._contained(path)
         return real is not None and real.exists()
 
     def leads_outside(self, path: str) -> bool:
         """Whether `path` is there but, through a symlink, leads out of the checkout."""
+        if self.at is not None:
+            return self._resolve(path, lexists=True) is not None and self._resolve(path) is None
         return os.path.lexists(self.root / path) and self._contained(path) is None
 
     def _contained(self, path: str) -> Path | None:
@@ -223,12 +280,19 @@ class SourceTree:
 
     def root_packages(self) -> set[str]:
         """The Python packages at the work tree's top (folders with an `__init__.py`)."""
+        if self.at is not None:
+            return {path.split("/", 1)[0] for path in self._index()
+                    if path.count("/") == 1 and path.endswith("/__init__.py")
+                    and _plain(path.split("/", 1)[0])}  # fmt: skip
         return {p.name for p in self.root.iterdir()
                 if (p / "__init__.py").is_file() and _plain(p.name)}  # fmt: skip
 
     def real_path(self, path: str) -> str | None:
         """The work-tree file `path` names once symlinks are followed, relative to the
         root; None when it is missing or outside the repository."""
+        if self.at is not None:
+            resolved = self._resolve(path)
+            return resolved if resolved is not None and self.exists(resolved) else None
         real = self._contained(path)
         if real is None or not real.exists():
             return None
@@ -237,6 +301,8 @@ class SourceTree:
     def glob(self, directory: str, pattern: str = "*.py") -> list[str]:
         """Files under `directory` matching `pattern`, hidden ones and those whose symlink
         leaves the checkout left out (`rglob` does not descend into linked folders)."""
+        if self.at is not None:
+            return self._glob_at(directory, pattern)
         base = self.root / directory
         if self._contained(directory) is None or not base.is_dir():
             return []
@@ -251,12 +317,108 @@ class SourceTree:
                 found.append(path)
         return sorted(found)
 
+    # -- the tree of `at` ---------------------------------------------------------------
+    def _index(self) -> dict[str, Entry]:
+        """Every file of `at`'s tree (one `git ls-tree` per commit, shared)."""
+        assert self.at is not None
+        with self.blobs.lock:
+            index = self.blobs.indexes.get(self.at)
+        if index is None:
+            with self._lock:
+                out = self.repo.git.ls_tree("-r", "-z", "--full-tree", self.at,
+                                            strip_newline_in_stdout=False)  # fmt: skip
+            index = {}
+            for record in out.split("\0"):
+                meta, tab, path = record.partition("\t")
+                fields = meta.split()
+                if tab and len(fields) == 3 and fields[1] == "blob":
+                    index[path] = Entry(fields[0], fields[2])
+            with self.blobs.lock:
+                self.blobs.indexes[self.at] = index
+        return index
+
+    def _is_dir(self, path: str) -> bool:
+        prefix = path.rstrip("/") + "/"
+        return any(name.startswith(prefix) for name in self._index())
+
+    def _resolve(self, path: str, lexists: bool = False) -> str | None:
+        """`path` in `at`'s tree once symlinks are followed, when that stays inside the
+        repository and out of `.git`; None when it leaves (or loops). With `lexists`: the
+        path itself, when its last part is there, a link or not."""
+        index = self._index()
+        parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+        done: list[str] = []
+        hops = 0
+        while parts:
+            part = parts.pop(0)
+            if part == "..":
+                if not done:
+                    return None
+                done.pop()
+                continue
+            done.append(part)
+            here = "/".join(done)
+            entry = index.get(here)
+            if entry is None or entry.mode != "120000" or (lexists and not parts):
+                continue
+            hops += 1
+            target = self._blob_text_of(entry.blob, here, link=True)
+            if hops > _LINK_HOPS or target is None or target.startswith("/"):
+                return None
+            done.pop()
+            parts = [p for p in target.split("/") if p not in ("", ".")] + parts
+        resolved = "/".join(done)
+        return None if done[:1] == [".git"] else resolved
+
+    def _file_entry(self, path: str) -> Entry | None:
+        """The regular file `path` names in `at`'s tree (symlinks followed)."""
+        resolved = self._resolve(path)
+        entry = self._index().get(resolved) if resolved is not None else None
+        return entry if entry is not None and entry.mode != "120000" else None
+
+    def _blob_text_of(self, blob: str, path: str, link: bool = False) -> str | None:
+        with self.blobs.lock:
+            if blob in self.blobs.text:
+                if blob in self.blobs.skipped:
+                    self._skip(path, self.blobs.skipped[blob])
+                return self.blobs.text[blob]
+        found = self._object(blob, path)
+        text = None if found is None else found[1].decode("utf-8", "replace")
+        text = text if link or text is None else scrub(text)
+        if not link:
+            with self.blobs.lock:
+                self.blobs.text[blob] = text
+                if found is None and path in self._skipped:
+                    self.blobs.skipped[blob] = self._skipped[path]
+        return text
+
+    def _glob_at(self, directory: str, pattern: str) -> list[str]:
+        base = self._resolve(directory)
+        if base is None:
+            return []
+        prefix = base.rstrip("/") + "/" if base else ""
+        found = []
+        for path in self._index():
+            if not path.startswith(prefix):
+                continue
+            inside = path[len(prefix):].split("/")
+            if any(part.startswith(".") or clean(part) != part for part in inside):
+                continue
+            if not fnmatch.fnmatchcase(inside[-1], pattern):
+                continue
+            name = f"{directory.rstrip('/')}/{'/'.join(inside)}" if directory else path
+            if self._file_entry(name) is not None:
+                found.append(name)
+        return sorted(found)
+
     # -- history ---------------------------------------------------------------------
     def commit_before(self, moment: datetime) -> str | None:
-        """The newest commit on HEAD at or before `moment`."""
+        """The newest commit by committer date on HEAD's first-parent chain at or before
+        `moment`: what the branch was then (a merged branch's own later commits are not)."""
         with self._lock:
             try:
-                out = self.repo.git.rev_list("-1", f"--before={moment.isoformat()}", "HEAD")
+                out = self.repo.git.rev_list("--first-parent", "-1",
+                                             f"--before={moment.isoformat()}", "HEAD")  # fmt: skip
             except git.GitCommandError:
                 return None
         return out.strip() or None
@@ -264,6 +426,12 @@ class SourceTree:
     def _blob(self, commit: str, path: str) -> tuple[str, bytes] | None:
         """(blob id, bytes) of `path` at `commit`, through one long-lived `git cat-file`."""
         if "\n" in path or "\n" in commit:
+            return None
+        return self._object(f"{commit}:{path}", path)
+
+    def _object(self, spec: str, path: str) -> tuple[str, bytes] | None:
+        """(blob id, bytes) of the blob `spec` names (`commit:path` or a blob id)."""
+        if "\n" in spec:
             return None
         with self._lock:
             if self._cat is None or self._cat.poll() is not None:
@@ -273,7 +441,7 @@ class SourceTree:
                 )  # fmt: skip
                 weakref.finalize(self, _stop, self._cat)
             assert self._cat.stdin is not None and self._cat.stdout is not None
-            self._cat.stdin.write(f"{commit}:{path}\n".encode())
+            self._cat.stdin.write(f"{spec}\n".encode())
             self._cat.stdin.flush()
             header = self._cat.stdout.readline().split()
             if len(header) != 3 or header[1] != b"blob" or int(header[2]) > MAX_FILE_BYTES:
@@ -293,7 +461,13 @@ class SourceTree:
             if key not in self._blob_text:
                 found = self._blob(commit, path)
                 self._blob_ids[key] = found[0] if found else None
-                self._blob_text[key] = scrub(found[1].decode("utf-8", "replace")) if found else None
+                text = None
+                if found is not None:
+                    with self.blobs.lock:
+                        if found[0] not in self.blobs.text:
+                            self.blobs.text[found[0]] = scrub(found[1].decode("utf-8", "replace"))
+                        text = self.blobs.text[found[0]]
+                self._blob_text[key] = text
             return self._blob_text[key]
 
     def parse_at(self, commit: str, path: str) -> ast.Module | None:
@@ -302,9 +476,7 @@ class SourceTree:
             blob_id = self._blob_ids.get((commit, path))
             if blob_id is None:
                 return None
-            if blob_id not in self._blob_trees:
-                self._blob_trees[blob_id] = self._parse(text, path)
-            return self._blob_trees[blob_id]
+            return self._parsed(blob_id, text, path)
 
     def log(self, since: str | None, until: str | None, paths: list[str]) -> list[CommitInfo]:
         """Commits after `since` up to `until` (commit ids) touching any of `paths`, newest
@@ -432,7 +604,7 @@ class SourceTree:
         """The commit from which `holds(text of path)` has been true without a break, walking
         the file's history back from HEAD; None when it does not hold at HEAD."""
         found = None
-        for commit in self.log(None, "HEAD", [path]):  # newest first
+        for commit in self.log(None, self.at or "HEAD", [path]):  # newest first
             text = self.read_at(commit.sha, path)
             if text is None or not holds(text):
                 break
@@ -531,12 +703,14 @@ class SourceTree:
 
     def grep_files(self, text: str) -> list[str]:
         """The Python files of the work tree that contain `text` (a fixed string)."""
+        at = [self.at] if self.at is not None else []
         with self._lock:
             try:
-                out = self.repo.git.grep("-l", "-F", text, "--", "*.py")
+                out = self.repo.git.grep("-l", "-F", text, *at, "--", "*.py")
             except git.GitCommandError:  # git grep exits 1 when nothing matches
                 return []
-        return sorted(line for line in out.splitlines() if line)
+        prefix = f"{self.at}:" if self.at is not None else ""
+        return sorted(line.removeprefix(prefix) for line in out.splitlines() if line)
 
     def changed_files(self, commit: str, directory: str) -> list[str]:
         """The files under `directory` that `commit` changed (deleted ones included)."""

@@ -146,9 +146,10 @@ def test_a_real_fix_is_resolved_by_commit_and_news_ages_out_without_a_resolved_l
                           "test bucket_pass"], cwd=world.repo, capture_output=True, text=True,
                          check=True).stdout.strip()  # fmt: skip
     assert f"`{sha}` (graph_trainer: test bucket_pass)" in fix
-    # The switch-off of 11-20 is news: an Action Item that day, gone the next, never Resolved.
-    assert "tests_newly_disabled" in kinds_shown(runs(month)[date(2026, 11, 20)])
-    assert "tests_newly_disabled" not in kinds_shown(runs(month)[date(2026, 11, 21)])
+    # The switch-off of 11-20 is news: an Action Item while the window holds its commit (the
+    # window starts on the prior report's day), then gone — and never Resolved.
+    news = [day for day, run in runs(month).items() if "tests_newly_disabled" in kinds_shown(run)]
+    assert news == [date(2026, 11, 20), date(2026, 11, 21)]
 
 
 def test_quiet_days_fit_one_screen(month):
@@ -203,13 +204,16 @@ def test_out_must_be_a_replay_or_empty(world, tmp_path):
     assert (busy / "notes.txt").read_text() == "mine" and len(list(busy.iterdir())) == 1
 
 
-@pytest.mark.parametrize("first, why", [("2024-06-01", "before the first commit"),
-                                        ("2026-12-04", "after today")])  # fmt: skip
-def test_days_outside_the_history_are_refused(world, tmp_path, first, why):
+@pytest.mark.parametrize("first, last, why", [
+    ("2024-06-01", "2026-11-06", "before the first commit"),
+    ("2026-12-01", "2026-12-04", "after today"),
+    ("2026-11-09", "2026-11-08", "is after --to"),
+])  # fmt: skip
+def test_days_outside_the_history_are_refused(world, tmp_path, first, last, why):
     done = scout("replay", "--repo", str(world.repo), "--config", str(world.config),
-                 "--offline", "--from", first, "--to", "2026-12-03",
-                 "--out", str(tmp_path / "o"))  # fmt: skip
-    assert done.returncode == 2 and why in done.stderr
+                 "--offline", "--from", first, "--to", last, "--out", str(tmp_path / "o"))
+    assert done.returncode == 2 and why in done.stderr and done.stdout == ""
+    assert not (tmp_path / "o" / "summary.json").exists()
 
 
 def test_a_hand_written_prior_scouts_check_disagrees_with_is_never_resolved(world, tmp_path):

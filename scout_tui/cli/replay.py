@@ -9,10 +9,16 @@ import threading
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from scout_tui.cache import Cache
 from scout_tui.cli.common import open_session, warn
 from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, Cancelled
-from scout_tui.replay import SECTION_COLUMNS, DayRow, ReplayOptions, replay
+from scout_tui.replay import (
+    SECTION_COLUMNS,
+    DayRow,
+    Folder,
+    ReplayOptions,
+    check_days,
+    replay,
+)
 from scout_tui.session import utc_today
 
 _HEADER = ("date", "head", *SECTION_COLUMNS.values(), "new", "carried", "resolved", "left_out",
@@ -34,11 +40,14 @@ def _line(cells: list[str] | tuple[str, ...]) -> str:
 def cmd_replay(args: argparse.Namespace) -> int:
     last = args.last or utc_today()
     out: Path = args.out or Path(f"scout-replay-{args.first}-{last}")
+    Folder.check(out)
+    args.cache_dir, args.as_of = out / ".cache", None  # its own cache; each day's date
     session = open_session(args)
-    cache = Cache(out / ".cache")  # its own: a past day's answers never mix with today's
-    base = replace(session.run_options(), cache=cache, as_of=None, prior_dir=None, only=None)
+    cache = session.cache  # its own: a past day's answers never mix with today's
+    base = replace(session.run_options(), prior_dir=None, only=None)
     options = ReplayOptions(base=base, first=args.first, last=last, out=out,
                             prior=args.prior, state_dir=args.state_dir)  # fmt: skip
+    check_days(options)
     if not args.json:
         print(_line(_HEADER), flush=True)
 

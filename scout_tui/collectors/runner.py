@@ -199,8 +199,9 @@ def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel
     threading.Thread(target=watch, daemon=True).start()
     from scout_tui.source import SourceTree
 
-    local = dataclasses.replace(ctx, source=SourceTree(ctx.repo_path, cancel=local_cancel),
-                                cancelled=local_cancel)  # fmt: skip
+    source = SourceTree(ctx.repo_path, cancel=local_cancel, at=ctx.source.at,
+                        blobs=ctx.source.blobs)  # fmt: skip
+    local = dataclasses.replace(ctx, source=source, cancelled=local_cancel)
     for event in _stream_threads(local, group):
         out.put(event)
     out.put(_CHILD_DONE)

@@ -26,6 +26,9 @@ from scout_tui.model import (
 )
 
 FUZZY_THRESHOLD = 0.5
+# What a carried item that did not change says, when its rule says nothing else: the first
+# report gave its detail, the console and the JSON keep it.
+UNCHANGED = "no change since {first_reported}"
 # An actionable item of the latest report that scout did not find again and could not check
 # (its collector did not run, or scout has no check for it: an LLM wrote it) is carried
 # forward as "not re-checked", never silently dropped.
@@ -251,12 +254,15 @@ def reconcile(
                  for item in a.get(index, [])]  # fmt: skip
         mark = next((went_quiet[fp] for fp in (finding.fingerprint, *finding.aliases)
                      if fp in went_quiet), None)  # fmt: skip
-        if mark is not None and not hits:
+        listed_latest = bool(reports) and index in matches[-1]
+        if mark is not None and not listed_latest:  # left out by the latest report
+            first = min([mark.first_reported or mark.since,
+                         *(item.first_reported or report.date for report, item in hits)])
             if finding.section is Section.FYI and set(mark.item_digests) == _digests(finding):
-                _leave_out(quiet, _carried(finding, mark.first_reported or mark.since,
-                                           "no change", unchanged_lines), mark.since)
+                _leave_out(quiet, _carried(finding, first, "no change", unchanged_lines),
+                           mark.since)  # fmt: skip
             else:  # it changed while left out: back, saying how
-                out.append(_back(finding, mark))
+                out.append(_back(finding, mark.model_copy(update={"first_reported": first})))
             continue
         if not hits and parts:
             out.append(_carried_in_part(finding, parts))
@@ -286,7 +292,7 @@ def reconcile(
         out.append(carried)
     if reports:
         kept = [item for items in absorbed[-1].values() for item in items]  # still there
-        judge = _Judge(frozenset(completed_kinds), frozenset(unchecked), lifetimes)
+        judge = _Judge(frozenset(completed_kinds), frozenset(unchecked), lifetimes, findings)
         gone = _gone(reports[-1], [*matches[-1].values(), *kept])
         dropped = _dropped_by_hand(reports, matches, absorbed, out)
         judge.check_on_prior_commit(recheck, [item for item in gone + [d for _, d in dropped]])
@@ -305,6 +311,8 @@ def _carried(finding: Finding, first: date, update: str,
     if section is Section.ACTION_ITEMS:
         section = Section.CARRIED_FORWARD
     template = (unchanged_lines or {}).get(finding.kind)
+    if template is None and section is not Section.CI_FAILURES and finding.decision is None:
+        template = UNCHANGED  # a standing item is one line a day; its detail is known
     one_line = template.format(first_reported=first.isoformat()) if (
         template and update == "no change"
     ) else None  # fmt: skip
@@ -359,6 +367,7 @@ class _Judge:
     completed: frozenset[str]
     unchecked: frozenset[str]
     lifetimes: Lifetimes
+    today: Sequence[Finding] = ()
     check: PriorCheck | None = None
 
     def kind(self, item: PriorItem) -> str | None:
@@ -400,6 +409,12 @@ class _Judge:
             return "disagrees", (f"scout's check disagrees: {kind} finds nothing of it on "
                                  f"`{self.check.head[:10]}`, the commit that report scanned, "
                                  "nor today"), None  # fmt: skip
+        # Its items under another of its check's names today (a pass only integration tests
+        # ran, now run by none): not fixed, and today's finding says what became of them.
+        moved = next((f for f in self.today if f.collector == held.collector
+                      and f.kind != held.kind and set(f.items) & set(held.items)), None)  # fmt: skip
+        if moved is not None:
+            return "moved", "", None
         return "resolved", "", held
 
     def resolved(self, latest: PriorReport, gone: list[PriorItem]) -> list[Finding]:
