@@ -172,7 +172,8 @@ def test_an_llm_written_item_scout_cannot_find_is_carried_not_dropped():
         "  reported 2026-04-02.\n"
     )
     report = parse_report(markdown)
-    result = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"pass_untested"})  # fmt: skip
+    result = reconcile([], [report], fyi_suppress_after=3,
+                       completed_kinds={"pass_untested"})  # fmt: skip
     [carried] = result.findings
     assert (carried.title, carried.priority, carried.first_reported.isoformat()) == (
         "`test_numerics.py` fully disabled in CI", Priority.P0, "2026-04-02")
@@ -273,7 +274,8 @@ def test_a_hand_written_item_naming_one_item_of_a_group_carries_that_item():
         "  First reported 2026-03-25.\n"
     )
     result = reconcile([untested("bucket_pass", "fold_pass", "cse_pass")],
-                       [parse_report(markdown)], fyi_suppress_after=3, completed_kinds=KINDS)  # fmt: skip
+                       [parse_report(markdown)], fyi_suppress_after=3,
+                       completed_kinds=KINDS)  # fmt: skip
     [carried] = result.findings  # and no "Resolved" line for the hand-written item
     assert carried.status is Status.CARRIED and carried.first_reported == date(2026, 3, 25)
     assert carried.status_update == "carried for `bucket_pass`; new: `fold_pass`, `cse_pass`"
@@ -355,7 +357,8 @@ def test_a_hand_written_p0_the_next_report_dropped_without_a_word_is_carried():
     day3 = parse_report(
         "# Nightly Scout Report — 2026-04-03\n\n## Action Items (new findings)\n\n"
         "- [ ] **[P1] Re-enable regional_inductor integration tests** — may have landed.\n")
-    result = reconcile([], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS)  # fmt: skip
+    result = reconcile([], [day2, day3], fyi_suppress_after=3,
+                       completed_kinds=KINDS)  # fmt: skip
     carried = {f.title: f for f in result.findings}
     p0 = carried["Llama3 `apply_tp` call missing `enable_cp`"]
     assert p0.kind == "prior_unchecked" and p0.priority is Priority.P0

@@ -411,9 +411,8 @@ class _Judge:
                                  "nor today"), None  # fmt: skip
         # Its items under another of its check's names today (a pass only integration tests
         # ran, now run by none): not fixed, and today's finding says what became of them.
-        moved = next((f for f in self.today if f.collector == held.collector
-                      and f.kind != held.kind and set(f.items) & set(held.items)), None)  # fmt: skip
-        if moved is not None:
+        if any(f.collector == held.collector and f.kind != held.kind
+               and set(f.items) & set(held.items) for f in self.today):  # fmt: skip
             return "moved", "", None
         return "resolved", "", held
 
