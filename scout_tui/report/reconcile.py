@@ -409,9 +409,10 @@ class _Judge:
             return "disagrees", (f"scout's check disagrees: {kind} finds nothing of it on "
                                  f"`{self.check.head[:10]}`, the commit that report scanned, "
                                  "nor today"), None  # fmt: skip
-        # Its items under another of its check's names today (a pass only integration tests
-        # ran, now run by none): not fixed, and today's finding says what became of them.
-        if any(f.collector == held.collector and f.kind != held.kind
+        # Its items in another finding of its check today (a pass only integration tests ran,
+        # now run by none; files "added since" now among the older ones): not fixed, and
+        # today's finding says what became of them.
+        if any(f.collector == held.collector and f.fingerprint != held.fingerprint
                and set(f.items) & set(held.items) for f in self.today):  # fmt: skip
             return "moved", "", None
         return "resolved", "", held
