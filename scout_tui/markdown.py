@@ -12,9 +12,10 @@ believe is code, so wherever we could disagree with the parser we make the text 
 
 from __future__ import annotations
 
+import base64
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 # CommonMark 4.5: up to 3 spaces, then 3+ backticks or 3+ tildes; a backtick fence's info
 # string may not contain a backtick (so "```a ``b`` c```" is a code span, not a fence).
@@ -414,6 +415,23 @@ def cut_text(text: str, max_lines: int, max_chars: int) -> str:
     return "\n".join(shown)
 
 
+def pack_digests(digests: Iterable[str]) -> str:
+    """Item digests (6 hex digits each) as 4 base64url characters each, run together: a
+    quiet item's 40 digests in 160 characters, not 280."""
+    packed = bytes.fromhex("".join(sorted({d for d in digests if _DIGEST.fullmatch(d)})))
+    return base64.urlsafe_b64encode(packed).decode()
+
+
+def unpack_digests(text: str) -> list[str]:
+    """`pack_digests` read back; [] for anything that is not its output."""
+    try:
+        raw = base64.urlsafe_b64decode(text.encode()) if len(text) % 4 == 0 else b""
+    except ValueError:
+        return []
+    return [raw[n : n + 3].hex() for n in range(0, len(raw) - len(raw) % 3, 3)]
+
+
+_DIGEST = re.compile(r"[0-9a-f]{6}")
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -447,5 +465,7 @@ __all__ = [
     "neutralize",
     "neutralize_line",
     "one_line",
+    "pack_digests",
     "table_cell",
+    "unpack_digests",
 ]

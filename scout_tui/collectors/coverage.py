@@ -72,6 +72,18 @@ def _called(code_text: str, function: str) -> bool:
     return mentions(code_text.replace(f"def {function}(", "", 1), function)
 
 
+REASON_CHARS = 200  # a code comment quoted as a reason: its gist, not its essay
+
+
+def _gist(reason: str) -> str:
+    if len(reason) <= REASON_CHARS:
+        return reason
+    cut = reason[:REASON_CHARS].rsplit(" ", 1)[0]
+    if cut.count("`") % 2:  # never inside a code span
+        cut = cut.rsplit("`", 1)[0]
+    return cut.rstrip(" ,;:(") + " …"
+
+
 def _listing(names: list[str], limit: int = 30) -> str:
     shown = ", ".join(code(name) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
@@ -244,7 +256,7 @@ class CoverageCollector:
             label = code(f"disabled={where}") if integration else code(where)
             names = ", ".join(code(i.name) for i in items[:8]) + (
                 f" and {len(items) - 8} more" if len(items) > 8 else "")  # fmt: skip
-            why = f": {reason}" if reason else " (no reason given in the code)"
+            why = f": {_gist(reason)}" if reason else " (no reason given in the code)"
             lines.append(f"- {len(items)} by {label}{since}{why} — {names}")
         return lines
 

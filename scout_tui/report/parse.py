@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 
-from scout_tui.markdown import code_spans, fence_closes, fence_open, indentation
+from scout_tui.markdown import code_spans, fence_closes, fence_open, indentation, unpack_digests
 from scout_tui.model import PriorItem, Priority, PriorReport, QuietMark, Section
 
 # Every pattern here runs on text of any size, so none may backtrack over a run of the same
@@ -44,7 +44,7 @@ _FOLDED = re.compile(r"<!--\s*scout:folded\s+kind=([a-z][a-z0-9_]*)((?:\s+[0-9a-
 _RUN = re.compile(r"<!--\s*scout:run\s+head=([0-9a-f]{40}|[0-9a-f]{64})" + LATER_ATTRIBUTES
                   + r"\s*-->")
 _QUIET = re.compile(
-    r"<!--\s*scout:quiet\s+fp=([a-z][a-z0-9_]*-[0-9a-f]{12})\s+items=([0-9a-f.]*)"
+    r"<!--\s*scout:quiet\s+fp=([a-z][a-z0-9_]*-[0-9a-f]{12})\s+set=([A-Za-z0-9_-]*)"
     r"\s+since=(\d{4}-\d{2}-\d{2})(?:\s+first=(\d{4}-\d{2}-\d{2}))?" + LATER_ATTRIBUTES
     + r"\s*-->"
 )
@@ -459,6 +459,6 @@ def _hidden_mark(line: str, marks: _Marks) -> bool:
             return False
         marks.quiet.append(QuietMark(
             fingerprint=quiet.group(1), since=since, first_reported=_date_or_none(quiet.group(4)),
-            item_digests=[d for d in quiet.group(2).split(".") if d]))  # fmt: skip
+            item_digests=unpack_digests(quiet.group(2))))  # fmt: skip
         return True
     return False

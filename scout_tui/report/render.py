@@ -7,6 +7,7 @@ they are only neutralized (no raw HTML, no pings); text taken verbatim from logs
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from scout_tui.markdown import (
     neutralize,
     neutralize_line,
     one_line,
+    pack_digests,
     table_cell,
 )
 from scout_tui.model import CollectorState, Finding, QuietMark, Section, Status, item_digest
@@ -47,6 +49,7 @@ SECTION_HEADINGS: dict[Section, str] = {
 NOTHING = "nothing to report"
 CI_GREEN = "CI green, nothing to report"
 CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
+ONE_LINE_WHEN_CARRIED = {Section.OPPORTUNITIES, Section.FYI, Section.DOCS}
 COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
 # GitHub refuses a comment (and a draft's body) longer than this many characters.
 COMMENT_LIMIT = 65_536
@@ -84,8 +87,7 @@ def run_marker(head: str) -> str:
 def quiet_marker(mark: QuietMark) -> str:
     """An FYI left out as unchanged, with the items it went quiet with (SPEC: suppression
     that stays)."""
-    parts = [f"scout:quiet fp={mark.fingerprint}",
-             "items=" + ".".join(sorted(set(mark.item_digests))),
+    parts = [f"scout:quiet fp={mark.fingerprint}", f"set={pack_digests(mark.item_digests)}",
              f"since={mark.since.isoformat()}"]  # fmt: skip
     if mark.first_reported:
         parts.append(f"first={mark.first_reported.isoformat()}")
@@ -110,6 +112,11 @@ def _indent(text: str, prefix: str = "  ") -> str:
     return "\n".join(prefix + line if line else "" for line in text.split("\n"))
 
 
+# Where CommonMark starts a block that would end a paragraph: a list, a table, a heading, a
+# quote. Joined onto the title line it would stop being one ("— - a - b - c").
+_BLOCK_START = re.compile(r"\s{0,3}(?:[-*+]\s|1[.)]\s|\||#{1,6}\s|>)")
+
+
 def _split_body(body: str) -> tuple[str, str]:
     """First paragraph (goes after the em dash) and the rest (indented below).
 
@@ -119,10 +126,11 @@ def _split_body(body: str) -> tuple[str, str]:
     lines = body.strip("\n").split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
-    if not lines or fence_open(lines[0], 0) or lines[0].startswith(("|", "- ", "* ")):
+    if not lines or fence_open(lines[0], 0) or _BLOCK_START.match(lines[0]):
         return "", "\n".join(lines).rstrip()
     first = 0
-    while first < len(lines) and lines[first].strip() and not fence_open(lines[first], 0):
+    while first < len(lines) and lines[first].strip() and not fence_open(lines[first], 0) \
+            and not (first and _BLOCK_START.match(lines[first])):  # fmt: skip
         first += 1
     summary = " ".join(line.strip() for line in lines[:first])
     rest = lines[first:]
@@ -216,6 +224,12 @@ def render_item(finding: Finding, max_items: int | None = None) -> str:
     if finding.unchanged_line:  # carried, unchanged, and its rule wants one line
         line = neutralize_line(finding.unchanged_line)
         return f"- {box}**{title}** — {line} {marker(finding)}"
+    if finding.status is Status.CARRIED and finding.section in ONE_LINE_WHEN_CARRIED and \
+            finding.status_update and finding.decision is None:  # fmt: skip
+        # Awareness the first report detailed: what changed is the news (the console and
+        # the JSON keep the whole of it).
+        line = neutralize_line(finding.status_update)
+        return f"- {box}**{title}** — {line} {marker(finding)}"
     head += " " + marker(finding)
     lines = [head]
     if finding.status is Status.CARRIED and finding.first_reported:
@@ -246,7 +260,7 @@ def render_item(finding: Finding, max_items: int | None = None) -> str:
 def _all_clear_item(finding: Finding) -> str:
     summary, _ = _split_body(neutralize(finding.body))
     text = neutralize_line(finding.title)
-    if summary:
+    if summary and not summary.endswith(":"):  # not the lead-in of a list left out
         text += f" — {summary}"
     return f"- {text} {marker(finding)}"
 
