@@ -392,6 +392,9 @@ class _Judge:
     def verdict(self, item: PriorItem) -> tuple[str, str, Finding | None]:
         """(verdict, why, the finding its check made on the prior commit)."""
         kind = self.kind(item)
+        found_as = {fp for f in self.today for fp in (f.fingerprint, *f.aliases)}
+        if item.fingerprint in found_as:  # merged into a finding of today's that names it
+            return "moved", "", None
         if kind is None:
             return "unchecked", ("scout has no check for it and cannot tell whether it is "
                                  "fixed"), None  # fmt: skip
@@ -412,8 +415,8 @@ class _Judge:
         # Its items in another finding of its check today (a pass only integration tests ran,
         # now run by none; files "added since" now among the older ones): not fixed, and
         # today's finding says what became of them.
-        if any(f.collector == held.collector and f.fingerprint != held.fingerprint
-               and set(f.items) & set(held.items) for f in self.today):  # fmt: skip
+        if any(f.collector == held.collector and set(f.items) & set(held.items)
+               for f in self.today):  # fmt: skip
             return "moved", "", None
         return "resolved", "", held
 
