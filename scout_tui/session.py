@@ -609,4 +609,5 @@ def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
     from scout_tui.pipeline import collector_sections
 
     return render_report(run.date, run.findings, run.collectors, collector_sections(), layout,
-                         head=run.head, quiet=run.quiet)  # fmt: skip
+                         head=run.head, quiet=run.quiet,
+                         first=not run.prior_reports)  # fmt: skip

@@ -106,7 +106,11 @@ def test_one_report_per_calendar_day_each_on_that_days_last_commit(world, month)
 
 def test_each_days_report_is_the_next_days_prior_read_back(month):
     by_day = runs(month)
-    assert by_day[FIRST]["prior_reports"] == []  # the first day has no baseline
+    assert by_day[FIRST]["prior_reports"] == []  # the first day has no baseline, and says so
+    first, second = reports(month)[FIRST], reports(month)[FIRST + timedelta(days=1)]
+    assert "First report: no prior report to compare with" in first
+    assert f"since {FIRST}" not in first and "none new today (first report" in first
+    assert "First report" not in second and f"since {FIRST}" in second
     for day in list(by_day)[1:]:
         dates = [r["date"] for r in by_day[day]["prior_reports"]]
         assert dates[-1] == (day - timedelta(days=1)).isoformat()

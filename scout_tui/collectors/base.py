@@ -77,6 +77,13 @@ class CollectorContext:
     # A run as of a day before yesterday: what GitHub says now is not what it said then.
     past_day: bool = False
 
+    def since_words(self) -> str:
+        """What "new since …" compares with: the prior report's day, or, on a first run
+        (no prior report: no baseline), the start of the run's own day — said so."""
+        if self.prior_reports:
+            return f"since {self.since.date()}"
+        return "today (first report: no baseline before the day's start)"
+
     def finding(
         self,
         collector: str,

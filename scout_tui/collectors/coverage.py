@@ -384,7 +384,7 @@ class CoverageCollector:
             yield ctx.finding(
                 self.name, "model_configs_untested", (experiment,),
                 f"{len(old)} registered model config{'s' if len(old) != 1 else ''} no test "
-                f"uses, none new since {ctx.since.date()}" if not new else
+                f"uses, none new {ctx.since_words()}" if not new else
                 f"{len(old)} older registered model config{'s' if len(old) != 1 else ''} no "
                 "test uses",
                 "No unit test, enabled integration test or workflow uses " + _listing(old) + ".",

@@ -196,8 +196,8 @@ class FreshnessCollector:
             added = sorted(set(uses) - before)
             gone = sorted(before - set(uses))
             since = ctx.since.date()
-            title = (f"{count}: {len(added)} new since {since}" if added
-                     else f"{count}, none new since {since}")  # fmt: skip
+            title = (f"{count}: {len(added)} new {ctx.since_words()}" if added
+                     else f"{count}, none new {ctx.since_words()}")  # fmt: skip
             shown = added
             head = (f"New since the baseline ({since}); private names can change in any "
                     "nightly:") if added else (f"No private torch API newly used since {since}; "

@@ -313,8 +313,8 @@ class TodoCollector:
         since = ctx.since.date()
         count = f"{len(todos)} {what} ({owned} with a named owner)"
         fresh = sum(len(where) for where in places.values())
-        title = f"{count}: {fresh} new since {since}" if fresh else \
-            f"{count}, none new since {since}"  # fmt: skip
+        title = f"{count}: {fresh} new {ctx.since_words()}" if fresh else \
+            f"{count}, none new {ctx.since_words()}"  # fmt: skip
         body = ("Written since the baseline:\n\n" + "\n".join(lines)) if lines else \
             f"None of them was written since {since}."  # fmt: skip
         if kind == "todo_upstream_unlinked":

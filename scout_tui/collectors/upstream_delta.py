@@ -351,7 +351,7 @@ class UpstreamDeltaCollector:
         body = ("Watched in scout.toml:\n" + "\n".join(f"- {n}" for n in names)) if names else ""
         finding = ctx.finding(
             self.name, "surface_stable", ("all",),
-            f"Unchanged since {ctx.since.date()}: " + " and ".join(parts), body, items=names,
+            f"Unchanged {ctx.since_words()}: " + " and ".join(parts), body, items=names,
         )  # fmt: skip
         # Yesterday's one-line-per-surface markers still match this line.
         return finding.model_copy(update={"aliases": sorted({*finding.aliases,

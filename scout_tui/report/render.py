@@ -47,6 +47,8 @@ SECTION_HEADINGS: dict[Section, str] = {
     Section.ALL_CLEAR: "All Clear",
 }
 NOTHING = "nothing to report"
+FIRST_REPORT = ("First report: no prior report to compare with, so every finding is new and "
+                "\"new\" means since the start of the day.")
 CI_GREEN = "CI green, nothing to report"
 CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
 ONE_LINE_WHEN_CARRIED = {Section.OPPORTUNITIES, Section.FYI, Section.DOCS}
@@ -344,6 +346,7 @@ def render_report(
     *,
     head: str | None = None,
     quiet: Sequence[QuietMark] = (),
+    first: bool = False,
 ) -> str:
     """The whole report. `collector_sections` says where a skipped collector is mentioned;
     `layout`, how much of it is shown (`fit_report` picks one); `head` and `quiet` travel
@@ -356,6 +359,8 @@ def render_report(
     out = [f"# {REPORT_TITLE} — {report_date.isoformat()}", report_marker(report_date)]
     if head and is_commit(head):
         out.append(run_marker(head))
+    if first:
+        out.append(f"\n_{FIRST_REPORT}_")
     ran = {state.name for state in collectors}
     if collectors and homes and set(homes) - ran:
         titles = ", ".join(state.title for state in collectors)
