@@ -200,8 +200,9 @@ class FreshnessCollector:
                      else f"{count}, none new {ctx.since_words()}")  # fmt: skip
             shown = added
             head = (f"New since the baseline ({since}); private names can change in any "
-                    "nightly:") if added else (f"No private torch API newly used since {since}; "
-                                              f"the {len(uses)} in use are unchanged.")  # fmt: skip
+                    "nightly:") if added else (f"No private torch API newly used "
+                                              f"{ctx.since_words()}; the {len(uses)} in use are "
+                                              "unchanged.")  # fmt: skip
             if gone:
                 note = ("\n\nNo longer used: " + ", ".join(code(d) for d in gone) + "."
                         + note)  # fmt: skip

@@ -310,13 +310,12 @@ class TodoCollector:
             who = f"owned by {todo.owner}" if todo.owner else "no owner"
             spots = ", ".join(code(f"{t.path}:{t.line}") for t, _ in where)
             lines.append(f"- {spots} ({who}{', ' + age if age else ''}): {code(text[:120])}")
-        since = ctx.since.date()
         count = f"{len(todos)} {what} ({owned} with a named owner)"
         fresh = sum(len(where) for where in places.values())
         title = f"{count}: {fresh} new {ctx.since_words()}" if fresh else \
             f"{count}, none new {ctx.since_words()}"  # fmt: skip
         body = ("Written since the baseline:\n\n" + "\n".join(lines)) if lines else \
-            f"None of them was written since {since}."  # fmt: skip
+            f"None of them was written {ctx.since_words()}."  # fmt: skip
         if kind == "todo_upstream_unlinked":
             body += ("\n\nA link to the upstream issue or PR (`pytorch/pytorch#N`) lets scout "
                      "say when it lands.")  # fmt: skip
