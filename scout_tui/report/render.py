@@ -49,7 +49,6 @@ SECTION_HEADINGS: dict[Section, str] = {
 NOTHING = "nothing to report"
 FIRST_REPORT = ("First report: no prior report to compare with, so every finding is new and "
                 "\"new\" means since the start of the day.")
-CI_GREEN = "CI green, nothing to report"
 CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
 ONE_LINE_WHEN_CARRIED = {Section.OPPORTUNITIES, Section.FYI, Section.DOCS}
 COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
@@ -372,12 +371,8 @@ def render_report(
         )
         body = _section_body(section, items, layout)
         body += _skipped_lines(section, collectors, homes)
-        if not body:
-            ci_ran = any(
-                homes.get(state.name) == Section.CI_FAILURES and state.state == "done"
-                for state in collectors
-            )
-            body = [CI_GREEN if section is Section.CI_FAILURES and ci_ran else NOTHING]
+        if not body:  # "CI green" is said only by what saw a green run (`ci_passing`)
+            body = [NOTHING]
         out.append(f"\n## {heading}\n")
         out.append("\n".join(body))
     marks = [quiet_marker(mark) for mark in quiet if is_fingerprint(mark.fingerprint)]
