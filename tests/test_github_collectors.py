@@ -4,10 +4,9 @@ one endpoint failing, and conditional requests that cost no rate limit."""
 
 from __future__ import annotations
 
-import re
-
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import date, timedelta
