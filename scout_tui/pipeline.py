@@ -180,6 +180,15 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         prior_source = f"skipped — {options.github_reason} (or use --prior DIR)"
     priors = in_window(all_reports, window.as_of, config.windows.prior_report_days)
     since = since_from(priors, window)
+    baseline = source.commit_before(since)
+    roots = source.shallow_roots()
+    gap = None
+    if roots:
+        gap = (f"shallow clone: the history is cut at {len(roots)} commit(s) "
+               "(`git fetch --unshallow` gives what the history checks need)")  # fmt: skip
+        warnings.append(f"{gap}; ages and \"since\" before the cut are not claimed")
+        if baseline is None or baseline in roots:
+            baseline = None  # the baseline is before the cut: nothing to compare with
     ctx = CollectorContext(
         config=config,
         repo_path=source.root,
@@ -188,7 +197,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         until=window.until,
         source=source,
         prior_reports=priors,
-        baseline_commit=source.commit_before(since),
+        baseline_commit=baseline,
         head_commit=head,
         online=not options.offline,
         github=options.github,
@@ -197,6 +206,8 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         torch_root=find_torch_root(config.torch.root),
         cancelled=cancel,
         past_day=is_past_day(options.as_of),
+        shallow_roots=roots,
+        history_gap=gap,
     )
     return Prepared(ctx, priors, prior_source, warnings, ignored)
 

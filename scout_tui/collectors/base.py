@@ -76,6 +76,9 @@ class CollectorContext:
     cancelled: threading.Event = field(default_factory=threading.Event)
     # A run as of a day before yesterday: what GitHub says now is not what it said then.
     past_day: bool = False
+    # Where a shallow clone's history is cut, and why the baseline is missing when it is.
+    shallow_roots: frozenset[str] = frozenset()
+    history_gap: str | None = None
 
     def since_words(self) -> str:
         """What "new since …" compares with: the prior report's day, or, on a first run

@@ -366,6 +366,8 @@ class CoverageCollector:
                  for path in {path for _, path, _ in unused}}  # fmt: skip
         new = [(name, path, line) for name, path, line in unused if name not in known[path]]
         old = [name for name, path, _ in unused if name in known[path]]
+        if base is None and ctx.history_gap:  # the history does not say which are new
+            new, old = [], [name for name, _, _ in unused]
         if new:
             yield ctx.finding(
                 self.name, "model_config_untested", (experiment,),

@@ -422,7 +422,8 @@ class FreshnessCollector:
             old = pyast.find(ctx.source.parse_at(ctx.baseline_commit, conv_path), conv_name)
             if isinstance(old, ast.FunctionDef):
                 before = converter_drift(old, fields)
-        fresh = [name for name, how in ranked if before.get(name, "copied") != how]
+        fresh = [name for name, how in ranked if before.get(name, "copied") != how] \
+            if ctx.baseline_commit else []  # fmt: skip
         rows = "\n".join(f"- {code(name)}: {how}"
                          + (" (explained in the converter)" if name in explained else "")
                          + (f" — new since {ctx.since.date()}" if name in fresh else "")

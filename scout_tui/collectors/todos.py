@@ -107,10 +107,11 @@ def _days(delta: timedelta) -> str:
 
 
 def _age(ctx: CollectorContext, origin: Blame, logins: dict[str, str]) -> str:
-    """As of the run's day. The work tree can hold lines written after a --date in the
-    past: those have no age as of then. The author by GitHub login when known (in code, so
-    the report pings nobody)."""
+    """As of the run's day; unknown for a line from where a shallow clone's history is cut.
+    The author by GitHub login when known (in code, so the report pings nobody)."""
     who = code("@" + logins[origin.commit]) if origin.commit in logins else origin.author
+    if origin.commit in ctx.shallow_roots:  # written at the cut or before it
+        return f"age unknown (shallow clone), by {who}"
     if origin.when >= ctx.until:
         return f"added after {ctx.as_of.isoformat()}, by {who}"
     return f"{_days(ctx.until - origin.when)} old, by {who}"
@@ -208,7 +209,8 @@ class TodoCollector:
                 age = _age(ctx, origin, logins) if origin else ""
                 finding = self._finding(ctx, todo, torch, age)
                 if finding is None:
-                    fyi.append((todo, age, origin is not None and origin.when >= ctx.since))
+                    fyi.append((todo, age, origin is not None and origin.when >= ctx.since
+                                and origin.commit not in ctx.shallow_roots))
                 elif finding.kind == "todo_blocked":
                     blocked.setdefault(tuple(finding.items), []).append(finding)
                 else:

@@ -260,7 +260,8 @@ class UpstreamDeltaCollector:
         if head is None:
             raise Skipped("no commit on HEAD before the run date")
         if base is None:
-            raise Skipped(f"no commit before the baseline {ctx.since.date()} to compare with")
+            raise Skipped(ctx.history_gap or
+                          f"no commit before the baseline {ctx.since.date()} to compare with")
         upstream = ctx.config.upstream
         commits = ctx.source.log(base, head, upstream.core_paths)
         # Surfaces are compared wherever they live: a file outside the core paths can change too.
