@@ -311,7 +311,7 @@ def _carried(finding: Finding, first: date, update: str,
     if section is Section.ACTION_ITEMS:
         section = Section.CARRIED_FORWARD
     template = (unchanged_lines or {}).get(finding.kind)
-    if template is None and section is not Section.CI_FAILURES and finding.decision is None:
+    if template is None and section is not Section.CI_FAILURES:
         template = UNCHANGED  # a standing item is one line a day; its detail is known
     one_line = template.format(first_reported=first.isoformat()) if (
         template and update == "no change"

@@ -217,20 +217,22 @@ def render_item(finding: Finding, max_items: int | None = None) -> str:
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
     box = "[ ] " if finding.section in CHECKBOX_SECTIONS else ""
+    board = f" ({link('board item', finding.board.url)})" if finding.board and \
+        finding.board.url else ""  # fmt: skip
     head = f"- {box}**{title}**"
     if summary:
         head += f" — {summary}"
-    if finding.board and finding.board.url:
-        head += f" ({link('board item', finding.board.url)})"
-    if finding.unchanged_line:  # carried, unchanged, and its rule wants one line
+    head += board
+    by_hand = finding.decision in ("edited", "promoted")  # what a person wrote is shown whole
+    if finding.unchanged_line and not by_hand:  # carried, unchanged: one line
         line = neutralize_line(finding.unchanged_line)
-        return f"- {box}**{title}** — {line} {marker(finding)}"
+        return f"- {box}**{title}** — {line}{board} {marker(finding)}"
     if finding.status is Status.CARRIED and finding.section in ONE_LINE_WHEN_CARRIED and \
-            finding.status_update and finding.decision is None:  # fmt: skip
+            finding.status_update and not by_hand:  # fmt: skip
         # Awareness the first report detailed: what changed is the news (the console and
         # the JSON keep the whole of it).
         line = neutralize_line(finding.status_update)
-        return f"- {box}**{title}** — {line} {marker(finding)}"
+        return f"- {box}**{title}** — {line}{board} {marker(finding)}"
     head += " " + marker(finding)
     lines = [head]
     if finding.status is Status.CARRIED and finding.first_reported:
