@@ -46,6 +46,7 @@ from scout_tui.events import (
     FindingFound,
     Progress,
     RunFinished,
+    RunKeptApart,
     RunStarted,
     RunWarning,
 )
@@ -737,12 +738,16 @@ class ScoutApp(App[int]):
             self.notify(event.message, severity="warning", timeout=6)
         elif isinstance(event, ConfigWarned):
             bar.warned(event.warning)
-        elif isinstance(event, RunFinished):
-            # The reconciled sections replace the live ones; the cursor keeps its finding.
-            self.run_result = event.result
-            self.query_one(StatusLine).collected_at = event.result.collected_at
-            bar.set_states(event.result.collectors)
-            bar.set_warnings(event.result.config_warnings)
+        elif isinstance(event, RunFinished | RunKeptApart):
+            # The reconciled sections replace the live ones; the cursor keeps its finding. A
+            # poorer run than the day's (offline after online) is kept apart: the day's shows.
+            result = event.result if isinstance(event, RunFinished) else event.kept
+            if isinstance(event, RunKeptApart):
+                self.notify(event.message, severity="warning", timeout=8)
+            self.run_result = result
+            self.query_one(StatusLine).collected_at = result.collected_at
+            bar.set_states(result.collectors)
+            bar.set_warnings(result.config_warnings)
             self._show()
 
     def _refresh_live(self) -> None:
