@@ -55,6 +55,7 @@ COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
 # GitHub refuses a comment (and a draft's body) longer than this many characters.
 COMMENT_LIMIT = 65_536
 LINE_CHARS = 300  # a line of verbatim evidence, when cut
+ALL_CLEAR_CHARS = 160
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,8 @@ def render_item(finding: Finding, max_items: int | None = None) -> str:
 def _all_clear_item(finding: Finding) -> str:
     summary, _ = _split_body(neutralize(finding.body))
     text = neutralize_line(finding.title)
-    if summary and not summary.endswith(":"):  # not the lead-in of a list left out
+    # A short why, not a list: a standing all-clear is read every day.
+    if summary and not summary.endswith(":") and len(summary) <= ALL_CLEAR_CHARS:
         text += f" — {summary}"
     return f"- {text} {marker(finding)}"
 
