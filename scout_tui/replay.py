@@ -19,6 +19,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from scout_tui.baseline import MAX_REPORT_BYTES, check_date, load_prior_dir
+from scout_tui.collectors.base import kinds_that_age_out, registered
 from scout_tui.config import Config
 from scout_tui.errors import Cancelled, UsageError, scrub
 from scout_tui.model import Finding, RunResult, Section, Status
@@ -249,6 +250,20 @@ def _decisions(options: ReplayOptions) -> Callable[[RunResult], dict] | None:
         return store.decisions(scope_of(result.checkout, result.experiment))
 
     return decisions
+
+
+def flickers(out: Path, rows: list[DayRow]) -> int:
+    """Churn over the days written in `out` (each day's shown findings, read back). News
+    (kinds that age out) comes and goes by design and is not counted."""
+    news = kinds_that_age_out(registered().values())
+    by_day = []
+    for row in rows:
+        try:
+            run = RunResult.model_validate_json((out / f"{row.date}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        by_day.append([f for f in run.findings if f.kind not in news])
+    return churn(by_day)
 
 
 def churn(findings_by_day: list[list[Finding]], within: int = 3) -> int:

@@ -71,7 +71,8 @@ async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_l
         assert f"0 of {len([r for r in app.rows if r.finding.section is not Section.ALL_CLEAR])}" \
             " reviewed" in status  # fmt: skip
         assert "online" in status
-        assert "✓ ci_failures 1" in app.query_one("#collectors").render().plain
+        # The failing workflow, and the green one said from its latest run.
+        assert "✓ ci_failures 2" in app.query_one("#collectors").render().plain
 
 
 async def test_accept_demote_promote_drop_each_recorded_and_undone(demo, tmp_path):

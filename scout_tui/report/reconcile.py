@@ -277,7 +277,7 @@ def reconcile(
             out.append(finding.model_copy(update={"status_update": follows}))
             continue
         update = status_update(finding, latest)
-        if finding.kind in lifetimes.ages_out and update != "no change":
+        if finding.kind in lifetimes.ages_out and update.startswith((WORSENED, PARTIAL_FIX)):
             out.append(finding)  # news with other items is today's news, not a fix or a worsening
             continue
         carried = _carried(finding, first, update, unchanged_lines)

@@ -265,7 +265,8 @@ def _all_clear_item(finding: Finding) -> str:
     summary, _ = _split_body(neutralize(finding.body))
     text = neutralize_line(finding.title)
     # A short why, not a list: a standing all-clear is read every day.
-    if summary and not summary.endswith(":") and len(summary) <= ALL_CLEAR_CHARS:
+    short = len(summary) <= ALL_CLEAR_CHARS or finding.status is Status.RESOLVED  # its evidence
+    if summary and not summary.endswith(":") and short:
         text += f" — {summary}"
     return f"- {text} {marker(finding)}"
 
