@@ -240,3 +240,33 @@ def test_a_hand_written_prior_scouts_check_disagrees_with_is_never_resolved(worl
     [carried] = [f for f in first["findings"] if "cse_pass" in f["title"]]
     assert carried["status_update"].startswith("scout's check disagrees")
     assert (out / "2026-11-04.md").exists()  # seeded: any day reruns alone from the folder
+
+
+async def test_a_replayed_day_opens_in_the_console_and_is_never_published(month, tmp_path):
+    """`scout open OUT/DAY.json`: the day's findings, triage works, `R` and `P` are refused
+    (a past day is reviewed, never collected again or published)."""
+    from scout_tui.model import Section
+    from scout_tui.session import Session, SessionOptions
+    from scout_tui.tui.app import ScoutApp
+    from tests.console import cursor_to, settle
+
+    options = SessionOptions(state_dir=tmp_path / "state", cache_dir=tmp_path / "cache",
+                             offline=False)  # fmt: skip
+    session = Session.of_bundle(month / "2026-11-21.json", options)
+    app = ScoutApp(session, load_cached=True)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot, app)
+        assert app.run_result is not None and app.run_result.date == date(2026, 11, 21)
+        fp = await cursor_to(pilot, app, lambda f: f.section is Section.CARRIED_FORWARD)
+        await pilot.press("a")
+        await settle(pilot, app)
+        assert session.decisions()[fp].decision == "accepted"
+        await pilot.press("R")
+        await pilot.press("P")
+        await settle(pilot, app)
+        assert app.collection is None
+        said = [n.message for n in app._notifications]
+        assert any("is a past day's" in m and "never published" in m for m in said), said
+    printed = scout("open", str(month / "2026-11-21.json"), "--state-dir", str(tmp_path / "s2"),
+                    "--cache-dir", str(tmp_path / "c2"))  # fmt: skip
+    assert printed.returncode == 0 and printed.stdout == reports(month)[date(2026, 11, 21)]

@@ -819,13 +819,13 @@ class ScoutApp(App[int]):
         if self.run_result is None or self.collection is not None:
             self.notify("wait for the collection to finish", severity="warning")
             return
-        if self.github_ok is False:
-            self.notify(f"publishing needs GitHub: {self.github_detail}", severity="error",
-                        timeout=6)  # fmt: skip
-            return
         if self.session.bundle is not None and is_past_day(self.run_result.date):
             self.notify(f"the run of {self.run_result.date} is a past day's (a replay, an old "
                         "bundle): it is reviewed here, never published", severity="error",
+                        timeout=6)  # fmt: skip
+            return
+        if self.github_ok is False:
+            self.notify(f"publishing needs GitHub: {self.github_detail}", severity="error",
                         timeout=6)  # fmt: skip
             return
         self.query_one(StatusLine).busy = "preparing the publish…"
