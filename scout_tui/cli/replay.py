@@ -61,8 +61,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         rows = replay(options, on_day, warn, cancel)
     except (Cancelled, KeyboardInterrupt):
         cancel.set()
-        print(f"scout: interrupted; `scout replay` with the same --out {out} resumes",
-              file=sys.stderr)  # fmt: skip
+        print(f"scout: the days done are kept: `scout replay` with the same --out {out} "
+              "resumes", file=sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED
     finally:
         cache.close()
