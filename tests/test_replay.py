@@ -270,3 +270,35 @@ async def test_a_replayed_day_opens_in_the_console_and_is_never_published(month,
     printed = scout("open", str(month / "2026-11-21.json"), "--state-dir", str(tmp_path / "s2"),
                     "--cache-dir", str(tmp_path / "c2"))  # fmt: skip
     assert printed.returncode == 0 and printed.stdout == reports(month)[date(2026, 11, 21)]
+
+
+def test_ctrl_c_stops_after_whole_days_and_the_same_command_resumes(world, month, tmp_path):
+    import os
+    import signal
+    import sys
+
+    from tests.history import group_gone
+
+    out = tmp_path / "out"
+    child = subprocess.Popen([sys.executable, "-m", "scout_tui", *replay_args(world, out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)  # fmt: skip
+    assert child.stdout is not None
+    child.stdout.readline()  # the header
+    child.stdout.readline()  # the first day, written whole
+    os.killpg(child.pid, signal.SIGINT)
+    rest, err = child.communicate(timeout=120)
+    assert group_gone(child.pid)
+    if child.returncode == 0:  # it finished first: nothing to check
+        return
+    assert child.returncode == 130 and "Traceback" not in err, err
+    assert "with the same --out" in err and err.endswith("scout: interrupted\n")
+    written = sorted(p.name for p in out.iterdir())
+    assert not [name for name in written if name.startswith(".") and name != ".cache"]
+    days = {name.split(".")[0] for name in written if name.startswith("2026-")}
+    # A report is written last: each day with one is whole (a JSON alone is redone).
+    assert days and all((out / f"{day}.json").exists() for day in days
+                        if (out / f"{day}.md").exists())  # fmt: skip
+    again = scout(*replay_args(world, out))
+    assert again.returncode == 0, again.stderr
+    assert reports(out) == reports(month)
