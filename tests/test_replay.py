@@ -287,7 +287,7 @@ def test_ctrl_c_stops_after_whole_days_and_the_same_command_resumes(world, month
     child.stdout.readline()  # the header
     child.stdout.readline()  # the first day, written whole
     os.killpg(child.pid, signal.SIGINT)
-    rest, err = child.communicate(timeout=120)
+    _rest, err = child.communicate(timeout=120)
     assert group_gone(child.pid)
     if child.returncode == 0:  # it finished first: nothing to check
         return
