@@ -303,12 +303,12 @@ def bare_url(url: str) -> str:
     return url if _SAFE_URL.fullmatch(url) else code(url)
 
 
-def more(count: int, what: str = "") -> str:
-    """What a cut says in place of what it left out."""
-    return f"… {count} more{' ' + what if what else ''} (see `scout report`)"
+def more(count: int, what: str = "", see: str = "`scout report`") -> str:
+    """What a cut says in place of what it left out, and where it is whole."""
+    return f"… {count} more{' ' + what if what else ''} (see {see})"
 
 
-def cut_lists(markdown: str, max_items: int) -> str:
+def cut_lists(markdown: str, max_items: int, see: str = "`scout report`") -> str:
     """Every list (outside fences) of more than `max_items` items cut to that many, then a
     "… N more" item; an item's own lines (indented, or a fence it holds) go with it."""
     out: list[str] = []
@@ -324,7 +324,7 @@ def cut_lists(markdown: str, max_items: int) -> str:
             kind = kinds.pop(indent)
             if dropped.get(indent):
                 bullet = kind if kind in "-+*" else f"{max_items + 1}{kind}"
-                out.append(" " * indent + f"{bullet} " + more(dropped[indent]))
+                out.append(" " * indent + f"{bullet} " + more(dropped[indent], see=see))
             kept.pop(indent)
             dropped.pop(indent, None)
 

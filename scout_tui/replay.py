@@ -24,6 +24,7 @@ from scout_tui.config import Config
 from scout_tui.errors import Cancelled, UsageError, scrub
 from scout_tui.model import Finding, RunResult, Section, Status
 from scout_tui.pipeline import RunOptions, run
+from scout_tui.report.render import Layout
 from scout_tui.session import render_markdown
 from scout_tui.source import BlobStore, NotARepository, SourceTree
 from scout_tui.state import StateStore, scope_of
@@ -231,7 +232,7 @@ def replay(
         if decisions is not None:
             result = result.model_copy(
                 update={"findings": apply_triage(result.findings, decisions(result))})
-        markdown = render_markdown(result)
+        markdown = render_markdown(result, Layout(list_items=options.config.report.max_list_items))
         row = row_of(result, markdown, time.monotonic() - started)
         folder.write_day(result, markdown, row)
         rows.append(row)

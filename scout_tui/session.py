@@ -518,7 +518,8 @@ class Session:
         return problems
 
     def report_markdown(self, run: RunResult) -> str:
-        return render_markdown(run)
+        """`scout report`: every finding whole but for its long lists (the JSON has them)."""
+        return render_markdown(run, Layout(list_items=self.config.report.max_list_items))
 
     def posted_markdown(self, run: RunResult, room: int = 0) -> str:
         """The report as publishing posts it: cut to fit GitHub's comment limit with room

@@ -84,6 +84,11 @@ def _gist(reason: str) -> str:
     return cut.rstrip(" ,;:(") + " …"
 
 
+def _bullets(names: list[str]) -> str:
+    """One a line, every one: the report cuts a long list ("… N more"), the JSON keeps it."""
+    return "\n".join(f"- {code(name)}" for name in names)
+
+
 def _listing(names: list[str], limit: int = 30) -> str:
     shown = ", ".join(code(name) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
@@ -254,10 +259,10 @@ class CoverageCollector:
                 since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit \
                     else ""  # fmt: skip
             label = code(f"disabled={where}") if integration else code(where)
-            names = ", ".join(code(i.name) for i in items[:8]) + (
-                f" and {len(items) - 8} more" if len(items) > 8 else "")  # fmt: skip
             why = f": {_gist(reason)}" if reason else " (no reason given in the code)"
-            lines.append(f"- {len(items)} by {label}{since}{why} — {names}")
+            # One a line: the report cuts a long list, the JSON and the console keep it.
+            lines.append(f"- {len(items)} by {label}{since}{why}")
+            lines += [f"  - {code(i.name)}" for i in items]
         return lines
 
     def _passes(
@@ -373,8 +378,8 @@ class CoverageCollector:
                 self.name, "model_config_untested", (experiment,),
                 f"{len(new)} model config{'s' if len(new) != 1 else ''} registered since "
                 f"{ctx.since.date()} that no test uses",
-                "No unit test, enabled integration test or workflow uses "
-                + _listing([name for name, _, _ in new]) + "."
+                "No unit test, enabled integration test or workflow uses these:\n\n"
+                + _bullets([name for name, _, _ in new])
                 + (f"\n\n{len(old)} older registered configs no test uses either." if old
                    else "")
                 + (f"\n\nLeft out, run by the experiment's scripts: {_listing(by_scripts)}."
@@ -389,7 +394,8 @@ class CoverageCollector:
                 f"uses, none new {ctx.since_words()}" if not new else
                 f"{len(old)} older registered model config{'s' if len(old) != 1 else ''} no "
                 "test uses",
-                "No unit test, enabled integration test or workflow uses " + _listing(old) + ".",
+                "No unit test, enabled integration test or workflow uses these:\n\n"
+                + _bullets(old),
                 items=old,
             )  # fmt: skip
 
@@ -468,7 +474,7 @@ class CoverageCollector:
                 self.name, "new_code_untested", (experiment,),
                 f"{len(untested)} file{'s' if len(untested) != 1 else ''} added or grown since "
                 f"{ctx.since.date()} with no test touching {'them' if len(untested) > 1 else 'it'}",
-                "No test imports or mentions " + _listing(untested)
-                + f" (new, or {_GROWTH}+ lines longer).",
+                f"No test imports or mentions these (new, or {_GROWTH}+ lines longer):\n\n"
+                + _bullets(untested),
                 files=[FileRef(path=path) for path in untested], items=untested,
             )  # fmt: skip

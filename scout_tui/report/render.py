@@ -56,6 +56,7 @@ COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
 COMMENT_LIMIT = 65_536
 LINE_CHARS = 300  # a line of verbatim evidence, when cut
 ALL_CLEAR_CHARS = 160
+LIST_SEE = "`scout report --json` or the console"  # where a list `scout report` cut is whole
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,9 @@ class Layout:
     max_items: int | None = None  # longer evidence lists and tracebacks: "… N more"
     collapse: Literal["", "details", "count"] = ""  # FYI and All Clear
     cut_sections: bool = False  # every section's list cut to `max_items` too
+    # A finding's own lists (its items, one a line) longer than this: "… N more". The
+    # JSON and the console keep them whole.
+    list_items: int | None = None
 
 
 FULL = Layout()
@@ -114,25 +118,28 @@ def _indent(text: str, prefix: str = "  ") -> str:
     return "\n".join(prefix + line if line else "" for line in text.split("\n"))
 
 
-# Where CommonMark starts a block that would end a paragraph: a list, a table, a heading, a
-# quote. Joined onto the title line it would stop being one ("— - a - b - c").
-_BLOCK_START = re.compile(r"\s{0,3}(?:[-*+]\s|1[.)]\s|\||#{1,6}\s|>)")
+_BLOCK = re.compile(r"[ ]{0,3}(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|\||#{1,6}(?:[ \t]|$)|>)")
+
+
+def _starts_block(line: str) -> bool:
+    """Whether `line` opens a block a paragraph's line cannot hold."""
+    return fence_open(line, 0) is not None or _BLOCK.match(line) is not None
 
 
 def _split_body(body: str) -> tuple[str, str]:
     """First paragraph (goes after the em dash) and the rest (indented below).
 
-    The paragraph ends at a blank line or at a fence: joined onto one line, a fence would
-    stop being one and its closing line would open another.
+    The paragraph ends at a blank line or where another block starts (a fence, a list, a
+    table, a heading, a quote): joined onto one line, a list would read "- a - b" and a fence
+    would stop being one (its closing line would open another).
     """
     lines = body.strip("\n").split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
-    if not lines or fence_open(lines[0], 0) or _BLOCK_START.match(lines[0]):
+    if not lines or _starts_block(lines[0]):
         return "", "\n".join(lines).rstrip()
     first = 0
-    while first < len(lines) and lines[first].strip() and not fence_open(lines[first], 0) \
-            and not (first and _BLOCK_START.match(lines[first])):  # fmt: skip
+    while first < len(lines) and lines[first].strip() and not _starts_block(lines[first]):
         first += 1
     summary = " ".join(line.strip() for line in lines[:first])
     rest = lines[first:]
@@ -207,13 +214,17 @@ def regression_table(finding: Finding) -> str:
     return "\n".join(rows)
 
 
-def render_item(finding: Finding, max_items: int | None = None) -> str:
+def render_item(finding: Finding, max_items: int | None = None,
+                list_items: int | None = None) -> str:  # fmt: skip
     """One list item; the layout matches what the prior-report parser reads back.
-    `max_items`: longer lists and tracebacks are cut to that many, with "… N more"."""
+    `max_items`: longer lists and tracebacks are cut to that many, with "… N more";
+    `list_items`: the body's lists alone are."""
     summary, rest = _split_body(neutralize(finding.body))
     if max_items:  # a body our collectors wrote, long: its lists, then its length
         summary = cut_line(summary, max_items * LINE_CHARS)
-        rest = cut_to(cut_lists(rest, max_items), max_items * LINE_CHARS * 2)
+        rest = cut_to(cut_lists(rest, max_items, see=LIST_SEE), max_items * LINE_CHARS * 2)
+    elif list_items:
+        rest = cut_lists(rest, list_items, see=LIST_SEE)
     title = neutralize_line(finding.title)
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
@@ -335,7 +346,7 @@ def _section_body(section: Section, items: list[Finding], layout: Layout) -> lis
     if section is Section.ALL_CLEAR:
         body = [_all_clear_item(finding) for finding in shown]
     else:
-        body = [render_item(finding, layout.max_items) for finding in shown]
+        body = [render_item(finding, layout.max_items, layout.list_items) for finding in shown]
     if left_out:
         body += ["", f"_{more(len(left_out), 'items')}._", "", *_hidden(left_out)]
     return body
@@ -388,9 +399,10 @@ def render_report(
 
 def fit_report(render: Callable[[Layout], str], max_items: int, limit: int) -> str:
     """The first of ever shorter layouts whose report is at most `limit` characters: the
-    whole report; long evidence cut; FYI and All Clear folded into `<details>`; then into a
-    count; then every section's list cut. Each keeps every item's marker."""
-    layouts = [FULL, Layout(max_items), Layout(max_items, "details"),
+    whole report but for findings' long lists; long evidence cut; FYI and All Clear folded
+    into `<details>`; then into a count; then every section's list cut. Each keeps every
+    item's marker."""
+    layouts = [Layout(list_items=max_items), Layout(max_items), Layout(max_items, "details"),
                Layout(max_items, "count"),
                Layout(max_items, "count", cut_sections=True)]  # fmt: skip
     for layout in layouts:
