@@ -93,6 +93,9 @@ class Evidence(_Model):
         description="Resolved on evidence: the commit the prior report scanned, where the "
         "check found what is gone today.",
     )
+    found_as: str | None = Field(
+        default=None, description="Resolved on evidence: the fingerprint it was found as there."
+    )
 
 
 class BoardRef(_Model):

@@ -370,7 +370,8 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         lifetimes=Lifetimes(kinds_that_age_out(every), observed_kinds(every)),
         recheck=recheck,
     )
-    reconciled.findings[:] = _name_fixes(ctx, reconciled.findings, checks[0] if checks else None)
+    reconciled.findings[:] = _name_fixes(options, ctx, reconciled.findings,
+                                         checks[0] if checks else None, cancel)  # fmt: skip
     board_warnings: list[str] = []
     linked = _with_board(options, reconciled.findings, board_warnings)
     for warning in board_warnings:
@@ -434,16 +435,25 @@ def check_prior_commit(options: RunOptions, ctx: CollectorContext, report: Prior
     head = prior_commit(ctx.source, report)
     if head is None:
         return None
-    collectors = [cls for cls in select_collectors(None) if set(cls.kinds) & kinds]
     if head == ctx.head_commit:  # the same tree: today's checks are the answer
         return PriorCheck(head, today, kinds)
-    window = Window.for_date(report.date)
+    found, checked = _check_at(options, ctx, head, report.date, kinds, cancel)
+    return PriorCheck(head, found, checked)
+
+
+def _check_at(options: RunOptions, ctx: CollectorContext, commit: str, day: date,
+              kinds: frozenset[str], cancel: threading.Event,
+              ) -> tuple[list[Finding], frozenset[str]]:  # fmt: skip
+    """What the checks of `kinds` find on `commit`'s tree, offline, as of `day`; and the
+    kinds whose check ran to the end there."""
+    collectors = [cls for cls in select_collectors(None) if set(cls.kinds) & kinds]
+    window = Window.for_date(day)
     since = window.until - timedelta(days=1)
-    source = SourceTree(options.repo, cancel=cancel, at=head, blobs=ctx.source.blobs)
-    there = replace(ctx, source=source, as_of=report.date, since=since, until=window.until,
+    source = SourceTree(options.repo, cancel=cancel, at=commit, blobs=ctx.source.blobs)
+    there = replace(ctx, source=source, as_of=day, since=since, until=window.until,
                     prior_reports=[], baseline_commit=source.commit_before(since),
-                    head_commit=head, online=False, github=None,
-                    github_reason="not asked: a check of the prior report's commit")  # fmt: skip
+                    head_commit=commit, online=False, github=None,
+                    github_reason="not asked: a check of an earlier commit")  # fmt: skip
     found: list[Finding] = []
     done: set[str] = set()
     for event in stream(there, collectors, 1):
@@ -451,29 +461,44 @@ def check_prior_commit(options: RunOptions, ctx: CollectorContext, report: Prior
             found.append(event.finding)
         elif isinstance(event, CollectorFinished) and event.state.state == "done":
             done.add(event.state.name)
-    checked = frozenset(k for cls in collectors if cls.name in done for k in cls.kinds)
-    return PriorCheck(head, found, checked & kinds)
+    return found, frozenset(k for cls in collectors if cls.name in done for k in cls.kinds) & kinds
 
 
-def _name_fixes(ctx: CollectorContext, findings: list[Finding],
-                check: PriorCheck | None) -> list[Finding]:  # fmt: skip
-    """A Resolved line on evidence names the commits between the prior report's commit and
-    today's: those that changed its files, else those that changed the experiment."""
+def _name_fixes(options: RunOptions, ctx: CollectorContext, findings: list[Finding],
+                check: PriorCheck | None, cancel: threading.Event) -> list[Finding]:  # fmt: skip
+    """A Resolved line on evidence names the commit that fixed it: between the prior
+    report's commit and today's (first parent), the first on which its check no longer
+    finds it — searched by halves, a check run per probe."""
     if check is None or ctx.head_commit is None or check.head == ctx.head_commit:
         return findings
-    experiment = [ctx.config.project.experiment]
+    commits = ctx.source.first_parent_range(check.head, ctx.head_commit)
+    probes: dict[tuple[str, frozenset[str]], set[str]] = {}
+
+    def gone_at(index: int, fingerprint: str, kinds: frozenset[str]) -> bool:
+        if index == len(commits) - 1:
+            return True  # today's run did not find it
+        key = (commits[index].sha, kinds)
+        if key not in probes:
+            found, _ = _check_at(options, ctx, commits[index].sha, ctx.as_of, kinds, cancel)
+            probes[key] = {fp for f in found for fp in (f.fingerprint, *f.aliases)}
+        return fingerprint not in probes[key]
+
     named = []
     for finding in findings:
-        if finding.kind == "resolved" and finding.evidence.found_at == check.head:
-            paths = sorted({ref.path for ref in finding.files})
-            commits = (paths and ctx.source.log(check.head, ctx.head_commit, paths)) or \
-                ctx.source.log(check.head, ctx.head_commit, experiment)  # fmt: skip
-            if commits:
-                by = ", ".join(f"`{c.sha[:10]}` ({neutralize_line(c.summary)})"
-                               for c in commits[:3])  # fmt: skip
-                more = f" and {len(commits) - 3} more" if len(commits) > 3 else ""
-                finding = finding.model_copy(
-                    update={"body": f"{finding.body}; fixed by {by}{more}"})
+        held = finding.evidence.found_as
+        if finding.kind == "resolved" and finding.evidence.found_at == check.head and held \
+                and commits:  # fmt: skip
+            kinds = frozenset({held.rsplit("-", 1)[0]})
+            low, high = 0, len(commits) - 1
+            while low < high:
+                middle = (low + high) // 2
+                if gone_at(middle, held, kinds):
+                    high = middle
+                else:
+                    low = middle + 1
+            fix = commits[low]
+            by = f"`{fix.sha[:10]}` ({neutralize_line(fix.summary)})"
+            finding = finding.model_copy(update={"body": f"{finding.body}; fixed by {by}"})
         named.append(finding)
     return named
 

@@ -1,4 +1,4 @@
-"""A finding's lists stay lists in the report, and a long one is cut (the marker keeps every item)."""
+"""A finding's lists stay lists in the report; a long one is cut, its marker keeps every item."""
 
 from __future__ import annotations
 

@@ -271,6 +271,8 @@ def reconcile(
             out.append(finding)
             continue
         first = min(item.first_reported or report.date for report, item in hits)
+        if finding.kind in lifetimes.ages_out:  # news: its key is reused by tomorrow's news
+            first = hits[-1][1].first_reported or hits[-1][0].date
         latest = hits[-1][1]
         if finding.kind in EVENT_KINDS and latest.fingerprint != finding.fingerprint:
             follows = f"follows up “{latest.title}”, reported since {first.isoformat()}"
@@ -522,7 +524,8 @@ def _resolved_line(item: PriorItem, since: date, latest: PriorReport, check: Pri
         body=body,
         section=Section.ALL_CLEAR,
         files=held.files if held is not None else [],
-        evidence=Evidence(found_at=check.head if check and held else None),
+        evidence=Evidence(found_at=check.head if check and held else None,
+                          found_as=held.fingerprint if check and held else None),
         fingerprint=fingerprint("resolved", item.fingerprint or item.title.lower()),
         status=Status.RESOLVED,
         first_reported=since,
