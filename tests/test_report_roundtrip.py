@@ -234,8 +234,8 @@ def test_unchanged_one_line_keeps_the_first_reported_date():
     (line,) = [ln for ln in markdown.splitlines() if "blocked on" in ln]
     assert line.startswith(
         "- **TODO in `passes.py` blocked on pytorch/pytorch#1** — still "
-        f"blocked, no upstream change since {DAY1} <!-- scout:fp="
-    )
+        f"blocked, no upstream change since {DAY1} · `passes.py:10` <!-- scout:fp="
+    )  # where to look, on the one line too
     assert priors[-1].items[0].first_reported == DAY1  # carried in the marker
 
 
