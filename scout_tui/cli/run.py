@@ -282,7 +282,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   f"--date {today} --offline", file=sys.stderr)  # fmt: skip
             return code
         session = Session(demo.session_options(cli_processes(), today), warn=warn)
-        result = session.triaged(session.collect(on_event=progress))
+        made = session.collect(on_event=progress)
+        result = session.triaged(session.kept_apart or made)  # the day's run: the fuller one
         if args.json:
             write_output(result.model_dump_json(indent=2), None)
         else:
