@@ -652,6 +652,7 @@ def kept_apart_note(poorer: RunResult, kept: RunResult) -> str:
 
 
 def lost_text(poorer: RunResult, kept: RunResult) -> str:
+    """The collectors done in `kept` that `poorer` lacks, grouped by how it ended them."""
     ended = {state.name: state for state in poorer.collectors}
     how: dict[str, list[str]] = {}
     for state in lost(poorer, kept):

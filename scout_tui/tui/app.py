@@ -704,7 +704,7 @@ class ScoutApp(App[int]):
             self.notify("cancelling the collection…", timeout=2)
             return
         self.collection = Collection(self.session.options, self.session.api_url)
-        self.live = []
+        self.live, self._kept = [], None
         self.query_one(StatusLine).busy = "collecting… (R cancels)"
         self._collect(self.collection)
 
