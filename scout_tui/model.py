@@ -7,6 +7,7 @@ committed JSON Schema and (later) the GitHub layer all read and write them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import date, datetime
 from enum import StrEnum
 from typing import Literal
@@ -155,6 +156,11 @@ def item_digest(item: str) -> str:
     return hashlib.sha1(item.encode()).hexdigest()[:6]
 
 
+def set_digest(digests: Iterable[str]) -> str:
+    """One digest of a set of item digests."""
+    return hashlib.sha1(".".join(sorted(set(digests))).encode()).hexdigest()[:12]
+
+
 class CollectorState(_Model):
     name: str
     title: str
@@ -196,6 +202,10 @@ class QuietMark(_Model):
     item_digests: list[str] = Field(default_factory=list)
     since: date = Field(description="The date of the last report that listed it.")
     first_reported: date | None = None
+    # A long list travels as one digest of its items and their count (the report stays
+    # short); then what changed is said as counts.
+    set_digest: str | None = None
+    count: int | None = None
 
 
 class PriorReport(_Model):

@@ -419,3 +419,24 @@ def test_news_is_said_once_and_then_ages_out():
     assert said.status is Status.NEW and said.status_update is None
     gone, _ = day(3, [], [report1, report2, report3])
     assert gone.findings == []  # aged out: no Resolved line, nothing carried
+
+
+def test_a_long_quiet_list_travels_as_one_digest_and_still_comes_back_when_it_changes():
+    """An FYI of 40 items left out as unchanged: its quiet marker is one digest and a count,
+    not 40 digests; it stays out while the 40 stay the same, and comes back, saying so, when
+    one more joins."""
+    names = [f"integration_tests.py::t{n}" for n in range(40)]
+    off = finding("tests_disabled", ("exp",), "40 tests disabled", Section.FYI, names)
+    priors: list[PriorReport] = []
+    for n in range(6):
+        result, report = run_day(DAY1 + timedelta(days=n), [off], priors)
+        priors.append(report)
+    assert result.suppressed == [off.fingerprint]
+    [mark] = report.quiet
+    assert mark.item_digests == [] and mark.count == 40 and mark.set_digest
+    markdown = render_report(DAY1, [], quiet=result.quiet)
+    assert len(markdown.splitlines()[-1]) < 120  # one short hidden line
+    more = off.model_copy(update={"items": [*names, "integration_tests.py::t40"]})
+    back, _ = run_day(DAY1 + timedelta(days=6), [more], priors)
+    [said] = back.findings
+    assert said.status_update.startswith("its items changed (40 then, 41 now) since it was left")

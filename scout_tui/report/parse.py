@@ -44,7 +44,7 @@ _FOLDED = re.compile(r"<!--\s*scout:folded\s+kind=([a-z][a-z0-9_]*)((?:\s+[0-9a-
 _RUN = re.compile(r"<!--\s*scout:run\s+head=([0-9a-f]{40}|[0-9a-f]{64})" + LATER_ATTRIBUTES
                   + r"\s*-->")
 _QUIET = re.compile(
-    r"<!--\s*scout:quiet\s+fp=([a-z][a-z0-9_]*-[0-9a-f]{12})\s+set=([A-Za-z0-9_-]*)"
+    r"<!--\s*scout:quiet\s+fp=([a-z][a-z0-9_]*-[0-9a-f]{12})\s+set=([A-Za-z0-9_-]*|~[0-9a-f]{12}\.\d{1,9})"
     r"\s+since=(\d{4}-\d{2}-\d{2})(?:\s+first=(\d{4}-\d{2}-\d{2}))?" + LATER_ATTRIBUTES
     + r"\s*-->"
 )
@@ -457,8 +457,12 @@ def _hidden_mark(line: str, marks: _Marks) -> bool:
         since = _date_or_none(quiet.group(3))
         if since is None:
             return False
+        items = quiet.group(2)
+        summed = items.startswith("~")
         marks.quiet.append(QuietMark(
             fingerprint=quiet.group(1), since=since, first_reported=_date_or_none(quiet.group(4)),
-            item_digests=unpack_digests(quiet.group(2))))  # fmt: skip
+            item_digests=[] if summed else unpack_digests(items),
+            set_digest=items[1:13] if summed else None,
+            count=int(items[14:]) if summed else None))  # fmt: skip
         return True
     return False

@@ -23,6 +23,7 @@ from scout_tui.model import (
     Status,
     fingerprint,
     item_digest,
+    set_digest,
 )
 
 FUZZY_THRESHOLD = 0.5
@@ -258,7 +259,7 @@ def reconcile(
         if mark is not None and not listed_latest:  # left out by the latest report
             first = min([mark.first_reported or mark.since,
                          *(item.first_reported or report.date for report, item in hits)])
-            if finding.section is Section.FYI and set(mark.item_digests) == _digests(finding):
+            if finding.section is Section.FYI and _same_items(mark, finding):
                 _leave_out(quiet, _carried(finding, first, "no change", unchanged_lines),
                            mark.since)  # fmt: skip
             else:  # it changed while left out: back, saying how
@@ -339,20 +340,34 @@ def _carried(finding: Finding, first: date, update: str,
     )
 
 
+QUIET_ITEMS = 12  # a quiet item with more travels as one digest of them and a count
+
+
 def _leave_out(quiet: Reconciled, finding: Finding, since: date) -> None:
     """An unchanged FYI left out of the report; its quiet state travels in the report."""
     quiet.suppressed.append(finding.fingerprint)
     quiet.left_out.append(finding)
+    digests = _digests(finding)
+    many = len(digests) > QUIET_ITEMS
     quiet.quiet.append(QuietMark(fingerprint=finding.fingerprint,
-                                 item_digests=sorted(_digests(finding)), since=since,
-                                 first_reported=finding.first_reported))  # fmt: skip
+                                 item_digests=[] if many else sorted(digests), since=since,
+                                 first_reported=finding.first_reported,
+                                 set_digest=set_digest(digests) if many else None,
+                                 count=len(digests) if many else None))  # fmt: skip
+
+
+def _same_items(mark: QuietMark, finding: Finding) -> bool:
+    if mark.set_digest is not None:
+        return set_digest(_digests(finding)) == mark.set_digest
+    return set(mark.item_digests) == _digests(finding)
 
 
 def _back(finding: Finding, mark: QuietMark) -> Finding:
     """A finding left out as unchanged that changed since: back in the report, saying how."""
     before = PriorItem(section=Section.FYI, title=finding.title, text="",
                        item_digests=mark.item_digests)  # fmt: skip
-    update = status_update(finding, before)
+    update = status_update(finding, before) if mark.set_digest is None else \
+        f"its items changed ({mark.count} then, {len(set(finding.items))} now)"  # fmt: skip
     if update == "no change":  # the same items, in another section now
         update = "moved"
     first = mark.first_reported or mark.since

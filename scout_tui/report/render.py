@@ -93,7 +93,9 @@ def run_marker(head: str) -> str:
 def quiet_marker(mark: QuietMark) -> str:
     """An FYI left out as unchanged, with the items it went quiet with (SPEC: suppression
     that stays)."""
-    parts = [f"scout:quiet fp={mark.fingerprint}", f"set={pack_digests(mark.item_digests)}",
+    items = f"~{mark.set_digest}.{mark.count or 0}" if mark.set_digest else \
+        pack_digests(mark.item_digests)  # fmt: skip
+    parts = [f"scout:quiet fp={mark.fingerprint}", f"set={items}",
              f"since={mark.since.isoformat()}"]  # fmt: skip
     if mark.first_reported:
         parts.append(f"first={mark.first_reported.isoformat()}")
