@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-from scout_tui.baseline import Window, check_date, in_window, load_prior_dir, since_from
+from scout_tui.baseline import (
+    Window,
+    check_date,
+    in_window,
+    load_prior_dir,
+    since_from,
+    today_utc,
+)
 from scout_tui.cache import Cache
 from scout_tui.collectors.base import Collector, CollectorContext, registered
 from scout_tui.collectors.runner import stream
@@ -39,7 +46,7 @@ from scout_tui.model import (
 from scout_tui.report.board import Scout, board_index, normalized_title
 from scout_tui.report.parse import is_report, parse_report
 from scout_tui.report.reconcile import reconcile
-from scout_tui.source import NotARepository, SourceTree
+from scout_tui.source import BlobStore, NotARepository, SourceTree
 
 
 @dataclass
@@ -57,8 +64,12 @@ class RunOptions:
     journaled_items: Mapping[str, str] = field(default_factory=dict)
     cache: Cache | None = field(default=None, repr=False)
     web_url: str = "https://github.com"  # for board item links
+    # Blob texts, parsed trees and commit indexes kept across runs over one history (dated
+    # runs of consecutive days read most files unchanged); each run makes its own if None.
+    blobs: BlobStore | None = field(default=None, repr=False)
 
 
+PAST_TORCH = "not reconstructible for a past day (the installed torch is today's)"
 RECONCILE_KINDS = {"resolved"}  # made by reconcile, not by a collector, and configurable
 # Kinds scout made once and says otherwise now (a rule for one is accepted, and unused):
 # surface_not_found is a configuration warning of scout.toml's, not a project finding.
@@ -135,9 +146,11 @@ class Prepared:
 
 
 def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:
-    """The context a run's collectors share: window, baseline, checkout."""
+    """The context a run's collectors share: window, baseline, checkout. A dated run scans
+    the day's last commit, read from git: the work tree (and what is uncommitted in it) is
+    not looked at."""
     cancel = cancel or threading.Event()
-    source = SourceTree(options.repo, cancel=cancel)
+    source = SourceTree(options.repo, cancel=cancel, blobs=options.blobs)
     window = Window.for_date(options.as_of)
     config = options.config
     if not source.exists(config.project.experiment):
@@ -150,6 +163,12 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     head = source.commit_before(window.until) if options.as_of else source.head()
     if head is None:
         raise NotARepository(f"{source.root} has no commits yet")
+    if options.as_of is not None:
+        source = SourceTree(options.repo, cancel=cancel, at=head, blobs=source.blobs)
+    # The installed torch is today's: what it defines says nothing of a past day.
+    past = options.as_of is not None and options.as_of < today_utc()
+    torch_root = None if past else find_torch_root(config.torch.root)
+    torch_reason = PAST_TORCH if past else "torch not installed"
     warnings: list[str] = []
     ignored: list[IgnoredReports] = []
     if options.prior_dir is not None:  # the user's own files: trusted
@@ -176,7 +195,8 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         github=options.github,
         github_reason=options.github_reason,
         cache=options.cache,
-        torch_root=find_torch_root(config.torch.root),
+        torch_root=torch_root,
+        torch_reason=torch_reason,
         cancelled=cancel,
     )
     return Prepared(ctx, priors, prior_source, warnings, ignored)
