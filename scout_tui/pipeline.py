@@ -67,6 +67,9 @@ class RunOptions:
     # Blob texts, parsed trees and commit indexes kept across runs over one history (dated
     # runs of consecutive days read most files unchanged); each run makes its own if None.
     blobs: BlobStore | None = field(default=None, repr=False)
+    # The day the run takes for today (the demo's own day); None: today, UTC. A run as of an
+    # earlier day cannot use the installed torch: it is today's.
+    today: date | None = None
 
 
 PAST_TORCH = "not reconstructible for a past day (the installed torch is today's)"
@@ -166,7 +169,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     if options.as_of is not None:
         source = SourceTree(options.repo, cancel=cancel, at=head, blobs=source.blobs)
     # The installed torch is today's: what it defines says nothing of a past day.
-    past = options.as_of is not None and options.as_of < today_utc()
+    past = options.as_of is not None and options.as_of < (options.today or today_utc())
     torch_root = None if past else find_torch_root(config.torch.root)
     torch_reason = PAST_TORCH if past else "torch not installed"
     warnings: list[str] = []

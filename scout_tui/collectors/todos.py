@@ -108,8 +108,8 @@ def _days(delta: timedelta) -> str:
 
 def _age(ctx: CollectorContext, origin: Blame, logins: dict[str, str]) -> str:
     """As of the run's day. A commit of the day can hold lines authored after it (a
-    rebase, a cherry-pick: git keeps the author's date): those have no age as of then. The author by GitHub login when known (in code, so
-    the report pings nobody)."""
+    rebase, a cherry-pick: git keeps the author's date): those have no age as of then. The
+    author by GitHub login when known (in code, so the report pings nobody)."""
     who = code("@" + logins[origin.commit]) if origin.commit in logins else origin.author
     if origin.when >= ctx.until:
         return f"added after {ctx.as_of.isoformat()}, by {who}"
