@@ -13,8 +13,10 @@ import pytest
 
 from scout_tui import source as source_module
 from scout_tui.analysis import pyast
+from scout_tui.baseline import check_date
 from scout_tui.config import load_config
 from scout_tui.demo.files import EXP
+from scout_tui.errors import UsageError
 from scout_tui.model import fingerprint
 from scout_tui.pipeline import PAST_TORCH, RunOptions, prepare, run
 from scout_tui.source import BlobStore, SourceTree
@@ -233,6 +235,26 @@ def test_the_days_commit_is_the_first_parent_chains_by_committer_date(tmp_path):
     assert git(repo, "rev-list", "-1", f"--before={end_of_day.isoformat()}", "HEAD") == side_late
     assert tree.commit_before(datetime(2026, 11, 29, tzinfo=UTC)) == base
     assert tree.commit_before(datetime(2026, 11, 27, tzinfo=UTC)) is None
+
+
+def test_a_day_before_the_branchs_first_commit_is_refused(tmp_path):
+    """A history merged in from elsewhere can be older than the branch: its days have no
+    commit of the branch to scan, and `check_date`, the one check of a --date, says so."""
+    repo = new_repo(tmp_path / "repo")
+    write(repo, {"main.py": "M = 1\n"})
+    commit(repo, "the branch begins", "2026-11-25T10:00:00Z")
+    git(repo, "checkout", "-q", "--orphan", "imported")
+    git(repo, "rm", "-rq", "--cached", ".")
+    write(repo, {"exp/e.py": "E = 1\n"})
+    git(repo, "add", "exp")
+    git(repo, "commit", "-q", "-m", "elsewhere", when="2026-11-20T10:00:00Z")
+    git(repo, "checkout", "-q", "-f", "main")
+    git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "import", "imported",
+        when="2026-11-26T10:00:00Z")  # fmt: skip
+    source = SourceTree(repo)
+    check_date(date(2026, 11, 25), source, "exp")
+    with pytest.raises(UsageError, match="before the first commit of this branch"):
+        check_date(date(2026, 11, 22), source, "exp")  # exp/ is older, the branch is not
 
 
 def test_a_dated_run_scans_the_days_first_parent_commit(fresh_world):
