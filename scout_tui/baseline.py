@@ -47,6 +47,12 @@ def today_utc() -> date:
     return datetime.now(UTC).date()
 
 
+def is_past_day(day: date | None) -> bool:
+    """Older than yesterday: what GitHub says now (open pull requests, the board) no longer
+    stands for that day. Yesterday's run (a morning's triage of last night's) still does."""
+    return day is not None and day < today_utc() - timedelta(days=1)
+
+
 def check_date(day: date, source: SourceTree | None = None, experiment: str = "") -> None:
     """The one check of every `--date`: a day scout can see, from the experiment's first
     commit (when `source` is given) to today, UTC. UsageError otherwise."""
@@ -81,12 +87,14 @@ def since_from(reports: list[PriorReport], window: Window) -> datetime:
 
 MAX_REPORT_BYTES = 2 * 1024 * 1024  # real reports are ~10 KB; more is not a report
 _REPORT_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})\.md")
+_REPLAY_OUTPUT = re.compile(r"\d{4}-\d{2}-\d{2}\.json|summary\.json")
 
 
 def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorReport]:
     """Reports kept as `YYYY-MM-DD.md` files, oldest first.
 
-    Anything else in the folder is skipped with a warning (hidden files silently), as is a
+    Anything else in the folder is skipped with a warning (hidden files and what `scout
+    replay` writes beside its reports silently), as is a
     file that is empty, binary, over 2 MiB or unreadable. A report whose title gives
     another date is that date's; of two reports for one date, one is kept.
     """
@@ -102,8 +110,8 @@ def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorRepor
     by_date: dict[date, tuple[PriorReport, Path]] = {}
     for entry in entries:
         path = Path(entry.path)
-        if entry.name.startswith("."):
-            continue  # .DS_Store, .gitkeep and the like
+        if entry.name.startswith(".") or _REPLAY_OUTPUT.fullmatch(entry.name):
+            continue  # .DS_Store, .gitkeep and the like; a replay's runs beside its reports
         named = _name_date(entry.name)
         if named is None:
             warn(f"{path}: skipped, {_why_not_a_report(entry)}")

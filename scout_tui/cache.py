@@ -36,6 +36,17 @@ M = TypeVar("M", bound=BaseModel)
 _SQLITE_ERRORS = (sqlite3.Error, OSError, EOFError)
 
 
+POORER = "/poorer"
+
+
+def lost(new: RunResult, kept: RunResult) -> list[str]:
+    """The collectors done in `kept` that are not done in `new` (skipped, failed, cancelled
+    or absent): what makes `new` the poorer run. Finding counts never decide."""
+    done = {state.name for state in new.collectors if state.state == "done"}
+    return [state.title for state in kept.collectors
+            if state.state == "done" and state.name not in done]  # fmt: skip
+
+
 def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("scout-tui", appauthor=False))
 
@@ -267,12 +278,24 @@ class Cache:
         key = f"run/{checkout.id}/{experiment}/{day.isoformat()}"
         return key + ("/only=" + ",".join(sorted(only)) if only else "")
 
-    def put_run(self, run: RunResult) -> None:
+    def put_run(self, run: RunResult) -> RunResult | None:
         """The day's run. A run of some collectors (--only) is kept apart, so it never
-        replaces the day's full run; a cancelled run is not kept."""
+        replaces the day's full run; a cancelled run is not kept. A run poorer than the
+        kept one (`lost`) is kept apart too: then the kept, fuller run is returned."""
         if run.checkout is None or run.cancelled:
-            return
-        self._put(self._run_key(run.checkout, run.experiment, run.date, run.only), run)
+            return None
+        key = self._run_key(run.checkout, run.experiment, run.date, run.only)
+        kept = None if run.only else self._get(key, RunResult)
+        if kept is not None and lost(run, kept):
+            self._put(key + POORER, run)
+            return kept
+        self._put(key, run)
+        self._forget(key + POORER)
+        return None
+
+    def poorer_run(self, checkout: Checkout, experiment: str, day: date) -> RunResult | None:
+        """The latest run of the day kept apart because it was poorer than the day's."""
+        return self._get(self._run_key(checkout, experiment, day) + POORER, RunResult)
 
     def get_run(self, checkout: Checkout, experiment: str, day: date,
                 only: list[str] | None = None) -> RunResult | None:  # fmt: skip
@@ -288,9 +311,10 @@ class Cache:
     # -- housekeeping ------------------------------------------------------------------
     def info(self) -> dict[str, object]:
         keys = [k for k in self._store.iterkeys() if isinstance(k, str)]
-        runs = sorted(
-            {k.split("/")[-1] for k in keys if k.startswith("run/") and "/only=" not in k}
-        )
+        days = [k for k in keys if k.startswith("run/") and "/only=" not in k]
+        runs = sorted({k.split("/")[-1] for k in days if not k.endswith(POORER)})
+        poorer = sorted({k.removesuffix(POORER).split("/")[-1] for k in days
+                         if k.endswith(POORER)})  # fmt: skip
         return {
             "path": str(self.directory),
             "exists": self.exists,
@@ -298,6 +322,7 @@ class Cache:
             "bytes": self._store.volume(),
             "entries": len(keys),
             "runs": runs,
+            "poorer_runs_kept_apart": poorer,
         }
 
     def blob_path(self, *parts: str) -> Path | None:

@@ -128,7 +128,8 @@ class GithubConfig(_Strict):
 
 class ReportConfig(_Strict):
     # Evidence lists and tracebacks longer than this are cut ("… N more") where the report
-    # must fit GitHub's limits; `scout report` keeps them whole.
+    # must fit GitHub's limits; `scout report` cuts a finding's own lists to it too (the JSON
+    # and the console keep everything whole).
     max_list_items: int = Field(default=10, ge=1, le=1000)
 
 

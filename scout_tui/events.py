@@ -80,9 +80,19 @@ class RunFinished:
     event: Literal["run_finished"] = "run_finished"
 
 
+@dataclass(frozen=True)
+class RunKeptApart:
+    """The run just made looked at less than the day's kept run (a collector done there is
+    skipped, failed or absent here): it is kept apart, and `kept` stays the day's run."""
+
+    kept: RunResult
+    message: str
+    event: Literal["run_kept_apart"] = "run_kept_apart"
+
+
 Event = (
     RunStarted | CollectorStarted | Progress | FindingFound | CollectorFinished | RunWarning
-    | ConfigWarned | RunFinished
+    | ConfigWarned | RunFinished | RunKeptApart
 )  # fmt: skip
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Annotated[Event, Field(discriminator="event")])
 

@@ -12,9 +12,10 @@ believe is code, so wherever we could disagree with the parser we make the text 
 
 from __future__ import annotations
 
+import base64
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 # CommonMark 4.5: up to 3 spaces, then 3+ backticks or 3+ tildes; a backtick fence's info
 # string may not contain a backtick (so "```a ``b`` c```" is a code span, not a fence).
@@ -302,12 +303,12 @@ def bare_url(url: str) -> str:
     return url if _SAFE_URL.fullmatch(url) else code(url)
 
 
-def more(count: int, what: str = "") -> str:
-    """What a cut says in place of what it left out."""
-    return f"… {count} more{' ' + what if what else ''} (see `scout report`)"
+def more(count: int, what: str = "", see: str = "`scout report`") -> str:
+    """What a cut says in place of what it left out, and where it is whole."""
+    return f"… {count} more{' ' + what if what else ''} (see {see})"
 
 
-def cut_lists(markdown: str, max_items: int) -> str:
+def cut_lists(markdown: str, max_items: int, see: str = "`scout report`") -> str:
     """Every list (outside fences) of more than `max_items` items cut to that many, then a
     "… N more" item; an item's own lines (indented, or a fence it holds) go with it."""
     out: list[str] = []
@@ -323,7 +324,7 @@ def cut_lists(markdown: str, max_items: int) -> str:
             kind = kinds.pop(indent)
             if dropped.get(indent):
                 bullet = kind if kind in "-+*" else f"{max_items + 1}{kind}"
-                out.append(" " * indent + f"{bullet} " + more(dropped[indent]))
+                out.append(" " * indent + f"{bullet} " + more(dropped[indent], see=see))
             kept.pop(indent)
             dropped.pop(indent, None)
 
@@ -414,6 +415,31 @@ def cut_text(text: str, max_lines: int, max_chars: int) -> str:
     return "\n".join(shown)
 
 
+def pack_digests(digests: Iterable[str]) -> str:
+    """Item digests (6 hex digits each) as 4 base64url characters each, run together: a
+    quiet item's 40 digests in 160 characters, not 280."""
+    packed = bytes.fromhex("".join(sorted({d for d in digests if _DIGEST.fullmatch(d)})))
+    return base64.urlsafe_b64encode(packed).decode()
+
+
+def unpack_digests(text: str) -> list[str]:
+    """`pack_digests` read back; [] for anything that is not its output."""
+    try:
+        raw = base64.urlsafe_b64decode(text.encode()) if len(text) % 4 == 0 else b""
+    except ValueError:
+        return []
+    return [raw[n : n + 3].hex() for n in range(0, len(raw) - len(raw) % 3, 3)]
+
+
+_DIGEST = re.compile(r"[0-9a-f]{6}")
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def is_commit(value: str) -> bool:
+    """Whether `value` is a full git commit id (SHA-1 or SHA-256), fit for a hidden marker."""
+    return _COMMIT.fullmatch(value) is not None
+
+
 def is_fingerprint(value: str) -> bool:
     """Whether `value` is shaped as scout makes fingerprints (`kind-<12 hex>`): only such a
     value may go into a hidden `<!-- scout:fp=… -->` marker."""
@@ -432,11 +458,14 @@ __all__ = [
     "fence_closes",
     "fence_open",
     "indentation",
+    "is_commit",
     "is_fingerprint",
     "link",
     "more",
     "neutralize",
     "neutralize_line",
     "one_line",
+    "pack_digests",
     "table_cell",
+    "unpack_digests",
 ]

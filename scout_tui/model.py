@@ -88,6 +88,14 @@ class Evidence(_Model):
     log_offset: int | None = Field(
         default=None, description="Where in that log the root cause's traceback starts."
     )
+    found_at: str | None = Field(
+        default=None,
+        description="Resolved on evidence: the commit the prior report scanned, where the "
+        "check found what is gone today.",
+    )
+    found_as: str | None = Field(
+        default=None, description="Resolved on evidence: the fingerprint it was found as there."
+    )
 
 
 class BoardRef(_Model):
@@ -180,10 +188,27 @@ class PriorItem(_Model):
     checked: bool = False
 
 
+class QuietMark(_Model):
+    """An FYI a report left out as unchanged noise: the state it went quiet in travels in
+    the report, so the next day keeps it out while its items stay the same."""
+
+    fingerprint: str
+    item_digests: list[str] = Field(default_factory=list)
+    since: date = Field(description="The date of the last report that listed it.")
+    first_reported: date | None = None
+
+
 class PriorReport(_Model):
     date: date
     source: str
     items: list[PriorItem] = Field(default_factory=list)
+    quiet: list[QuietMark] = Field(default_factory=list)
+    head: str | None = Field(
+        default=None, description="The commit the report's run scanned (its report marker)."
+    )
+    posted_at: datetime | None = Field(
+        default=None, description="When the comment was posted, for a report without head."
+    )
 
 
 class Checkout(_Model):
@@ -261,6 +286,15 @@ class RunResult(_Model):
     findings: list[Finding] = Field(default_factory=list)
     suppressed: list[str] = Field(
         default_factory=list, description="Fingerprints of FYI items left out as noise."
+    )
+    quiet: list[QuietMark] = Field(
+        default_factory=list,
+        description="The FYI items left out as unchanged, with the state they went quiet in.",
+    )
+    left_out: list[Finding] = Field(
+        default_factory=list,
+        description="The findings left out of the report as unchanged noise (the console "
+        "can still show them).",
     )
     only: list[str] | None = Field(
         default=None, description="The collectors asked for with --only; null: all of them."

@@ -6,7 +6,7 @@ import hashlib
 import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
@@ -14,12 +14,19 @@ from scout_tui.baseline import (
     Window,
     check_date,
     in_window,
+    is_past_day,
     load_prior_dir,
     since_from,
     today_utc,
 )
 from scout_tui.cache import Cache
-from scout_tui.collectors.base import Collector, CollectorContext, registered
+from scout_tui.collectors.base import (
+    Collector,
+    CollectorContext,
+    kinds_that_age_out,
+    observed_kinds,
+    registered,
+)
 from scout_tui.collectors.runner import stream
 from scout_tui.config import Config, ConfigError
 from scout_tui.errors import UsageError
@@ -33,6 +40,7 @@ from scout_tui.events import (
     RunWarning,
 )
 from scout_tui.github.api import GitHub, GitHubError, board_item_url
+from scout_tui.markdown import neutralize_line
 from scout_tui.model import (
     BoardRef,
     CollectorState,
@@ -45,7 +53,7 @@ from scout_tui.model import (
 )
 from scout_tui.report.board import Scout, board_index, normalized_title
 from scout_tui.report.parse import is_report, parse_report
-from scout_tui.report.reconcile import reconcile
+from scout_tui.report.reconcile import Lifetimes, PriorCheck, reconcile
 from scout_tui.source import BlobStore, NotARepository, SourceTree
 
 
@@ -156,18 +164,19 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     source = SourceTree(options.repo, cancel=cancel, blobs=options.blobs)
     window = Window.for_date(options.as_of)
     config = options.config
+    if options.as_of is not None:
+        check_date(options.as_of, source, config.project.experiment)
+        dated = source.commit_before(window.until)
+        if dated is not None:  # that day's tree, from git: the work tree is not read
+            source = SourceTree(options.repo, cancel=cancel, at=dated, blobs=source.blobs)
     if not source.exists(config.project.experiment):
         raise NotARepository(
             f"{source.root} has no {config.project.experiment}/ — is this the right checkout? "
             f"([project] experiment in {config.source})"
         )
-    if options.as_of is not None:
-        check_date(options.as_of, source, config.project.experiment)
-    head = source.commit_before(window.until) if options.as_of else source.head()
+    head = source.head()
     if head is None:
         raise NotARepository(f"{source.root} has no commits yet")
-    if options.as_of is not None:
-        source = SourceTree(options.repo, cancel=cancel, at=head, blobs=source.blobs)
     # The installed torch is today's: what it defines says nothing of a past day.
     past = options.as_of is not None and options.as_of < (options.today or today_utc())
     torch_root = None if past else find_torch_root(config.torch.root)
@@ -184,6 +193,15 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         prior_source = f"skipped — {options.github_reason} (or use --prior DIR)"
     priors = in_window(all_reports, window.as_of, config.windows.prior_report_days)
     since = since_from(priors, window)
+    baseline = source.commit_before(since)
+    roots = source.shallow_roots()
+    gap = None
+    if roots:
+        gap = (f"shallow clone: the history is cut at {len(roots)} commit(s) "
+               "(`git fetch --unshallow` gives what the history checks need)")  # fmt: skip
+        warnings.append(f"{gap}; ages and \"since\" before the cut are not claimed")
+        if baseline is None or baseline in roots:
+            baseline = None  # the baseline is before the cut: nothing to compare with
     ctx = CollectorContext(
         config=config,
         repo_path=source.root,
@@ -192,7 +210,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         until=window.until,
         source=source,
         prior_reports=priors,
-        baseline_commit=source.commit_before(since),
+        baseline_commit=baseline,
         head_commit=head,
         online=not options.offline,
         github=options.github,
@@ -201,6 +219,9 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         torch_root=torch_root,
         torch_reason=torch_reason,
         cancelled=cancel,
+        past_day=is_past_day(options.as_of),
+        shallow_roots=roots,
+        history_gap=gap,
     )
     return Prepared(ctx, priors, prior_source, warnings, ignored)
 
@@ -230,7 +251,8 @@ def _reports_on_github(
             ignored[comment.author] = ignored.get(comment.author, 0) + 1
             continue
         try:
-            reports.append(parse_report(comment.body, comment.created_at.date(), comment.url))
+            report = parse_report(comment.body, comment.created_at.date(), comment.url)
+            reports.append(report.model_copy(update={"posted_at": comment.created_at}))
         except ValueError as exc:
             warnings.append(f"prior report {comment.url} skipped: {exc}")
     return reports, where, [IgnoredReports(author=a, count=n) for a, n in ignored.items()]
@@ -257,6 +279,9 @@ def _with_board(options: RunOptions, findings: list[Finding],
     """Each finding that has a board item, with its link and status (scout's drafts are
     matched by their fingerprint marker, any item by title)."""
     if options.github is None:
+        return findings
+    if is_past_day(options.as_of):
+        warnings.append("board items: skipped — not reconstructible for a past day")
         return findings
     board_config = options.config.board
     try:
@@ -338,17 +363,29 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
     ordered_states = [states[cls.name] for cls in collectors]
     completed = {s.name for s in ordered_states if s.state == "done"}
     completed_kinds = {kind for cls in collectors if cls.name in completed for kind in cls.kinds}
+    found = _dedupe(findings)
+    checks: list[PriorCheck] = []
+
+    def recheck(kinds: frozenset[str]) -> PriorCheck | None:
+        check = check_prior_commit(options, ctx, prepared.priors[-1], kinds, found, cancel)
+        checks.extend([check] if check else [])
+        return check
+
+    every = registered().values()
     reconciled = reconcile(
-        _dedupe(findings),
+        found,
         prepared.priors,
         fyi_suppress_after=ctx.config.windows.fyi_suppress_after,
         completed_kinds=completed_kinds,
         unchecked={fp for state in ordered_states for fp in state.unchecked},
-        all_collectors_completed=len(completed) == len(registered()),
         unchanged_lines={
             kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
         },
+        lifetimes=Lifetimes(kinds_that_age_out(every), observed_kinds(every)),
+        recheck=recheck,
     )
+    reconciled.findings[:] = _name_fixes(options, ctx, reconciled.findings,
+                                         checks[0] if checks else None, cancel)  # fmt: skip
     board_warnings: list[str] = []
     linked = _with_board(options, reconciled.findings, board_warnings)
     for warning in board_warnings:
@@ -369,6 +406,8 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             collectors=ordered_states,
             findings=linked,
             suppressed=reconciled.suppressed,
+            quiet=reconciled.quiet,
+            left_out=reconciled.left_out,
             only=[cls.name for cls in collectors] if options.only else None,
             config_digest=config_digest(options.config),
             cancelled=any(state.state == "cancelled" for state in ordered_states),
@@ -392,6 +431,90 @@ def run(
             result = event.result
     assert result is not None
     return result
+
+
+def prior_commit(source: SourceTree, report: PriorReport) -> str | None:
+    """The commit a prior report's run scanned: its marker's `head`, else the last commit
+    before it was posted (a file: the end of its day)."""
+    if report.head and source.has_commit(report.head):
+        return report.head
+    moment = report.posted_at or Window.for_date(report.date).until
+    return source.commit_before(moment)
+
+
+def check_prior_commit(options: RunOptions, ctx: CollectorContext, report: PriorReport,
+                       kinds: frozenset[str], today: Sequence[Finding],
+                       cancel: threading.Event) -> PriorCheck | None:  # fmt: skip
+    """The checks of `kinds`, run offline on the commit `report` scanned, as of its day."""
+    head = prior_commit(ctx.source, report)
+    if head is None:
+        return None
+    if head == ctx.head_commit:  # the same tree: today's checks are the answer
+        return PriorCheck(head, today, kinds)
+    found, checked = _check_at(options, ctx, head, report.date, kinds, cancel)
+    return PriorCheck(head, found, checked)
+
+
+def _check_at(options: RunOptions, ctx: CollectorContext, commit: str, day: date,
+              kinds: frozenset[str], cancel: threading.Event,
+              ) -> tuple[list[Finding], frozenset[str]]:  # fmt: skip
+    """What the checks of `kinds` find on `commit`'s tree, offline, as of `day`; and the
+    kinds whose check ran to the end there."""
+    collectors = [cls for cls in select_collectors(None) if set(cls.kinds) & kinds]
+    window = Window.for_date(day)
+    since = window.until - timedelta(days=1)
+    source = SourceTree(options.repo, cancel=cancel, at=commit, blobs=ctx.source.blobs)
+    there = replace(ctx, source=source, as_of=day, since=since, until=window.until,
+                    prior_reports=[], baseline_commit=source.commit_before(since),
+                    head_commit=commit, online=False, github=None,
+                    github_reason="not asked: a check of an earlier commit")  # fmt: skip
+    found: list[Finding] = []
+    done: set[str] = set()
+    for event in stream(there, collectors, 1):
+        if isinstance(event, FindingFound):
+            found.append(event.finding)
+        elif isinstance(event, CollectorFinished) and event.state.state == "done":
+            done.add(event.state.name)
+    return found, frozenset(k for cls in collectors if cls.name in done for k in cls.kinds) & kinds
+
+
+def _name_fixes(options: RunOptions, ctx: CollectorContext, findings: list[Finding],
+                check: PriorCheck | None, cancel: threading.Event) -> list[Finding]:  # fmt: skip
+    """A Resolved line on evidence names the commit that fixed it: between the prior
+    report's commit and today's (first parent), the first on which its check no longer
+    finds it — searched by halves, a check run per probe."""
+    if check is None or ctx.head_commit is None or check.head == ctx.head_commit:
+        return findings
+    commits = ctx.source.first_parent_range(check.head, ctx.head_commit)
+    probes: dict[tuple[str, frozenset[str]], set[str]] = {}
+
+    def gone_at(index: int, fingerprint: str, kinds: frozenset[str]) -> bool:
+        if index == len(commits) - 1:
+            return True  # today's run did not find it
+        key = (commits[index].sha, kinds)
+        if key not in probes:
+            found, _ = _check_at(options, ctx, commits[index].sha, ctx.as_of, kinds, cancel)
+            probes[key] = {fp for f in found for fp in (f.fingerprint, *f.aliases)}
+        return fingerprint not in probes[key]
+
+    named = []
+    for finding in findings:
+        held = finding.evidence.found_as
+        if finding.kind == "resolved" and finding.evidence.found_at == check.head and held \
+                and commits:  # fmt: skip
+            kinds = frozenset({held.rsplit("-", 1)[0]})
+            low, high = 0, len(commits) - 1
+            while low < high:
+                middle = (low + high) // 2
+                if gone_at(middle, held, kinds):
+                    high = middle
+                else:
+                    low = middle + 1
+            fix = commits[low]
+            by = f"`{fix.sha[:10]}` ({neutralize_line(fix.summary)})"
+            finding = finding.model_copy(update={"body": f"{finding.body}; fixed by {by}"})
+        named.append(finding)
+    return named
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

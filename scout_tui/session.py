@@ -24,7 +24,7 @@ from scout_tui import triage
 from scout_tui.analysis.repro import ReproArgv, ReproError, repro_argv, repro_command
 from scout_tui.baseline import check_date, today_utc
 from scout_tui.bundle import Bundle, bundle_repository, read_bundle
-from scout_tui.cache import Cache
+from scout_tui.cache import Cache, lost
 from scout_tui.config import (
     GITHUB_API,
     Config,
@@ -37,7 +37,7 @@ from scout_tui.config import (
     shipped_rule_kinds,
 )
 from scout_tui.errors import ScoutError, UsageError
-from scout_tui.events import Event, RunFinished, RunWarning
+from scout_tui.events import Event, RunFinished, RunKeptApart, RunWarning
 from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token, missing_token
 from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
@@ -328,9 +328,11 @@ class Session:
             if options.github is not None:
                 options.github.new_run()  # unreachable or rate-limited last time: ask again
             for event in run_events(options, cancel):
-                if isinstance(event, RunFinished):
-                    self.cache.put_run(event.result)
                 yield event
+                if isinstance(event, RunFinished):
+                    kept = self.cache.put_run(event.result)
+                    if kept is not None:
+                        yield RunKeptApart(kept, kept_apart_note(event.result, kept))
         except (NotARepository, ConfigError, FileNotFoundError) as exc:
             raise UsageError(str(exc)) from None
 
@@ -347,6 +349,8 @@ class Session:
                 self.warn(event.message)
             if isinstance(event, RunFinished):
                 result = event.result
+            elif isinstance(event, RunKeptApart):
+                self.warn(event.message)
         assert result is not None
         return result
 
@@ -355,6 +359,16 @@ class Session:
             return self.bundle.run
         only = list(self.options.only) if self.options.only else None
         return self.cache.get_run(self.checkout, self.experiment, self.day, only)
+
+    def say_kept_apart(self, run: RunResult) -> None:
+        """Warn when a poorer run of the day was made after `run` and kept apart."""
+        if self.bundle is not None or run.only is not None:
+            return
+        poorer = self.cache.poorer_run(self.checkout, self.experiment, self.day)
+        if poorer is not None and (poorer.collected_at or run.collected_at) and \
+                (run.collected_at is None or (poorer.collected_at or run.collected_at)
+                 >= run.collected_at):  # fmt: skip
+            self.warn(kept_apart_note(poorer, run))
 
     def scanned_commit(self) -> str | None:
         """The commit a run would scan now: HEAD, or the last commit of --date's day."""
@@ -387,7 +401,10 @@ class Session:
             self.warn("the configuration changed since the cached run: collecting again")
             cached = None
         if cached is None:
-            return self.collect(on_event)
+            fresh = self.collect(on_event)
+            day = self.cached_run()  # the fuller run, when the new one was kept apart
+            return day if day is not None and fresh.only is None and lost(fresh, day) else fresh
+        self.say_kept_apart(cached)
         now = self.scanned_commit()
         if cached.head and now and cached.head != now:
             when = cached.collected_at.strftime("%H:%M UTC") if cached.collected_at else "earlier"
@@ -505,7 +522,8 @@ class Session:
         return problems
 
     def report_markdown(self, run: RunResult) -> str:
-        return render_markdown(run)
+        """`scout report`: every finding whole but for its long lists (the JSON has them)."""
+        return render_markdown(run, Layout(list_items=self.config.report.max_list_items))
 
     def posted_markdown(self, run: RunResult, room: int = 0) -> str:
         """The report as publishing posts it: cut to fit GitHub's comment limit with room
@@ -609,7 +627,17 @@ def _names(findings: Sequence[Finding]) -> str:
     return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
 
 
+def kept_apart_note(poorer: RunResult, kept: RunResult) -> str:
+    """What a user is told when the day's run stays the fuller one."""
+    when = f"{poorer.collected_at:%H:%M} UTC " if poorer.collected_at else ""
+    fuller = f"{kept.collected_at:%H:%M} UTC " if kept.collected_at else ""
+    return (f"a poorer {when}run is kept apart ({', '.join(lost(poorer, kept))} did not run "
+            f"to the end): the {fuller}run stays the day's run")
+
+
 def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
     from scout_tui.pipeline import collector_sections
 
-    return render_report(run.date, run.findings, run.collectors, collector_sections(), layout)
+    return render_report(run.date, run.findings, run.collectors, collector_sections(), layout,
+                         head=run.head, quiet=run.quiet,
+                         first=not run.prior_reports)  # fmt: skip

@@ -730,6 +730,8 @@ class SourceTree:
             text = self.read_at(commit.sha, path)
             if text is None or not holds(text):
                 break
+            if commit.sha in self.shallow_roots():
+                return None  # it may hold from before the cut: since when is not known
             found = commit
         return found
 
@@ -852,6 +854,32 @@ class SourceTree:
         with self._lock:
             tree = self._tree_at(commit, directory)
             return sorted(child.name for child in tree.trees if _plain(child.name)) if tree else []
+
+    def shallow_roots(self) -> frozenset[str]:
+        """The commits where this clone's history is cut (a `--depth` clone's boundary,
+        grafts): what lies before them is not here, so no age or "since" may rest on them."""
+        if not hasattr(self, "_shallow"):
+            roots: set[str] = set()
+            for name in ("shallow", "info/grafts"):
+                with self._lock:
+                    where = self.repo.git.rev_parse("--git-path", name)
+                path = Path(where) if Path(where).is_absolute() else self.root / where
+                try:
+                    text = path.read_text(encoding="ascii", errors="replace")
+                except OSError:
+                    continue
+                roots |= {line.split()[0] for line in text.splitlines() if line.strip()}
+            self._shallow = frozenset(roots)
+        return self._shallow
+
+    def has_commit(self, sha: str) -> bool:
+        """Whether `sha` names a commit this repository holds (a report's `head` may come
+        from another clone, or from before a force-push)."""
+        with self._lock:
+            try:
+                return self.repo.git.cat_file("-t", sha).strip() == "commit"
+            except git.GitCommandError:
+                return False
 
 
 def _plain(name: str) -> bool:

@@ -6,7 +6,6 @@ import stat
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime
 
 import git
 import pytest
@@ -138,13 +137,14 @@ def test_a_run_belongs_to_its_checkout(tmp_path):
 
 
 def test_a_stale_cached_run_is_used_with_a_warning(tmp_path, fresh_world):
-    args = world_args(fresh_world, tmp_path)
-    args[args.index("--date") + 1] = datetime.now(UTC).date().isoformat()  # scans HEAD
+    from tests.collector_run import commit_all
+    from tests.conftest import TODAY
+
+    args = world_args(fresh_world, tmp_path)  # as of TODAY: its last commit is scanned
     assert scout("collect", *args).returncode == 0
-    repo = git.Repo(fresh_world.repo)
     (fresh_world.repo / "NEW.md").write_text("new\n")
-    repo.index.add(["NEW.md"])
-    repo.index.commit("a commit after the collection")
+    commit_all(fresh_world.repo, "a commit after the collection, that day",
+               f"{TODAY.isoformat()}T23:00:00+00:00")  # fmt: skip
     done = scout("report", *args)
     assert done.returncode == 0
     assert "using the cached run, which is what was reviewed" in done.stderr

@@ -71,7 +71,8 @@ async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_l
         assert f"0 of {len([r for r in app.rows if r.finding.section is not Section.ALL_CLEAR])}" \
             " reviewed" in status  # fmt: skip
         assert "online" in status
-        assert "✓ ci_failures 1" in app.query_one("#collectors").render().plain
+        # The failing workflow, and the green one said from its latest run.
+        assert "✓ ci_failures 2" in app.query_one("#collectors").render().plain
 
 
 async def test_accept_demote_promote_drop_each_recorded_and_undone(demo, tmp_path):
@@ -351,6 +352,34 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
                     break
             assert app.collection is None
             assert any("cancelled" in n.message for n in app._notifications)
+
+
+async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tmp_path):
+    """`R` offline after an online collection: the poorer run is kept apart, the tree keeps
+    the CI failure and the decisions' badges, and the console says which run it shows."""
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state", offline=True)
+        online = app.run_result
+        assert online is not None and any(f.kind == "ci_failure" for f in online.findings)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+            await pilot.press("a")
+            await settle(pilot, app)
+            await pilot.press("R")
+            await pilot.pause(0.3)
+            for _ in range(300):
+                await pilot.pause(0.1)
+                if app.collection is None:
+                    break
+            assert app.collection is None
+            assert app.run_result.collected_at == online.collected_at
+            assert any(f.kind == "ci_failure" for f in app.run_result.findings)
+            assert "accepted" in tree(app).row(fp).badges
+            assert any("run is kept apart" in n.message for n in app._notifications)
+        kept = app.session.cache.poorer_run(app.session.checkout, app.session.experiment,
+                                            online.date)  # fmt: skip
+        assert kept is not None and kept.collected_at != online.collected_at
 
 
 def test_the_console_needs_a_terminal(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import date, timedelta
@@ -72,8 +73,10 @@ def test_ci_failures_are_classified_over_the_window(tmp_path, fresh_world):
     assert all(r.commit for r in finding.evidence.regression)
     assert finding.evidence.repro.startswith("NGPU=4 ./run_train.sh")
     assert finding.section.value == "ci_failures" and finding.priority.value == "P0"
-    # The second workflow is green: no finding for it.
-    assert not any("h100" in f.title for f in run.findings)
+    # The second workflow is green: said, from its latest scheduled run.
+    [green] = by_kind(run)["ci_passing"]
+    assert "h100" in green.title and green.title.startswith("CI green: ")
+    assert not any("h100" in f.title for f in by_kind(run)["ci_failure"])
 
 
 def test_green_and_no_recent_success(tmp_path, fresh_world):
@@ -101,7 +104,27 @@ def test_green_and_no_recent_success(tmp_path, fresh_world):
                        tmp_path / "s2", "--only", "ci_failures", "--api-url", server.url,
                        env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout  # fmt: skip
     assert "ci_failure" not in by_kind(run)
-    assert "## CI Failures\n\nCI green, nothing to report" in report
+    ci = re.search(r"## CI Failures\n\n(.*?)\n\n##", report, re.S).group(1)
+    assert ci.startswith("- **CI green: `integration_test_8gpu_graph_trainer.yaml` run #104 "), ci
+
+
+def test_no_scheduled_runs_is_never_ci_green(tmp_path, fresh_world):
+    """A workflow, branch or event that matches no run: said, with what was asked, and no
+    "CI green" anywhere."""
+    config = fast_config(fresh_world, tmp_path)
+    config.write_text(config.read_text() + '\n[ci]\nbranch = "release"\n')
+    with LocalGitHub(story(fresh_world)) as server:
+        run, _ = collect(fresh_world, tmp_path, server, "--only", "ci_failures", config=config)
+        report = scout("report", "--repo", fresh_world.repo, "--config", config, "--date", DAY,
+                       "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
+                       "--only", "ci_failures", "--api-url", server.url,
+                       env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout  # fmt: skip
+    none, h100 = [f for f in run.findings if f.collector == "ci_failures"]
+    assert none.kind == h100.kind == "ci_no_runs" and none.title == (
+        "No scheduled runs of `integration_test_8gpu_graph_trainer.yaml` found in the window "
+        "(branch release, event schedule)")
+    assert "CI green" not in report and "No scheduled runs of" in report
+    assert not any(f.board_item for f in run.findings)
 
 
 def test_a_log_bigger_than_memory_would_like_is_streamed(tmp_path, fresh_world):

@@ -6,7 +6,7 @@ from datetime import date, timedelta
 
 from scout_tui.model import FileRef, Finding, Priority, PriorReport, Section, Status, fingerprint
 from scout_tui.report.parse import parse_report
-from scout_tui.report.reconcile import reconcile
+from scout_tui.report.reconcile import PriorCheck, reconcile
 from scout_tui.report.render import render_report
 
 DAY1 = date(2026, 4, 1)
@@ -46,11 +46,14 @@ def in_same_file(which):
     )
 
 
-def run_day(day, findings, priors):
+def run_day(day, findings, priors, before=()):
+    """One day: reconciled, rendered and parsed back. `before`: what the checks find on the
+    prior report's commit (the tree yesterday's run scanned)."""
     result = reconcile(
-        findings, priors, fyi_suppress_after=3, completed_kinds=KINDS, all_collectors_completed=True
-    )
-    markdown = render_report(day, result.findings)
+        findings, priors, fyi_suppress_after=3, completed_kinds=KINDS,
+        recheck=lambda kinds: PriorCheck("0" * 40, before, kinds),
+    )  # fmt: skip
+    markdown = render_report(day, result.findings, quiet=result.quiet)
     return result, parse_report(markdown, source=f"{day}.md")
 
 
@@ -100,11 +103,13 @@ def test_four_days():
     priors.append(report)
 
     day3 = DAY1 + timedelta(days=2)
+    day2_findings = [untested("p1", "p2"), patch_finding("forward", "combine"), fyi(),
+                     in_same_file("TestA"), in_same_file("TestB")]  # fmt: skip
     result, report = run_day(
         day3,
         [untested("p1", "p2"), patch_finding("forward", "combine"), fyi(), in_same_file("TestB")],
-        priors,
-    )
+        priors, before=day2_findings,
+    )  # fmt: skip
     found = by_title(result)
     assert found["Passes with no test"].status_update == "no change"
     assert found["Passes with no test"].first_reported == DAY1
@@ -119,8 +124,10 @@ def test_four_days():
 
     day4 = DAY1 + timedelta(days=3)
     result, report = run_day(
-        day4, [patch_finding("forward", "combine"), fyi(), in_same_file("TestB")], priors
-    )
+        day4, [patch_finding("forward", "combine"), fyi(), in_same_file("TestB")], priors,
+        before=[untested("p1", "p2"), patch_finding("forward", "combine"), fyi(),
+                in_same_file("TestB")],
+    )  # fmt: skip
     found = by_title(result)
     assert fyi().fingerprint in result.suppressed
     assert "TODOs owned by people" not in found
@@ -147,7 +154,7 @@ def test_fyi_that_changed_is_not_suppressed():
 def test_resolved_needs_the_collector_to_have_looked():
     _, report = run_day(DAY1, [untested("p1")], [])
     result = reconcile(
-        [], [report], fyi_suppress_after=3, completed_kinds=set(), all_collectors_completed=False
+        [], [report], fyi_suppress_after=3, completed_kinds=set()
     )
     # The collector was skipped: nothing can be called resolved, and nothing is dropped
     # either — the item is carried, saying it was not re-checked.
@@ -165,13 +172,13 @@ def test_an_llm_written_item_scout_cannot_find_is_carried_not_dropped():
         "  reported 2026-04-02.\n"
     )
     report = parse_report(markdown)
-    result = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"pass_untested"},
-                       all_collectors_completed=False)  # fmt: skip
+    result = reconcile([], [report], fyi_suppress_after=3,
+                       completed_kinds={"pass_untested"})  # fmt: skip
     [carried] = result.findings
     assert (carried.title, carried.priority, carried.first_reported.isoformat()) == (
         "`test_numerics.py` fully disabled in CI", Priority.P0, "2026-04-02")
     again = reconcile([], [parse_report(render_report(DAY1, [carried]))], fyi_suppress_after=3,
-                      completed_kinds=set(), all_collectors_completed=False)  # fmt: skip
+                      completed_kinds=set())  # fmt: skip
     assert [f.fingerprint for f in again.findings] == [carried.fingerprint]  # stable
 
 
@@ -187,7 +194,6 @@ def test_marker_less_items_match_fuzzily():
         [prior],
         fyi_suppress_after=3,
         completed_kinds=KINDS,
-        all_collectors_completed=True,
     )
     carried = result.findings[0]
     assert carried.status is Status.CARRIED
@@ -196,7 +202,7 @@ def test_marker_less_items_match_fuzzily():
     # An unrelated title does not match.
     other = finding("pass_untested", ("other",), "Docs mention a removed flag")
     result = reconcile(
-        [other], [prior], fyi_suppress_after=3, completed_kinds=KINDS, all_collectors_completed=True
+        [other], [prior], fyi_suppress_after=3, completed_kinds=KINDS
     )
     assert result.findings[0].status is Status.NEW
 
@@ -218,7 +224,6 @@ def test_unchanged_one_line_keeps_the_first_reported_date():
             priors,
             fyi_suppress_after=9,
             completed_kinds=KINDS,
-            all_collectors_completed=True,
             unchanged_lines=lines,
         )
         markdown = render_report(day, result.findings)
@@ -242,8 +247,7 @@ def test_news_about_a_known_item_follows_it_up_instead_of_resolving_it():
                         "TODO in `passes.py` likely unblocked: pytorch/pytorch#1 merged")
     unblocked.aliases = [blocked.fingerprint]  # as the todos collector says
     result = reconcile([unblocked], [day1], fyi_suppress_after=3,
-                       completed_kinds={"todo_blocked", "todo_unblocked"},
-                       all_collectors_completed=True)  # fmt: skip
+                       completed_kinds={"todo_blocked", "todo_unblocked"})  # fmt: skip
     # The blocked item's marker is matched through the alias: nothing is "resolved", and the
     # news stays a new Action Item that says what it follows.
     [news] = result.findings
@@ -256,8 +260,7 @@ def test_news_about_a_known_item_follows_it_up_instead_of_resolving_it():
     # The day after, the same news is carried like any other item, dated from the first
     # report of the TODO it is about.
     again = reconcile([unblocked], [day1, day2], fyi_suppress_after=3,
-                      completed_kinds={"todo_blocked", "todo_unblocked"},
-                      all_collectors_completed=True)  # fmt: skip
+                      completed_kinds={"todo_blocked", "todo_unblocked"})  # fmt: skip
     [carried] = again.findings
     assert carried.status is Status.CARRIED and carried.first_reported == DAY1
 
@@ -271,32 +274,50 @@ def test_a_hand_written_item_naming_one_item_of_a_group_carries_that_item():
         "  First reported 2026-03-25.\n"
     )
     result = reconcile([untested("bucket_pass", "fold_pass", "cse_pass")],
-                       [parse_report(markdown)], fyi_suppress_after=3, completed_kinds=KINDS,
-                       all_collectors_completed=True)  # fmt: skip
+                       [parse_report(markdown)], fyi_suppress_after=3,
+                       completed_kinds=KINDS)  # fmt: skip
     [carried] = result.findings  # and no "Resolved" line for the hand-written item
     assert carried.status is Status.CARRIED and carried.first_reported == date(2026, 3, 25)
     assert carried.status_update == "carried for `bucket_pass`; new: `fold_pass`, `cse_pass`"
     assert carried.section is Section.CARRIED_FORWARD
 
 
-def test_a_hand_written_p0_gone_when_its_check_ran_is_resolved():
-    """A hand-written P0 ("… no longer runs in CI") that scout does not find again: resolved
-    when the CI-coverage check ran today, carried as not re-checked when it did not."""
+def _found_there(*findings):
+    """What the checks find on the commit the prior report scanned."""
+    return lambda kinds: PriorCheck("1" * 40, list(findings), kinds)
+
+
+def test_a_hand_written_p0_is_resolved_only_when_its_check_found_it_on_that_reports_commit():
+    """A hand-written P0 ("… no longer runs in CI") that scout does not find today: Resolved
+    when the CI-coverage check, run on the commit that report scanned, finds it there; when
+    the check finds nothing there either, scout disagrees with the report and says so; when
+    the check did not run today, it is not re-checked."""
     markdown = (
         "# Nightly Scout Report — 2026-04-03\n\n## Action Items (new findings)\n\n"
         "- [ ] **[P0] `TestSimpleFSDP` in `test_numerics.py` no longer runs in CI** — add it\n"
         "  back to the workflow. First reported 2026-04-02.\n"
     )
     report = parse_report(markdown)
-    ran = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"test_not_in_ci"},
-                    all_collectors_completed=False)  # fmt: skip
-    [resolved] = ran.findings
+    then = finding("test_not_in_ci", ("tests/test_numerics.py", "TestSimpleFSDP"),
+                   "`TestSimpleFSDP` in `tests/test_numerics.py` never runs in CI",
+                   path="tests/test_numerics.py")  # fmt: skip
+    fixed = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"test_not_in_ci"},
+                      recheck=_found_there(then))  # fmt: skip
+    [resolved] = fixed.findings
     assert resolved.title == "Resolved: `TestSimpleFSDP` in `test_numerics.py` no longer runs in CI"
     assert resolved.section is Section.ALL_CLEAR and resolved.first_reported == date(2026, 4, 2)
+    assert "`1111111111`" in resolved.body and resolved.files == then.files
+    never = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"test_not_in_ci"},
+                      recheck=_found_there())  # fmt: skip
+    [disagreed] = never.findings
+    assert disagreed.kind == "prior_unchecked" and disagreed.section is Section.CARRIED_FORWARD
+    assert disagreed.status_update.startswith("scout's check disagrees: test_not_in_ci finds "
+                                              "nothing of it on `1111111111`")  # fmt: skip
     skipped = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"pass_untested"},
-                        all_collectors_completed=False)  # fmt: skip
+                        recheck=_found_there(then))  # fmt: skip
     [carried] = skipped.findings
     assert carried.kind == "prior_unchecked" and carried.status_update == "not re-checked"
+    assert not any(f.title.startswith("Resolved") for f in [*never.findings, *skipped.findings])
 
 
 def test_a_hand_written_item_carries_every_grouped_finding_it_names_items_of():
@@ -315,7 +336,7 @@ def test_a_hand_written_item_carries_every_grouped_finding_it_names_items_of():
     blocked = finding("todo_blocked", ("t",), "2 TODOs blocked on pytorch/pytorch#179209",
                       Section.FYI, items=["pytorch/pytorch#179209"])  # fmt: skip
     result = reconcile([off, blocked], [parse_report(markdown)], fyi_suppress_after=3,
-                       completed_kinds=KINDS, all_collectors_completed=True)  # fmt: skip
+                       completed_kinds=KINDS)  # fmt: skip
     carried = {f.kind: f for f in result.findings}
     assert carried["tests_newly_disabled"].status_update == (
         "carried for `integration_tests.py::aot_llama3_regional_inductor`; new: "
@@ -336,8 +357,8 @@ def test_a_hand_written_p0_the_next_report_dropped_without_a_word_is_carried():
     day3 = parse_report(
         "# Nightly Scout Report — 2026-04-03\n\n## Action Items (new findings)\n\n"
         "- [ ] **[P1] Re-enable regional_inductor integration tests** — may have landed.\n")
-    result = reconcile([], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS,
-                       all_collectors_completed=False)  # fmt: skip
+    result = reconcile([], [day2, day3], fyi_suppress_after=3,
+                       completed_kinds=KINDS)  # fmt: skip
     carried = {f.title: f for f in result.findings}
     p0 = carried["Llama3 `apply_tp` call missing `enable_cp`"]
     assert p0.kind == "prior_unchecked" and p0.priority is Priority.P0
@@ -348,10 +369,11 @@ def test_a_hand_written_p0_the_next_report_dropped_without_a_word_is_carried():
     assert "Re-enable regional_inductor integration tests" in carried  # the latest's, as before
 
 
-def test_a_hand_written_pass_said_untested_that_the_check_no_longer_lists_is_resolved():
-    """"`fsdp_pass` has zero test coverage" (04-02), dropped by 04-03: the pass check ran
-    today and does not list it (a test, or reached by default), so it is resolved, not
-    carried. A positive hand-written line ("… verified correct") never matches a problem."""
+def test_a_hand_written_pass_said_untested_is_resolved_on_evidence_only():
+    """"`fsdp_pass` has zero test coverage" (04-02), dropped by 04-03: Resolved when the pass
+    check found it untested on the commit the latest report scanned and does not today;
+    when the check found it tested there too, scout's check disagrees — never Resolved. A
+    positive hand-written line ("… verified correct") never matches a problem."""
     day2 = parse_report(
         "# Nightly Scout Report — 2026-04-02\n\n## Action Items (new findings)\n\n"
         "- [ ] **[P0] `fsdp_pass` has zero test coverage** — add one.\n\n"
@@ -360,8 +382,12 @@ def test_a_hand_written_pass_said_untested_that_the_check_no_longer_lists_is_res
     doc = finding("doc_inaccuracy", ("CLAUDE.md",), "`CLAUDE.md`: 1 inaccuracy", Section.DOCS,
                   items=["flag `--compile.x` is not a config field"], path="CLAUDE.md")
     result = reconcile([doc], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS,
-                       all_collectors_completed=False)  # fmt: skip
-    # ... said as resolved, not dropped in silence.
+                       recheck=_found_there(untested("fsdp_pass")))  # fmt: skip
     assert [f.title for f in result.findings if "fsdp_pass" in f.title] == [
         "Resolved: `fsdp_pass` has zero test coverage"]
     assert result.findings[0].status is Status.NEW  # not "carried" from the all-clear line
+    tested = reconcile([doc], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS,
+                       recheck=_found_there())  # fmt: skip
+    [kept] = [f for f in tested.findings if "fsdp_pass" in f.title]
+    assert kept.kind == "prior_unchecked" and "scout's check disagrees" in kept.body
+    assert not any(f.kind == "resolved" for f in tested.findings)

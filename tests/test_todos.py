@@ -157,10 +157,16 @@ def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world):
                    env={**os.environ, **dates})  # fmt: skip
     result = run_collector(fresh_world, "todos", date(2026, 11, 30))
     text = "\n".join(f.body for f in result.findings)
-    # The 30th's last commit is scanned: a TODO committed after it is not there at all.
-    assert "added after the day asked for" not in text and "added after" not in text
+    # The 30th's tree, read from git: a TODO committed later is not in it at all.
+    titles = [f.title for f in result.findings]
+    # The 30th has no prior report: no baseline, and the title says so.
+    assert "4 TODOs with no upstream blocker (1 with a named owner), none new today (first " \
+        "report: no baseline before the day's start)" in titles, titles  # fmt: skip
     assert "4 days old" in text  # the others: as of the 30th, not of today
     assert re.search(r"-\d+ days? old", text) is None
+    today = run_collector(fresh_world, "todos", date(2026, 12, 2))
+    assert "4 TODOs with no upstream blocker (1 with a named owner): 1 new since 2026-12-01" in [
+        f.title for f in today.findings]  # the 2nd's tree: bob's is there, one other gone
 
 
 def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world, run_today):

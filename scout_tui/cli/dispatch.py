@@ -34,6 +34,7 @@ COMMANDS = {  # command → "module:function", imported only when run
     "collect": "scout_tui.cli.run:cmd_collect",
     "open": "scout_tui.cli.run:cmd_open",
     "report": "scout_tui.cli.run:cmd_report",
+    "replay": "scout_tui.cli.replay:cmd_replay",
     "publish": "scout_tui.cli.run:cmd_publish",
     "cache": "scout_tui.cli.run:cmd_cache",
     "demo": "scout_tui.cli.run:cmd_demo",
@@ -125,6 +126,16 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
                           "never the bundle's)"),
     },
     "cache": {"--cache-dir": {}},
+    "replay": {
+        "--repo": {},
+        "--config": {},
+        "--prior": dict(help="reports from before --from (YYYY-MM-DD.md), copied into --out: "
+                        "the first day's priors (default: none, the first day has no baseline)"),
+        "--offline": dict(help="no network (GitHub's CI runs, PRs and blockers skipped)"),
+        "--state-dir": dict(help="apply the triage decisions kept there (default: none; "
+                            "replay never writes decisions)"),
+        "--api-url": {},
+    },
     "ci-log": {
         "--repo": dict(help="checkout (for its scout.toml)"),
         "--config": dict(help="scout.toml (experiment path, rules)"),
@@ -291,6 +302,24 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--as-posted", action="store_true",
                         help="what publishing would post: cut to GitHub's comment limit "
                         "(without it: the full text)")  # fmt: skip
+
+    replay = sub.add_parser(
+        "replay", help="the daily reports scout would have written over past days",
+        description="Run scout once per day from --from to --to, each day on that day's last "
+        "commit (read from git; the work tree is untouched), each day's report read back as "
+        "the next day's prior. Writes DIR/YYYY-MM-DD.md and .json and DIR/summary.json, and "
+        "prints one line per day. An interrupted replay resumes after its last complete day. "
+        "Exit codes: 0 done, 1 a day failed, 2 bad usage, 130 interrupted.")  # fmt: skip
+    _add_globals(replay, "replay", depth=1)
+    replay.add_argument("--from", dest="first", type=_date, required=True, metavar="YYYY-MM-DD",
+                        help="the first day")
+    replay.add_argument("--to", dest="last", type=_date, metavar="YYYY-MM-DD",
+                        help="the last day (default: today, UTC)")
+    replay.add_argument("--out", type=Path, metavar="DIR",
+                        help="where the reports go: a new or empty folder, or an earlier "
+                        "replay's to resume it (default: ./scout-replay-FROM-TO)")
+    replay.add_argument("--json", action="store_true",
+                        help="print the summary as JSON instead of a table")  # fmt: skip
 
     publish = sub.add_parser("publish", help="post the report and file Backlog drafts")
     _add_globals(publish, "publish", depth=1)

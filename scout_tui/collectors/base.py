@@ -8,7 +8,7 @@ scout means adding a module here and registering it: nothing else changes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -75,6 +75,18 @@ class CollectorContext:
     torch_root: Path | None = None
     torch_reason: str = "torch not installed"  # why `torch_root` is None
     cancelled: threading.Event = field(default_factory=threading.Event)
+    # A run as of a day before yesterday: what GitHub says now is not what it said then.
+    past_day: bool = False
+    # Where a shallow clone's history is cut, and why the baseline is missing when it is.
+    shallow_roots: frozenset[str] = frozenset()
+    history_gap: str | None = None
+
+    def since_words(self) -> str:
+        """What "new since …" compares with: the prior report's day, or, on a first run
+        (no prior report: no baseline), the start of the run's own day — said so."""
+        if self.prior_reports:
+            return f"since {self.since.date()}"
+        return "today (first report: no baseline before the day's start)"
 
     def finding(
         self,
@@ -115,6 +127,14 @@ class CollectorContext:
 _PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS}
 
 
+def kinds_that_age_out(collectors: Iterable[type[Collector]]) -> frozenset[str]:
+    return frozenset(k for cls in collectors for k in getattr(cls, "ages_out", ()))
+
+
+def observed_kinds(collectors: Iterable[type[Collector]]) -> frozenset[str]:
+    return frozenset(k for cls in collectors for k in getattr(cls, "observed", ()))
+
+
 @dataclass(frozen=True)
 class Unchecked:
     """What a collector could not check this run (the file that says it could not be read):
@@ -134,6 +154,12 @@ class Collector(Protocol):
     # Optional, for running in several processes: collectors with the same `shares` read
     # the same files and stay in one process; `cost` balances the processes.
     # shares: ClassVar[str]; cost: ClassVar[int]
+    # Optional, how long a kind's finding lives: `ages_out` kinds say something happened
+    # since the baseline (they leave the report when it moves, never "Resolved");
+    # `observed` kinds are seen on GitHub (gone when GitHub says so); every other kind is
+    # a state of the tree, Resolved only when its check finds it on the prior report's
+    # commit and not on today's.
+    # ages_out: ClassVar[frozenset[str]]; observed: ClassVar[frozenset[str]]
 
     # A ConfigWarning: scout.toml names something the repository no longer has (said apart
     # from the findings; never in the report).

@@ -124,7 +124,10 @@ class CiFailureCollector:
     title = "CI failure monitoring"
     section = Section.CI_FAILURES
     needs = frozenset({Need.GITHUB, Need.NETWORK})
-    kinds = ("ci_failure",)
+    observed = frozenset({"ci_failure"})  # the latest scheduled run passed: seen on GitHub
+    # What the day's runs say when nothing failed: said again each day, never "Resolved".
+    ages_out = frozenset({"ci_passing", "ci_no_runs"})
+    kinds = ("ci_failure", "ci_passing", "ci_no_runs")
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         assert ctx.github is not None
@@ -143,8 +146,24 @@ class CiFailureCollector:
                                       limit=window * 3)
         runs = [r for r in listed if r.status == "completed"
                 and r.conclusion not in IGNORED and r.created_at <= ctx.until][:window]  # fmt: skip
-        if not runs or runs[0].conclusion == "success":
-            return None  # CI green (or nothing ran): the section says so
+        source = workflow.rsplit("/", 1)[-1]
+        if not runs:  # never "CI green" for runs nobody saw
+            where = f"branch {config.ci.branch}, event {config.ci.event}"
+            return ctx.finding(
+                self.name, "ci_no_runs", (source,),
+                f"No scheduled runs of {code(source)} found in the window ({where})",
+                f"None of the latest {window * 3} runs of {code(workflow)} on {where} completed "
+                f"by {ctx.as_of}: CI is not known to be green. Check `[ci] workflows`, `branch` "
+                "and `event` in scout.toml.",
+            )  # fmt: skip
+        if runs[0].conclusion == "success":
+            latest = runs[0]
+            return ctx.finding(
+                self.name, "ci_passing", (source,),
+                f"CI green: {code(source)} run #{latest.number} of "
+                f"{latest.created_at.date()} passed",
+                evidence=Evidence(urls=[latest.url]),
+            )  # fmt: skip
         histories: list[RunHistory] = []
         latest: _RunLogs | None = None
         for run in runs:
@@ -164,7 +183,6 @@ class CiFailureCollector:
         if passing is None:
             notes.append(f"No recent success in the last {len(runs)} scheduled runs.")
         rows, compare = self._regression(ctx, github, repo, latest, passing, notes)
-        source = workflow.rsplit("/", 1)[-1]
         finding = ci_finding(config, source, latest.analysis, rows, compare, classes=per_test,
                              notes=notes, urls=[latest.run.url])  # fmt: skip
         if finding is None:  # a failed run whose logs name no failing test

@@ -72,6 +72,23 @@ def _called(code_text: str, function: str) -> bool:
     return mentions(code_text.replace(f"def {function}(", "", 1), function)
 
 
+REASON_CHARS = 200  # a code comment quoted as a reason: its gist, not its essay
+
+
+def _gist(reason: str) -> str:
+    if len(reason) <= REASON_CHARS:
+        return reason
+    cut = reason[:REASON_CHARS].rsplit(" ", 1)[0]
+    if cut.count("`") % 2:  # never inside a code span
+        cut = cut.rsplit("`", 1)[0]
+    return cut.rstrip(" ,;:(") + " …"
+
+
+def _bullets(names: list[str]) -> str:
+    """One a line, every one: the report cuts a long list ("… N more"), the JSON keeps it."""
+    return "\n".join(f"- {code(name)}" for name in names)
+
+
 def _listing(names: list[str], limit: int = 30) -> str:
     shown = ", ".join(code(name) for name in names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
@@ -84,6 +101,7 @@ class CoverageCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
+    ages_out = frozenset({"new_code_untested", "tests_newly_disabled"})  # since the baseline
     kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
              "model_configs_untested", "pass_tests_disabled", "tests_newly_disabled",
              "parallelism_gap", "new_code_untested", "tests_disabled", "pass_dead")  # fmt: skip
@@ -241,10 +259,10 @@ class CoverageCollector:
                 since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit \
                     else ""  # fmt: skip
             label = code(f"disabled={where}") if integration else code(where)
-            names = ", ".join(code(i.name) for i in items[:8]) + (
-                f" and {len(items) - 8} more" if len(items) > 8 else "")  # fmt: skip
-            why = f": {reason}" if reason else " (no reason given in the code)"
-            lines.append(f"- {len(items)} by {label}{since}{why} — {names}")
+            why = f": {_gist(reason)}" if reason else " (no reason given in the code)"
+            # One a line: the report cuts a long list, the JSON and the console keep it.
+            lines.append(f"- {len(items)} by {label}{since}{why}")
+            lines += [f"  - {code(i.name)}" for i in items]
         return lines
 
     def _passes(
@@ -353,13 +371,15 @@ class CoverageCollector:
                  for path in {path for _, path, _ in unused}}  # fmt: skip
         new = [(name, path, line) for name, path, line in unused if name not in known[path]]
         old = [name for name, path, _ in unused if name in known[path]]
+        if base is None and ctx.history_gap:  # the history does not say which are new
+            new, old = [], [name for name, _, _ in unused]
         if new:
             yield ctx.finding(
                 self.name, "model_config_untested", (experiment,),
                 f"{len(new)} model config{'s' if len(new) != 1 else ''} registered since "
                 f"{ctx.since.date()} that no test uses",
-                "No unit test, enabled integration test or workflow uses "
-                + _listing([name for name, _, _ in new]) + "."
+                "No unit test, enabled integration test or workflow uses these:\n\n"
+                + _bullets([name for name, _, _ in new])
                 + (f"\n\n{len(old)} older registered configs no test uses either." if old
                    else "")
                 + (f"\n\nLeft out, run by the experiment's scripts: {_listing(by_scripts)}."
@@ -371,10 +391,11 @@ class CoverageCollector:
             yield ctx.finding(
                 self.name, "model_configs_untested", (experiment,),
                 f"{len(old)} registered model config{'s' if len(old) != 1 else ''} no test "
-                f"uses, none new since {ctx.since.date()}" if not new else
+                f"uses, none new {ctx.since_words()}" if not new else
                 f"{len(old)} older registered model config{'s' if len(old) != 1 else ''} no "
                 "test uses",
-                "No unit test, enabled integration test or workflow uses " + _listing(old) + ".",
+                "No unit test, enabled integration test or workflow uses these:\n\n"
+                + _bullets(old),
                 items=old,
             )  # fmt: skip
 
@@ -453,7 +474,7 @@ class CoverageCollector:
                 self.name, "new_code_untested", (experiment,),
                 f"{len(untested)} file{'s' if len(untested) != 1 else ''} added or grown since "
                 f"{ctx.since.date()} with no test touching {'them' if len(untested) > 1 else 'it'}",
-                "No test imports or mentions " + _listing(untested)
-                + f" (new, or {_GROWTH}+ lines longer).",
+                f"No test imports or mentions these (new, or {_GROWTH}+ lines longer):\n\n"
+                + _bullets(untested),
                 files=[FileRef(path=path) for path in untested], items=untested,
             )  # fmt: skip

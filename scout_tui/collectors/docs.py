@@ -199,6 +199,7 @@ class DocsCollector:
     section = Section.DOCS
     shares, cost = "core", 3  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
+    ages_out = frozenset({"doc_feature_missing"})  # features added since the baseline
     kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing", "doc_stale_name")
 
     def __init__(self) -> None:
@@ -275,9 +276,8 @@ class DocsCollector:
                 f"{'es' if len(missing) != 1 else ''} since {ctx.since.date()} that no doc "
                 "mentions",
                 "A user can select these, and no doc names them ("
-                + ", ".join(code(d.rsplit("/", 1)[-1]) for d in docs) + "): "
-                + ", ".join(code(name) for name in missing[:30])
-                + (f" and {len(missing) - 30} more" if len(missing) > 30 else ""),
+                + ", ".join(code(d.rsplit("/", 1)[-1]) for d in docs) + "):\n\n"
+                + "\n".join(f"- {code(name)}" for name in missing),  # the report cuts it
                 items=missing,
             )  # fmt: skip
         if docs and not inaccurate and not missing:

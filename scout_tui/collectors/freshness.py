@@ -198,12 +198,13 @@ class FreshnessCollector:
             added = sorted(set(uses) - before)
             gone = sorted(before - set(uses))
             since = ctx.since.date()
-            title = (f"{count}: {len(added)} new since {since}" if added
-                     else f"{count}, none new since {since}")  # fmt: skip
+            title = (f"{count}: {len(added)} new {ctx.since_words()}" if added
+                     else f"{count}, none new {ctx.since_words()}")  # fmt: skip
             shown = added
             head = (f"New since the baseline ({since}); private names can change in any "
-                    "nightly:") if added else (f"No private torch API newly used since {since}; "
-                                              f"the {len(uses)} in use are unchanged.")  # fmt: skip
+                    "nightly:") if added else (f"No private torch API newly used "
+                                              f"{ctx.since_words()}; the {len(uses)} in use are "
+                                              "unchanged.")  # fmt: skip
             if gone:
                 note = ("\n\nNo longer used: " + ", ".join(code(d) for d in gone) + "."
                         + note)  # fmt: skip
@@ -423,7 +424,8 @@ class FreshnessCollector:
             old = pyast.find(ctx.source.parse_at(ctx.baseline_commit, conv_path), conv_name)
             if isinstance(old, ast.FunctionDef):
                 before = converter_drift(old, fields)
-        fresh = [name for name, how in ranked if before.get(name, "copied") != how]
+        fresh = [name for name, how in ranked if before.get(name, "copied") != how] \
+            if ctx.baseline_commit else []  # fmt: skip
         rows = "\n".join(f"- {code(name)}: {how}"
                          + (" (explained in the converter)" if name in explained else "")
                          + (f" — new since {ctx.since.date()}" if name in fresh else "")

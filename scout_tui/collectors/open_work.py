@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import timedelta
 
-from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.collectors.base import CollectorContext, Need, Progress, Skipped, register
 from scout_tui.github.api import GitHub, IssueState
 from scout_tui.markdown import code, one_line
 from scout_tui.model import Evidence, Finding, Section, item_digest
@@ -28,10 +28,16 @@ class OpenWorkCollector:
     title = "Open work tracking"
     section = Section.FYI
     needs = frozenset({Need.GITHUB, Need.NETWORK})
+    ages_out = frozenset({"pr_merged_recently"})
+    # Seen on GitHub, not in the tree: gone when GitHub says so.
+    observed = frozenset({"pr_waiting_review", "issue_stale"})
     kinds = ("pr_waiting_review", "pr_merged_recently", "issue_stale")
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         assert ctx.github is not None
+        if ctx.past_day:  # "is:open" answers for today; no search answers for a past day
+            raise Skipped("not reconstructible for a past day (open pull requests and issues "
+                          "are today's)")
         github: GitHub = ctx.github
         config = ctx.config
         repo = config.project.repo

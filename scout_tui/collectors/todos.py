@@ -19,7 +19,7 @@ from scout_tui.analysis.todos import Reference, Todo, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
 from scout_tui.collectors.base import CollectorContext, Need, Progress, Unchecked, register
 from scout_tui.errors import scrub
-from scout_tui.github.api import GitHubError, IssueState, RateLimited
+from scout_tui.github.api import GitHubError, IssueState, RateLimited, as_of
 from scout_tui.markdown import code
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
@@ -107,10 +107,13 @@ def _days(delta: timedelta) -> str:
 
 
 def _age(ctx: CollectorContext, origin: Blame, logins: dict[str, str]) -> str:
-    """As of the run's day. A commit of the day can hold lines authored after it (a
-    rebase, a cherry-pick: git keeps the author's date): those have no age as of then. The
-    author by GitHub login when known (in code, so the report pings nobody)."""
+    """As of the run's day; unknown for a line from where a shallow clone's history is cut.
+    A commit of the day can hold lines authored after it (a rebase, a cherry-pick: git keeps
+    the author's date): those have no age as of then. The author by GitHub login when known
+    (in code, so the report pings nobody)."""
     who = code("@" + logins[origin.commit]) if origin.commit in logins else origin.author
+    if origin.commit in ctx.shallow_roots:  # written at the cut or before it
+        return f"age unknown (shallow clone), by {who}"
     if origin.when >= ctx.until:
         return f"added after {ctx.as_of.isoformat()}, by {who}"
     return f"{_days(ctx.until - origin.when)} old, by {who}"
@@ -186,6 +189,7 @@ class TodoCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "history", 10  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
+    ages_out = frozenset({"todo_unblocked"})  # a blocker that closed since the baseline
     kinds = ("todo_blocked", "todo_unblocked", "todo_api_available", "todo_unclassified",
              "todo_upstream_unlinked")  # fmt: skip
     # It reads GitHub when it can (blocker states, authors' logins): then it runs in a thread
@@ -220,7 +224,8 @@ class TodoCollector:
                     # Only torch could say whether the API is there now: neither found nor gone.
                     yield Unchecked(_key(todo), ("todo_api_available",))
                 if finding is None:
-                    fyi.append((todo, age, origin is not None and origin.when >= ctx.since))
+                    fyi.append((todo, age, origin is not None and origin.when >= ctx.since
+                                and origin.commit not in ctx.shallow_roots))
                 elif finding.kind == "todo_blocked":
                     blocked.setdefault(tuple(finding.items), []).append(finding)
                 else:
@@ -318,13 +323,12 @@ class TodoCollector:
             who = f"owned by {todo.owner}" if todo.owner else "no owner"
             spots = ", ".join(code(f"{t.path}:{t.line}") for t, _ in where)
             lines.append(f"- {spots} ({who}{', ' + age if age else ''}): {code(text[:120])}")
-        since = ctx.since.date()
         count = f"{len(todos)} {what} ({owned} with a named owner)"
         fresh = sum(len(where) for where in places.values())
-        title = f"{count}: {fresh} new since {since}" if fresh else \
-            f"{count}, none new since {since}"  # fmt: skip
+        title = f"{count}: {fresh} new {ctx.since_words()}" if fresh else \
+            f"{count}, none new {ctx.since_words()}"  # fmt: skip
         body = ("Written since the baseline:\n\n" + "\n".join(lines)) if lines else \
-            f"None of them was written since {since}."  # fmt: skip
+            f"None of them was written {ctx.since_words()}."  # fmt: skip
         if kind == "todo_upstream_unlinked":
             body += ("\n\nA link to the upstream issue or PR (`pytorch/pytorch#N`) lets scout "
                      "say when it lands.")  # fmt: skip
@@ -350,7 +354,7 @@ def _state(ctx: CollectorContext, reference: Reference) -> tuple[IssueState | No
     if ctx.github is None:
         return None, f"not looked up: {ctx.github_reason}"
     try:
-        return ctx.github.issue_state(reference.repo, reference.number), ""
+        return as_of(ctx.github.issue_state(reference.repo, reference.number), ctx.until), ""
     except RateLimited:
         raise
     except GitHubError as exc:

@@ -236,6 +236,10 @@ class UpstreamDeltaCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "core", 7  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
+    # What changed since the baseline: news, which ages out; never "Resolved".
+    ages_out = frozenset({"upstream_commits", "surface_changed", "surface_changed_unused",
+                          "surface_adapted", "dependencies_changed", "override_drift",
+                          "new_public_api", "new_constructor", "new_model"})  # fmt: skip
     kinds = (
         "upstream_commits", "surface_changed", "surface_changed_unused", "surface_adapted",
         "surface_missing",
@@ -256,7 +260,8 @@ class UpstreamDeltaCollector:
         if head is None:
             raise Skipped("no commit on HEAD before the run date")
         if base is None:
-            raise Skipped(f"no commit before the baseline {ctx.since.date()} to compare with")
+            raise Skipped(ctx.history_gap or
+                          f"no commit before the baseline {ctx.since.date()} to compare with")
         upstream = ctx.config.upstream
         commits = ctx.source.log(base, head, upstream.core_paths)
         # Surfaces are compared wherever they live: a file outside the core paths can change too.
@@ -347,7 +352,7 @@ class UpstreamDeltaCollector:
         body = ("Watched in scout.toml:\n" + "\n".join(f"- {n}" for n in names)) if names else ""
         finding = ctx.finding(
             self.name, "surface_stable", ("all",),
-            f"Unchanged since {ctx.since.date()}: " + " and ".join(parts), body, items=names,
+            f"Unchanged {ctx.since_words()}: " + " and ".join(parts), body, items=names,
         )  # fmt: skip
         # Yesterday's one-line-per-surface markers still match this line.
         return finding.model_copy(update={"aliases": sorted({*finding.aliases,

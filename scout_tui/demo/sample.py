@@ -120,7 +120,8 @@ def build_sample(base: Path, today: date) -> Sample:
                    prior_dir=priors, offline=True, today=yesterday)
     )  # fmt: skip
     (priors / f"{yesterday.isoformat()}.md").write_text(
-        render_report(yesterday, result.findings, result.collectors, collector_sections()),
+        render_report(yesterday, result.findings, result.collectors, collector_sections(),
+                      head=result.head, quiet=result.quiet),
         encoding="utf-8",
     )
     cache = base / "cache"

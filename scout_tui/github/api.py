@@ -5,7 +5,7 @@ GitHub layer sees only this."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import BinaryIO, Protocol
 
@@ -112,6 +112,18 @@ class IssueState:
     closed_at: datetime | None
     author: str
     url: str
+
+
+def as_of(state: IssueState, until: datetime) -> IssueState:
+    """The issue or pull request as it stood at `until` (a past day's run): merged or
+    closed later is still open then."""
+    merged = state.merged and state.merged_at is not None and state.merged_at < until
+    closed = state.state != "open" and (state.closed_at is None or state.closed_at < until)
+    if merged == state.merged and closed == (state.state != "open"):
+        return state
+    return replace(state, state="closed" if closed else "open", merged=merged,
+                   merged_at=state.merged_at if merged else None,
+                   closed_at=state.closed_at if closed else None)  # fmt: skip
 
 
 class GitHub(Protocol):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
-from scout_tui.markdown import code_spans, fence_closes, fence_open, indentation
-from scout_tui.model import PriorItem, Priority, PriorReport, Section
+from scout_tui.markdown import code_spans, fence_closes, fence_open, indentation, unpack_digests
+from scout_tui.model import PriorItem, Priority, PriorReport, QuietMark, Section
 
 # Every pattern here runs on text of any size, so none may backtrack over a run of the same
 # characters twice: `\s*#*\s*$` after a lazy group, or `\s+` before a literal that is not
@@ -41,6 +41,13 @@ _MARKER = re.compile(
 _LAST_MARKER = re.compile(_MARKER.pattern + r"\s*$")  # where the renderer puts ours
 # Items a report folded to their markers, several of one kind to a comment.
 _FOLDED = re.compile(r"<!--\s*scout:folded\s+kind=([a-z][a-z0-9_]*)((?:\s+[0-9a-f.:@-]+)*)\s*-->")
+_RUN = re.compile(r"<!--\s*scout:run\s+head=([0-9a-f]{40}|[0-9a-f]{64})" + LATER_ATTRIBUTES
+                  + r"\s*-->")
+_QUIET = re.compile(
+    r"<!--\s*scout:quiet\s+fp=([a-z][a-z0-9_]*-[0-9a-f]{12})\s+set=([A-Za-z0-9_-]*)"
+    r"\s+since=(\d{4}-\d{2}-\d{2})(?:\s+first=(\d{4}-\d{2}-\d{2}))?" + LATER_ATTRIBUTES
+    + r"\s*-->"
+)
 _FOLDED_ENTRY = re.compile(r"([0-9a-f]{12})(?::([0-9a-f.]+))?(?:@(\d{4}-\d{2}-\d{2}))?")
 # A project board link: a URL with `/projects/<n>` in it, to the end of its word.
 _URL = re.compile(r"https?://")
@@ -351,6 +358,7 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
     if found is None:
         raise ValueError(f"{source or 'report'}: no date in its title and none given")
     items: list[PriorItem] = []
+    marks = _Marks()
     section: Section | None = None
     current: _Open | None = None
     item_indent = 0
@@ -376,6 +384,8 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
             continue
         stripped = line.lstrip()
         lead = stripped[:1]
+        if line.startswith("<!-- scout:") and _hidden_mark(line, marks):
+            continue
         opened = fence_open(line, max_indent=None) if lead in ("`", "~") else None
         if opened:
             in_fence, fence_indent = opened, indentation(line)
@@ -425,4 +435,30 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
             continue
         current.lines.append(stripped.rstrip())
     close()
-    return PriorReport(date=found, source=source, items=items)
+    return PriorReport(date=found, source=source, items=items, quiet=marks.quiet,
+                       head=marks.head)  # fmt: skip
+
+
+@dataclass
+class _Marks:
+    """What a report says of its run in hidden lines of their own: the commit it scanned
+    and the FYIs it left out as unchanged."""
+
+    head: str | None = None
+    quiet: list[QuietMark] = field(default_factory=list)
+
+
+def _hidden_mark(line: str, marks: _Marks) -> bool:
+    line = line.rstrip()
+    if (run := _RUN.fullmatch(line)) is not None:
+        marks.head = marks.head or run.group(1)
+        return True
+    if (quiet := _QUIET.fullmatch(line)) is not None:
+        since = _date_or_none(quiet.group(3))
+        if since is None:
+            return False
+        marks.quiet.append(QuietMark(
+            fingerprint=quiet.group(1), since=since, first_reported=_date_or_none(quiet.group(4)),
+            item_digests=unpack_digests(quiet.group(2))))  # fmt: skip
+        return True
+    return False

@@ -7,16 +7,18 @@ for items in older reports that have none. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
 from scout_tui.model import (
     PARTIAL_FIX,
     WORSENED,
+    Evidence,
     Finding,
     PriorItem,
     PriorReport,
+    QuietMark,
     Section,
     Status,
     fingerprint,
@@ -24,6 +26,9 @@ from scout_tui.model import (
 )
 
 FUZZY_THRESHOLD = 0.5
+# What a carried item that did not change says, when its rule says nothing else: the first
+# report gave its detail, the console and the JSON keep it.
+UNCHANGED = "no change since {first_reported}"
 # An actionable item of the latest report that scout did not find again and could not check
 # (its collector did not run, or scout has no check for it: an LLM wrote it) is carried
 # forward as "not re-checked", never silently dropped.
@@ -52,6 +57,26 @@ _STOP = {
 class Reconciled:
     findings: list[Finding]
     suppressed: list[str] = field(default_factory=list)
+    quiet: list[QuietMark] = field(default_factory=list)  # what the suppressed went quiet as
+    left_out: list[Finding] = field(default_factory=list)  # the suppressed findings
+
+
+@dataclass(frozen=True)
+class PriorCheck:
+    """Today's checks run again on the commit the latest prior report's run scanned: an
+    item is Resolved only when its check found it there and does not find it today."""
+
+    head: str
+    findings: Sequence[Finding]
+    kinds: frozenset[str]  # the kinds whose collector ran to the end there
+
+
+@dataclass(frozen=True)
+class Lifetimes:
+    """How long each kind's finding lives (collectors declare it)."""
+
+    ages_out: frozenset[str] = frozenset()  # news since the baseline: never Resolved
+    observed: frozenset[str] = frozenset()  # seen on GitHub: gone when GitHub says so
 
 
 # "CLAUDE.md: all paths verified correct" is a hand-written all-clear in a Docs or FYI
@@ -201,27 +226,44 @@ def reconcile(
     *,
     fyi_suppress_after: int,
     completed_kinds: Iterable[str],
-    all_collectors_completed: bool,
     unchanged_lines: dict[str, str] | None = None,
     unchecked: Iterable[str] = (),
+    lifetimes: Lifetimes = Lifetimes(),
+    recheck: Callable[[frozenset[str]], PriorCheck | None] | None = None,
 ) -> Reconciled:
-    """Mark findings new / carried, add resolved lines, drop repeated unchanged FYIs.
+    """Mark findings new / carried, add resolved lines, leave out repeated unchanged FYIs.
 
     `completed_kinds` are the kinds whose collector ran to the end today: a prior item is
     only called resolved when the collector that would find it actually looked — and not
-    when its fingerprint is `unchecked` (the check could not read what it looks at).
+    when its fingerprint is `unchecked` (the check could not read what it looks at). A
+    state of the tree is Resolved only on evidence: `recheck(kinds)` runs those kinds'
+    checks on the commit the latest prior report scanned (asked once, only when an item of
+    those kinds is gone today), and the item must be found there.
     """
     reports = sorted(priors, key=lambda report: report.date)
     matches = [match_report(findings, report) for report in reports]
     absorbed = [absorb(findings, report, m) for report, m in zip(reports, matches, strict=True)]
+    went_quiet = {mark.fingerprint: mark for mark in reports[-1].quiet} if reports else {}
     out: list[Finding] = []
-    suppressed: list[str] = []
+    quiet = Reconciled([])
     for index, finding in enumerate(findings):
         hits = [
             (report, m[index]) for report, m in zip(reports, matches, strict=True) if index in m
         ]
         parts = [(report, item) for report, a in zip(reports, absorbed, strict=True)
                  for item in a.get(index, [])]  # fmt: skip
+        mark = next((went_quiet[fp] for fp in (finding.fingerprint, *finding.aliases)
+                     if fp in went_quiet), None)  # fmt: skip
+        listed_latest = bool(reports) and index in matches[-1]
+        if mark is not None and not listed_latest:  # left out by the latest report
+            first = min([mark.first_reported or mark.since,
+                         *(item.first_reported or report.date for report, item in hits)])
+            if finding.section is Section.FYI and set(mark.item_digests) == _digests(finding):
+                _leave_out(quiet, _carried(finding, first, "no change", unchanged_lines),
+                           mark.since)  # fmt: skip
+            else:  # it changed while left out: back, saying how
+                out.append(_back(finding, mark.model_copy(update={"first_reported": first})))
+            continue
         if not hits and parts:
             out.append(_carried_in_part(finding, parts))
             continue
@@ -229,11 +271,18 @@ def reconcile(
             out.append(finding)
             continue
         first = min(item.first_reported or report.date for report, item in hits)
+        if finding.kind in lifetimes.ages_out:  # news: its key is reused by tomorrow's news
+            first = hits[-1][1].first_reported or hits[-1][0].date
         latest = hits[-1][1]
         if finding.kind in EVENT_KINDS and latest.fingerprint != finding.fingerprint:
             follows = f"follows up “{latest.title}”, reported since {first.isoformat()}"
             out.append(finding.model_copy(update={"status_update": follows}))
             continue
+        update = status_update(finding, latest)
+        if finding.kind in lifetimes.ages_out and update.startswith((WORSENED, PARTIAL_FIX)):
+            out.append(finding)  # news with other items is today's news, not a fix or a worsening
+            continue
+        carried = _carried(finding, first, update, unchanged_lines)
         recent = list(zip(reports, matches, strict=True))[-fyi_suppress_after:]
         if (
             finding.section is Section.FYI
@@ -243,59 +292,196 @@ def reconcile(
                 for _, m in recent
             )
         ):
-            suppressed.append(finding.fingerprint)
+            _leave_out(quiet, carried, hits[-1][0].date)
             continue
-        section = finding.section
-        if section is Section.ACTION_ITEMS:
-            section = Section.CARRIED_FORWARD
-        update = status_update(finding, latest)
-        template = (unchanged_lines or {}).get(finding.kind)
-        one_line = template.format(first_reported=first.isoformat()) if (
-            template and update == "no change"
-        ) else None  # fmt: skip
-        out.append(
-            finding.model_copy(
-                update={
-                    "status": Status.CARRIED,
-                    "first_reported": first,
-                    "status_update": update,
-                    "section": section,
-                    "unchanged_line": one_line,
-                }
-            )
-        )
+        out.append(carried)
     if reports:
         kept = [item for items in absorbed[-1].values() for item in items]  # still there
-        out.extend(
-            _resolved(
-                findings, reports[-1], [*matches[-1].values(), *kept], set(completed_kinds),
-                all_collectors_completed, frozenset(unchecked),
-            )
-        )
-        out.extend(_dropped_by_hand(reports, matches, absorbed, out, set(completed_kinds)))
-    return Reconciled(out, suppressed)
+        judge = _Judge(frozenset(completed_kinds), frozenset(unchecked), lifetimes, findings)
+        gone = _gone(reports[-1], [*matches[-1].values(), *kept])
+        dropped = _dropped_by_hand(reports, matches, absorbed, out)
+        judge.check_on_prior_commit(recheck, [item for item in gone + [d for _, d in dropped]])
+        out.extend(judge.resolved(reports[-1], gone))
+        out.extend(judge.dropped(reports[-1], dropped))
+    return Reconciled(out, quiet.suppressed, quiet.quiet, quiet.left_out)
+
+
+def _digests(finding: Finding) -> set[str]:
+    return {item_digest(item) for item in finding.items}
+
+
+def _carried(finding: Finding, first: date, update: str,
+             unchanged_lines: dict[str, str] | None) -> Finding:  # fmt: skip
+    section = finding.section
+    if section is Section.ACTION_ITEMS:
+        section = Section.CARRIED_FORWARD
+    template = (unchanged_lines or {}).get(finding.kind)
+    if template is None and section is not Section.CI_FAILURES:
+        template = UNCHANGED  # a standing item is one line a day; its detail is known
+    one_line = template.format(first_reported=first.isoformat()) if (
+        template and update == "no change"
+    ) else None  # fmt: skip
+    return finding.model_copy(
+        update={
+            "status": Status.CARRIED,
+            "first_reported": first,
+            "status_update": update,
+            "section": section,
+            "unchanged_line": one_line,
+        }
+    )
+
+
+def _leave_out(quiet: Reconciled, finding: Finding, since: date) -> None:
+    """An unchanged FYI left out of the report; its quiet state travels in the report."""
+    quiet.suppressed.append(finding.fingerprint)
+    quiet.left_out.append(finding)
+    quiet.quiet.append(QuietMark(fingerprint=finding.fingerprint,
+                                 item_digests=sorted(_digests(finding)), since=since,
+                                 first_reported=finding.first_reported))  # fmt: skip
+
+
+def _back(finding: Finding, mark: QuietMark) -> Finding:
+    """A finding left out as unchanged that changed since: back in the report, saying how."""
+    before = PriorItem(section=Section.FYI, title=finding.title, text="",
+                       item_digests=mark.item_digests)  # fmt: skip
+    update = status_update(finding, before)
+    if update == "no change":  # the same items, in another section now
+        update = "moved"
+    first = mark.first_reported or mark.since
+    return finding.model_copy(update={
+        "status": Status.CARRIED, "first_reported": first,
+        "status_update": f"{update} since it was left out as unchanged "
+                         f"(last listed {mark.since.isoformat()})",
+        "section": Section.CARRIED_FORWARD if finding.section is Section.ACTION_ITEMS
+        else finding.section})  # fmt: skip
+
+
+def _gone(latest: PriorReport, found_again: list[PriorItem]) -> list[PriorItem]:
+    """The latest report's items not found again today (in sections that can resolve)."""
+    still_there = {id(item) for item in found_again}
+    return [item for item in latest.items
+            if item.section in RESOLVABLE and id(item) not in still_there]  # fmt: skip
+
+
+@dataclass
+class _Judge:
+    """What became of a prior item scout did not find today: Resolved (on evidence), aged
+    out, not re-checked, or scout's check disagrees with the report."""
+
+    completed: frozenset[str]
+    unchecked: frozenset[str]
+    lifetimes: Lifetimes
+    today: Sequence[Finding] = ()
+    check: PriorCheck | None = None
+
+    def kind(self, item: PriorItem) -> str | None:
+        if item.fingerprint and not item.fingerprint.startswith("prior_unchecked-"):
+            return item.fingerprint.rsplit("-", 1)[0]
+        return _kind_of(item)  # hand-written (or carried from one): scout's check, if any
+
+    def _needs_check(self, item: PriorItem) -> str | None:
+        kind = self.kind(item)
+        if kind is None or kind in self.lifetimes.ages_out or kind in self.lifetimes.observed:
+            return None
+        if kind not in self.completed or item.fingerprint in self.unchecked:
+            return None
+        return kind
+
+    def check_on_prior_commit(self, recheck: Callable[[frozenset[str]], PriorCheck | None]
+                              | None, items: list[PriorItem]) -> None:  # fmt: skip
+        kinds = frozenset(k for item in items if (k := self._needs_check(item)))
+        if kinds and recheck is not None:
+            self.check = recheck(kinds)
+
+    def verdict(self, item: PriorItem) -> tuple[str, str, Finding | None]:
+        """(verdict, why, the finding its check made on the prior commit)."""
+        kind = self.kind(item)
+        found_as = {fp for f in self.today for fp in (f.fingerprint, *f.aliases)}
+        if item.fingerprint in found_as:  # merged into a finding of today's that names it
+            return "moved", "", None
+        if kind is None:
+            return "unchecked", ("scout has no check for it and cannot tell whether it is "
+                                 "fixed"), None  # fmt: skip
+        if kind in self.lifetimes.ages_out:
+            return "aged", "", None
+        if kind not in self.completed or item.fingerprint in self.unchecked:
+            return "unchecked", f"its check ({kind}) did not run today", None
+        if kind in self.lifetimes.observed:
+            return "resolved", "", None
+        if self.check is None or kind not in self.check.kinds:
+            return "unchecked", (f"its check ({kind}) could not run on the commit that report "
+                                 "scanned"), None  # fmt: skip
+        held = _held(item, self.check, self.lifetimes)
+        if held is None:
+            return "disagrees", (f"scout's check disagrees: {kind} finds nothing of it on "
+                                 f"`{self.check.head[:10]}`, the commit that report scanned, "
+                                 "nor today"), None  # fmt: skip
+        # Its items in another finding of its check today (a pass only integration tests ran,
+        # now run by none; files "added since" now among the older ones): not fixed, and
+        # today's finding says what became of them.
+        if any(f.collector == held.collector and set(f.items) & set(held.items)
+               for f in self.today):  # fmt: skip
+            return "moved", "", None
+        return "resolved", "", held
+
+    def resolved(self, latest: PriorReport, gone: list[PriorItem]) -> list[Finding]:
+        out = []
+        for item in gone:
+            since: date = item.first_reported or latest.date
+            verdict, why, held = self.verdict(item)
+            if verdict == "resolved":
+                out.append(_resolved_line(item, since, latest, self.check, held))
+            elif verdict in ("unchecked", "disagrees") and item.section in UNCHECKED_CARRY:
+                out.append(_unchecked(item, latest, since, why, verdict))
+        return out
+
+    def dropped(self, latest: PriorReport,
+                dropped: list[tuple[PriorReport, PriorItem]]) -> list[Finding]:  # fmt: skip
+        out = []
+        for report, item in dropped:
+            since = item.first_reported or report.date
+            verdict, why, held = self.verdict(item)
+            if verdict == "resolved":
+                out.append(_resolved_line(item, since, latest, self.check, held))
+                continue
+            finding = _unchecked(item, report, since, why, verdict)
+            out.append(finding.model_copy(update={"body": (
+                f"From the report of {report.date.isoformat()}; the report of "
+                f"{latest.date.isoformat()} no longer mentions it and {why}, so it is carried "
+                "as it was. Drop it in triage once it is dealt with.")}))
+        return out
+
+
+def _held(item: PriorItem, check: PriorCheck, lifetimes: Lifetimes) -> Finding | None:
+    """The finding that is `item` among those its check made on the prior commit."""
+    candidates = [f for f in check.findings if f.kind not in lifetimes.ages_out]
+    if item.fingerprint and not item.fingerprint.startswith("prior_unchecked-"):
+        return next((f for f in candidates
+                     if item.fingerprint in (f.fingerprint, *f.aliases)), None)  # fmt: skip
+    written = item.model_copy(update={"fingerprint": None})
+    report = PriorReport(date=date.min, source="", items=[written])
+    matched = match_report(candidates, report)
+    if matched:
+        return candidates[next(iter(matched))]
+    parts = absorb(candidates, report, matched)
+    return candidates[next(iter(parts))] if parts else None
 
 
 def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorItem]],
-                     absorbed: list[dict[int, list[PriorItem]]], so_far: list[Finding],
-                     completed: set[str]) -> list[Finding]:  # fmt: skip
-    """A hand-written action item of an earlier report that the latest report no longer
-    mentions and scout does not find: a person dropped it without saying it was fixed.
-    Carried as not re-checked rather than lost (unless scout's own check says it is gone)."""
+                     absorbed: list[dict[int, list[PriorItem]]],
+                     so_far: list[Finding]) -> list[tuple[PriorReport, PriorItem]]:  # fmt: skip
+    """Hand-written action items of earlier reports that the latest report no longer
+    mentions and scout does not find: a person dropped them without saying they were fixed.
+    Judged like the latest report's items rather than lost."""
     latest = reports[-1]
     titles = {f.title.lower() for f in so_far}
-    carried = []
+    dropped = []
     for report, matched, taken in zip(reports[:-1], matches[:-1], absorbed[:-1], strict=True):
         seen = {id(i) for i in matched.values()} | {id(i) for v in taken.values() for i in v}
         for item in report.items:
             if item.fingerprint is not None or id(item) in seen or \
                     item.section not in UNCHECKED_CARRY or item.priority is None:  # fmt: skip
-                continue
-            kind = _kind_of(item)
-            if kind is not None and kind in completed:
-                # Its check ran today and did not find it: fixed, and said.
-                carried.append(_resolved_line(item, item.first_reported or report.date))
-                titles.add(item.title.lower())
                 continue
             if item.title.lower() in titles or any(
                 _tokens(item.title) and len(_tokens(item.title) & _tokens(later.title))
@@ -303,15 +489,9 @@ def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorIt
                 for later in latest.items
             ):
                 continue  # the latest report still has it, in its own words
-            since = item.first_reported or report.date
-            finding = _unchecked(item, report, since)
-            carried.append(finding.model_copy(update={"body": (
-                f"From the report of {report.date.isoformat()}; the report of "
-                f"{latest.date.isoformat()} no longer mentions it and scout cannot tell "
-                "whether it is fixed, so it is carried as it was. Drop it in triage once it "
-                "is dealt with.")}))
+            dropped.append((report, item))
             titles.add(item.title.lower())
-    return carried
+    return dropped
 
 
 def _carried_in_part(finding: Finding, parts: list[tuple[PriorReport, PriorItem]]) -> Finding:
@@ -330,39 +510,22 @@ def _carried_in_part(finding: Finding, parts: list[tuple[PriorReport, PriorItem]
                                       "status_update": update, "section": section})
 
 
-def _resolved(
-    findings: Sequence[Finding],
-    latest: PriorReport,
-    found_again: list[PriorItem],
-    completed_kinds: set[str],
-    all_completed: bool,
-    unchecked: frozenset[str] = frozenset(),
-) -> list[Finding]:
-    still_there = {id(item) for item in found_again}
-    resolved = []
-    for item in latest.items:
-        if item.section not in RESOLVABLE or id(item) in still_there:
-            continue
-        kind = item.fingerprint.rsplit("-", 1)[0] if item.fingerprint else _kind_of(item)
-        looked = (kind in completed_kinds if kind else all_completed) and (
-            item.fingerprint not in unchecked
-        )
-        since: date = item.first_reported or latest.date
-        if not looked:
-            if item.section in UNCHECKED_CARRY:
-                resolved.append(_unchecked(item, latest, since))
-            continue
-        resolved.append(_resolved_line(item, since))
-    return resolved
-
-
-def _resolved_line(item: PriorItem, since: date) -> Finding:
+def _resolved_line(item: PriorItem, since: date, latest: PriorReport, check: PriorCheck | None,
+                   held: Finding | None) -> Finding:  # fmt: skip
+    if check is not None and held is not None:
+        body = (f"first reported {since.isoformat()}; its check finds it on `{check.head[:10]}` "
+                f"(what the report of {latest.date.isoformat()} scanned) and not today")
+    else:
+        body = f"first reported {since.isoformat()}, gone as of today"
     return Finding(
         collector="reconcile",
         kind="resolved",
         title=f"Resolved: {item.title}",
-        body=f"first reported {since.isoformat()}, gone as of today",
+        body=body,
         section=Section.ALL_CLEAR,
+        files=held.files if held is not None else [],
+        evidence=Evidence(found_at=check.head if check and held else None,
+                          found_as=held.fingerprint if check and held else None),
         fingerprint=fingerprint("resolved", item.fingerprint or item.title.lower()),
         status=Status.RESOLVED,
         first_reported=since,
@@ -371,9 +534,9 @@ def _resolved_line(item: PriorItem, since: date) -> Finding:
 
 # What a hand-written item is about, from its words — only where scout's check is
 # exhaustive for what the item names: every test class and test file is checked for CI
-# coverage, every pass for tests, so "`TestX` no longer runs in CI" or "`x_pass` has zero
-# test coverage" not found again after that check ran is resolved. Other hand-written
-# items stay "not re-checked" rather than risk a false "Resolved".
+# coverage, every pass for tests. Such an item is Resolved like scout's own: the check
+# finds it on the commit its report scanned and not today. Other hand-written items stay
+# "not re-checked" rather than risk a false "Resolved".
 _CI_WORDS = re.compile(r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
                        r"disabled in ci|missing from ci|(?:re-?enable|add|restore)\b.*\bin ci)\b",
                        re.I)
@@ -397,11 +560,8 @@ def _kind_of(item: PriorItem) -> str | None:
     return None
 
 
-def _unchecked(item: PriorItem, latest: PriorReport, since: date) -> Finding:
-    if item.fingerprint and not item.fingerprint.startswith("prior_unchecked-"):
-        why = f"its check ({item.fingerprint.rsplit('-', 1)[0]}) did not run today"
-    else:
-        why = "scout did not find it again and cannot tell whether it is fixed"
+def _unchecked(item: PriorItem, latest: PriorReport, since: date, why: str,
+               verdict: str = "unchecked") -> Finding:  # fmt: skip
     body = (f"From the report of {latest.date.isoformat()}: {why}, so it is carried as it "
             "was. Drop it in triage once it is dealt with.")
     return Finding(
@@ -414,6 +574,6 @@ def _unchecked(item: PriorItem, latest: PriorReport, since: date) -> Finding:
         fingerprint=item.fingerprint if item.fingerprint and item.fingerprint.startswith(
             "prior_unchecked-") else fingerprint("prior_unchecked", item.title.lower()),
         status=Status.CARRIED,
-        status_update="not re-checked",
+        status_update=why if verdict == "disagrees" else "not re-checked",
         first_reported=since,
     )

@@ -7,6 +7,7 @@ they are only neutralized (no raw HTML, no pings); text taken verbatim from logs
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,15 +23,17 @@ from scout_tui.markdown import (
     cut_to,
     fence,
     fence_open,
+    is_commit,
     is_fingerprint,
     link,
     more,
     neutralize,
     neutralize_line,
     one_line,
+    pack_digests,
     table_cell,
 )
-from scout_tui.model import CollectorState, Finding, Section, Status, item_digest
+from scout_tui.model import CollectorState, Finding, QuietMark, Section, Status, item_digest
 
 REPORT_TITLE = "Nightly Scout Report"
 
@@ -44,12 +47,16 @@ SECTION_HEADINGS: dict[Section, str] = {
     Section.ALL_CLEAR: "All Clear",
 }
 NOTHING = "nothing to report"
-CI_GREEN = "CI green, nothing to report"
+FIRST_REPORT = ("First report: no prior report to compare with, so every finding is new and "
+                "\"new\" means since the start of the day.")
 CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
+ONE_LINE_WHEN_CARRIED = {Section.OPPORTUNITIES, Section.FYI, Section.DOCS}
 COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
 # GitHub refuses a comment (and a draft's body) longer than this many characters.
 COMMENT_LIMIT = 65_536
 LINE_CHARS = 300  # a line of verbatim evidence, when cut
+ALL_CLEAR_CHARS = 160
+LIST_SEE = "`scout report --json` or the console"  # where a list `scout report` cut is whole
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,9 @@ class Layout:
     max_items: int | None = None  # longer evidence lists and tracebacks: "… N more"
     collapse: Literal["", "details", "count"] = ""  # FYI and All Clear
     cut_sections: bool = False  # every section's list cut to `max_items` too
+    # A finding's own lists (its items, one a line) longer than this: "… N more". The
+    # JSON and the console keep them whole.
+    list_items: int | None = None
 
 
 FULL = Layout()
@@ -72,6 +82,22 @@ class ReportTooLong(ScoutError):
 def report_marker(report_date: date) -> str:
     """Says "scout wrote this report": publish edits only a comment that carries it."""
     return f"<!-- scout:report date={report_date.isoformat()} -->"
+
+
+def run_marker(head: str) -> str:
+    """The commit the report's run scanned: the next day's check of a vanished item runs
+    there to tell a fix from a check that never found it."""
+    return f"<!-- scout:run head={head} -->"
+
+
+def quiet_marker(mark: QuietMark) -> str:
+    """An FYI left out as unchanged, with the items it went quiet with (SPEC: suppression
+    that stays)."""
+    parts = [f"scout:quiet fp={mark.fingerprint}", f"set={pack_digests(mark.item_digests)}",
+             f"since={mark.since.isoformat()}"]  # fmt: skip
+    if mark.first_reported:
+        parts.append(f"first={mark.first_reported.isoformat()}")
+    return "<!-- " + " ".join(parts) + " -->"
 
 
 def marker(finding: Finding) -> str:
@@ -92,19 +118,28 @@ def _indent(text: str, prefix: str = "  ") -> str:
     return "\n".join(prefix + line if line else "" for line in text.split("\n"))
 
 
+_BLOCK = re.compile(r"[ ]{0,3}(?:[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$)|\||#{1,6}(?:[ \t]|$)|>)")
+
+
+def _starts_block(line: str) -> bool:
+    """Whether `line` opens a block a paragraph's line cannot hold."""
+    return fence_open(line, 0) is not None or _BLOCK.match(line) is not None
+
+
 def _split_body(body: str) -> tuple[str, str]:
     """First paragraph (goes after the em dash) and the rest (indented below).
 
-    The paragraph ends at a blank line or at a fence: joined onto one line, a fence would
-    stop being one and its closing line would open another.
+    The paragraph ends at a blank line or where another block starts (a fence, a list, a
+    table, a heading, a quote): joined onto one line, a list would read "- a - b" and a fence
+    would stop being one (its closing line would open another).
     """
     lines = body.strip("\n").split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
-    if not lines or fence_open(lines[0], 0) or lines[0].startswith(("|", "- ", "* ")):
+    if not lines or _starts_block(lines[0]):
         return "", "\n".join(lines).rstrip()
     first = 0
-    while first < len(lines) and lines[first].strip() and not fence_open(lines[first], 0):
+    while first < len(lines) and lines[first].strip() and not _starts_block(lines[first]):
         first += 1
     summary = " ".join(line.strip() for line in lines[:first])
     rest = lines[first:]
@@ -179,25 +214,37 @@ def regression_table(finding: Finding) -> str:
     return "\n".join(rows)
 
 
-def render_item(finding: Finding, max_items: int | None = None) -> str:
+def render_item(finding: Finding, max_items: int | None = None,
+                list_items: int | None = None) -> str:  # fmt: skip
     """One list item; the layout matches what the prior-report parser reads back.
-    `max_items`: longer lists and tracebacks are cut to that many, with "… N more"."""
+    `max_items`: longer lists and tracebacks are cut to that many, with "… N more";
+    `list_items`: the body's lists alone are."""
     summary, rest = _split_body(neutralize(finding.body))
     if max_items:  # a body our collectors wrote, long: its lists, then its length
         summary = cut_line(summary, max_items * LINE_CHARS)
-        rest = cut_to(cut_lists(rest, max_items), max_items * LINE_CHARS * 2)
+        rest = cut_to(cut_lists(rest, max_items, see=LIST_SEE), max_items * LINE_CHARS * 2)
+    elif list_items:
+        rest = cut_lists(rest, list_items, see=LIST_SEE)
     title = neutralize_line(finding.title)
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
     box = "[ ] " if finding.section in CHECKBOX_SECTIONS else ""
+    board = f" ({link('board item', finding.board.url)})" if finding.board and \
+        finding.board.url else ""  # fmt: skip
     head = f"- {box}**{title}**"
     if summary:
         head += f" — {summary}"
-    if finding.board and finding.board.url:
-        head += f" ({link('board item', finding.board.url)})"
-    if finding.unchanged_line:  # carried, unchanged, and its rule wants one line
+    head += board
+    by_hand = finding.decision in ("edited", "promoted")  # what a person wrote is shown whole
+    if finding.unchanged_line and not by_hand:  # carried, unchanged: one line
         line = neutralize_line(finding.unchanged_line)
-        return f"- {box}**{title}** — {line} {marker(finding)}"
+        return f"- {box}**{title}** — {line}{board} {marker(finding)}"
+    if finding.status is Status.CARRIED and finding.section in ONE_LINE_WHEN_CARRIED and \
+            finding.status_update and not by_hand:  # fmt: skip
+        # Awareness the first report detailed: what changed is the news (the console and
+        # the JSON keep the whole of it).
+        line = neutralize_line(finding.status_update)
+        return f"- {box}**{title}** — {line}{board} {marker(finding)}"
     head += " " + marker(finding)
     lines = [head]
     if finding.status is Status.CARRIED and finding.first_reported:
@@ -228,7 +275,9 @@ def render_item(finding: Finding, max_items: int | None = None) -> str:
 def _all_clear_item(finding: Finding) -> str:
     summary, _ = _split_body(neutralize(finding.body))
     text = neutralize_line(finding.title)
-    if summary:
+    # A short why, not a list: a standing all-clear is read every day.
+    short = len(summary) <= ALL_CLEAR_CHARS or finding.status is Status.RESOLVED  # its evidence
+    if summary and not summary.endswith(":") and short:
         text += f" — {summary}"
     return f"- {text} {marker(finding)}"
 
@@ -297,7 +346,7 @@ def _section_body(section: Section, items: list[Finding], layout: Layout) -> lis
     if section is Section.ALL_CLEAR:
         body = [_all_clear_item(finding) for finding in shown]
     else:
-        body = [render_item(finding, layout.max_items) for finding in shown]
+        body = [render_item(finding, layout.max_items, layout.list_items) for finding in shown]
     if left_out:
         body += ["", f"_{more(len(left_out), 'items')}._", "", *_hidden(left_out)]
     return body
@@ -309,15 +358,24 @@ def render_report(
     collectors: Sequence[CollectorState] = (),
     collector_sections: dict[str, Section] | None = None,
     layout: Layout = FULL,
+    *,
+    head: str | None = None,
+    quiet: Sequence[QuietMark] = (),
+    first: bool = False,
 ) -> str:
     """The whole report. `collector_sections` says where a skipped collector is mentioned;
-    `layout`, how much of it is shown (`fit_report` picks one)."""
+    `layout`, how much of it is shown (`fit_report` picks one); `head` and `quiet` travel
+    as hidden markers for the next day's run."""
     homes = collector_sections or {}
     by_section: dict[Section, list[Finding]] = {section: [] for section in Section}
     for finding in findings:
         by_section[finding.section].append(finding)
     priority_order = {"P0": 0, "P1": 1, "P2": 2, None: 3}
     out = [f"# {REPORT_TITLE} — {report_date.isoformat()}", report_marker(report_date)]
+    if head and is_commit(head):
+        out.append(run_marker(head))
+    if first:
+        out.append(f"\n_{FIRST_REPORT}_")
     ran = {state.name for state in collectors}
     if collectors and homes and set(homes) - ran:
         titles = ", ".join(state.title for state in collectors)
@@ -329,22 +387,22 @@ def render_report(
         )
         body = _section_body(section, items, layout)
         body += _skipped_lines(section, collectors, homes)
-        if not body:
-            ci_ran = any(
-                homes.get(state.name) == Section.CI_FAILURES and state.state == "done"
-                for state in collectors
-            )
-            body = [CI_GREEN if section is Section.CI_FAILURES and ci_ran else NOTHING]
+        if not body:  # "CI green" is said only by what saw a green run (`ci_passing`)
+            body = [NOTHING]
         out.append(f"\n## {heading}\n")
         out.append("\n".join(body))
+    marks = [quiet_marker(mark) for mark in quiet if is_fingerprint(mark.fingerprint)]
+    if marks:
+        out.append("\n" + "\n".join(marks))
     return "\n".join(out) + "\n"
 
 
 def fit_report(render: Callable[[Layout], str], max_items: int, limit: int) -> str:
     """The first of ever shorter layouts whose report is at most `limit` characters: the
-    whole report; long evidence cut; FYI and All Clear folded into `<details>`; then into a
-    count; then every section's list cut. Each keeps every item's marker."""
-    layouts = [FULL, Layout(max_items), Layout(max_items, "details"),
+    whole report but for findings' long lists; long evidence cut; FYI and All Clear folded
+    into `<details>`; then into a count; then every section's list cut. Each keeps every
+    item's marker."""
+    layouts = [Layout(list_items=max_items), Layout(max_items), Layout(max_items, "details"),
                Layout(max_items, "count"),
                Layout(max_items, "count", cut_sections=True)]  # fmt: skip
     for layout in layouts:

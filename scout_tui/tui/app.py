@@ -36,6 +36,7 @@ from textual.worker import get_current_worker
 
 from scout_tui import triage
 from scout_tui.analysis.repro import ReproArgv, ReproError
+from scout_tui.baseline import is_past_day
 from scout_tui.errors import ScoutError, UsageError, redact
 from scout_tui.events import (
     CollectorFinished,
@@ -45,6 +46,7 @@ from scout_tui.events import (
     FindingFound,
     Progress,
     RunFinished,
+    RunKeptApart,
     RunStarted,
     RunWarning,
 )
@@ -736,12 +738,16 @@ class ScoutApp(App[int]):
             self.notify(event.message, severity="warning", timeout=6)
         elif isinstance(event, ConfigWarned):
             bar.warned(event.warning)
-        elif isinstance(event, RunFinished):
-            # The reconciled sections replace the live ones; the cursor keeps its finding.
-            self.run_result = event.result
-            self.query_one(StatusLine).collected_at = event.result.collected_at
-            bar.set_states(event.result.collectors)
-            bar.set_warnings(event.result.config_warnings)
+        elif isinstance(event, RunFinished | RunKeptApart):
+            # The reconciled sections replace the live ones; the cursor keeps its finding. A
+            # poorer run than the day's (offline after online) is kept apart: the day's shows.
+            result = event.result if isinstance(event, RunFinished) else event.kept
+            if isinstance(event, RunKeptApart):
+                self.notify(event.message, severity="warning", timeout=8)
+            self.run_result = result
+            self.query_one(StatusLine).collected_at = result.collected_at
+            bar.set_states(result.collectors)
+            bar.set_warnings(result.config_warnings)
             self._show()
 
     def _refresh_live(self) -> None:
@@ -812,6 +818,11 @@ class ScoutApp(App[int]):
     def action_publish(self) -> None:
         if self.run_result is None or self.collection is not None:
             self.notify("wait for the collection to finish", severity="warning")
+            return
+        if self.session.bundle is not None and is_past_day(self.run_result.date):
+            self.notify(f"the run of {self.run_result.date} is a past day's (a replay, an old "
+                        "bundle): it is reviewed here, never published", severity="error",
+                        timeout=6)  # fmt: skip
             return
         if self.github_ok is False:
             self.notify(f"publishing needs GitHub: {self.github_detail}", severity="error",

@@ -1,0 +1,77 @@
+"""`scout replay`: the daily reports over past days, and a line per day."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from scout_tui.cli.common import open_session, warn
+from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, Cancelled
+from scout_tui.replay import (
+    SECTION_COLUMNS,
+    DayRow,
+    Folder,
+    ReplayOptions,
+    check_days,
+    flickers,
+    replay,
+)
+from scout_tui.session import utc_today
+
+_HEADER = ("date", "head", *SECTION_COLUMNS.values(), "new", "carried", "resolved", "left_out",
+           "bytes", "seconds")  # fmt: skip
+
+
+def _cells(row: DayRow) -> list[str]:
+    return [row.date, row.head[:10], *(str(row.sections.get(c, 0)) for c in
+            SECTION_COLUMNS.values()), str(row.new), str(row.carried), str(row.resolved),
+            str(row.left_out), f"{row.bytes:,}", f"{row.seconds:.1f}"]  # fmt: skip
+
+
+def _line(cells: list[str] | tuple[str, ...]) -> str:
+    widths = [10, 10, *(len(c) for c in _HEADER[2:])]
+    pairs = enumerate(zip(cells, widths, strict=True))
+    return "  ".join(c.rjust(width) if n > 1 else c.ljust(width) for n, (c, width) in pairs)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    last = args.last or utc_today()
+    out: Path = args.out or Path(f"scout-replay-{args.first}-{last}")
+    Folder.check(out)
+    args.cache_dir, args.as_of = out / ".cache", None  # its own cache; each day's date
+    session = open_session(args)
+    cache = session.cache  # its own: a past day's answers never mix with today's
+    base = replace(session.run_options(), prior_dir=None, only=None)
+    options = ReplayOptions(base=base, first=args.first, last=last, out=out,
+                            prior=args.prior, state_dir=args.state_dir)  # fmt: skip
+    check_days(options)
+    if not args.json:
+        print(_line(_HEADER), flush=True)
+
+    def on_day(row: DayRow, reused: bool) -> None:
+        if not args.json:
+            print(_line(_cells(row)) + ("  (kept)" if reused else ""), flush=True)
+
+    cancel = threading.Event()
+    try:
+        rows = replay(options, on_day, warn, cancel)
+    except (Cancelled, KeyboardInterrupt):
+        cancel.set()
+        print(f"scout: the days done are kept: `scout replay` with the same --out {out} "
+              "resumes", file=sys.stderr)  # fmt: skip
+        return EXIT_INTERRUPTED
+    finally:
+        cache.close()
+    if args.json:
+        print(json.dumps([asdict(row) for row in rows], indent=2))
+    else:
+        print(f"{len(rows)} days: {sum(r.action_items for r in rows)} Action Items, "
+              f"{sum(r.resolved for r in rows)} Resolved lines, {flickers(out, rows)} items "
+              "(news aside) that appeared and vanished within 3 days")  # fmt: skip
+        print(f"scout: {len(rows)} day(s) in {out}: `scout open {out}/{last}.json` reviews "
+              "one", file=sys.stderr)  # fmt: skip
+    return EXIT_OK
