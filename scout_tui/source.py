@@ -872,6 +872,17 @@ class SourceTree:
             self._shallow = frozenset(roots)
         return self._shallow
 
+    def first_parent_range(self, base: str, head: str) -> list[CommitInfo]:
+        """The commits after `base` up to `head` on `head`'s first-parent chain, oldest
+        first: the states the branch was in, one after another."""
+        with self._lock:
+            try:
+                out = self.repo.git.log("--first-parent", "--reverse", _LOG_FORMAT,
+                                        f"{base}..{head}")  # fmt: skip
+            except git.GitCommandError:
+                return []
+        return _commits(out)
+
     def has_commit(self, sha: str) -> bool:
         """Whether `sha` names a commit this repository holds (a report's `head` may come
         from another clone, or from before a force-push)."""
