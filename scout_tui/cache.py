@@ -14,6 +14,7 @@ wrong, and what happens:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sqlite3
@@ -21,14 +22,14 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import diskcache
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
 from scout_tui.errors import sigint_received
-from scout_tui.model import Checkout, RunResult
+from scout_tui.model import Checkout, CollectorState, RunResult
 
 CACHE_VERSION = "v2"  # v2: runs keyed by checkout; triage moved to the state store
 DB_NAME = "cache.db"  # diskcache's
@@ -36,14 +37,15 @@ M = TypeVar("M", bound=BaseModel)
 _SQLITE_ERRORS = (sqlite3.Error, OSError, EOFError)
 
 
-POORER = "/poorer"
+POORER = "/poorer"  # the day's latest run that looked at less than the day's kept run
 
 
-def lost(new: RunResult, kept: RunResult) -> list[str]:
+def lost(new: RunResult, kept: RunResult) -> list[CollectorState]:
     """The collectors done in `kept` that are not done in `new` (skipped, failed, cancelled
-    or absent): what makes `new` the poorer run. Finding counts never decide."""
+    or absent): what makes `new` the poorer run. Finding counts never decide; a run that
+    gained a collector but lost another is still poorer."""
     done = {state.name for state in new.collectors if state.state == "done"}
-    return [state.title for state in kept.collectors
+    return [state for state in kept.collectors
             if state.state == "done" and state.name not in done]  # fmt: skip
 
 
@@ -278,14 +280,16 @@ class Cache:
         key = f"run/{checkout.id}/{experiment}/{day.isoformat()}"
         return key + ("/only=" + ",".join(sorted(only)) if only else "")
 
-    def put_run(self, run: RunResult) -> RunResult | None:
+    def put_run(self, run: RunResult, replace: bool = False) -> RunResult | None:
         """The day's run. A run of some collectors (--only) is kept apart, so it never
         replaces the day's full run; a cancelled run is not kept. A run poorer than the
-        kept one (`lost`) is kept apart too: then the kept, fuller run is returned."""
+        kept one (`lost`) is kept apart too, the latest poorer run in place of an older one:
+        then the kept, fuller run is returned. `replace`: the kept run no longer stands for
+        the day (another configuration, other prior reports), whatever it looked at."""
         if run.checkout is None or run.cancelled:
             return None
         key = self._run_key(run.checkout, run.experiment, run.date, run.only)
-        kept = None if run.only else self._get(key, RunResult)
+        kept = None if run.only or replace else self._get(key, RunResult)
         if kept is not None and lost(run, kept):
             self._put(key + POORER, run)
             return kept
@@ -310,19 +314,48 @@ class Cache:
 
     # -- housekeeping ------------------------------------------------------------------
     def info(self) -> dict[str, object]:
+        """Where the cache is and what it holds; per day, the run kept for it and the poorer
+        one kept apart, if any."""
         keys = [k for k in self._store.iterkeys() if isinstance(k, str)]
-        days = [k for k in keys if k.startswith("run/") and "/only=" not in k]
-        runs = sorted({k.split("/")[-1] for k in days if not k.endswith(POORER)})
-        poorer = sorted({k.removesuffix(POORER).split("/")[-1] for k in days
-                         if k.endswith(POORER)})  # fmt: skip
+        kept = sorted(k for k in keys if k.startswith("run/") and "/only=" not in k
+                      and not k.endswith(POORER))  # fmt: skip
+        days = []
+        for key in sorted(kept, key=lambda k: (k.rsplit("/", 1)[-1], k)):
+            summary = self._summary(key)
+            if summary is None:
+                continue
+            poorer = self._summary(key + POORER) if key + POORER in keys else None
+            if poorer is not None:
+                poorer["lost"] = [t for t in summary["done"] if t not in poorer["done"]]
+            days.append({"day": key.rsplit("/", 1)[-1], **summary, "poorer": poorer})
         return {
             "path": str(self.directory),
             "exists": self.exists,
             "read_only": self.read_only,
             "bytes": self._store.volume(),
             "entries": len(keys),
-            "runs": runs,
-            "poorer_runs_kept_apart": poorer,
+            "runs": sorted({day["day"] for day in days}),
+            "days": days,
+        }
+
+    def _summary(self, key: str) -> dict[str, Any] | None:
+        """A cached run in brief, read as plain JSON (a listing validates no findings)."""
+        try:
+            raw = self._store.get(key)
+            data = json.loads(raw) if isinstance(raw, str) else None
+        except (*_SQLITE_ERRORS, ValueError):
+            return None
+        if not isinstance(data, dict):
+            return None
+        states = [s for s in data.get("collectors") or [] if isinstance(s, dict)]
+        checkout = data.get("checkout") if isinstance(data.get("checkout"), dict) else {}
+        return {
+            "checkout": checkout.get("path"),
+            "experiment": data.get("experiment"),
+            "collected_at": data.get("collected_at"),
+            "done": [s.get("title") for s in states if s.get("state") == "done"],
+            "not_done": [s.get("title") for s in states if s.get("state") != "done"],
+            "findings": len(data.get("findings") or []),
         }
 
     def blob_path(self, *parts: str) -> Path | None:

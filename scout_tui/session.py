@@ -182,6 +182,7 @@ class Session:
         self.scope = scope_of(self.checkout, self.experiment)
         self._github: GitHub | None = None
         self._github_reason: str | None = None
+        self.kept_apart: RunResult | None = None  # the day's fuller run, when collect's was not
 
     # -- where the run's things are, on this machine ------------------------------------------
     def workdir(self) -> Path | None:
@@ -327,12 +328,17 @@ class Session:
             options = self.run_options()
             if options.github is not None:
                 options.github.new_run()  # unreachable or rate-limited last time: ask again
+            # A kept run made with another configuration or other prior reports no longer
+            # stands for the day: the new run replaces it, however much less it looked at.
+            cached = None if self.options.only else self.cached_run()
+            replace = cached is not None and self.stale(cached) is not None
             for event in run_events(options, cancel):
-                yield event
                 if isinstance(event, RunFinished):
-                    kept = self.cache.put_run(event.result)
+                    # Said before the run itself, so the console never shows the poorer run.
+                    kept = self.cache.put_run(event.result, replace=replace)
                     if kept is not None:
                         yield RunKeptApart(kept, kept_apart_note(event.result, kept))
+                yield event
         except (NotARepository, ConfigError, FileNotFoundError) as exc:
             raise UsageError(str(exc)) from None
 
@@ -341,7 +347,10 @@ class Session:
         on_event: Callable[[Event], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> RunResult:
+        """The run just made (cached, or kept apart as poorer: `kept_apart` is then the
+        day's fuller run, which stays the day's run)."""
         result = None
+        self.kept_apart = None
         for event in self.events(cancel):
             if on_event is not None:
                 on_event(event)
@@ -350,6 +359,7 @@ class Session:
             if isinstance(event, RunFinished):
                 result = event.result
             elif isinstance(event, RunKeptApart):
+                self.kept_apart = event.kept
                 self.warn(event.message)
         assert result is not None
         return result
@@ -360,15 +370,35 @@ class Session:
         only = list(self.options.only) if self.options.only else None
         return self.cache.get_run(self.checkout, self.experiment, self.day, only)
 
-    def say_kept_apart(self, run: RunResult) -> None:
-        """Warn when a poorer run of the day was made after `run` and kept apart."""
-        if self.bundle is not None or run.only is not None:
-            return
-        poorer = self.cache.poorer_run(self.checkout, self.experiment, self.day)
-        if poorer is not None and (poorer.collected_at or run.collected_at) and \
-                (run.collected_at is None or (poorer.collected_at or run.collected_at)
-                 >= run.collected_at):  # fmt: skip
-            self.warn(kept_apart_note(poorer, run))
+    def poorer_run(self) -> RunResult | None:
+        """The day's latest run kept apart because it looked at less than the day's run."""
+        if self.bundle is not None or self.options.only:
+            return None
+        return self.cache.poorer_run(self.checkout, self.experiment, self.day)
+
+    def kept_apart_notice(self, run: RunResult | None) -> str | None:
+        """What to say beside the day's run `run` when a poorer run is kept apart."""
+        if run is None or run.only is not None:
+            return None
+        poorer = self.poorer_run()
+        # Kept apart against this run: one that replaced it forgot the poorer run.
+        return kept_apart_note(poorer, run) if poorer is not None and lost(poorer, run) \
+            else None  # fmt: skip
+
+    def stale(self, cached: RunResult) -> str | None:
+        """Why the cached run no longer stands for the day: it read other prior reports
+        than --prior names, or was made with another configuration; None: it stands."""
+        prior = self.options.prior_dir
+        if prior is not None and cached.prior_source != str(prior.resolve()):
+            read = (f"read prior reports from {cached.prior_source}"
+                    if cached.prior_source and not cached.prior_source.startswith("skipped")
+                    else "read no prior reports")  # fmt: skip
+            return f"the cached run {read}, not those in {prior}"
+        from scout_tui.pipeline import config_digest
+
+        if cached.config_digest not in (None, config_digest(self.config)):
+            return "the configuration changed since the cached run"
+        return None
 
     def scanned_commit(self) -> str | None:
         """The commit a run would scan now: HEAD, or the last commit of --date's day."""
@@ -386,25 +416,16 @@ class Session:
         new collection when there is none, when asked, or when --prior names other
         reports than the cached run read."""
         cached = None if recollect else self.cached_run()
-        prior = self.options.prior_dir
-        if cached is not None and prior is not None and cached.prior_source != str(
-            prior.resolve()
-        ):
-            read = (f"read prior reports from {cached.prior_source}"
-                    if cached.prior_source and not cached.prior_source.startswith("skipped")
-                    else "read no prior reports")  # fmt: skip
-            self.warn(f"the cached run {read}, not those in {prior}: collecting again")
-            cached = None
-        from scout_tui.pipeline import config_digest
-
-        if cached is not None and cached.config_digest not in (None, config_digest(self.config)):
-            self.warn("the configuration changed since the cached run: collecting again")
+        why = self.stale(cached) if cached is not None else None
+        if why is not None:
+            self.warn(f"{why}: collecting again")
             cached = None
         if cached is None:
-            fresh = self.collect(on_event)
-            day = self.cached_run()  # the fuller run, when the new one was kept apart
-            return day if day is not None and fresh.only is None and lost(fresh, day) else fresh
-        self.say_kept_apart(cached)
+            fresh = self.collect(on_event)  # kept apart when poorer: it said so
+            return self.kept_apart or fresh
+        notice = self.kept_apart_notice(cached)
+        if notice is not None:
+            self.warn(notice)
         now = self.scanned_commit()
         if cached.head and now and cached.head != now:
             when = cached.collected_at.strftime("%H:%M UTC") if cached.collected_at else "earlier"
@@ -628,11 +649,27 @@ def _names(findings: Sequence[Finding]) -> str:
 
 
 def kept_apart_note(poorer: RunResult, kept: RunResult) -> str:
-    """What a user is told when the day's run stays the fuller one."""
-    when = f"{poorer.collected_at:%H:%M} UTC " if poorer.collected_at else ""
-    fuller = f"{kept.collected_at:%H:%M} UTC " if kept.collected_at else ""
-    return (f"a poorer {when}run is kept apart ({', '.join(lost(poorer, kept))} did not run "
-            f"to the end): the {fuller}run stays the day's run")
+    """What a user is told when the day's run stays the fuller one: when each ran, and
+    what the poorer one lost, grouped by how ("X, Y skipped — offline; Z failed")."""
+    return (f"a poorer {run_time(poorer)}run is kept apart ({lost_text(poorer, kept)}): the "
+            f"fuller {run_time(kept)}run stays the day's run")
+
+
+def lost_text(poorer: RunResult, kept: RunResult) -> str:
+    """The collectors done in `kept` that `poorer` lacks, grouped by how it ended them."""
+    ended = {state.name: state for state in poorer.collectors}
+    how: dict[str, list[str]] = {}
+    for state in lost(poorer, kept):
+        now = ended.get(state.name)
+        said = "not run" if now is None else f"skipped — {now.reason}" \
+            if now.state == "skipped" and now.reason else now.state  # fmt: skip
+        how.setdefault(said, []).append(state.title)
+    return "; ".join(f"{', '.join(titles)} {said}" for said, titles in how.items())
+
+
+def run_time(run: RunResult) -> str:
+    """When a run was collected, as said beside another run of the day ("10:40 UTC ")."""
+    return f"{run.collected_at:%H:%M} UTC " if run.collected_at else ""
 
 
 def render_markdown(run: RunResult, layout: Layout = FULL) -> str:

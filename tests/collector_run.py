@@ -19,8 +19,9 @@ def run_collector(world: Sample, name: str, as_of: date, priors: bool = True) ->
 
 
 def by_kind(result: RunResult) -> dict[str, list[Finding]]:
+    """What the collectors found, the report's and what it left out (said already, quiet)."""
     found: dict[str, list[Finding]] = {}
-    for finding in result.findings:
+    for finding in [*result.findings, *result.left_out]:
         found.setdefault(finding.kind, []).append(finding)
     return found
 

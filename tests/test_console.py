@@ -21,6 +21,7 @@ from scout_tui.tui.screens.help import HelpScreen
 from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import ConfirmPublish
 from scout_tui.tui.widgets.log_pane import LogPane
+from scout_tui.tui.widgets.status_line import StatusLine
 from tests.console import (
     collected_demo,
     confirm_publish,
@@ -356,16 +357,23 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
 
 async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tmp_path):
     """`R` offline after an online collection: the poorer run is kept apart, the tree keeps
-    the CI failure and the decisions' badges, and the console says which run it shows."""
+    the CI failure and the decisions' badges, and the console says which run it shows —
+    then, and when it opens on that day again."""
     with collected_demo(tmp_path / "world") as demo:
         app = console(demo, tmp_path / "state", offline=True)
         online = app.run_result
-        assert online is not None and any(f.kind == "ci_failure" for f in online.findings)
+        assert online is not None
+        [ci_fp, *_] = [f.fingerprint for f in online.findings if f.kind == "ci_failure"]
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot, app)
+            assert app.query_one(StatusLine).kept_apart == ""
             fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
             await pilot.press("a")
+            await cursor_to(pilot, app, lambda f: f.fingerprint == ci_fp)
+            await pilot.press("x")
+            await pilot.press(*"not ours", "enter")
             await settle(pilot, app)
+            assert "dropped" in tree(app).row(ci_fp).badges
             await pilot.press("R")
             await pilot.pause(0.3)
             for _ in range(300):
@@ -373,13 +381,28 @@ async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tm
                 if app.collection is None:
                     break
             assert app.collection is None
+            await settle(pilot, app)
             assert app.run_result.collected_at == online.collected_at
-            assert any(f.kind == "ci_failure" for f in app.run_result.findings)
             assert "accepted" in tree(app).row(fp).badges
-            assert any("run is kept apart" in n.message for n in app._notifications)
-        kept = app.session.cache.poorer_run(app.session.checkout, app.session.experiment,
-                                            online.date)  # fmt: skip
+            assert "dropped" in tree(app).row(ci_fp).badges  # the CI failure is still there
+            said = [n.message for n in app._notifications if "kept apart" in n.message]
+            assert len(said) == 1
+            assert "(CI failure monitoring, Open work tracking skipped — offline)" in said[0]
+            assert app.query_one(StatusLine).kept_apart == "poorer run kept apart"
+            assert "poorer run kept apart" in str(app.query_one(StatusLine).render())
+        session = app.session
+        kept = session.cache.poorer_run(session.checkout, session.experiment, online.date)
         assert kept is not None and kept.collected_at != online.collected_at
+        assert not any(f.kind == "ci_failure" for f in kept.findings)
+
+        again = ScoutApp(Session(options(demo, tmp_path / "state", offline=True)),
+                         load_cached=True)  # fmt: skip
+        async with again.run_test(size=SIZE) as pilot:
+            await settle(pilot, again)
+            assert again.run_result.collected_at == online.collected_at
+            assert "dropped" in tree(again).row(ci_fp).badges
+            assert any("kept apart" in n.message for n in again._notifications)
+            assert again.query_one(StatusLine).kept_apart == "poorer run kept apart"
 
 
 def test_the_console_needs_a_terminal(tmp_path):

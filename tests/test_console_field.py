@@ -261,3 +261,37 @@ async def test_the_status_line_keeps_online_or_offline_at_80_columns():
             await pilot.pause()
             shown = app.query_one(StatusLine).render().plain
             assert expected in shown and len(shown) <= width, shown
+
+
+async def test_the_status_line_keeps_a_kept_apart_note_before_the_age_but_not_online():
+    """A poorer run kept apart: the note gives way to online or offline only; the rate, the
+    reason it is offline and the run's age go first."""
+    from datetime import UTC, datetime
+
+    from textual.app import App
+
+    from scout_tui.tui.widgets.status_line import StatusLine
+
+    class One(App):
+        def compose(self):
+            line = StatusLine()
+            line.where = "torchtitan·graph_trainer 2026-12-02"
+            line.reviewed = "0 of 33 reviewed"
+            line.collected_at = datetime.now(UTC)
+            line.online = "offline (--offline)"
+            line.kept_apart = "poorer run kept apart"
+            yield line
+
+    for width, shown_parts, gone in (
+        (200, ["run just now", "offline (--offline)", "poorer run kept apart"], []),
+        (120, ["run just now", "offline", "poorer run kept apart"], ["(--offline)"]),
+        (100, ["offline", "poorer run kept apart"], ["run just now"]),
+        (80, ["run just now", "offline"], ["poorer run kept apart"]),
+    ):  # fmt: skip
+        app = One()
+        async with app.run_test(size=(width, 5)) as pilot:
+            await pilot.pause()
+            shown = app.query_one(StatusLine).render().plain
+            assert len(shown) <= width, shown
+            assert all(part in shown for part in shown_parts), shown
+            assert not any(part in shown for part in gone), shown

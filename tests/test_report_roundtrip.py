@@ -234,8 +234,8 @@ def test_unchanged_one_line_keeps_the_first_reported_date():
     (line,) = [ln for ln in markdown.splitlines() if "blocked on" in ln]
     assert line.startswith(
         "- **TODO in `passes.py` blocked on pytorch/pytorch#1** — still "
-        f"blocked, no upstream change since {DAY1} <!-- scout:fp="
-    )
+        f"blocked, no upstream change since {DAY1} · `passes.py:10` <!-- scout:fp="
+    )  # where to look, on the one line too
     assert priors[-1].items[0].first_reported == DAY1  # carried in the marker
 
 
@@ -391,3 +391,31 @@ def test_a_hand_written_pass_said_untested_is_resolved_on_evidence_only():
     [kept] = [f for f in tested.findings if "fsdp_pass" in f.title]
     assert kept.kind == "prior_unchecked" and "scout's check disagrees" in kept.body
     assert not any(f.kind == "resolved" for f in tested.findings)
+
+
+def test_news_is_said_once_and_then_ages_out():
+    """Commits since the baseline: said the day they land; the next day (its window still
+    holds them) not said again; a day with one more says the news anew, never 'partial fix
+    landed' or 'situation worsened' — and never Resolved when it leaves the window."""
+    from scout_tui.report.reconcile import Lifetimes
+
+    news = Lifetimes(ages_out=frozenset({"upstream_commits"}))
+
+    def commits(*shas):
+        return finding("upstream_commits", ("core",), f"{len(shas)} upstream commits",
+                       Section.FYI, items=shas)  # fmt: skip
+
+    def day(n, findings, priors):
+        result = reconcile(findings, priors, fyi_suppress_after=3, completed_kinds={
+            "upstream_commits"}, lifetimes=news)  # fmt: skip
+        return result, parse_report(render_report(DAY1 + timedelta(days=n), result.findings))
+
+    first, report1 = day(0, [commits("a1")], [])
+    assert [f.status for f in first.findings] == [Status.NEW]
+    again, report2 = day(1, [commits("a1")], [report1])
+    assert again.findings == [] and again.suppressed == []  # said yesterday, all of it
+    more, report3 = day(2, [commits("a1", "b2")], [report1, report2])
+    [said] = more.findings
+    assert said.status is Status.NEW and said.status_update is None
+    gone, _ = day(3, [], [report1, report2, report3])
+    assert gone.findings == []  # aged out: no Resolved line, nothing carried

@@ -186,11 +186,13 @@ def _text(node: ast.AST, bindings: dict[str, object]) -> str | None:
 def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
     strings = []
     for argument in [*node.args, *(k.value for k in node.keywords)]:
-        for child in ast.walk(argument):
+        nodes = list(ast.walk(argument))
+        # A constant that is a piece of an f-string: its text is taken with the whole.
+        pieces = {id(v) for j in nodes if isinstance(j, ast.JoinedStr) for v in j.values}
+        for child in nodes:
             text = _text(child, constants) if isinstance(child, ast.Constant | ast.JoinedStr) \
                 else None  # fmt: skip
-            if text is not None and not (isinstance(child, ast.Constant)
-                                         and _inside_fstring(argument, child)):  # fmt: skip
+            if text is not None and not (isinstance(child, ast.Constant) and id(child) in pieces):
                 strings.append(text)
     disabled = False
     name = ""
@@ -207,11 +209,6 @@ def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
         described = [k.value for k in node.keywords if k.arg == "test_descr"] + node.args[1:2]
         name = next((t for v in described if (t := _text(v, constants))), "")
     return Override(name, strings, disabled, node.lineno, switch)
-
-
-def _inside_fstring(root: ast.AST, node: ast.AST) -> bool:
-    """Whether a constant is a piece of an f-string (its text is taken with the whole)."""
-    return any(isinstance(j, ast.JoinedStr) and node in j.values for j in ast.walk(root))
 
 
 def _truth(node: ast.expr, constants: dict[str, object]) -> object:

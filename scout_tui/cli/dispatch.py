@@ -302,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--as-posted", action="store_true",
                         help="what publishing would post: cut to GitHub's comment limit "
                         "(without it: the full text)")  # fmt: skip
+    report.add_argument("--poorer", action="store_true",
+                        help="the day's poorer run kept apart (it looked at less than the "
+                        "day's run, e.g. --offline after an online run), not the day's run")
 
     replay = sub.add_parser(
         "replay", help="the daily reports scout would have written over past days",

@@ -23,7 +23,7 @@ from scout_tui.github.api import GitHubError
 from scout_tui.model import RunResult
 from scout_tui.output import check_target, dumps, probe_writable, write_output
 from scout_tui.publish.plan import PublishPlan
-from scout_tui.session import Session, SessionOptions, utc_today
+from scout_tui.session import Session, SessionOptions, lost_text, run_time, utc_today
 
 
 @contextmanager
@@ -119,7 +119,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError("--as-posted prints the Markdown a publish posts: not with --json")
     check_target(args.output)
     session = open_session(args)
-    result = session.triaged(session.day_run(args.recollect, on_event=progress))
+    if args.poorer:
+        result = session.triaged(_poorer_run(session, args))
+    else:
+        result = session.triaged(session.day_run(args.recollect, on_event=progress))
     if args.json:
         write_output(result.model_dump_json(indent=2), args.output)
     elif args.as_posted:
@@ -127,6 +130,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         write_output(session.report_markdown(result), args.output)
     return strict_exit(args, result)
+
+
+def _poorer_run(session: Session, args: argparse.Namespace) -> RunResult:
+    """`report --poorer`: the day's poorer run kept apart, said to be that."""
+    if args.recollect or args.only:
+        raise UsageError(f"--poorer reports the poorer run of the day kept apart: not with "
+                         f"{'--recollect' if args.recollect else '--only'}")  # fmt: skip
+    poorer, day = session.poorer_run(), session.cached_run()
+    if poorer is None or day is None or session.kept_apart_notice(day) is None:
+        raise UsageError(f"no poorer run of {session.day} is kept apart (`scout cache info` "
+                         "lists the days that have one)")  # fmt: skip
+    warn(f"the poorer {run_time(poorer)}run kept apart ({lost_text(poorer, day)}), not the "
+         f"day's run (the fuller {run_time(day)}run)")  # fmt: skip
+    return poorer
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -214,10 +231,31 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if args.json:
         write_output(dumps(info), None)
     else:
+        days = info.pop("days")
         lines = [f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
                  for key, value in info.items()]  # fmt: skip
+        assert isinstance(days, list)
+        lines += [f"  {_day_line(day)}" for day in days]
         write_output("\n".join(lines), None)
     return EXIT_OK
+
+
+def _day_line(day: dict) -> str:
+    """One day's kept run in `cache info`, and the poorer one kept apart if any."""
+    line = f"{day['day']} {day['experiment']} in {day['checkout']}: {_run_line(day)}"
+    poorer = day["poorer"]
+    if poorer is not None:
+        line += (f"; a poorer run is kept apart: {_run_line(poorer)}, "
+                 f"without {', '.join(poorer['lost'])} (`scout report --poorer`)")  # fmt: skip
+    return line
+
+
+def _run_line(run: dict) -> str:
+    when = f"collected {run['collected_at'][:16].replace('T', ' ')} UTC" if run["collected_at"] \
+        else "collected at an unknown time"  # fmt: skip
+    done = len(run["done"])
+    return f"{when}, {done} of {done + len(run['not_done'])} collectors done, " \
+        f"{run['findings']} findings"  # fmt: skip
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -244,7 +282,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   f"--date {today} --offline", file=sys.stderr)  # fmt: skip
             return code
         session = Session(demo.session_options(cli_processes(), today), warn=warn)
-        result = session.triaged(session.collect(on_event=progress))
+        made = session.collect(on_event=progress)
+        result = session.triaged(session.kept_apart or made)  # the day's run: the fuller one
         if args.json:
             write_output(result.model_dump_json(indent=2), None)
         else:

@@ -278,6 +278,13 @@ def reconcile(
             follows = f"follows up “{latest.title}”, reported since {first.isoformat()}"
             out.append(finding.model_copy(update={"status_update": follows}))
             continue
+        if finding.kind in lifetimes.ages_out and index in matches[-1] and \
+                finding.section not in UNCHECKED_CARRY and latest.item_digests is not None \
+                and _digests(finding) <= set(latest.item_digests):  # fmt: skip
+            # Awareness all of which was said yesterday (its window still holds it): said once.
+            # An Action Item stays, carried, while the window holds it.
+            quiet.left_out.append(finding)
+            continue
         update = status_update(finding, latest)
         if finding.kind in lifetimes.ages_out and update.startswith((WORSENED, PARTIAL_FIX)):
             out.append(finding)  # news with other items is today's news, not a fix or a worsening

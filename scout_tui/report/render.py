@@ -236,15 +236,18 @@ def render_item(finding: Finding, max_items: int | None = None,
         head += f" — {summary}"
     head += board
     by_hand = finding.decision in ("edited", "promoted")  # what a person wrote is shown whole
+    # One line still says where to look: a reviewer acts on it without the first report.
+    where = " · " + ", ".join(code(f"{ref.path}:{ref.line}" if ref.line else ref.path)
+                              for ref in finding.files[:2]) if finding.files else ""  # fmt: skip
     if finding.unchanged_line and not by_hand:  # carried, unchanged: one line
         line = neutralize_line(finding.unchanged_line)
-        return f"- {box}**{title}** — {line}{board} {marker(finding)}"
+        return f"- {box}**{title}** — {line}{where}{board} {marker(finding)}"
     if finding.status is Status.CARRIED and finding.section in ONE_LINE_WHEN_CARRIED and \
             finding.status_update and not by_hand:  # fmt: skip
         # Awareness the first report detailed: what changed is the news (the console and
         # the JSON keep the whole of it).
         line = neutralize_line(finding.status_update)
-        return f"- {box}**{title}** — {line}{board} {marker(finding)}"
+        return f"- {box}**{title}** — {line}{where}{board} {marker(finding)}"
     head += " " + marker(finding)
     lines = [head]
     if finding.status is Status.CARRIED and finding.first_reported:

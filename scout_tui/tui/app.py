@@ -124,6 +124,7 @@ class ScoutApp(App[int]):
         run: RunResult | None
         entries: dict[str, TriageEntry]
         error: str | None = None
+        kept_apart: str | None = None  # a poorer run of the day is kept apart: this says so
 
     @dataclass
     class GitHubStatus(Message):
@@ -162,6 +163,7 @@ class ScoutApp(App[int]):
         self.live: list[Finding] = []
         self.filter = Filter()
         self.collection: Collection | None = None
+        self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
         self.zoomed: str | None = None  # the id of the pane zoomed with z
         self.github_ok: bool | None = None
         self.github_detail = ""
@@ -221,13 +223,14 @@ class ScoutApp(App[int]):
         load = self.load_cached
 
         def job() -> None:
-            run, entries, error = self.run_result, {}, None
+            run, entries, error, notice = self.run_result, {}, None, None
             try:
                 run = self.session.cached_run() if load else run
+                notice = self.session.kept_apart_notice(run)
                 entries = self.session.decisions()
             except (StateError, ScoutError) as exc:  # the run is still shown, undecided
                 error = redact(str(exc))
-            self.post_message(self.Opened(run, entries, error))
+            self.post_message(self.Opened(run, entries, error, notice))
 
         status = self.query_one(StatusLine)
         status.busy = "opening the cached run…" if load else ""
@@ -247,6 +250,8 @@ class ScoutApp(App[int]):
         self._apply_entries(message.entries)
         if message.error:
             self.notify(message.error, severity="error", timeout=10)
+        if message.kept_apart and message.run is self.run_result:
+            self._say_kept_apart(message.kept_apart)
         if self.load_cached and message.run is None and self.collection is None:
             self.action_rerun()  # nothing cached for the day: collect it
         # PyGithub's import and the first request wait until the findings are on screen.
@@ -699,7 +704,7 @@ class ScoutApp(App[int]):
             self.notify("cancelling the collection…", timeout=2)
             return
         self.collection = Collection(self.session.options, self.session.api_url)
-        self.live = []
+        self.live, self._kept = [], None
         self.query_one(StatusLine).busy = "collecting… (R cancels)"
         self._collect(self.collection)
 
@@ -738,17 +743,28 @@ class ScoutApp(App[int]):
             self.notify(event.message, severity="warning", timeout=6)
         elif isinstance(event, ConfigWarned):
             bar.warned(event.warning)
-        elif isinstance(event, RunFinished | RunKeptApart):
-            # The reconciled sections replace the live ones; the cursor keeps its finding. A
-            # poorer run than the day's (offline after online) is kept apart: the day's shows.
-            result = event.result if isinstance(event, RunFinished) else event.kept
-            if isinstance(event, RunKeptApart):
-                self.notify(event.message, severity="warning", timeout=8)
+        elif isinstance(event, RunKeptApart):
+            # Said before RunFinished: the run just made looked at less than the day's (R
+            # offline after an online run), so the day's fuller run stays on screen.
+            self._kept = event.kept
+            self._say_kept_apart(event.message)
+        elif isinstance(event, RunFinished):
+            # The reconciled sections replace the live ones; the cursor keeps its finding.
+            result, self._kept = self._kept or event.result, None
+            if result is event.result and not result.cancelled:  # it replaced the day's run
+                self._say_kept_apart(None)
             self.run_result = result
             self.query_one(StatusLine).collected_at = result.collected_at
             bar.set_states(result.collectors)
             bar.set_warnings(result.config_warnings)
             self._show()
+
+    def _say_kept_apart(self, notice: str | None) -> None:
+        """A poorer run is kept apart: said once in full, and kept on the status line."""
+        status = self.query_one(StatusLine)
+        status.kept_apart = "poorer run kept apart" if notice else ""
+        if notice:
+            self.notify(notice, severity="warning", timeout=10)
 
     def _refresh_live(self) -> None:
         self._live_dirty = False

@@ -1,5 +1,6 @@
 """One line: the checkout and day, online or offline (and why), the run's age, the rate
-limit left, "N of M reviewed", what is marked and the filter."""
+limit left, "N of M reviewed", what is marked, the filter, and whether a poorer run of the
+day is kept apart."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class StatusLine(Static):
     marked = reactive(0)
     filter_text = reactive("")
     busy = reactive("")
+    kept_apart = reactive("")
 
     def clock(self) -> datetime:
         return datetime.now(UTC)
@@ -39,9 +41,20 @@ class StatusLine(Static):
     def render(self) -> Text:
         """The whole line when it fits; at 80 columns over SSH, the least needed goes first
         (the rate, then the end of why it is offline, then the wide separators), so that
-        online or offline always shows."""
+        online or offline always shows. The note that a poorer run is kept apart stays
+        longer than all but online or offline: the run's age goes before it."""
         width = self.size.width or 10_000
-        text = self._line(self.rate, self.online, "  ·  ")
+        text = self._line(self.rate, self.online, "  ·  ", self.kept_apart)
+        if text.cell_len <= width:
+            return text
+        if self.kept_apart:
+            short = "offline" if self.online.startswith("offline") else self.online
+            for online, separator, aged in ((self.online, "  ·  ", True), (short, "  ·  ", True),
+                                            (short, " · ", True), (short, " · ", False)):
+                text = self._line("", online, separator, self.kept_apart, aged)
+                if text.cell_len <= width:
+                    return text
+            text = self._line(self.rate, self.online, "  ·  ")
         for separator in ("  ·  ", " · "):
             if text.cell_len <= width:
                 break
@@ -54,7 +67,8 @@ class StatusLine(Static):
                                   separator)  # fmt: skip
         return text
 
-    def _line(self, rate: str, online: str, separator: str) -> Text:
+    def _line(self, rate: str, online: str, separator: str, kept_apart: str = "",
+              aged: bool = True) -> Text:  # fmt: skip
         text = Text(self.where, style="bold")
         if self.busy:
             text.append(f"  {self.busy}", style="yellow")
@@ -62,9 +76,10 @@ class StatusLine(Static):
             (self.reviewed, "bold"),
             (f"{self.marked} marked" if self.marked else "", "magenta"),
             (f"filter: {self.filter_text}" if self.filter_text else "", "cyan"),
-            (age(self.collected_at, self.clock()), "dim"),
+            (age(self.collected_at, self.clock()) if aged else "", "dim"),
             (online, "green" if online == "online" else "red"),
             (rate, "dim"),
+            (kept_apart, "yellow"),
         ]
         for value, style in parts:
             if value:
