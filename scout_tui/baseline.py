@@ -64,6 +64,12 @@ def check_date(day: date, source: SourceTree | None = None, experiment: str = ""
         where = f"{experiment}/" if experiment else "the repository"
         raise UsageError(f"--date {day.isoformat()} is before the first commit of {where} "
                          f"({first.date().isoformat()}, UTC)")  # fmt: skip
+    # The day is scanned as its last commit on HEAD's first-parent chain: there must be one
+    # (a history joined from elsewhere can hold older commits than the branch's first).
+    end = datetime.combine(day + timedelta(days=1), time(), UTC)
+    if source is not None and source.head() is not None and source.commit_before(end) is None:
+        raise UsageError(f"--date {day.isoformat()} is before the first commit of this branch "
+                         "(HEAD's first-parent history)")  # fmt: skip
 
 
 def in_window(reports: Iterable[PriorReport], as_of: date, days: int) -> list[PriorReport]:

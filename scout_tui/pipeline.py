@@ -17,6 +17,7 @@ from scout_tui.baseline import (
     is_past_day,
     load_prior_dir,
     since_from,
+    today_utc,
 )
 from scout_tui.cache import Cache
 from scout_tui.collectors.base import (
@@ -71,9 +72,15 @@ class RunOptions:
     journaled_items: Mapping[str, str] = field(default_factory=dict)
     cache: Cache | None = field(default=None, repr=False)
     web_url: str = "https://github.com"  # for board item links
-    blobs: BlobStore | None = field(default=None, repr=False)  # shared by several runs
+    # Blob texts, parsed trees and commit indexes kept across runs over one history (dated
+    # runs of consecutive days read most files unchanged); each run makes its own if None.
+    blobs: BlobStore | None = field(default=None, repr=False)
+    # The day the run takes for today (the demo's own day); None: today, UTC. A run as of an
+    # earlier day cannot use the installed torch: it is today's.
+    today: date | None = None
 
 
+PAST_TORCH = "not reconstructible for a past day (the installed torch is today's)"
 RECONCILE_KINDS = {"resolved"}  # made by reconcile, not by a collector, and configurable
 # Kinds scout made once and says otherwise now (a rule for one is accepted, and unused):
 # surface_not_found is a configuration warning of scout.toml's, not a project finding.
@@ -150,7 +157,9 @@ class Prepared:
 
 
 def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:
-    """The context a run's collectors share: window, baseline, checkout."""
+    """The context a run's collectors share: window, baseline, checkout. A dated run scans
+    the day's last commit, read from git: the work tree (and what is uncommitted in it) is
+    not looked at."""
     cancel = cancel or threading.Event()
     source = SourceTree(options.repo, cancel=cancel, blobs=options.blobs)
     window = Window.for_date(options.as_of)
@@ -168,6 +177,10 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     head = source.head()
     if head is None:
         raise NotARepository(f"{source.root} has no commits yet")
+    # The installed torch is today's: what it defines says nothing of a past day.
+    past = options.as_of is not None and options.as_of < (options.today or today_utc())
+    torch_root = None if past else find_torch_root(config.torch.root)
+    torch_reason = PAST_TORCH if past else "torch not installed"
     warnings: list[str] = []
     ignored: list[IgnoredReports] = []
     if options.prior_dir is not None:  # the user's own files: trusted
@@ -203,7 +216,8 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         github=options.github,
         github_reason=options.github_reason,
         cache=options.cache,
-        torch_root=find_torch_root(config.torch.root),
+        torch_root=torch_root,
+        torch_reason=torch_reason,
         cancelled=cancel,
         past_day=is_past_day(options.as_of),
         shallow_roots=roots,

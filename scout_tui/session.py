@@ -82,6 +82,9 @@ class SessionOptions:
     # The day publishing takes for today: the demo's own day, its GitHub's story told as of
     # then; None: today, UTC.
     publish_today: date | None = None
+    # The day a run takes for today (the demo's own day: its stand-in torch is of then);
+    # None: today, UTC.
+    today: date | None = None
 
 
 @dataclass(frozen=True)
@@ -311,6 +314,7 @@ class Session:
             journaled_items=self._journaled_items() if github is not None else {},
             web_url=self.web_url,
             cache=self.cache,
+            today=self.options.today,
         )
 
     def events(self, cancel: threading.Event | None = None) -> Iterator[Event]:

@@ -4,6 +4,10 @@ Collectors share one SourceTree, so a file that three collectors look at is read
 `ast.parse`d once (keyed by path for the work tree, by blob id for history). Every text it
 returns (files, blobs, commit subjects and authors, diffs) is `scrub`bed: no token, no
 control characters.
+
+A SourceTree made `at` a commit reads that commit's tree from git instead of the work tree
+(a dated run: the day as it was, whatever the checkout holds now). Its blobs go through a
+`BlobStore`, which runs over the same history can share: a blob is read and parsed once.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Literal
 
 import git
@@ -35,6 +39,8 @@ DIFF_LIMIT = 256 * 1024
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_RENAME_DEPTH = 8
 FEW_PATHS = 64  # up to this many, name the files to `git log`; past it, their folders
+MAX_LINKS = 40  # symlinks followed in one path before it counts as a loop (Linux's limit)
+LINK, SUBMODULE = "120000", "160000"  # git tree modes
 
 
 class NotARepository(Exception):
@@ -59,6 +65,97 @@ class Fate:
     moved_to: str | None = None  # its one new home, when there is exactly one
 
 
+@dataclass(frozen=True)
+class Entry:
+    mode: str  # 100644, 100755: a file; 120000: a symlink; 160000: a submodule
+    blob: str
+
+    @property
+    def regular(self) -> bool:
+        return self.mode.startswith("100")
+
+
+@dataclass(frozen=True)
+class TreeIndex:
+    """A commit's files (`git ls-tree -r`: path → mode and blob id) and the folders
+    that hold them ("" is the top)."""
+
+    files: dict[str, Entry]
+    dirs: frozenset[str]
+
+    @classmethod
+    def of(cls, listing: bytes) -> TreeIndex:
+        files: dict[str, Entry] = {}
+        dirs = {""}
+        for record in listing.split(b"\0"):
+            head, tab, name = record.partition(b"\t")
+            fields = head.split()
+            if not tab or len(fields) != 3:
+                continue
+            path = name.decode("utf-8", "surrogateescape")  # as os names an undecodable file
+            files[path] = Entry(fields[0].decode(), fields[2].decode())
+            parts = path.split("/")
+            dirs.update("/".join(parts[:n]) for n in range(1, len(parts)))
+        return cls(files, frozenset(dirs))
+
+
+class BlobStore:
+    """What runs over one history share, keyed by what git names them by: each blob's
+    scrubbed text and parsed tree (and why it was not read or parsed, when it was not),
+    and each commit's file index. A file unchanged across 30 dated runs is read and parsed
+    once. Thread-safe; process-local (a forked process works on its own copy)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._text: dict[str, str | None] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+        self._notes: dict[str, str] = {}  # blob id → why it was not read or parsed
+        self._indexes: dict[str, TreeIndex] = {}
+
+    # Each `load` runs outside the lock (a parse takes long); of two threads that loaded
+    # the same blob at once, the first one's result is kept: they are equal.
+    def text(self, blob: str, load: Callable[[], str | None]) -> str | None:
+        with self._lock:
+            if blob in self._text:
+                return self._text[blob]
+        loaded = load()
+        with self._lock:
+            return self._text.setdefault(blob, loaded)
+
+    def tree(self, blob: str, load: Callable[[], ast.Module | None]) -> ast.Module | None:
+        with self._lock:
+            if blob in self._trees:
+                return self._trees[blob]
+        loaded = load()
+        with self._lock:
+            return self._trees.setdefault(blob, loaded)
+
+    def index(self, commit: str, load: Callable[[], TreeIndex]) -> TreeIndex:
+        with self._lock:
+            if commit in self._indexes:
+                return self._indexes[commit]
+        loaded = load()
+        with self._lock:
+            return self._indexes.setdefault(commit, loaded)
+
+    def known_index(self, commit: str) -> TreeIndex | None:
+        with self._lock:
+            return self._indexes.get(commit)
+
+    def note(self, blob: str, why: str) -> None:
+        with self._lock:
+            self._notes.setdefault(blob, why)
+
+    def why(self, blob: str) -> str | None:
+        with self._lock:
+            return self._notes.get(blob)
+
+    def parsed(self) -> dict[str, ast.Module | None]:
+        """Every tree parsed so far, by blob id."""
+        with self._lock:
+            return dict(self._trees)
+
+
 _LOG_FORMAT = "--format=%x1e%H%x1f%an%x1f%ct%x1f%s"
 
 
@@ -72,39 +169,17 @@ def _commits(out: str) -> list[CommitInfo]:
     return found
 
 
-@dataclass(frozen=True)
-class Entry:
-    """A file of a commit's tree, as `git ls-tree` gives it."""
-
-    mode: str
-    blob: str
-
-
-class BlobStore:
-    """What scout read and parsed, keyed by git blob id, shared by every SourceTree given
-    it: the days of a replay read a file unchanged for a month once, and parse it once."""
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.text: dict[str, str | None] = {}
-        self.trees: dict[str, ast.Module | None] = {}
-        self.indexes: dict[str, dict[str, Entry]] = {}  # commit → its files
-        self.skipped: dict[str, str] = {}  # blob → why it was not read or parsed
-        self.parses = 0  # how many `ast.parse` calls it took (the reuse is measured)
-
-
-_LINK_HOPS = 40  # as the kernel's ELOOP
-
-
 class SourceTree:
     """`cancel`, when set, stops every long step: the next read or parse raises Cancelled,
     and a running history replay stops at its next commit (its git process is killed).
 
-    With `at`, the checkout is read as it was at that commit, from git (the work tree,
-    index and HEAD untouched): every method that reads "the work tree" answers for it."""
+    `at`, when set, is the commit scanned: the work-tree methods (`read`, `lines`, `parse`,
+    `exists`, `glob`, `grep_files`, `root_packages`, `real_path`, `leads_outside`) answer
+    from its tree, never from the checkout, and "HEAD" means it. `blobs` is the store of
+    blob texts, trees and commit indexes; one made for this tree when not given."""
 
-    def __init__(self, path: Path, cancel: threading.Event | None = None, at: str | None = None,
-                 blobs: BlobStore | None = None) -> None:  # fmt: skip
+    def __init__(self, path: Path, cancel: threading.Event | None = None,
+                 at: str | None = None, blobs: BlobStore | None = None) -> None:  # fmt: skip
         try:
             self.repo = git.Repo(path, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -114,14 +189,22 @@ class SourceTree:
         self.root = Path(self.repo.working_tree_dir)
         self._real_root = self.root.resolve()
         self._lock = threading.RLock()
+        self.blobs = blobs if blobs is not None else BlobStore()
+        self.at: str | None = None
+        if at is not None:
+            try:
+                self.at = self.repo.git.rev_parse("--verify", "--end-of-options",
+                                                  f"{at}^{{commit}}")  # fmt: skip
+            except git.GitCommandError:
+                raise NotARepository(f"{self.root} has no commit {at!r}") from None
+        self._tip = self.at or "HEAD"  # what "HEAD" means for this tree
         self._text: dict[str, str | None] = {}
         self._lines: dict[str, list[str]] = {}
         self._trees: dict[str, ast.Module | None] = {}
         self._blob_text: dict[tuple[str, str], str | None] = {}
         self._blob_ids: dict[tuple[str, str], str | None] = {}
-        self.at = at
-        self.blobs = blobs or BlobStore()
-        self._blob_trees = self.blobs.trees
+        self._links: dict[str, str | None] = {}  # a symlink's blob id → its target
+        self._index: TreeIndex | None = self._tree_index() if self.at else None
         self._skipped: dict[str, str] = {}  # path → why it was not read or parsed
         self._untold: list[str] = []  # of those, the ones no collector has said yet
         self._cat: subprocess.Popen[bytes] | None = None
@@ -136,7 +219,8 @@ class SourceTree:
         return Checkout.of(str(self.root.resolve()), str(Path(self.repo.common_dir).resolve()))
 
     def head(self) -> str | None:
-        """HEAD's commit (the scanned one, with `at`); None in a repository with no commits."""
+        """HEAD's commit (the scanned one, for a tree `at` a commit); None in a repository
+        with no commits yet."""
         if self.at is not None:
             return self.at
         with self._lock:
@@ -150,7 +234,7 @@ class SourceTree:
         limit = ["--", path] if path else ["--max-parents=0"]
         with self._lock:
             try:
-                out = self.repo.git.log("--format=%ct", "HEAD", *limit)
+                out = self.repo.git.log("--format=%ct", self._tip, *limit)
             except git.GitCommandError:
                 return None
         stamps = [int(line) for line in out.split() if line.isdigit()]
@@ -162,8 +246,8 @@ class SourceTree:
         with self._lock:
             if path not in self._text:
                 if self.at is not None:
-                    entry = self._file_entry(path)
-                    self._text[path] = self._blob_text_of(entry.blob, path) if entry else None
+                    entry = self._file_at(path)
+                    self._text[path] = self._stored_text(entry.blob, path) if entry else None
                 else:
                     real = self._contained(path)
                     self._text[path] = self._read_file(real, path) if real is not None else None
@@ -202,38 +286,54 @@ class SourceTree:
                 text = self.read(path)
                 if text is None:
                     self._trees[path] = None
+                elif self.at is not None:
+                    entry = self._file_at(path)
+                    assert entry is not None  # it was read
+                    self._trees[path] = self._parse(entry.blob, text, path)
                 else:
-                    entry = self._file_entry(path) if self.at is not None else None
-                    if entry is not None:
-                        blob_id = entry.blob
-                    else:
-                        data = text.encode("utf-8", "surrogateescape")
-                        blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-                    self._trees[path] = self._parsed(blob_id, text, path)
+                    data = text.encode("utf-8", "surrogateescape")
+                    blob_id = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+                    self._trees[path] = self._parse(blob_id, text, path)
             return self._trees[path]
 
-    def _parsed(self, blob_id: str, text: str | None, path: str) -> ast.Module | None:
-        with self.blobs.lock:
-            if blob_id not in self.blobs.trees:
-                tree = self._parse(text, path)
-                self.blobs.trees[blob_id] = tree
-                self.blobs.parses += 1
-                if tree is None and path in self._skipped:
-                    self.blobs.skipped[blob_id] = self._skipped[path]
-            elif blob_id in self.blobs.skipped:  # this run says so too, for this path
-                self._skip(path, self.blobs.skipped[blob_id])
-            return self.blobs.trees[blob_id]
-
-    def _parse(self, text: str | None, path: str) -> ast.Module | None:
-        """The one place a file is parsed: one that `ast` cannot take is skipped (as if
-        absent) and noted, so the run says so once and every collector goes on."""
+    def _parse(self, blob: str, text: str | None, path: str) -> ast.Module | None:
+        """The one place a file is parsed (once per blob, in the store): one that `ast`
+        cannot take is skipped (as if absent) and noted, so the run says so once and every
+        collector goes on."""
         if text is None:
             return None
-        try:
-            return pyast.parse(text, path)
-        except pyast.Unparsable as exc:
-            self._skip(path, str(exc))
-            return None
+
+        def load() -> ast.Module | None:
+            try:
+                return pyast.parse(text, path)
+            except pyast.Unparsable as exc:
+                self.blobs.note(blob, str(exc))
+                return None
+
+        tree = self.blobs.tree(blob, load)
+        why = self.blobs.why(blob)
+        if tree is None and why is not None:
+            self._skip(path, why)
+        return tree
+
+    def _stored_text(self, blob: str, path: str) -> str | None:
+        """The blob's scrubbed text, read once into the store; None (noted) when too big."""
+
+        def load() -> str | None:
+            found = self._cat_file(blob)
+            if found is None:
+                return None
+            _, data, size = found
+            if data is None:
+                self.blobs.note(blob, _too_big(size))
+                return None
+            return scrub(data.decode("utf-8", "replace"))
+
+        text = self.blobs.text(blob, load)
+        why = self.blobs.why(blob)
+        if text is None and why is not None:
+            self._skip(path, why)
+        return text
 
     def _skip(self, path: str, why: str) -> None:
         with self._lock:
@@ -255,16 +355,15 @@ class SourceTree:
 
     def exists(self, path: str) -> bool:
         if self.at is not None:
-            resolved = self._resolve(path)
-            return resolved is not None and (resolved in self._index() or resolved == ""
-                                             or self._is_dir(resolved))  # fmt: skip
+            return self._kind_at(path) is not None
         real = self._contained(path)
         return real is not None and real.exists()
 
     def leads_outside(self, path: str) -> bool:
         """Whether `path` is there but, through a symlink, leads out of the checkout."""
         if self.at is not None:
-            return self._resolve(path, lexists=True) is not None and self._resolve(path) is None
+            resolved, through_link = self._resolve(path)
+            return resolved is None and through_link
         return os.path.lexists(self.root / path) and self._contained(path) is None
 
     def _contained(self, path: str) -> Path | None:
@@ -281,9 +380,10 @@ class SourceTree:
     def root_packages(self) -> set[str]:
         """The Python packages at the work tree's top (folders with an `__init__.py`)."""
         if self.at is not None:
-            return {path.split("/", 1)[0] for path in self._index()
-                    if path.count("/") == 1 and path.endswith("/__init__.py")
-                    and _plain(path.split("/", 1)[0])}  # fmt: skip
+            assert self._index is not None
+            tops = {path.split("/", 1)[0] for path in self._index.files}
+            return {name for name in tops
+                    if _plain(name) and self._kind_at(f"{name}/__init__.py") == "file"}  # fmt: skip
         return {p.name for p in self.root.iterdir()
                 if (p / "__init__.py").is_file() and _plain(p.name)}  # fmt: skip
 
@@ -291,8 +391,10 @@ class SourceTree:
         """The work-tree file `path` names once symlinks are followed, relative to the
         root; None when it is missing or outside the repository."""
         if self.at is not None:
-            resolved = self._resolve(path)
-            return resolved if resolved is not None and self.exists(resolved) else None
+            resolved, _ = self._resolve(path)
+            if resolved is None or self._kind_at(resolved) is None:
+                return None
+            return resolved or "."
         real = self._contained(path)
         if real is None or not real.exists():
             return None
@@ -317,120 +419,128 @@ class SourceTree:
                 found.append(path)
         return sorted(found)
 
-    # -- the tree of `at` ---------------------------------------------------------------
-    def _index(self) -> dict[str, Entry]:
-        """Every file of `at`'s tree (one `git ls-tree` per commit, shared)."""
+    # -- the scanned commit's tree, for a SourceTree `at` a commit ---------------------
+    def _tree_index(self) -> TreeIndex:
         assert self.at is not None
-        with self.blobs.lock:
-            index = self.blobs.indexes.get(self.at)
-        if index is None:
-            with self._lock:
-                out = self.repo.git.ls_tree("-r", "-z", "--full-tree", self.at,
-                                            strip_newline_in_stdout=False)  # fmt: skip
-            index = {}
-            for record in out.split("\0"):
-                meta, tab, path = record.partition("\t")
-                fields = meta.split()
-                if tab and len(fields) == 3 and fields[1] == "blob":
-                    index[path] = Entry(fields[0], fields[2])
-            with self.blobs.lock:
-                self.blobs.indexes[self.at] = index
-        return index
+        at = self.at
 
-    def _is_dir(self, path: str) -> bool:
-        prefix = path.rstrip("/") + "/"
-        return any(name.startswith(prefix) for name in self._index())
+        def load() -> TreeIndex:
+            listing = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", at],
+                                     cwd=self.root, capture_output=True, check=True)  # fmt: skip
+            return TreeIndex.of(listing.stdout)
 
-    def _resolve(self, path: str, lexists: bool = False) -> str | None:
-        """`path` in `at`'s tree once symlinks are followed, when that stays inside the
-        repository and out of `.git`; None when it leaves (or loops). With `lexists`: the
-        path itself, when its last part is there, a link or not."""
-        index = self._index()
-        parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
+        return self.blobs.index(at, load)
+
+    def _resolve(self, path: str) -> tuple[str | None, bool]:
+        """Where `path` leads in the scanned tree once its symlinks are followed (relative
+        to the top, "" for the top itself), as `_contained` does in the work tree: None
+        when it leaves the repository, enters `.git`, or loops. The flag: a symlink was
+        on the way (a path that leaves through one is there, but not read)."""
+        assert self._index is not None
+        files = self._index.files
+        pending = path.split("/")[::-1]
         done: list[str] = []
-        hops = 0
-        while parts:
-            part = parts.pop(0)
+        links = 0
+        while pending:
+            part = pending.pop()
+            if part in ("", "."):
+                continue
             if part == "..":
                 if not done:
-                    return None
+                    return None, links > 0
                 done.pop()
                 continue
-            done.append(part)
-            here = "/".join(done)
-            entry = index.get(here)
-            if entry is None or entry.mode != "120000" or (lexists and not parts):
+            entry = files.get("/".join([*done, part]))
+            if entry is None or entry.mode != LINK:
+                done.append(part)
                 continue
-            hops += 1
-            target = self._blob_text_of(entry.blob, here, link=True)
-            if hops > _LINK_HOPS or target is None or target.startswith("/"):
-                return None
-            done.pop()
-            parts = [p for p in target.split("/") if p not in ("", ".")] + parts
-        resolved = "/".join(done)
-        return None if done[:1] == [".git"] else resolved
+            links += 1
+            target = self._link_target(entry.blob) if links <= MAX_LINKS else None
+            if target is None:
+                return None, True
+            if target.startswith("/"):
+                target = self._under_root(target)
+                if target is None:
+                    return None, True
+                done = []
+            pending.extend(target.split("/")[::-1])
+        if done[:1] == [".git"]:
+            return None, links > 0
+        return "/".join(done), links > 0
 
-    def _file_entry(self, path: str) -> Entry | None:
-        """The regular file `path` names in `at`'s tree (symlinks followed)."""
-        resolved = self._resolve(path)
-        entry = self._index().get(resolved) if resolved is not None else None
-        return entry if entry is not None and entry.mode != "120000" else None
+    def _under_root(self, target: str) -> str | None:
+        """An absolute link's target relative to the top, when it points into the checkout."""
+        for root in (self.root, self._real_root):
+            try:
+                return PurePosixPath(target).relative_to(root.as_posix()).as_posix()
+            except ValueError:
+                continue
+        return None
 
-    def _blob_text_of(self, blob: str, path: str, link: bool = False) -> str | None:
-        with self.blobs.lock:
-            if blob in self.blobs.text:
-                if blob in self.blobs.skipped:
-                    self._skip(path, self.blobs.skipped[blob])
-                return self.blobs.text[blob]
-        found = self._object(blob, path)
-        text = None if found is None else found[1].decode("utf-8", "replace")
-        text = text if link or text is None else scrub(text)
-        if not link:
-            with self.blobs.lock:
-                self.blobs.text[blob] = text
-                if found is None and path in self._skipped:
-                    self.blobs.skipped[blob] = self._skipped[path]
-        return text
+    def _link_target(self, blob: str) -> str | None:
+        if blob not in self._links:
+            found = self._cat_file(blob)
+            data = found[1] if found else None
+            self._links[blob] = data.decode("utf-8", "surrogateescape") if data else None
+        return self._links[blob]
+
+    def _kind_at(self, path: str) -> Literal["file", "dir"] | None:
+        """What `path` is in the scanned tree, symlinks followed inside it; a submodule is
+        not there (its files are another repository's)."""
+        resolved, _ = self._resolve(path)
+        if resolved is None:
+            return None
+        assert self._index is not None
+        if resolved in self._index.dirs:
+            return "dir"
+        entry = self._index.files.get(resolved)
+        return "file" if entry is not None and entry.regular else None
+
+    def _file_at(self, path: str) -> Entry | None:
+        """The scanned tree's file `path` leads to (symlinks followed inside the tree)."""
+        resolved, _ = self._resolve(path)
+        assert self._index is not None
+        entry = self._index.files.get(resolved) if resolved is not None else None
+        return entry if entry is not None and entry.regular else None
 
     def _glob_at(self, directory: str, pattern: str) -> list[str]:
-        base = self._resolve(directory)
-        if base is None:
+        """`glob` in the scanned tree: the same names the work tree's `rglob` gives."""
+        assert self._index is not None
+        resolved, _ = self._resolve(directory)
+        if resolved is None or resolved not in self._index.dirs:
             return []
-        prefix = base.rstrip("/") + "/" if base else ""
+        prefix = f"{resolved}/" if resolved else ""
         found = []
-        for path in self._index():
+        for path, entry in self._index.files.items():
             if not path.startswith(prefix):
                 continue
-            inside = path[len(prefix):].split("/")
-            if any(part.startswith(".") or clean(part) != part for part in inside):
+            relative = path[len(prefix):]
+            parts = relative.split("/")
+            if not fnmatch.fnmatchcase(parts[-1], pattern):
                 continue
-            if not fnmatch.fnmatchcase(inside[-1], pattern):
-                continue
-            name = f"{directory.rstrip('/')}/{'/'.join(inside)}" if directory else path
-            if self._file_entry(name) is not None:
-                found.append(name)
+            if any(part.startswith(".") or clean(part) != part for part in parts):
+                continue  # hidden, or a name that would drive the terminal
+            if entry.regular or (entry.mode == LINK and self._file_at(path) is not None):
+                found.append(str(PurePosixPath(directory) / relative))
         return sorted(found)
 
     # -- history ---------------------------------------------------------------------
     def commit_before(self, moment: datetime) -> str | None:
-        """The newest commit by committer date on HEAD's first-parent chain at or before
-        `moment`: what the branch was then (a merged branch's own later commits are not)."""
+        """The commit HEAD's branch was at, at `moment`: the newest by committer date on
+        HEAD's first-parent chain at or before it (a merged branch's own commits are not
+        what the branch held that day)."""
         with self._lock:
             try:
-                out = self.repo.git.rev_list("--first-parent", "-1",
-                                             f"--before={moment.isoformat()}", "HEAD")  # fmt: skip
+                before = f"--before={moment.isoformat()}"
+                out = self.repo.git.rev_list("-1", "--first-parent", before, self._tip)
             except git.GitCommandError:
                 return None
         return out.strip() or None
 
-    def _blob(self, commit: str, path: str) -> tuple[str, bytes] | None:
-        """(blob id, bytes) of `path` at `commit`, through one long-lived `git cat-file`."""
-        if "\n" in path or "\n" in commit:
-            return None
-        return self._object(f"{commit}:{path}", path)
-
-    def _object(self, spec: str, path: str) -> tuple[str, bytes] | None:
-        """(blob id, bytes) of the blob `spec` names (`commit:path` or a blob id)."""
+    def _cat_file(self, spec: str) -> tuple[str, bytes | None, int] | None:
+        """(blob id, bytes, size) of the blob `spec` names (`commit:path`, or a blob id),
+        through one long-lived `git cat-file`; the bytes are None when it is over
+        MAX_FILE_BYTES (not read). None when `spec` names no blob."""
         if "\n" in spec:
             return None
         with self._lock:
@@ -448,26 +558,38 @@ class SourceTree:
                 if len(header) == 3:  # a tree, a commit, a blob too big: skip its body
                     _discard(self._cat.stdout, int(header[2]) + 1)
                     if header[1] == b"blob":
-                        self._skip(path, _too_big(int(header[2])))
+                        return header[0].decode(), None, int(header[2])
                 return None
             data = self._cat.stdout.read(int(header[2]))
             self._cat.stdout.read(1)
-            return header[0].decode(), data
+            return header[0].decode(), data, len(data)
+
+    def _blob_id(self, commit: str, path: str) -> str | None:
+        """`path`'s blob id at `commit`: from the commit's index when one is known (the
+        scanned commit, or one a run before scanned), else from git."""
+        index = self._index if commit == self.at else self.blobs.known_index(commit)
+        if index is not None:
+            entry = index.files.get(path)
+            return entry.blob if entry is not None and entry.mode != SUBMODULE else None
+        if "\n" in commit or "\n" in path:
+            return None
+        found = self._cat_file(f"{commit}:{path}")
+        if found is None:
+            return None
+        blob, data, _ = found
+        if data is not None:  # read already: into the store, not read twice
+            raw = data
+            self.blobs.text(blob, lambda: scrub(raw.decode("utf-8", "replace")))
+        return blob
 
     def read_at(self, commit: str, path: str) -> str | None:
         self._check()
         with self._lock:
             key = (commit, path)
             if key not in self._blob_text:
-                found = self._blob(commit, path)
-                self._blob_ids[key] = found[0] if found else None
-                text = None
-                if found is not None:
-                    with self.blobs.lock:
-                        if found[0] not in self.blobs.text:
-                            self.blobs.text[found[0]] = scrub(found[1].decode("utf-8", "replace"))
-                        text = self.blobs.text[found[0]]
-                self._blob_text[key] = text
+                blob = self._blob_id(commit, path)
+                self._blob_ids[key] = blob
+                self._blob_text[key] = self._stored_text(blob, path) if blob else None
             return self._blob_text[key]
 
     def parse_at(self, commit: str, path: str) -> ast.Module | None:
@@ -476,7 +598,7 @@ class SourceTree:
             blob_id = self._blob_ids.get((commit, path))
             if blob_id is None:
                 return None
-            return self._parsed(blob_id, text, path)
+            return self._parse(blob_id, text, path)
 
     def log(self, since: str | None, until: str | None, paths: list[str]) -> list[CommitInfo]:
         """Commits after `since` up to `until` (commit ids) touching any of `paths`, newest
@@ -604,7 +726,7 @@ class SourceTree:
         """The commit from which `holds(text of path)` has been true without a break, walking
         the file's history back from HEAD; None when it does not hold at HEAD."""
         found = None
-        for commit in self.log(None, self.at or "HEAD", [path]):  # newest first
+        for commit in self.log(None, self._tip, [path]):  # newest first
             text = self.read_at(commit.sha, path)
             if text is None or not holds(text):
                 break
@@ -704,11 +826,12 @@ class SourceTree:
         return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
     def grep_files(self, text: str) -> list[str]:
-        """The Python files of the work tree that contain `text` (a fixed string)."""
+        """The Python files of the work tree (of the scanned commit, for a tree `at` one)
+        that contain `text` (a fixed string)."""
         at = [self.at] if self.at is not None else []
         with self._lock:
             try:
-                out = self.repo.git.grep("-l", "-F", text, *at, "--", "*.py")
+                out = self.repo.git.grep("-l", "-F", "-e", text, *at, "--", "*.py")
             except git.GitCommandError:  # git grep exits 1 when nothing matches
                 return []
         prefix = f"{self.at}:" if self.at is not None else ""

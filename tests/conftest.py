@@ -30,6 +30,13 @@ def _no_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ[name] = ""
 
 
+@pytest.fixture
+def run_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Today is TODAY (not the suite's day after): a run as of TODAY is today's, so the
+    installed torch speaks for it (for a past day it does not)."""
+    monkeypatch.setenv("SCOUT_TODAY", TODAY.isoformat())
+
+
 @pytest.fixture(scope="session")
 def shipped_config() -> Config:
     return load_config(None)

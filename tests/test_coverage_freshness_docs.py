@@ -100,7 +100,7 @@ def convert(base, registry):
                      "profiler": "overridden"}  # fmt: skip
 
 
-def test_freshness_on_the_sample(sample_world):
+def test_freshness_on_the_sample(sample_world, run_today):
     found = by_kind(run_collector(sample_world, "freshness", TODAY))
     (stale,) = found["stale_monkey_patch"]
     assert stale.items == ["upstream has `scale` (keyword-only); the patch does not"]

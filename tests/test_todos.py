@@ -144,7 +144,7 @@ def test_awaited_apis_need_waiting_language_and_code_shape():
     assert plain.apis == []
 
 
-def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world):
+def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world, run_today):
     import os
     import re
     import subprocess
@@ -159,8 +159,9 @@ def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world):
     text = "\n".join(f.body for f in result.findings)
     # The 30th's tree, read from git: a TODO committed later is not in it at all.
     titles = [f.title for f in result.findings]
-    # The 30th has no prior report: no baseline, and the title says so.
-    assert "4 TODOs with no upstream blocker (1 with a named owner), none new today (first " \
+    # The 30th has no prior report: no baseline, and the title says so. A past day: the
+    # installed torch does not say the TODO naming an API may go, so it is one of these.
+    assert "5 TODOs with no upstream blocker (1 with a named owner), none new today (first " \
         "report: no baseline before the day's start)" in titles, titles  # fmt: skip
     assert "4 days old" in text  # the others: as of the 30th, not of today
     assert re.search(r"-\d+ days? old", text) is None
@@ -169,7 +170,7 @@ def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world):
         f.title for f in today.findings]  # the 2nd's tree: bob's is there, one other gone
 
 
-def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world):
+def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world, run_today):
     """Three old TODOs are a count; one written today in two files is one line, both
     places named."""
 

@@ -73,6 +73,7 @@ class CollectorContext:
     # For network collectors (threads of the parent process): logs and lookups kept.
     cache: Cache | None = None
     torch_root: Path | None = None
+    torch_reason: str = "torch not installed"  # why `torch_root` is None
     cancelled: threading.Event = field(default_factory=threading.Event)
     # A run as of a day before yesterday: what GitHub says now is not what it said then.
     past_day: bool = False
@@ -137,9 +138,11 @@ def observed_kinds(collectors: Iterable[type[Collector]]) -> frozenset[str]:
 @dataclass(frozen=True)
 class Unchecked:
     """What a collector could not check this run (the file that says it could not be read):
-    its findings of every kind under `key` are neither found nor gone today."""
+    its findings of every kind under `key` (of `kinds`, when given) are neither found nor
+    gone today."""
 
     key: tuple[str, ...]
+    kinds: tuple[str, ...] = ()
 
 
 class Collector(Protocol):
@@ -194,7 +197,7 @@ def unmet_need(cls: type[Collector], ctx: CollectorContext) -> Unmet | None:
     checks: list[tuple[Need, Callable[[], bool], str, bool]] = [
         (Need.NETWORK, lambda: ctx.online, "offline", True),
         (Need.GITHUB, lambda: ctx.github is not None, ctx.github_reason, False),
-        (Need.TORCH, lambda: ctx.torch_root is not None, "torch not installed", False),
+        (Need.TORCH, lambda: ctx.torch_root is not None, ctx.torch_reason, False),
     ]  # fmt: skip
     for need, ok, reason, by_request in checks:
         if need in cls.needs and not ok():

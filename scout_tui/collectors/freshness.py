@@ -164,7 +164,7 @@ class FreshnessCollector:
             files=files, items=problems, evidence=Evidence(diff=diff),
         )  # fmt: skip
 
-    def _private(self, ctx: CollectorContext, files: list[str]) -> Iterator[Finding]:
+    def _private(self, ctx: CollectorContext, files: list[str]) -> Iterator[Finding | Unchecked]:
         configured = ctx.config.freshness.private_apis
         uses: dict[str, list] = {}
         for path in files:
@@ -183,9 +183,11 @@ class FreshnessCollector:
                     if torch.reexports(module, use.name, use.module):
                         alternatives[dotted] = candidate
                         break
-        note = (
-            "" if torch else "\n\nPublic alternatives not checked: skipped — torch not installed."
-        )
+        note = ""
+        if torch is None:
+            note = f"\n\nPublic alternatives not checked: skipped — {ctx.torch_reason}."
+            # Only torch could say whether a public name exists now: neither found nor gone.
+            yield Unchecked((experiment,), ("private_api_public_alt",))
         # A fixed list repeated every day is noise: what changed since the baseline is news.
         before = self._private_at_baseline(ctx, configured)
         count = f"{len(uses)} private torch API{'s' if len(uses) != 1 else ''} in use"

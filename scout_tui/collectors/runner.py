@@ -86,7 +86,8 @@ def _run_one(cls: type[Collector], ctx: CollectorContext, out: queue.Queue) -> N
             elif isinstance(produced, ConfigWarning):
                 out.put(ConfigWarned(produced))
             elif isinstance(produced, Unchecked):
-                unchecked.extend(fingerprint(kind, *produced.key) for kind in cls.kinds)
+                kinds = produced.kinds or cls.kinds
+                unchecked.extend(fingerprint(kind, *produced.key) for kind in kinds)
     except Cancelled:
         finish("cancelled")
         return
@@ -199,6 +200,7 @@ def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel
     threading.Thread(target=watch, daemon=True).start()
     from scout_tui.source import SourceTree
 
+    # The same snapshot as the parent's (a dated run's commit), with a copy of its store.
     source = SourceTree(ctx.repo_path, cancel=local_cancel, at=ctx.source.at,
                         blobs=ctx.source.blobs)  # fmt: skip
     local = dataclasses.replace(ctx, source=source, cancelled=local_cancel)

@@ -17,7 +17,7 @@ import git
 
 from scout_tui.analysis.todos import Reference, Todo, find_todos
 from scout_tui.analysis.torch_api import TorchIndex
-from scout_tui.collectors.base import CollectorContext, Need, Progress, register
+from scout_tui.collectors.base import CollectorContext, Need, Progress, Unchecked, register
 from scout_tui.errors import scrub
 from scout_tui.github.api import GitHubError, IssueState, RateLimited, as_of
 from scout_tui.markdown import code
@@ -108,7 +108,9 @@ def _days(delta: timedelta) -> str:
 
 def _age(ctx: CollectorContext, origin: Blame, logins: dict[str, str]) -> str:
     """As of the run's day; unknown for a line from where a shallow clone's history is cut.
-    The author by GitHub login when known (in code, so the report pings nobody)."""
+    A commit of the day can hold lines authored after it (a rebase, a cherry-pick: git keeps
+    the author's date): those have no age as of then. The author by GitHub login when known
+    (in code, so the report pings nobody)."""
     who = code("@" + logins[origin.commit]) if origin.commit in logins else origin.author
     if origin.commit in ctx.shallow_roots:  # written at the cut or before it
         return f"age unknown (shallow clone), by {who}"
@@ -162,6 +164,16 @@ def _one_blocker(group: list[Finding]) -> Finding:
     })
 
 
+def _key(todo: Todo) -> tuple[str, ...]:
+    return (todo.path, todo.key_text, str(todo.ordinal))
+
+
+def _awaits_api(ctx: CollectorContext, todo: Todo) -> bool:
+    """An awaited API counts only beside code that feature-detects it (a fallback for older
+    torch); a name merely mentioned in a TODO is context, not a blocker."""
+    return bool(todo.apis) and _GUARD.search(_nearby(ctx, todo)) is not None
+
+
 def _context(ctx: CollectorContext, todo: Todo) -> str:
     lines = ctx.source.lines(todo.path)
     around = ctx.config.todos.context_lines
@@ -184,7 +196,7 @@ class TodoCollector:
     # of the parent process, never in a forked one.
     uses_github = True
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | Unchecked]:
         markers = ctx.config.todos.markers
         torch = TorchIndex(ctx.torch_root) if ctx.torch_root else None
         candidates = [
@@ -208,6 +220,9 @@ class TodoCollector:
                 origin = blame.get(todo.line)
                 age = _age(ctx, origin, logins) if origin else ""
                 finding = self._finding(ctx, todo, torch, age)
+                if finding is None and torch is None and _awaits_api(ctx, todo):
+                    # Only torch could say whether the API is there now: neither found nor gone.
+                    yield Unchecked(_key(todo), ("todo_api_available",))
                 if finding is None:
                     fyi.append((todo, age, origin is not None and origin.when >= ctx.since
                                 and origin.commit not in ctx.shallow_roots))
@@ -244,7 +259,7 @@ class TodoCollector:
     ) -> Finding | None:
         ref = FileRef(path=todo.path, line=todo.line)
         short = _short(ctx, todo.path)
-        key = (todo.path, todo.key_text, str(todo.ordinal))
+        key = _key(todo)
         evidence = Evidence(context=_context(ctx, todo))
         where = f"{code(todo.path)}" + (f" ({age})" if age else "")
         if todo.references:
@@ -274,12 +289,8 @@ class TodoCollector:
                 f"{where} waits on {said}.\n\n{code(todo.text)}",
                 files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
             )  # fmt: skip
-        # An awaited API counts only beside code that feature-detects it (a fallback for
-        # older torch); a name merely mentioned in a TODO is context, not a blocker.
-        guarded = bool(todo.apis) and _GUARD.search(_nearby(ctx, todo)) is not None
-        present = [
-            api for api in todo.apis if guarded and torch is not None and torch.has_name(api)
-        ]
+        index = torch if torch is not None and _awaits_api(ctx, todo) else None
+        present = [api for api in todo.apis if index is not None and index.has_name(api)]
         if present:
             names = ", ".join(code(api) for api in present)
             return ctx.finding(
@@ -328,7 +339,7 @@ class TodoCollector:
             more = f" and {len(older) - 12} more" if len(older) > 12 else ""
             body += (f"\n\n{len(older)} older one{'s' if len(older) != 1 else ''}, unchanged: "
                      f"{spots}{more}.")  # fmt: skip
-        note = "\n\nNamed APIs not checked: skipped — torch not installed." if no_torch else ""
+        note = f"\n\nNamed APIs not checked: skipped — {ctx.torch_reason}." if no_torch else ""
         experiment = ctx.config.project.experiment
         return ctx.finding(
             self.name, kind, (experiment,), title, body + note,

@@ -30,7 +30,7 @@ class RunningDemo:
         return SessionOptions(repo=sample.repo, config=sample.config, cache_dir=sample.cache,
                               state_dir=sample.state, as_of=today, processes=processes,
                               api_url=self.github.url, token=DEMO_TOKEN,
-                              publish_today=today)  # fmt: skip
+                              publish_today=today, today=today)  # fmt: skip
 
 
 @contextmanager

@@ -105,7 +105,7 @@ def build_sample(base: Path, today: date) -> Sample:
     _write(base / "site-packages", dict(FAKE_TORCH))
     torch_root = base / "site-packages" / "torch"
     config_path = write_config(base / "scout.toml", torch_root)
-    repo = build_repo(repo_path, today)
+    build_repo(repo_path, today)
 
     two_days_ago, yesterday = today - timedelta(days=2), today - timedelta(days=1)
     (priors / f"{two_days_ago.isoformat()}.md").write_text(
@@ -114,18 +114,11 @@ def build_sample(base: Path, today: date) -> Sample:
         ),
         encoding="utf-8",
     )
-    # Yesterday's report: the pipeline, run as of yesterday on yesterday's checkout.
-    end_of_yesterday = datetime.combine(today, time(), UTC)
-    then = repo.git.rev_list("-1", f"--before={end_of_yesterday.isoformat()}", "HEAD")
-    repo.git.checkout(then)
-    try:
-        config = load_config(config_path)
-        result = run(
-            RunOptions(repo=repo_path, config=config, as_of=yesterday, prior_dir=priors,
-                       offline=True)
-        )  # fmt: skip
-    finally:
-        repo.git.checkout("main")
+    # Yesterday's report: the pipeline, run as of yesterday (its last commit), yesterday.
+    result = run(
+        RunOptions(repo=repo_path, config=load_config(config_path), as_of=yesterday,
+                   prior_dir=priors, offline=True, today=yesterday)
+    )  # fmt: skip
     (priors / f"{yesterday.isoformat()}.md").write_text(
         render_report(yesterday, result.findings, result.collectors, collector_sections(),
                       head=result.head, quiet=result.quiet),
