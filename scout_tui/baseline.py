@@ -53,22 +53,24 @@ def is_past_day(day: date | None) -> bool:
     return day is not None and day < today_utc() - timedelta(days=1)
 
 
-def check_date(day: date, source: SourceTree | None = None, experiment: str = "") -> None:
-    """The one check of every `--date`: a day scout can see, from the experiment's first
-    commit (when `source` is given) to today, UTC. UsageError otherwise."""
+def check_date(day: date, source: SourceTree | None = None, experiment: str = "",
+               flag: str = "--date") -> None:  # fmt: skip
+    """The one check of every `--date` (and `flag`'s, a day given another way): a day scout
+    can see, from the experiment's first commit (when `source` is given) to today, UTC.
+    UsageError otherwise."""
     today = today_utc()
     if day > today:
-        raise UsageError(f"--date {day.isoformat()} is after today ({today.isoformat()}, UTC)")
+        raise UsageError(f"{flag} {day.isoformat()} is after today ({today.isoformat()}, UTC)")
     first = source.first_commit_date(experiment or None) if source is not None else None
     if first is not None and day < first.date():
         where = f"{experiment}/" if experiment else "the repository"
-        raise UsageError(f"--date {day.isoformat()} is before the first commit of {where} "
+        raise UsageError(f"{flag} {day.isoformat()} is before the first commit of {where} "
                          f"({first.date().isoformat()}, UTC)")  # fmt: skip
     # The day is scanned as its last commit on HEAD's first-parent chain: there must be one
     # (a history joined from elsewhere can hold older commits than the branch's first).
     end = datetime.combine(day + timedelta(days=1), time(), UTC)
     if source is not None and source.head() is not None and source.commit_before(end) is None:
-        raise UsageError(f"--date {day.isoformat()} is before the first commit of this branch "
+        raise UsageError(f"{flag} {day.isoformat()} is before the first commit of this branch "
                          "(HEAD's first-parent history)")  # fmt: skip
 
 

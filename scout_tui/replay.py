@@ -24,6 +24,7 @@ from scout_tui.config import Config
 from scout_tui.errors import Cancelled, UsageError, scrub
 from scout_tui.model import Finding, RunResult, Section, Status
 from scout_tui.pipeline import RunOptions, run
+from scout_tui.report.parse import is_report
 from scout_tui.report.render import Layout
 from scout_tui.session import render_markdown
 from scout_tui.source import BlobStore, NotARepository, SourceTree
@@ -85,7 +86,7 @@ def days(first: date, last: date) -> Iterator[date]:
 
 
 def row_of(result: RunResult, markdown: str, seconds: float) -> DayRow:
-    shown = [f for f in result.findings if f.kind != "resolved"]
+    shown = [f for f in result.findings if f.section is not Section.ALL_CLEAR]
     counts = {name: 0 for name in SECTION_COLUMNS.values()}
     for finding in result.findings:
         counts[SECTION_COLUMNS[finding.section]] += 1
@@ -111,6 +112,7 @@ class Folder:
         self.path = path
         self.identity = {"format": FORMAT, "repo": str(options.repo.resolve()),
                          "experiment": options.config.project.experiment}  # fmt: skip
+        self.first = options.first.isoformat()
         self.rows: dict[str, DayRow] = {}
 
     @staticmethod
@@ -142,6 +144,13 @@ class Folder:
             theirs = f"{kept.get('repo')}, {kept.get('experiment')}"
             raise UsageError(f"--out {self.path} holds a replay of another checkout or "
                              f"experiment ({theirs})")  # fmt: skip
+        started = kept.get("from")
+        if started and started != self.first:
+            # Each day is the next one's prior: a replay that began on another day holds a
+            # chain that day's reports are not part of.
+            raise UsageError(f"--out {self.path} holds a replay from {started}: resume it with "
+                             f"--from {started}, or replay from {self.first} into a new "
+                             "folder")  # fmt: skip
         self.rows = {row.date: row for row in rows if self.complete(row.date)}
 
     def complete(self, day: str) -> bool:
@@ -164,10 +173,16 @@ class Folder:
             if not first - timedelta(days=window_days) <= report.date < first:
                 continue
             source = Path(report.source)
+            if source.is_symlink():  # a link in the folder is not a report of it
+                warn(f"{source}: a symlink, not copied into the replay")
+                continue
             try:
                 text = source.read_bytes()[: MAX_REPORT_BYTES + 1].decode("utf-8-sig")
             except (OSError, UnicodeDecodeError) as exc:
                 warn(f"{source}: not copied ({exc})")
+                continue
+            if not is_report(text):
+                warn(f"{source}: no '# Nightly Scout Report' title, not copied into the replay")
                 continue
             self._write(f"{report.date.isoformat()}.md", scrub(text))
             seeded.append(report.date)
@@ -184,7 +199,8 @@ class Folder:
             raise
 
     def _save(self) -> None:
-        document = {**self.identity, "days": [asdict(self.rows[d]) for d in sorted(self.rows)]}
+        document = {**self.identity, "from": self.first,
+                    "days": [asdict(self.rows[d]) for d in sorted(self.rows)]}
         self._write(SUMMARY, json.dumps(document, indent=2) + "\n")
 
 
@@ -194,8 +210,8 @@ def check_days(options: ReplayOptions) -> None:
         source = SourceTree(options.repo)
     except NotARepository as exc:
         raise UsageError(str(exc)) from None
-    for day in (options.first, options.last):
-        check_date(day, source, options.config.project.experiment)
+    for day, flag in ((options.first, "--from"), (options.last, "--to")):
+        check_date(day, source, options.config.project.experiment, flag)
     if options.first > options.last:
         raise UsageError(f"--from {options.first} is after --to {options.last}")
 
@@ -216,6 +232,7 @@ def replay(
     blobs = BlobStore()
     decisions = _decisions(options)
     rows = []
+    said: set[str] = set()  # scout.toml's own problems, said once for the whole replay
     for day in days(options.first, options.last):
         if cancel is not None and cancel.is_set():
             raise Cancelled
@@ -229,6 +246,10 @@ def replay(
                      cancel=cancel)
         if result.cancelled:
             raise Cancelled
+        for warning in result.config_warnings:
+            if warning.message not in said:
+                said.add(warning.message)
+                warn(f"{day}: scout.toml: {warning.message}")
         if decisions is not None:
             result = result.model_copy(
                 update={"findings": apply_triage(result.findings, decisions(result))})
@@ -263,7 +284,8 @@ def flickers(out: Path, rows: list[DayRow]) -> int:
             run = RunResult.model_validate_json((out / f"{row.date}.json").read_text())
         except (OSError, ValueError):
             continue
-        by_day.append([f for f in run.findings if f.kind not in news])
+        # Left out as quiet is not gone: it is there, unchanged.
+        by_day.append([f for f in [*run.findings, *run.left_out] if f.kind not in news])
     return churn(by_day)
 
 

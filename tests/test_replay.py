@@ -302,3 +302,35 @@ def test_ctrl_c_stops_after_whole_days_and_the_same_command_resumes(world, month
     again = scout(*replay_args(world, out))
     assert again.returncode == 0, again.stderr
     assert reports(out) == reports(month)
+
+
+def test_a_replay_resumes_only_from_the_day_it_began(world, month, tmp_path):
+    """Its days are a chain from its first one: another --from into the same folder is
+    refused, and nothing in it changes."""
+    out = tmp_path / "out"
+    shutil.copytree(month, out)
+    before = reports(out)
+    earlier = ["replay", "--repo", str(world.repo), "--config", str(world.config), "--offline",
+               "--from", "2026-11-04", "--to", "2026-11-28", "--out", str(out)]  # fmt: skip
+    refused = scout(*earlier)
+    assert refused.returncode == 2 and "holds a replay from 2026-11-05" in refused.stderr
+    assert reports(out) == before
+
+
+def test_only_reports_are_seeded_from_prior_and_future_dates_are_not_believed(world, tmp_path):
+    prior = tmp_path / "prior"
+    prior.mkdir()
+    (prior / "2026-11-03.md").symlink_to("/etc/hostname")
+    (prior / "2026-11-02.md").write_text("just notes, no report\n")
+    (prior / "2026-11-04.md").write_text(
+        "# Nightly Scout Report — 2026-11-04\n\n## Action Items\n\n"
+        "- [ ] **[P1] `cse_pass` has zero test coverage** — add one. First reported 2099-01-01.\n")
+    out = tmp_path / "out"
+    done = scout("replay", "--repo", str(world.repo), "--config", str(world.config),
+                 "--offline", "--from", "2026-11-05", "--to", "2026-11-05", "--out", str(out),
+                 "--prior", str(prior))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.glob("*.md")) == ["2026-11-04.md", "2026-11-05.md"]
+    assert "a symlink, not copied" in done.stderr and "no '# Nightly Scout Report' title" \
+        in done.stderr  # fmt: skip
+    assert "2099" not in reports(out)[date(2026, 11, 5)]

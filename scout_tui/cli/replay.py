@@ -71,9 +71,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([asdict(row) for row in rows], indent=2))
     else:
-        print(f"{len(rows)} days: {sum(r.action_items for r in rows)} Action Items, "
-              f"{sum(r.resolved for r in rows)} Resolved lines, {flickers(out, rows)} items "
-              "(news aside) that appeared and vanished within 3 days")  # fmt: skip
+        churn = flickers(out, rows)
+        print(f"{len(rows)} days: {sum(r.action_items for r in rows)} new Action Items, "
+              f"{sum(r.resolved for r in rows)} Resolved lines, {churn} "
+              f"item{'s' if churn != 1 else ''} (news aside) that appeared and vanished "
+              "within 3 days")  # fmt: skip
         print(f"scout: {len(rows)} day(s) in {out}: `scout open {out}/{last}.json` reviews "
               "one", file=sys.stderr)  # fmt: skip
     return EXIT_OK

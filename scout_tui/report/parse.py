@@ -435,7 +435,14 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
             continue
         current.lines.append(stripped.rstrip())
     close()
-    return PriorReport(date=found, source=source, items=items, quiet=marks.quiet,
+    # A date a report gives after its own day is no date it could know: not believed.
+    items = [item.model_copy(update={"first_reported": None})
+             if item.first_reported and item.first_reported > found else item
+             for item in items]  # fmt: skip
+    quiet = [mark.model_copy(update={"first_reported": None})
+             if mark.first_reported and mark.first_reported > found else mark
+             for mark in marks.quiet if mark.since <= found]  # fmt: skip
+    return PriorReport(date=found, source=source, items=items, quiet=quiet,
                        head=marks.head)  # fmt: skip
 
 
