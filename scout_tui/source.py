@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import IO, Literal
+from typing import IO, Literal, TypeVar
 
 import git
 
@@ -42,6 +42,8 @@ FEW_PATHS = 64  # up to this many, name the files to `git log`; past it, their f
 MAX_LINKS = 40  # symlinks followed in one path before it counts as a loop (Linux's limit)
 LINK, SUBMODULE = "120000", "160000"  # git tree modes
 
+
+T = TypeVar("T")
 
 class NotARepository(Exception):
     pass
@@ -112,31 +114,25 @@ class BlobStore:
         self._notes: dict[str, str] = {}  # blob id → why it was not read or parsed
         self._indexes: dict[str, TreeIndex] = {}
 
-    # Each `load` runs outside the lock (a parse takes long); of two threads that loaded
-    # the same blob at once, the first one's result is kept: they are equal.
     def text(self, blob: str, load: Callable[[], str | None]) -> str | None:
-        with self._lock:
-            if blob in self._text:
-                return self._text[blob]
-        loaded = load()
-        with self._lock:
-            return self._text.setdefault(blob, loaded)
+        return self._kept(self._text, blob, load)
 
     def tree(self, blob: str, load: Callable[[], ast.Module | None]) -> ast.Module | None:
-        with self._lock:
-            if blob in self._trees:
-                return self._trees[blob]
-        loaded = load()
-        with self._lock:
-            return self._trees.setdefault(blob, loaded)
+        return self._kept(self._trees, blob, load)
 
     def index(self, commit: str, load: Callable[[], TreeIndex]) -> TreeIndex:
+        return self._kept(self._indexes, commit, load)
+
+    def _kept(self, table: dict[str, T], key: str, load: Callable[[], T]) -> T:
+        """`table[key]`, loaded once. `load` runs outside the lock (a parse takes long); of
+        two threads that loaded the same key at once, the first one's result is kept: they
+        are equal."""
         with self._lock:
-            if commit in self._indexes:
-                return self._indexes[commit]
+            if key in table:
+                return table[key]
         loaded = load()
         with self._lock:
-            return self._indexes.setdefault(commit, loaded)
+            return table.setdefault(key, loaded)
 
     def known_index(self, commit: str) -> TreeIndex | None:
         with self._lock:

@@ -56,10 +56,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Sample:
     return world
 
 
-def replay_args(world: Sample, out: Path, *more: str) -> list[str]:
+def replay_args(world: Sample, out: Path, *more: str, first: date | str = FIRST,
+                last: date | str = LAST) -> list[str]:  # fmt: skip
     return ["replay", "--repo", str(world.repo), "--config", str(world.config), "--offline",
-            "--from", FIRST.isoformat(), "--to", LAST.isoformat(), "--out", str(out),
-            *more]  # fmt: skip
+            "--from", str(first), "--to", str(last), "--out", str(out), *more]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -214,8 +214,7 @@ def test_out_must_be_a_replay_or_empty(world, tmp_path):
     ("2026-11-09", "2026-11-08", "is after --to"),
 ])  # fmt: skip
 def test_days_outside_the_history_are_refused(world, tmp_path, first, last, why):
-    done = scout("replay", "--repo", str(world.repo), "--config", str(world.config),
-                 "--offline", "--from", first, "--to", last, "--out", str(tmp_path / "o"))
+    done = scout(*replay_args(world, tmp_path / "o", first=first, last=last))
     assert done.returncode == 2 and why in done.stderr and done.stdout == ""
     assert not (tmp_path / "o" / "summary.json").exists()
 
@@ -230,9 +229,7 @@ def test_a_hand_written_prior_scouts_check_disagrees_with_is_never_resolved(worl
         "- [ ] **[P1] `cse_pass` has zero test coverage** — add one.\n\n"
         "## FYI\n\n- Nothing new upstream that the experiment could adopt.\n")
     out = tmp_path / "out"
-    done = scout("replay", "--repo", str(world.repo), "--config", str(world.config),
-                 "--offline", "--from", "2026-11-05", "--to", "2026-11-07", "--out", str(out),
-                 "--prior", str(prior))  # fmt: skip
+    done = scout(*replay_args(world, out, "--prior", str(prior), last="2026-11-07"))
     assert done.returncode == 0, done.stderr
     texts = reports(out)
     assert "Resolved" not in "".join(texts.values())
@@ -310,9 +307,7 @@ def test_a_replay_resumes_only_from_the_day_it_began(world, month, tmp_path):
     out = tmp_path / "out"
     shutil.copytree(month, out)
     before = reports(out)
-    earlier = ["replay", "--repo", str(world.repo), "--config", str(world.config), "--offline",
-               "--from", "2026-11-04", "--to", "2026-11-28", "--out", str(out)]  # fmt: skip
-    refused = scout(*earlier)
+    refused = scout(*replay_args(world, out, first="2026-11-04"))
     assert refused.returncode == 2 and "holds a replay from 2026-11-05" in refused.stderr
     assert reports(out) == before
 
@@ -326,9 +321,7 @@ def test_only_reports_are_seeded_from_prior_and_future_dates_are_not_believed(wo
         "# Nightly Scout Report — 2026-11-04\n\n## Action Items\n\n"
         "- [ ] **[P1] `cse_pass` has zero test coverage** — add one. First reported 2099-01-01.\n")
     out = tmp_path / "out"
-    done = scout("replay", "--repo", str(world.repo), "--config", str(world.config),
-                 "--offline", "--from", "2026-11-05", "--to", "2026-11-05", "--out", str(out),
-                 "--prior", str(prior))  # fmt: skip
+    done = scout(*replay_args(world, out, "--prior", str(prior), last="2026-11-05"))
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.glob("*.md")) == ["2026-11-04.md", "2026-11-05.md"]
     assert "a symlink, not copied" in done.stderr and "no '# Nightly Scout Report' title" \
