@@ -21,11 +21,11 @@ import stat
 import subprocess
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import IO, Literal, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 import git
 
@@ -44,6 +44,9 @@ LINK, SUBMODULE = "120000", "160000"  # git tree modes
 
 
 T = TypeVar("T")
+KEPT_PER_WALK = 4  # answers kept per walk: a day's head, the prior report's, a few more
+_SHA = re.compile(r"[0-9a-f]{40}")
+
 
 class NotARepository(Exception):
     pass
@@ -113,6 +116,13 @@ class BlobStore:
         self._trees: dict[str, ast.Module | None] = {}
         self._notes: dict[str, str] = {}  # blob id → why it was not read or parsed
         self._indexes: dict[str, TreeIndex] = {}
+        self._derived: dict[Hashable, Any] = {}
+        self.walks = Walks()
+
+    def derived(self, key: Hashable, load: Callable[[], T]) -> T:
+        """What an analysis made of blobs, loaded once: `key` names the analysis, the blob
+        ids it read and the configuration it used (so nothing else can change it)."""
+        return self._kept(self._derived, key, load)
 
     def text(self, blob: str, load: Callable[[], str | None]) -> str | None:
         return self._kept(self._text, blob, load)
@@ -123,7 +133,7 @@ class BlobStore:
     def index(self, commit: str, load: Callable[[], TreeIndex]) -> TreeIndex:
         return self._kept(self._indexes, commit, load)
 
-    def _kept(self, table: dict[str, T], key: str, load: Callable[[], T]) -> T:
+    def _kept(self, table: dict[Any, T], key: Hashable, load: Callable[[], T]) -> T:
         """`table[key]`, loaded once. `load` runs outside the lock (a parse takes long); of
         two threads that loaded the same key at once, the first one's result is kept: they
         are equal."""
@@ -133,6 +143,10 @@ class BlobStore:
         loaded = load()
         with self._lock:
             return table.setdefault(key, loaded)
+
+    def known_derived(self, key: Hashable) -> Any:
+        with self._lock:
+            return self._derived.get(key)
 
     def known_index(self, commit: str) -> TreeIndex | None:
         with self._lock:
@@ -150,6 +164,56 @@ class BlobStore:
         """Every tree parsed so far, by blob id."""
         with self._lock:
             return dict(self._trees)
+
+
+class Walks:
+    """Answers of history walks (a pickaxe, a file's first commit, a blame), shared by the
+    runs over one history. An answer found at one commit still holds at a descendant when
+    no commit in between touched the paths the walk reads; when one did, the walk covers
+    only the commits in between (for walks that extend), or runs again. A day of a replay
+    costs its own commits, not the whole history again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answers: dict[Hashable, dict[str, Any]] = {}  # walk → commit → answer
+        self._between: dict[tuple[str, str], frozenset[str] | None] = {}
+
+    def known(self, key: Hashable) -> list[tuple[str, Any]]:
+        """The commits this walk has answers at, latest first."""
+        with self._lock:
+            return list(self._answers.get(key, {}).items())[::-1]
+
+    def keep(self, key: Hashable, commit: str, answer: Any) -> None:
+        with self._lock:
+            answers = self._answers.setdefault(key, {})
+            answers.pop(commit, None)
+            answers[commit] = answer
+            while len(answers) > KEPT_PER_WALK:
+                del answers[next(iter(answers))]
+
+    def touched(self, old: str, new: str,
+                load: Callable[[], frozenset[str] | None]) -> frozenset[str] | None:  # fmt: skip
+        """The files the commits after `old` up to `new` touched; None when `old` is not
+        an ancestor of `new` (then nothing carries over)."""
+        with self._lock:
+            if (old, new) in self._between:
+                return self._between[(old, new)]
+        found = load()
+        with self._lock:
+            return self._between.setdefault((old, new), found)
+
+
+def touches(files: frozenset[str], paths: Sequence[str]) -> bool:
+    """Whether any of `files` is one of `paths` or lies under one ("." is everything)."""
+    for path in paths:
+        path = path.strip("/")
+        if path in ("", "."):
+            if files:
+                return True
+            continue
+        if path in files or any(f.startswith(path + "/") for f in files):
+            return True
+    return False
 
 
 _LOG_FORMAT = "--format=%x1e%H%x1f%an%x1f%ct%x1f%s"
@@ -228,13 +292,74 @@ class SourceTree:
     def first_commit_date(self, path: str | None = None) -> datetime | None:
         """When the history of HEAD (of `path` in it, when given) begins."""
         limit = ["--", path] if path else ["--max-parents=0"]
+
+        def walk(revs: str) -> datetime | None:
+            with self._lock:
+                try:
+                    out = self.repo.git.log("--format=%ct", revs, *limit)
+                except git.GitCommandError:
+                    return None
+            stamps = [int(line) for line in out.split() if line.isdigit()]
+            return datetime.fromtimestamp(min(stamps), UTC) if stamps else None
+
+        def earliest(known: datetime | None, between: datetime | None) -> datetime | None:
+            return min((d for d in (known, between) if d is not None), default=None)
+
+        return self._walk(("first-commit", path), self._tip, [path or "."], walk, earliest)
+
+    # -- history walks, carried from one run to the next --------------------------------
+    def _walk(self, key: Hashable, head: str, paths: Sequence[str], walk: Callable[[str], T],
+              extend: Callable[[T, T], T] | None = None) -> T:  # fmt: skip
+        """`walk(head)`, answered from the store when it can be: an answer at an ancestor
+        of `head` holds when no commit since touched `paths`; else, with `extend`, it is
+        joined with `walk("ancestor..head")` (the commits in between only)."""
+        self._check()
+        commit = self._commit_id(head)
+        if commit is None:
+            return walk(head)
+        walks = self.blobs.walks
+        for known, answer in walks.known(key):
+            if known == commit:
+                return answer  # type: ignore[no-any-return]
+            touched = walks.touched(known, commit, lambda old=known: self._touched(old, commit))
+            if touched is None:
+                continue
+            if not touches(touched, paths):
+                found = answer
+            elif extend is not None:
+                found = extend(answer, walk(f"{known}..{commit}"))
+            else:
+                break
+            walks.keep(key, commit, found)
+            return found  # type: ignore[no-any-return]
+        found = walk(commit)
+        walks.keep(key, commit, found)
+        return found
+
+    def _commit_id(self, rev: str) -> str | None:
+        """The commit id `rev` names ("HEAD" is the scanned commit), or None."""
+        if rev == "HEAD" or rev == self._tip:
+            return self.head()
+        if _SHA.fullmatch(rev):
+            return rev
         with self._lock:
             try:
-                out = self.repo.git.log("--format=%ct", self._tip, *limit)
+                return str(self.repo.git.rev_parse("--verify", "--end-of-options",
+                                                   f"{rev}^{{commit}}"))  # fmt: skip
             except git.GitCommandError:
                 return None
-        stamps = [int(line) for line in out.split() if line.isdigit()]
-        return datetime.fromtimestamp(min(stamps), UTC) if stamps else None
+
+    def _touched(self, old: str, new: str) -> frozenset[str] | None:
+        """The files the commits after `old` up to `new` touched (a merge's files against
+        each parent); None when `old` is not an ancestor of `new`."""
+        with self._lock:
+            try:
+                self.repo.git.merge_base("--is-ancestor", old, new)
+                out = self.repo.git.log("-m", "--name-only", "--no-renames", "--format=",
+                                        f"{old}..{new}")  # fmt: skip
+            except git.GitCommandError:
+                return None
+        return frozenset(line for line in out.splitlines() if line)
 
     # -- the work tree, as it is -------------------------------------------------------
     def read(self, path: str) -> str | None:
@@ -602,7 +727,13 @@ class SourceTree:
         if until is None:
             return []
         self._check()
-        rev = f"{since}..{until}" if since else until
+        if since is None:  # a file's whole history: carried from run to run
+            return self._walk(("log", tuple(paths)), until, paths,
+                              lambda revs: self._log(revs, paths),
+                              lambda known, newer: newer + known)  # fmt: skip
+        return self._log(f"{since}..{until}", paths)
+
+    def _log(self, rev: str, paths: list[str]) -> list[CommitInfo]:
         with self._lock:
             out = self.repo.git.log(
                 "--format=%x1e%H%x1f%an%x1f%ct%x1f%s", "--name-only", "--no-renames", rev,
@@ -661,6 +792,29 @@ class SourceTree:
         if not paths:
             return {}
         self._check()
+        commit = self._commit_id(head)
+        if commit is None:
+            return self._blame(paths, head)
+        found: dict[str, list[Origin]] = {}
+        pending = []
+        walks = self.blobs.walks
+        for path in paths:  # a file no commit touched since an earlier blame is blamed alike
+            for known, answer in walks.known(("blame", path)):
+                touched = walks.touched(known, commit,
+                                        lambda old=known: self._touched(old, commit))  # fmt: skip
+                if known == commit or (touched is not None and not touches(touched, [path])):
+                    found[path] = answer
+                    break
+            else:
+                pending.append(path)
+        blamed = self._blame(pending, commit) if pending else {}
+        for path in pending:
+            found[path] = blamed.get(path, [])
+        for path in paths:
+            walks.keep(("blame", path), commit, found[path])
+        return {path: found[path] for path in paths if found[path] or path in blamed}
+
+    def _blame(self, paths: list[str], head: str) -> dict[str, list[Origin]]:
         # Git matches a few directories far faster than hundreds of file names (then the
         # replay covers the other files in them too, and the result keeps only `paths`).
         scope = set(paths) if len(paths) <= FEW_PATHS else _covering_dirs(paths)
@@ -734,6 +888,10 @@ class SourceTree:
     def path_fate(self, path: str, head: str) -> Fate:
         """A file missing at `head`: moved (git's rename detection, in the commit that
         removed it), removed, or never in the history of `head`."""
+        return self._walk(("path-fate", path), head, [path],
+                          lambda revs: self._path_fate(path, revs))  # fmt: skip
+
+    def _path_fate(self, path: str, head: str) -> Fate:
         try:
             with self._lock:
                 out = self.repo.git.log("--diff-filter=D", _LOG_FORMAT, "-1", head, "--", path)
@@ -775,10 +933,15 @@ class SourceTree:
         moved it within the file (`-G`: a diff line holds it). Raises git.GitCommandError
         when the history cannot be read."""
         option = ("-G", re.escape(needle)) if moves else ("-S", needle)
-        with self._lock:
-            out = self.repo.git.log(*option, _LOG_FORMAT, "-1", head, "--", path)
-        found = _commits(out)
-        return found[0] if found else None
+
+        def walk(revs: str) -> CommitInfo | None:
+            with self._lock:
+                out = self.repo.git.log(*option, _LOG_FORMAT, "-1", revs, "--", path)
+            found = _commits(out)
+            return found[0] if found else None
+
+        return self._walk(("pickaxe", needle, path, moves), head, [path], walk,
+                          lambda known, newer: newer or known)  # fmt: skip
 
     def definitions(self, qualname: str, head: str, exclude: str = "") -> list[str]:
         """The Python files of `head` that define `qualname` (`Class.method`, `function`)."""
@@ -811,15 +974,63 @@ class SourceTree:
         return ranges
 
     def defined_names(self, head: str) -> set[str]:
-        """Every function and class name the Python files of `head` define, from one
-        `git grep` (no parse)."""
+        """Every function and class name the Python files of `head` define, from `git grep`
+        (no parse); per blob, so a later commit greps only the files it changed."""
+        commit = self._commit_id(head)
+        index = self._index_of(commit) if commit is not None else None
+        if commit is None or index is None:
+            return self._grep_names(head, ["*.py"]).get(None, set())
+        files = {path: entry.blob for path, entry in index.files.items()
+                 if entry.regular and path.endswith(".py")}  # fmt: skip
+        names: set[str] = set()
+        pending = []
+        for path, blob in files.items():
+            known = self.blobs.known_derived(("defined-names", blob))
+            if known is None:
+                pending.append(path)
+            else:
+                names |= known
+        if pending:
+            grepped = self._grep_names(commit, ["*.py"] if len(pending) > FEW_PATHS else pending)
+            for path in pending:
+                found = frozenset(grepped.get(path, ()))
+                self.blobs.derived(("defined-names", files[path]), lambda f=found: f)
+                names |= found
+        return names
+
+    def _grep_names(self, head: str, pathspecs: list[str]) -> dict[str | None, set[str]]:
+        """The def and class names `git grep` finds at `head`, by file (None: all, when
+        the files cannot be told apart)."""
         with self._lock:
             try:
-                out = self.repo.git.grep("-h", "-o", "-E", r"^\s*(async\s+)?(def|class)\s+\w+",
-                                         head, "--", "*.py")  # fmt: skip
+                out = self.repo.git.grep("-z", "-o", "-E", r"^\s*(async\s+)?(def|class)\s+\w+",
+                                         head, "--", *pathspecs)  # fmt: skip
             except git.GitCommandError:
-                return set()
-        return {line.split()[-1] for line in out.splitlines() if line.strip()}
+                return {}
+        found: dict[str | None, set[str]] = {}
+        prefix = f"{head}:"
+        for line in out.splitlines():
+            where, _, match = line.partition("\0")
+            if match.strip():
+                name = match.split()[-1]
+                found.setdefault(where.removeprefix(prefix), set()).add(name)
+                found.setdefault(None, set()).add(name)
+        return found
+
+    def _index_of(self, commit: str) -> TreeIndex | None:
+        """`commit`'s file index (from the store, or `git ls-tree` once)."""
+        if commit == self.at:
+            return self._index
+
+        def load() -> TreeIndex:
+            listing = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", commit],
+                                     cwd=self.root, capture_output=True, check=True)  # fmt: skip
+            return TreeIndex.of(listing.stdout)
+
+        try:
+            return self.blobs.index(commit, load)
+        except subprocess.CalledProcessError:
+            return None
 
     def grep_files(self, text: str) -> list[str]:
         """The Python files of the work tree (of the scanned commit, for a tree `at` one)

@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
+from git.cmd import Git as GitCommand
 
 from scout_tui import source as source_module
 from scout_tui.analysis import pyast
@@ -422,3 +423,82 @@ def test_work_committed_on_the_day_is_what_a_dated_run_sees(fresh_world):
     commit_all(fresh_world.repo, "a TODO")
     result = run_collector(fresh_world, "todos", TODAY)
     assert any("fresh_todo.py" in f.body for f in result.findings)
+
+
+# -- history walks carried from one commit to the next -------------------------------------
+
+
+@pytest.fixture
+def branchy(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A history with what carried answers get wrong when done naively: a def removed and
+    brought back, a rename, a side branch merged with changes of its own, a file untouched
+    for several commits, a commit touching nothing the walks read."""
+    repo = new_repo(tmp_path / "repo")
+    commits = []
+    write(repo, {"a.py": "def keep():\n    pass\n", "b.py": "def gone():\n    pass\n",
+                 "quiet.py": "class Quiet:\n    pass\n"})  # fmt: skip
+    commits.append(commit(repo, "one", "2026-11-01T10:00:00Z"))
+    write(repo, {"b.py": "X = 1\n"})  # `gone` removed
+    commits.append(commit(repo, "two", "2026-11-02T10:00:00Z"))
+    write(repo, {"notes.txt": "nothing the walks read\n"})
+    commits.append(commit(repo, "three", "2026-11-03T10:00:00Z"))
+    git(repo, "checkout", "-q", "-b", "side", commits[1])
+    write(repo, {"b.py": "X = 1\n\ndef gone():\n    return 2\n"})  # brought back on a branch
+    commit(repo, "side", "2026-11-03T12:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side",
+        when="2026-11-04T10:00:00Z")  # fmt: skip
+    commits.append(git(repo, "rev-parse", "HEAD"))
+    git(repo, "mv", "a.py", "moved.py")
+    commits.append(commit(repo, "rename", "2026-11-05T10:00:00Z"))
+    return repo, commits
+
+
+def walk_answers(tree: SourceTree, head: str) -> dict[str, object]:
+    return {
+        "pickaxe gone": tree.pickaxe("def gone", "b.py", head),
+        "pickaxe everywhere": tree.pickaxe("def keep", ".", head),
+        "first commit of b.py": tree.first_commit_date("b.py"),
+        "first commit": tree.first_commit_date(),
+        "fate of a.py": tree.path_fate("a.py", head),
+        "history of b.py": tree.log(None, head, ["b.py"]),
+        "blame": tree.blame_many(["b.py", "quiet.py", "moved.py"], head),
+        "names": tree.defined_names(head),
+    }
+
+
+def test_history_walks_carried_across_commits_answer_as_fresh_ones_do(branchy):
+    """Every order of asking (forward, back to an older commit, skipping ahead) gives, from a
+    shared store, what a tree with a store of its own finds."""
+    repo, commits = branchy
+    for order in (commits, commits[::-1], [commits[0], commits[3], commits[1], commits[4]]):
+        store = BlobStore()
+        for head in order:
+            shared = walk_answers(SourceTree(repo, at=head, blobs=store), head)
+            assert shared == walk_answers(SourceTree(repo, at=head), head), head
+
+
+def test_a_walk_is_not_run_again_where_no_commit_touched_its_paths(branchy, monkeypatch):
+    repo, commits = branchy
+    store = BlobStore()
+    walk_answers(SourceTree(repo, at=commits[1], blobs=store), commits[1])
+    calls: list[tuple[str, ...]] = []
+    real = GitCommand._call_process
+
+    def recording(self, method, *args, **kwargs):
+        calls.append((method, *map(str, args)))
+        return real(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(GitCommand, "_call_process", recording)
+    # Commit three touched only notes.txt: the walks of files carry over as they are; the
+    # walks of the whole tree cover that one commit, not the history again.
+    walk_answers(SourceTree(repo, at=commits[2], blobs=store), commits[2])
+    searched = [call for call in calls if call[0] in ("log", "grep") and "-m" not in call]
+    assert searched and all(f"{commits[1]}..{commits[2]}" in call for call in searched)
+    assert not any("b.py" in call or "a.py" in call for call in searched)
+    # The merge touched b.py: its walks cover the merged commits only, not all history.
+    calls.clear()
+    answers = walk_answers(SourceTree(repo, at=commits[3], blobs=store), commits[3])
+    pickaxes = [call for call in calls if call[:2] == ("log", "-S")]
+    assert pickaxes and all(f"{commits[2]}..{commits[3]}" in call for call in pickaxes)
+    assert answers["pickaxe gone"].summary == "side"  # found in the merged branch
