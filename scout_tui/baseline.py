@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -122,7 +123,7 @@ def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorRepor
         if text is None:
             continue
         try:
-            report = parse_report(text, named, source=str(path))
+            report = _parsed(text, named, str(path))
         except ValueError as exc:
             warn(f"{path}: skipped, {exc}")
             continue
@@ -154,6 +155,12 @@ def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+@functools.lru_cache(maxsize=64)  # a replay reads its folder's reports back every day
+def _parsed(text: str, named: date, source: str) -> PriorReport:
+    """`parse_report`, once per text: the report is shared, and no caller changes it."""
+    return parse_report(text, named, source=source)
 
 
 def _name_date(name: str) -> date | None:

@@ -265,6 +265,7 @@ class SourceTree:
         self._blob_ids: dict[tuple[str, str], str | None] = {}
         self._links: dict[str, str | None] = {}  # a symlink's blob id → its target
         self._index: TreeIndex | None = self._tree_index() if self.at else None
+        self._globs: dict[tuple[str, str], list[str]] = {}
         self._skipped: dict[str, str] = {}  # path → why it was not read or parsed
         self._untold: list[str] = []  # of those, the ones no collector has said yet
         self._cat: subprocess.Popen[bytes] | None = None
@@ -524,8 +525,12 @@ class SourceTree:
     def glob(self, directory: str, pattern: str = "*.py") -> list[str]:
         """Files under `directory` matching `pattern`, hidden ones and those whose symlink
         leaves the checkout left out (`rglob` does not descend into linked folders)."""
-        if self.at is not None:
-            return self._glob_at(directory, pattern)
+        if self.at is not None:  # asked for by most collectors: listed once
+            key = (directory, pattern)
+            with self._lock:
+                if key not in self._globs:
+                    self._globs[key] = self._glob_at(directory, pattern)
+                return list(self._globs[key])
         base = self.root / directory
         if self._contained(directory) is None or not base.is_dir():
             return []
@@ -650,13 +655,30 @@ class SourceTree:
         """The commit HEAD's branch was at, at `moment`: the newest by committer date on
         HEAD's first-parent chain at or before it (a merged branch's own commits are not
         what the branch held that day)."""
+        tip = self._commit_id(self._tip)
+        if tip is None:
+            return None
+        stamp = moment.timestamp()
+        return next((sha for sha, when in self._first_parents(tip) if when <= stamp), None)
+
+    def _first_parents(self, tip: str) -> Sequence[tuple[str, int]]:
+        """`tip`'s first-parent chain, newest first, with committer times. Listed once for
+        the store: a commit on a chain already listed (a replay's days) is read from it."""
+        chains: dict[str, tuple[list[tuple[str, int]], dict[str, int]]]
+        chains = self.blobs.derived(("first-parent chains",), dict)
+        for chain, position in list(chains.values()):
+            if tip in position:
+                return chain[position[tip]:]
         with self._lock:
             try:
-                before = f"--before={moment.isoformat()}"
-                out = self.repo.git.rev_list("-1", "--first-parent", before, self._tip)
+                out = self.repo.git.rev_list("--first-parent", "--format=%ct", tip)
             except git.GitCommandError:
-                return None
-        return out.strip() or None
+                return []
+        lines = out.split()  # "commit <sha>", then its time, for each commit
+        chain = [(lines[n + 1], int(lines[n + 2])) for n in range(0, len(lines) - 2, 3)
+                 if lines[n] == "commit" and lines[n + 2].isdigit()]  # fmt: skip
+        chains[tip] = (chain, {sha: n for n, (sha, _) in enumerate(chain)})
+        return chain
 
     def _cat_file(self, spec: str) -> tuple[str, bytes | None, int] | None:
         """(blob id, bytes, size) of the blob `spec` names (`commit:path`, or a blob id),
@@ -1067,10 +1089,8 @@ class SourceTree:
         grafts): what lies before them is not here, so no age or "since" may rest on them."""
         if not hasattr(self, "_shallow"):
             roots: set[str] = set()
-            for name in ("shallow", "info/grafts"):
-                with self._lock:
-                    where = self.repo.git.rev_parse("--git-path", name)
-                path = Path(where) if Path(where).is_absolute() else self.root / where
+            for name in ("shallow", "info/grafts"):  # both kept in the common git dir
+                path = Path(self.repo.common_dir) / name
                 try:
                     text = path.read_text(encoding="ascii", errors="replace")
                 except OSError:

@@ -4,6 +4,7 @@ configs, integration-test parallelism combinations. Pure functions over parsed m
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -70,6 +71,7 @@ def _registry_keys(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return keys
 
 
+@pyast.per_tree
 def pass_definitions(path: str, tree: ast.Module | None) -> list[PassDef]:
     """`*_pass` functions, functions registered with a `register*("key")` decorator, and
     the entries of `AVAILABLE_*_PASSES` dicts."""
@@ -102,6 +104,7 @@ def pass_definitions(path: str, tree: ast.Module | None) -> list[PassDef]:
     return sorted(found.values(), key=lambda p: p.line)
 
 
+@pyast.per_tree
 def override_definitions(tree: ast.Module | None) -> list[Override]:
     """Integration test entries, with their flag strings and whether they are disabled. An
     entry written once in a list comprehension over a literal table (`for (mode, …,
@@ -236,6 +239,7 @@ def comment_above(lines: list[str], line: int) -> str:
     return re.sub(r"^(TODO|FIXME|NOTE)(\([^)]*\))?:?\s*", "", text)
 
 
+@pyast.per_tree
 def disabled_entries(path: str, text: str, tree: ast.Module | None) -> list[Disabled]:
     """The integration entries that do not run, each with the comment that says why: above
     the constant that disables it, else above its `disabled=` line or its entry."""
@@ -270,6 +274,7 @@ def disabled_entries(path: str, text: str, tree: ast.Module | None) -> list[Disa
 _SKIPS = ("unittest.skip", "pytest.mark.skip", "skip")
 
 
+@pyast.per_tree
 def skipped_tests(path: str, tree: ast.Module | None) -> list[Disabled]:
     """Test functions and classes skipped without a condition (`skipIf` and `skipUnless`
     depend on the machine: not counted)."""
@@ -331,14 +336,26 @@ def parallelism_combo(strings: list[str], pattern: str = r"_degree$") -> frozens
 class Words:
     """The identifiers of a text, for many "is this name mentioned?" questions."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.words = set(re.findall(r"\w+", text))
+    def __init__(self, *texts: str) -> None:
+        """The words of `texts` (files, say) joined by newlines: each text's words are
+        found once, and a file unchanged since the last run is not read again."""
+        self.text = "\n".join(texts)
+        self.words: frozenset[str] = frozenset().union(*map(_words, texts))
+
+    def __or__(self, other: Words) -> Words:
+        joined = Words()
+        joined.text, joined.words = self.text + "\n" + other.text, self.words | other.words
+        return joined
 
     def __contains__(self, name: str) -> bool:
         if re.fullmatch(r"\w+", name):
             return name in self.words
         return mentions(self.text, name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", text))
 
 
 def mentions(text: str, name: str) -> bool:
@@ -354,6 +371,7 @@ def mentions(text: str, name: str) -> bool:
     return False
 
 
+@pyast.per_tree
 def option_defaults(modules: dict[str, ast.Module]) -> dict[str, str]:
     """Config option → its default literal (`ast.unparse` form), from the dataclass fields
     these modules define; an option two classes default differently is left out."""
@@ -388,6 +406,7 @@ def _literal_default(value: ast.expr | None) -> str | None:
     return None
 
 
+@pyast.per_tree
 def _option_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
     """Local names a function binds to config options: `names = getattr(cfg, "passes", [])`
     or `mode = cfg.compile.mode` → the option's name."""
@@ -405,6 +424,7 @@ def _option_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     return found
 
 
+@pyast.per_tree
 def selected_by_default(modules: dict[str, ast.Module], name: str,
                         defaults: dict[str, str]) -> tuple[str, str, str] | None:  # fmt: skip
     """Where code picks the pass `name` on a branch every default takes: each `if` around it
@@ -493,6 +513,7 @@ def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str
     return None
 
 
+@pyast.per_tree
 def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
     """The string literals the `if`s around each use of `name` compare against
     (`if jit_pass_name == "auto_bucketing":`): the words a test selects the pass by."""
@@ -524,6 +545,7 @@ def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
     return found
 
 
+@pyast.per_tree
 def suite_entries(tree: ast.Module | None, suite: str) -> list[Override] | None:
     """The integration entries `--test_suite <suite>` runs: the suite table (a module-level
     dict of name → builder function) names a builder; the entries are those written in it

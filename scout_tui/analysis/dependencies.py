@@ -106,6 +106,7 @@ def _class_names(annotation: ast.expr | None) -> list[str]:
     return []
 
 
+@pyast.per_tree_read
 def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> list[Dependency]:
     """The upstream symbols the experiment's modules depend on, one entry per
     (definition, check), in a stable order."""

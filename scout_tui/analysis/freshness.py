@@ -151,6 +151,7 @@ class SimilarPair:
     ratio: float
 
 
+@pyast.per_tree
 def similar_functions(
     left: ast.Module | None, right: ast.Module | None, threshold: float, min_nodes: int = 30
 ) -> list[SimilarPair]:

@@ -4,8 +4,14 @@ return-tuple arity, properties, public names. Pure functions over parsed modules
 from __future__ import annotations
 
 import ast
+import functools
+import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -120,6 +126,12 @@ def compare_fields(old: dict[str, Field], new: dict[str, Field]) -> list[str]:
 def literal_values(annotation: str) -> list[str] | None:
     """The allowed values of a `Literal[...]` annotation (`| None` allowed), in order; None
     for any other annotation."""
+    values = _literal_values(annotation)
+    return list(values) if values is not None else None
+
+
+@functools.lru_cache(maxsize=4096)  # the same annotations come back on every config class
+def _literal_values(annotation: str) -> tuple[str, ...] | None:
     node = parse_expression(annotation)
     if node is None:
         return None
@@ -133,7 +145,7 @@ def literal_values(annotation: str) -> list[str] | None:
         inner = part.slice
         listed = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         values += [ast.unparse(e) for e in listed]
-    return values or None
+    return tuple(values) or None
 
 
 def _union_parts(node: ast.expr) -> list[ast.expr]:
@@ -292,6 +304,107 @@ _INDEX: weakref.WeakKeyDictionary[ast.Module, dict[type, list[ast.AST]]] = (
 _IMPORTS: weakref.WeakKeyDictionary[ast.Module, list[Import]] = weakref.WeakKeyDictionary()
 
 
+# tree → key → (weak references to the key's trees, [files read,] result)
+_DERIVED: weakref.WeakKeyDictionary[ast.AST, dict[tuple[Any, ...], tuple[Any, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+_DERIVED_LOCK = threading.Lock()
+
+
+def per_tree(function: F) -> F:
+    """`function` computed once per parsed tree (or node) and arguments, kept as long as the
+    tree lives. A tree is shared by every run that reads its blob (the BlobStore), so a
+    replay reads what an unchanged file says once, not once a day. Trees in the arguments
+    (alone or as a dict's values) count by identity, and are held weakly; lists and dicts
+    by content. The result is shared: no caller may change it."""
+
+    @functools.wraps(function)
+    def kept(*args: Any) -> Any:
+        trees: list[ast.AST] = []
+        try:
+            key = (function, *(_frozen(arg, trees) for arg in args))
+            hash(key)
+        except TypeError:  # an argument that cannot be a key: computed, not kept
+            return function(*args)
+        if not trees:
+            return function(*args)
+        owner = trees[0]
+        with _DERIVED_LOCK:
+            known = _DERIVED.get(owner, {}).get(key)
+        alive = known is not None and all(
+            ref() is tree for ref, tree in zip(known[0], trees, strict=True))
+        if known is not None and alive:
+            return known[-1]
+        found = function(*args)
+        with _DERIVED_LOCK:
+            _DERIVED.setdefault(owner, {})[key] = (tuple(map(weakref.ref, trees)), found)
+        return found
+
+    return kept  # type: ignore[return-value]
+
+
+def per_tree_read(function: F) -> F:
+    """`per_tree` for `function(*args, parse)`, where `parse(path)` gives a file's tree: a
+    result is reused when the arguments are the same and `parse` gives the same trees for
+    every path the first call asked it for (the same blobs: nothing it read changed)."""
+
+    @functools.wraps(function)
+    def kept(*args: Any) -> Any:
+        *given, parse = args
+        trees: list[ast.AST] = []
+        try:
+            key = (function, *(_frozen(arg, trees) for arg in given))
+            hash(key)
+        except TypeError:
+            return function(*args)
+        if not trees:
+            return function(*args)
+        with _DERIVED_LOCK:
+            known = _DERIVED.get(trees[0], {}).get(key)
+        if known is not None:
+            refs, reads, result = known
+            alive = all(ref() is tree for ref, tree in zip(refs, trees, strict=True))
+            if alive and all(_same(parse(path), ref) for path, ref in reads):
+                return result
+        read: dict[str, ast.Module | None] = {}
+
+        def traced(path: str) -> ast.Module | None:
+            tree = parse(path)
+            read.setdefault(path, tree)
+            return tree
+
+        found = function(*given, traced)
+        reads = tuple((path, None if tree is None else weakref.ref(tree))
+                      for path, tree in read.items())  # fmt: skip
+        with _DERIVED_LOCK:
+            _DERIVED.setdefault(trees[0], {})[key] = (tuple(map(weakref.ref, trees)), reads,
+                                                      found)  # fmt: skip
+        return found
+
+    return kept  # type: ignore[return-value]
+
+
+def _same(tree: ast.Module | None, ref: weakref.ref[ast.Module] | None) -> bool:
+    if ref is None:
+        return tree is None
+    return tree is not None and ref() is tree
+
+
+def _frozen(arg: Any, trees: list[ast.AST]) -> Any:
+    """`arg` as part of a key: a tree by identity (and noted in `trees`), containers by
+    content."""
+    if isinstance(arg, ast.AST):
+        trees.append(arg)
+        return ("tree", id(arg))
+    if isinstance(arg, dict):
+        return ("dict", *((k, _frozen(v, trees)) for k, v in arg.items()))
+    if isinstance(arg, list | tuple):
+        return (type(arg).__name__, *(_frozen(item, trees) for item in arg))
+    if isinstance(arg, set | frozenset):
+        return ("set", *sorted(map(repr, arg)))
+    return arg
+
+
 _STATEMENT_INDEX: weakref.WeakKeyDictionary[ast.Module, dict[type, list[ast.AST]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -324,7 +437,8 @@ def _index_within(tree: ast.AST, limit: int) -> bool:
         if depth > limit:
             return False
         for node in level:
-            index.setdefault(type(node), []).append(node)
+            if node is not tree:  # (a tree in its own index, a weak key's value, never dies)
+                index.setdefault(type(node), []).append(node)
         level = [child for node in level for child in ast.iter_child_nodes(node)]
     if isinstance(tree, ast.Module):
         _INDEX[tree] = index
@@ -342,11 +456,16 @@ def nodes(tree: ast.Module | None, *types: type[ast.AST]) -> list[ast.AST]:
     if index is None:
         index = {}
         for node in _statements(tree) if statements_only else ast.walk(tree):
-            index.setdefault(type(node), []).append(node)
+            if node is not tree:  # the index is the tree's weak key's value: not the tree
+                index.setdefault(type(node), []).append(node)
         cache[tree] = index
+
+    def of(kind: type[ast.AST]) -> list[ast.AST]:
+        return [tree] if kind is type(tree) else index.get(kind, [])
+
     if len(types) == 1:
-        return index.get(types[0], [])
-    return [node for kind in types for node in index.get(kind, [])]
+        return of(types[0])
+    return [node for kind in types for node in of(kind)]
 
 
 _IDENTIFIERS: weakref.WeakKeyDictionary[ast.Module, frozenset[str]] = weakref.WeakKeyDictionary()

@@ -201,6 +201,7 @@ def _extract(lines: list[str], markers_re: re.Pattern[str]) -> list[tuple[int, s
     return found
 
 
+@pyast.per_tree
 def find_todos(
     path: str,
     source: str,

@@ -288,6 +288,7 @@ class _Classes:
         return found
 
 
+@pyast.per_tree
 def read_test_file(path: str, tree: ast.Module | None) -> PytestFile:
     """The tests pytest would collect from a file, read from its AST: module functions,
     and the methods of each collected class, inherited ones included. A base class pytest

@@ -60,6 +60,12 @@ def main(argv: Sequence[str] | None = None, console: Callable[..., int] | None =
         code = run(argv, console)
     except KeyboardInterrupt:
         return interrupted()
+    except Exception:
+        # A library that wraps the KeyboardInterrupt in its own error (pydantic does, when
+        # it lands while a model class is being built on import): still the Ctrl-C.
+        if sigint_received():
+            return interrupted()
+        raise
     return interrupted() if sigint_received() else code
 
 

@@ -12,6 +12,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from scout_tui.analysis import pyast
 from scout_tui.analysis.coverage import skipped_tests, suite_entries
 from scout_tui.analysis.workflows import (
     Invocation,
@@ -38,6 +39,24 @@ class _Gap:
     groups: list[str]  # class names, or MODULE_LEVEL
     disabled_by: list[Invocation]
     ran_at_baseline: bool
+
+
+@pyast.per_tree
+def _selected(
+    path: str, tree: ast.Module | None, invocations: tuple[Invocation, ...]
+) -> list[tuple[Invocation, int, int]]:
+    """(invocation, tests of the file it selects, of those skipped without a condition), for
+    the invocations that select any."""
+    if tree is None:
+        return []
+    items = read_test_file(path, tree).items
+    off = {d.name for d in skipped_tests(path, tree)}
+    found = []
+    for invocation in invocations:
+        chosen = [i for i in items if selects(invocation, i)]
+        if chosen:
+            found.append((invocation, len(chosen), sum(1 for i in chosen if _skipped(i, off))))
+    return found
 
 
 def _skipped(item: PytestItem, off: set[str]) -> bool:
@@ -211,20 +230,12 @@ class CiTestsCollector:
             return ctx.source.parse(path) if commit is None else ctx.source.parse_at(commit, path)
 
         counts: dict[Invocation, list[int]] = {}
+        pytest = tuple(i for i in selection.invocations if i.kind == "pytest")
         for path in paths:
-            tree = parse(path)
-            if tree is None:
-                continue
-            items = read_test_file(path, tree).items
-            off = {d.name for d in skipped_tests(path, tree)}
-            for invocation in selection.invocations:
-                if invocation.kind != "pytest":
-                    continue
-                chosen = [i for i in items if selects(invocation, i)]
-                if chosen:
-                    count = counts.setdefault(invocation, [0, 0])
-                    count[0] += len(chosen)
-                    count[1] += sum(1 for i in chosen if _skipped(i, off))
+            for invocation, chosen, skipped in _selected(path, parse(path), pytest):
+                count = counts.setdefault(invocation, [0, 0])
+                count[0] += chosen
+                count[1] += skipped
         idle = {(inv.workflow, inv.line): f"selects {chosen} test(s), each skipped without a "
                 "condition" for inv, (chosen, skipped) in counts.items()
                 if chosen and skipped == chosen}  # fmt: skip

@@ -125,22 +125,20 @@ class CoverageCollector:
                 yield warning
             integration = ""
         unit_paths = [p for p in ctx.source.glob(tests_dir, "*.py") if p != integration]
-        unit_text = Words("\n".join(ctx.source.read(p) or "" for p in unit_paths))
+        unit_text = Words(*(ctx.source.read(p) or "" for p in unit_paths))
         integration_text = Words(_enabled_strings(ctx, integration))
         yield Progress(self.name, 1, 4, "passes")
         yield from self._passes(ctx, experiment, tests_dir, unit_text, integration_text,
                                 integration)
         yield Progress(self.name, 2, 4, "model configs")
         workflows_text = Words(
-            "\n".join(ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml"))
+            *(ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml"))
         )
         yield from self._configs(ctx, experiment, unit_text, integration_text, workflows_text)
         yield Progress(self.name, 3, 4, "parallelism")
         yield from self._parallelism(ctx, integration)
         yield Progress(self.name, 4, 4, "new code")
-        yield from self._new_code(
-            ctx, experiment, tests_dir, Words(unit_text.text + "\n" + integration_text.text)
-        )
+        yield from self._new_code(ctx, experiment, tests_dir, unit_text | integration_text)
         yield from self._disabled(ctx, integration, unit_paths)
 
     @staticmethod
@@ -356,8 +354,8 @@ class CoverageCollector:
                         continue
                     if not any(name in text for text in (unit, integ, workflows)):
                         if scripts is None:
-                            scripts = Words("\n".join(ctx.source.read(p) or "" for p in
-                                                      ctx.source.glob(experiment, "*.sh")))
+                            scripts = Words(*(ctx.source.read(p) or "" for p in
+                                              ctx.source.glob(experiment, "*.sh")))  # fmt: skip
                         if name in scripts:
                             by_scripts.append(name)  # a benchmark's config, run on purpose
                             continue

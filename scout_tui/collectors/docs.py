@@ -464,6 +464,7 @@ def _defined_before(diff: str) -> set[str]:
     return set(re.findall(r"^-\s*def (\w+_pass)\(", diff, re.MULTILINE))
 
 
+@pyast.per_tree
 def _prose(text: str, tree: ast.Module | None) -> list[tuple[int, str]]:
     """The docstrings and `#` comments of a module, with their first line."""
     found = []
@@ -498,16 +499,25 @@ def _selectable(ctx: CollectorContext, commit: str | None) -> set[str]:
         if path.startswith(tests_dir):
             continue
         tree = ctx.source.parse(path) if commit is None else ctx.source.parse_at(commit, path)
-        if tree is None:
-            continue
-        if any(fnmatch(path.rsplit("/", 1)[-1], p) for p in config.coverage.pass_files):
-            found |= {key for d in pass_definitions(path, tree) for key in d.keys}
-        for node in pyast.nodes(tree, ast.AnnAssign):
-            assert isinstance(node, ast.AnnAssign)
-            values = pyast.literal_values(ast.unparse(node.annotation))
-            if values and isinstance(node.target, ast.Name):
-                found |= {f"{node.target.id} = {v}" for v in values if v != "None"}
+        passes = any(fnmatch(path.rsplit("/", 1)[-1], p) for p in config.coverage.pass_files)
+        found |= _selectable_in(path, tree, passes)
     return found
+
+
+@pyast.per_tree
+def _selectable_in(path: str, tree: ast.Module | None, passes: bool) -> frozenset[str]:
+    """`_selectable` of one file (`passes`: a pass file, whose registry keys count)."""
+    if tree is None:
+        return frozenset()
+    found: set[str] = set()
+    if passes:
+        found |= {key for d in pass_definitions(path, tree) for key in d.keys}
+    for node in pyast.nodes(tree, ast.AnnAssign):
+        assert isinstance(node, ast.AnnAssign)
+        values = pyast.literal_values(ast.unparse(node.annotation))
+        if values and isinstance(node.target, ast.Name):
+            found |= {f"{node.target.id} = {v}" for v in values if v != "None"}
+    return frozenset(found)
 
 
 def _extending_configs(ctx: CollectorContext, roots: list[str]) -> list[str]:
