@@ -193,7 +193,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         prior_source = f"skipped — {options.github_reason} (or use --prior DIR)"
     priors = in_window(all_reports, window.as_of, config.windows.prior_report_days)
     since = since_from(priors, window)
-    baseline = source.commit_before(since)
+    baseline = _since_last_scan(source, priors, source.commit_before(since), head)
     roots = source.shallow_roots()
     gap = None
     if roots:
@@ -224,6 +224,21 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         history_gap=gap,
     )
     return Prepared(ctx, priors, prior_source, warnings, ignored)
+
+
+def _since_last_scan(source: SourceTree, priors: list[PriorReport], baseline: str | None,
+                     head: str) -> str | None:  # fmt: skip
+    """The commit the latest prior report scanned (its `head`), when it lies between the
+    day's baseline and HEAD: what that report already told (the commits of its own day
+    after midnight) is not news again. Otherwise the day's baseline."""
+    scanned = priors[-1].head if priors else None
+    if scanned is None or baseline is None or scanned == baseline:
+        return baseline
+    if not source.has_commit(scanned):
+        return baseline  # a report from another clone, or from before a force-push
+    if source.is_ancestor(baseline, scanned) and source.is_ancestor(scanned, head):
+        return scanned
+    return baseline
 
 
 def _reports_on_github(

@@ -1110,6 +1110,15 @@ class SourceTree:
                 return []
         return _commits(out)
 
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """Whether `older` is `newer` or one of its ancestors."""
+        with self._lock:
+            try:
+                self.repo.git.merge_base("--is-ancestor", older, newer)
+            except git.GitCommandError:
+                return False
+        return True
+
     def has_commit(self, sha: str) -> bool:
         """Whether `sha` names a commit this repository holds (a report's `head` may come
         from another clone, or from before a force-push)."""

@@ -502,3 +502,43 @@ def test_a_walk_is_not_run_again_where_no_commit_touched_its_paths(branchy, monk
     pickaxes = [call for call in calls if call[:2] == ("log", "-S")]
     assert pickaxes and all(f"{commits[2]}..{commits[3]}" in call for call in pickaxes)
     assert answers["pickaxe gone"].summary == "side"  # found in the merged branch
+
+
+def report_of(day: str, head: str) -> str:
+    return f"# Nightly Scout Report — {day}\n<!-- scout:run head={head} -->\n\n## All Clear\n"
+
+
+def test_the_window_starts_where_the_last_report_looked(fresh_world, tmp_path):
+    """A commit made on the 2nd after midnight was in the 2nd's report (it scanned the day's
+    last commit): on the 3rd the baseline is that commit, not midnight's. A report head that
+    would widen the window, that this clone lacks, or that is off the branch is not used."""
+    repo = fresh_world.repo
+    midnight = git(repo, "rev-parse", "HEAD")  # the sample's last commit, 2026-12-02 00:05
+    write(repo, {f"{EXP}/evening.py": "E = 1\n"})
+    evening = commit(repo, "evening of the 2nd", "2026-12-02T20:00:00Z")
+    write(repo, {f"{EXP}/third.py": "T = 1\n"})
+    third = commit(repo, "on the 3rd", "2026-12-03T09:00:00Z")
+    git(repo, "checkout", "-q", "-b", "gone", midnight)
+    write(repo, {f"{EXP}/rewritten.py": "R = 1\n"})
+    off_branch = commit(repo, "a branch force-pushed away", "2026-12-02T21:00:00Z")
+    git(repo, "checkout", "-q", "main")
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD")
+    prior = tmp_path / "prior"
+    prior.mkdir()
+
+    def baseline(head: str) -> str | None:
+        (prior / "2026-12-02.md").write_text(report_of("2026-12-02", head), encoding="utf-8")
+        options = RunOptions(repo=repo, config=load_config(fresh_world.config),
+                             as_of=date(2026, 12, 3), offline=True, prior_dir=prior)  # fmt: skip
+        ctx = prepare(options).ctx
+        assert ctx.head_commit == third
+        return ctx.baseline_commit
+
+    # Without a report head: the last commit before the prior report's day began.
+    day = git(repo, "rev-list", "-1", "--first-parent", "--before=2026-12-02T00:00:00Z", "HEAD")
+    assert day not in (midnight, evening)
+    assert baseline(evening) == evening  # the true case: the 2nd's evening is not news again
+    assert baseline(midnight) == midnight
+    assert baseline(first) == day  # older than the day's baseline: never a wider window
+    assert baseline("0" * 40) == day  # not in this clone
+    assert baseline(off_branch) == day  # not an ancestor of today's commit
