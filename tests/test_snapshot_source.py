@@ -502,3 +502,22 @@ def test_a_walk_is_not_run_again_where_no_commit_touched_its_paths(branchy, monk
     pickaxes = [call for call in calls if call[:2] == ("log", "-S")]
     assert pickaxes and all(f"{commits[2]}..{commits[3]}" in call for call in pickaxes)
     assert answers["pickaxe gone"].summary == "side"  # found in the merged branch
+
+
+def test_what_the_listed_trees_answer_is_what_git_answers(branchy):
+    """Changed files and a commit's Python files, from the trees a replay listed already:
+    the answers git's own diff and ls-tree give."""
+    repo, commits = branchy
+    write(repo, {"pkg/deep/x.py": "X = 1\n", "pkg/notes.md": "n\n"})
+    commits.append(commit(repo, "a package", "2026-11-06T10:00:00Z"))
+    store = BlobStore()
+    for head in commits:
+        SourceTree(repo, at=head, blobs=store)  # each lists its tree into the store
+    listed = SourceTree(repo, at=commits[-1], blobs=store)
+    fresh = SourceTree(repo)  # no tree listed: git is asked
+    for base in commits:
+        assert listed.changed_between(base, commits[-1]) == fresh.changed_between(base,
+                                                                                commits[-1])
+        for directory in ("pkg", "pkg/", ".", ""):
+            assert listed.python_files_at(base, directory) == sorted(
+                fresh.python_files_at(base, directory or "."))
