@@ -314,7 +314,6 @@ class SourceTree:
         """`walk(head)`, answered from the store when it can be: an answer at an ancestor
         of `head` holds when no commit since touched `paths`; else, with `extend`, it is
         joined with `walk("ancestor..head")` (the commits in between only)."""
-        self._check()
         commit = self._commit_id(head)
         if commit is None:
             return walk(head)
@@ -353,9 +352,11 @@ class SourceTree:
     def _touched(self, old: str, new: str) -> frozenset[str] | None:
         """The files the commits after `old` up to `new` touched (a merge's files against
         each parent); None when `old` is not an ancestor of `new`."""
+        on_chain = any(sha == old for sha, _ in self._first_parents(new))  # (listed once)
         with self._lock:
             try:
-                self.repo.git.merge_base("--is-ancestor", old, new)
+                if not on_chain:
+                    self.repo.git.merge_base("--is-ancestor", old, new)
                 out = self.repo.git.log("-m", "--name-only", "--no-renames", "--format=",
                                         f"{old}..{new}")  # fmt: skip
             except git.GitCommandError:
@@ -980,6 +981,11 @@ class SourceTree:
 
     def changed_between(self, base: str, head: str) -> set[str]:
         """Every file some commit changed from `base` to `head` (deleted ones included)."""
+        indexes = [self._index if c == self.at else self.blobs.known_index(c) for c in (base, head)]
+        if indexes[0] is not None and indexes[1] is not None:  # both listed already
+            before, after = indexes[0].files, indexes[1].files
+            return {path for path in before.keys() | after.keys()
+                    if before.get(path) != after.get(path)}  # fmt: skip
         with self._lock:
             out = self.repo.git.diff("--name-only", "--no-renames", base, head)
         return {line for line in out.splitlines() if line.strip()}
@@ -1074,6 +1080,12 @@ class SourceTree:
 
     def python_files_at(self, commit: str, directory: str) -> list[str]:
         """Every `.py` file under `directory` at `commit`, however deep."""
+        index = self._index if commit == self.at else self.blobs.known_index(commit)
+        if index is not None:  # listed already (a replay's day before)
+            top = directory.strip("/") in ("", ".")
+            prefix = directory.strip("/") + "/"
+            return sorted(path for path in index.files
+                          if path.endswith(".py") and (top or path.startswith(prefix)))  # fmt: skip
         with self._lock:
             out = self.repo.git.ls_tree("-r", "--name-only", commit, "--", directory)
         return sorted(line for line in out.splitlines() if line.endswith(".py"))

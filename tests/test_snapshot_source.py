@@ -542,3 +542,22 @@ def test_the_window_starts_where_the_last_report_looked(fresh_world, tmp_path):
     assert baseline(first) == day  # older than the day's baseline: never a wider window
     assert baseline("0" * 40) == day  # not in this clone
     assert baseline(off_branch) == day  # not an ancestor of today's commit
+
+
+def test_what_the_listed_trees_answer_is_what_git_answers(branchy):
+    """Changed files and a commit's Python files, from the trees a replay listed already:
+    the answers git's own diff and ls-tree give."""
+    repo, commits = branchy
+    write(repo, {"pkg/deep/x.py": "X = 1\n", "pkg/notes.md": "n\n"})
+    commits.append(commit(repo, "a package", "2026-11-06T10:00:00Z"))
+    store = BlobStore()
+    for head in commits:
+        SourceTree(repo, at=head, blobs=store)  # each lists its tree into the store
+    listed = SourceTree(repo, at=commits[-1], blobs=store)
+    fresh = SourceTree(repo)  # no tree listed: git is asked
+    for base in commits:
+        assert listed.changed_between(base, commits[-1]) == fresh.changed_between(base,
+                                                                                commits[-1])
+        for directory in ("pkg", "pkg/", ".", ""):
+            assert listed.python_files_at(base, directory) == sorted(
+                fresh.python_files_at(base, directory or "."))
