@@ -78,6 +78,9 @@ class RunOptions:
     # The day the run takes for today (the demo's own day); None: today, UTC. A run as of an
     # earlier day cannot use the installed torch: it is today's.
     today: date | None = None
+    # For a dated run, the moment whose branch state is scanned (a morning run of that day);
+    # None: the day's end, its last commit.
+    moment: datetime | None = None
 
 
 PAST_TORCH = "not reconstructible for a past day (the installed torch is today's)"
@@ -166,7 +169,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     config = options.config
     if options.as_of is not None:
         check_date(options.as_of, source, config.project.experiment)
-        dated = source.commit_before(window.until)
+        dated = source.commit_before(min(options.moment or window.until, window.until))
         if dated is not None:  # that day's tree, from git: the work tree is not read
             source = SourceTree(options.repo, cancel=cancel, at=dated, blobs=source.blobs)
     if not source.exists(config.project.experiment):

@@ -46,9 +46,9 @@ def test_surfaces_on_the_sample(sample_world):
     assert "FlexAttention.forward takes keyword-only" in flex.body  # the commit that did it
     assert "Grow Trainer.Config" not in flex.body  # ... and only that one
     assert flex.priority.value == "P1"
-    # Yesterday's report already had it (the change landed yesterday): carried forward.
-    assert flex.section is Section.CARRIED_FORWARD
-    assert flex.first_reported.isoformat() == "2026-12-01"
+    # Yesterday's report was the morning's, before the change landed: new today.
+    assert flex.section is Section.ACTION_ITEMS
+    assert flex.first_reported is None
 
     # The stable surfaces are one All Clear line, not five; yesterday's one-line-per-surface
     # markers still match it.

@@ -114,10 +114,12 @@ def build_sample(base: Path, today: date) -> Sample:
         ),
         encoding="utf-8",
     )
-    # Yesterday's report: the pipeline, run as of yesterday (its last commit), yesterday.
+    # Yesterday's report: the pipeline's morning run of yesterday (what the branch held at
+    # 08:00 UTC: yesterday's commits came after it, and are today's news).
     result = run(
         RunOptions(repo=repo_path, config=load_config(config_path), as_of=yesterday,
-                   prior_dir=priors, offline=True, today=yesterday)
+                   prior_dir=priors, offline=True, today=yesterday,
+                   moment=datetime.combine(yesterday, time(8), UTC))
     )  # fmt: skip
     (priors / f"{yesterday.isoformat()}.md").write_text(
         render_report(yesterday, result.findings, result.collectors, collector_sections(),
