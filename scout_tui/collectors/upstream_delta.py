@@ -236,10 +236,12 @@ class UpstreamDeltaCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "core", 7  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    # What changed since the baseline: news, which ages out; never "Resolved".
+    # What changed since the baseline: news, which ages out; never "Resolved". (A surface
+    # gone since the baseline stays gone: from then on scout.toml's warning says so.)
     ages_out = frozenset({"upstream_commits", "surface_changed", "surface_changed_unused",
-                          "surface_adapted", "dependencies_changed", "override_drift",
-                          "new_public_api", "new_constructor", "new_model"})  # fmt: skip
+                          "surface_adapted", "surface_missing", "dependencies_changed",
+                          "override_drift", "new_public_api", "new_constructor",
+                          "new_model"})  # fmt: skip
     kinds = (
         "upstream_commits", "surface_changed", "surface_changed_unused", "surface_adapted",
         "surface_missing",
