@@ -126,7 +126,7 @@ def stream(
     if processes > 1 and local and "fork" in multiprocessing.get_all_start_methods():
         yield from _stream_processes(ctx, groups, network)
     else:
-        yield from _stream_threads(ctx, collectors)
+        yield from _stream_threads(ctx, collectors, take_turns=True)
 
 
 def _networked(cls: type[Collector], ctx: CollectorContext) -> bool:
@@ -151,16 +151,18 @@ def partition(collectors: Sequence[type[Collector]], bins: int) -> list[list[typ
 
 
 def _stream_threads(
-    ctx: CollectorContext, collectors: Sequence[type[Collector]]
+    ctx: CollectorContext, collectors: Sequence[type[Collector]], take_turns: bool = False
 ) -> Iterator[Event]:
-    # Local collectors take turns: parsing holds the GIL, so threads of their own would only
-    # add lock and GIL handoffs (a 30-day replay runs 10% faster without them). With no
-    # network collector they run in the caller's thread; else in one thread, and each
-    # network collector, waiting on sockets, in a thread of its own.
-    # (a network collector that will be skipped, offline, is local: it returns at once)
+    """A thread per collector; with `take_turns`, the local ones take turns instead:
+    parsing holds the GIL, so threads of their own only add lock and GIL handoffs (a 30-day
+    replay runs 10% faster without them). Then with no network collector they run in the
+    caller's thread; else in one thread, and each network collector, waiting on sockets, in
+    a thread of its own (one that will be skipped, offline, returns at once: local)."""
     local = [cls for cls in collectors
              if not _networked(cls, ctx) or unmet_need(cls, ctx) is not None]  # fmt: skip
-    if len(local) == len(collectors):
+    if not take_turns:
+        local = []
+    elif len(local) == len(collectors):
         for cls in collectors:
             yield from _events(cls, ctx)
         return
