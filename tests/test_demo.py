@@ -35,4 +35,6 @@ def test_demo_prints_a_report_built_by_the_collectors(tmp_path):
     # The prior reports came from the local GitHub's tracking issue; the run was published.
     assert "local GitHub:      http://127.0.0.1:" in done.stderr
     assert "published: report comment posted: http://127.0.0.1:" in done.stderr
-    assert "published: 3 Backlog draft(s) added" in done.stderr
+    # A draft for each new Action Item and the new CI failure: yesterday's report was the
+    # morning's, so yesterday's upstream changes are new today.
+    assert "published: 8 Backlog draft(s) added" in done.stderr
