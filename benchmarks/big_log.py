@@ -124,18 +124,26 @@ async def drive(path: Path, root_offset: int, needle_offset: int) -> None:
         view = app.screen.query_one(LogView)
         await until(pilot, lambda: view.scanned)
         scanned = time.perf_counter()
-        timings.append(("scan (open to line count)", scanned - start,
-                        f"{view.index.line_count:,} lines"))  # fmt: skip
+        timings.append(
+            ("scan (open to line count)", scanned - start, f"{view.index.line_count:,} lines")
+        )
         await app.workers.wait_for_complete()  # the failure lines come after the count
         await pilot.pause()
-        timings.append(("failure lines (cilog anchors)", time.perf_counter() - scanned,
-                        f"{len(view.failures):,} lines"))  # fmt: skip
+        timings.append(
+            (
+                "failure lines (cilog anchors)",
+                time.perf_counter() - scanned,
+                f"{len(view.failures):,} lines",
+            )
+        )
         assert any("UserError" in row for row in rows(view)), "the root cause is not in view"
 
         # A screen of rows, cold (no decoded block, no rendered strip cached), as the
         # compositor asks for them: at the root cause, then a third into the log.
-        for label, line in (("first screen, at the root cause", view.current_line),
-                            ("a cold screen a third in", view.index.line_count // 3)):  # fmt: skip
+        for label, line in (
+            ("first screen, at the root cause", view.current_line),
+            ("a cold screen a third in", view.index.line_count // 3),
+        ):
             view.index._blocks.clear()
             view._strips.clear()
             moment = time.perf_counter()
@@ -153,8 +161,9 @@ async def drive(path: Path, root_offset: int, needle_offset: int) -> None:
         moment = time.perf_counter()
         await pilot.press("end")
         last = rows(view)[-1]
-        timings.append(("jump to the end (Pilot key)", time.perf_counter() - moment,
-                        last.strip()[-20:]))  # fmt: skip
+        timings.append(
+            ("jump to the end (Pilot key)", time.perf_counter() - moment, last.strip()[-20:])
+        )
         assert LAST_LINE in last
 
         await pilot.press("home")
@@ -162,15 +171,25 @@ async def drive(path: Path, root_offset: int, needle_offset: int) -> None:
         for _ in range(50):
             await pilot.press("pagedown")
         elapsed = time.perf_counter() - moment
-        timings.append(("50 page-downs (Pilot keys)", elapsed, f"{elapsed / 50 * 1000:.1f} ms "
-                        f"each, top line {round(view.scroll_y) + 1:,}"))  # fmt: skip
+        timings.append(
+            (
+                "50 page-downs (Pilot keys)",
+                elapsed,
+                f"{elapsed / 50 * 1000:.1f} ms each, top line {round(view.scroll_y) + 1:,}",
+            )
+        )
         moment = time.perf_counter()
         for _ in range(50):
             view.action_page_down()
             rows(view)
         elapsed = time.perf_counter() - moment
-        timings.append(("50 page-downs (action + rows)", elapsed, f"{elapsed / 50 * 1000:.2f} "
-                        f"ms each, top line {round(view.scroll_y) + 1:,}"))  # fmt: skip
+        timings.append(
+            (
+                "50 page-downs (action + rows)",
+                elapsed,
+                f"{elapsed / 50 * 1000:.2f} ms each, top line {round(view.scroll_y) + 1:,}",
+            )
+        )
 
         needle_line = view.index.line_of(needle_offset)
         for label, text, done in (
@@ -191,8 +210,10 @@ async def drive(path: Path, root_offset: int, needle_offset: int) -> None:
     width = max(len(label) for label, _, _ in timings)
     for label, seconds, note in timings:
         print(f"{label:<{width}}  {seconds * 1000:9.1f} ms  {note}")
-    print(f"peak RSS after: {peak_rss_mb():.1f} MB (now {current_rss_mb():.1f} MB); "
-          f"+{peak_rss_mb() - rss_before:.1f} MB")  # fmt: skip
+    print(
+        f"peak RSS after: {peak_rss_mb():.1f} MB (now {current_rss_mb():.1f} MB); "
+        f"+{peak_rss_mb() - rss_before:.1f} MB"
+    )
     print(f"index: {index_bytes:,} bytes of checkpoints; {cached_blocks} decoded blocks cached")
 
 
@@ -210,8 +231,10 @@ def main() -> None:
         # Written by a child process, so that this one's peak RSS is the viewer's alone.
         written = subprocess.run(
             [sys.executable, __file__, "--size-mb", str(args.size_mb), "--write-to", str(path)],
-            check=True, capture_output=True, text=True,
-        )  # fmt: skip
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         root_offset, needle_offset = json.loads(written.stdout)
         size = path.stat().st_size
         print(f"wrote {size / MB:.0f} MiB in {time.perf_counter() - moment:.1f} s")
@@ -219,8 +242,9 @@ def main() -> None:
         index = LogIndex(path)
         moment = time.perf_counter()
         index.scan()
-        print(f"LogIndex.scan alone: {time.perf_counter() - moment:.2f} s, "
-              f"{index.line_count:,} lines")  # fmt: skip
+        print(
+            f"LogIndex.scan alone: {time.perf_counter() - moment:.2f} s, {index.line_count:,} lines"
+        )
         index.close()
         asyncio.run(drive(path, root_offset, needle_offset))
 

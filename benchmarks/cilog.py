@@ -52,16 +52,21 @@ print(json.dumps({"seconds": seconds, "failures": len(result.failures),
 
 
 def probe(path: Path) -> dict:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
-                          text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout)
 
 
 def input_probe(path: Path) -> dict:
     """open_log("-") + analyse() in a fresh process whose stdin is `cat path` (a pipe)."""
     command = 'cat "$2" | exec "$0" -c "$1"'
-    done = subprocess.run(["bash", "-c", command, sys.executable, INPUT_PROBE, str(path)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", command, sys.executable, INPUT_PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -73,8 +78,11 @@ def gzip_file(source: Path, target: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=500)
-    parser.add_argument("--inputs", action="store_true",
-                        help="also time standard input and gzip input through open_log")
+    parser.add_argument(
+        "--inputs",
+        action="store_true",
+        help="also time standard input and gzip input through open_log",
+    )
     args = parser.parse_args()
     inputs: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,8 +91,7 @@ def main() -> None:
         write_noisy_log(small, max(1, args.mb // 10))
         subprocess.run(["cat", str(big)], stdout=subprocess.DEVNULL, check=True)  # warm cache
         start = time.perf_counter()
-        grep = subprocess.run(["grep", "-c", "-E", GREP, str(big)], capture_output=True,
-                              text=True)  # fmt: skip
+        grep = subprocess.run(["grep", "-c", "-E", GREP, str(big)], capture_output=True, text=True)
         grep_seconds = time.perf_counter() - start
         ours = probe(big)
         ours_small = probe(small)

@@ -34,9 +34,7 @@ from scout_tui.pipeline import RunOptions, prepare, select_collectors
 
 def local_collectors() -> list[str]:
     return [
-        cls.name
-        for cls in select_collectors(None)
-        if not cls.needs & {Need.NETWORK, Need.GITHUB}
+        cls.name for cls in select_collectors(None) if not cls.needs & {Need.NETWORK, Need.GITHUB}
     ]
 
 
@@ -86,8 +84,13 @@ def file_set(ctx) -> FileSet:
         if tree is not None and id(tree) not in from_work_tree
     }
     by_id = {blob_id: key for key, blob_id in source._blob_ids.items() if blob_id in parsed}
-    return FileSet(work_files, sorted(by_id.values()), ctx.config.upstream.core_paths,
-                   ctx.baseline_commit, ctx.head_commit)  # fmt: skip
+    return FileSet(
+        work_files,
+        sorted(by_id.values()),
+        ctx.config.upstream.core_paths,
+        ctx.baseline_commit,
+        ctx.head_commit,
+    )
 
 
 def floor(repo: Path, files: FileSet) -> tuple[float, int, int]:
@@ -99,8 +102,12 @@ def floor(repo: Path, files: FileSet) -> tuple[float, int, int]:
             ast.parse((repo / path).read_text(encoding="utf-8", errors="replace"))
     if blobs:
         request = "".join(f"{commit}:{path}\n" for commit, path in blobs).encode()
-        out = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input=request,
-                             capture_output=True, check=True).stdout  # fmt: skip
+        out = subprocess.run(
+            ["git", "-C", str(repo), "cat-file", "--batch"],
+            input=request,
+            capture_output=True,
+            check=True,
+        ).stdout
         position = 0
         while position < len(out):
             header_end = out.index(b"\n", position)
@@ -116,14 +123,28 @@ def floor(repo: Path, files: FileSet) -> tuple[float, int, int]:
                     ast.parse(body.decode("utf-8", "replace"))
     core = files.core_paths
     rev = f"{files.baseline_commit}..{files.head_commit}" if files.baseline_commit else "HEAD"
-    subprocess.run(["git", "-C", str(repo), "log", "--name-only", "--format=%H %s", rev, "--",
-                    *core], capture_output=True, check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(repo), "log", "--name-only", "--format=%H %s", rev, "--", *core],
+        capture_output=True,
+        check=True,
+    )
     return time.perf_counter() - start, len(work_files), len(blobs)
 
 
 def cold_process(repo: Path, args: argparse.Namespace, cache: Path) -> float:
-    command = [sys.executable, "-m", "scout_tui", "collect", "--offline", "--repo", str(repo),
-               "--cache-dir", str(cache), "--state-dir", str(cache / "state")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "scout_tui",
+        "collect",
+        "--offline",
+        "--repo",
+        str(repo),
+        "--cache-dir",
+        str(cache),
+        "--state-dir",
+        str(cache / "state"),
+    ]
     for name in local_collectors():
         command += ["--only", name]
     if args.date:
@@ -146,8 +167,14 @@ def main() -> None:
     repo = args.repo.resolve()
     gc.set_threshold(*GC_THRESHOLDS)  # as `scout` itself runs
     config = load_config(args.config or find_config(repo))
-    options = RunOptions(repo=repo, config=config, as_of=args.date, prior_dir=args.prior,
-                         offline=True, only=local_collectors())  # fmt: skip
+    options = RunOptions(
+        repo=repo,
+        config=config,
+        as_of=args.date,
+        prior_dir=args.prior,
+        offline=True,
+        only=local_collectors(),
+    )
     # One run learns which files the collectors parse (the floor's file set); in a child, so
     # that this process stays as small as a fresh `scout collect` when it forks collectors.
     ctx = discover(options)
@@ -161,10 +188,15 @@ def main() -> None:
         floors.append(seconds)
     with tempfile.TemporaryDirectory() as cache:
         cold = [cold_process(repo, args, Path(cache) / str(n)) for n in range(args.runs)]
-    tracked = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True,
-                             text=True, check=True).stdout.count("\n")  # fmt: skip
-    commits = subprocess.run(["git", "-C", str(repo), "rev-list", "--count", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    tracked = subprocess.run(
+        ["git", "-C", str(repo), "ls-files"], capture_output=True, text=True, check=True
+    ).stdout.count("\n")
+    commits = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--count", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     ours_m, floor_m = statistics.median(ours), statistics.median(floors)
     print(f"repository        {repo} ({tracked} files, {commits} commits)")
     print(f"collectors        {', '.join(local_collectors())}: {findings} findings")

@@ -39,10 +39,14 @@ def big_run(run: RunResult, count: int) -> RunResult:
     findings = []
     for n in range(count):
         finding = base[n % len(base)]
-        findings.append(finding.model_copy(update={
-            "title": f"{finding.title} #{n}",
-            "fingerprint": fingerprint(finding.kind, finding.fingerprint, str(n)),
-        }))  # fmt: skip
+        findings.append(
+            finding.model_copy(
+                update={
+                    "title": f"{finding.title} #{n}",
+                    "fingerprint": fingerprint(finding.kind, finding.fingerprint, str(n)),
+                }
+            )
+        )
     return run.model_copy(update={"findings": findings})
 
 
@@ -85,14 +89,37 @@ def wait_for(text: str, timeout: float = 60, every: float = 0.005) -> float:
 
 
 def terminal_figures(opts, count: int, presses: int) -> tuple[float, float, list]:
-    command = [sys.executable, "-m", "scout_tui", "--repo", str(opts.repo), "--config",
-               str(opts.config), "--cache-dir", str(opts.cache_dir), "--state-dir",
-               str(opts.state_dir), "--date", TODAY.isoformat(), "--offline"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "scout_tui",
+        "--repo",
+        str(opts.repo),
+        "--config",
+        str(opts.config),
+        "--cache-dir",
+        str(opts.cache_dir),
+        "--state-dir",
+        str(opts.state_dir),
+        "--date",
+        TODAY.isoformat(),
+        "--offline",
+    ]
     tmux("kill-session", "-t", "bench") if subprocess.run(
-        ["tmux", "has-session", "-t", "bench"], capture_output=True).returncode == 0 else None
+        ["tmux", "has-session", "-t", "bench"], capture_output=True
+    ).returncode == 0 else None
     began = time.perf_counter()
-    tmux("new-session", "-d", "-s", "bench", "-x", "120", "-y", "40",
-         "env TERM=xterm-256color " + " ".join(command))  # fmt: skip
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "bench",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "env TERM=xterm-256color " + " ".join(command),
+    )
     first_frame = time.perf_counter() - began
     first_frame += wait_for(opts.repo.name, every=0.02)
     first_paint = time.perf_counter() - began
@@ -112,9 +139,11 @@ def terminal_figures(opts, count: int, presses: int) -> tuple[float, float, list
 
 def show(name: str, first_paint: float, latencies: list[float]) -> None:
     ms = sorted(1000 * s for s in latencies)
-    print(f"{name:<10} first paint {first_paint:6.2f} s (target < 1 s)   keypress median "
-          f"{statistics.median(ms):6.1f} ms, p90 {ms[int(len(ms) * 0.9) - 1]:6.1f} ms, max "
-          f"{ms[-1]:6.1f} ms (target < 50 ms)")
+    print(
+        f"{name:<10} first paint {first_paint:6.2f} s (target < 1 s)   keypress median "
+        f"{statistics.median(ms):6.1f} ms, p90 {ms[int(len(ms) * 0.9) - 1]:6.1f} ms, max "
+        f"{ms[-1]:6.1f} ms (target < 50 ms)"
+    )
 
 
 def main() -> None:

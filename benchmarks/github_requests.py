@@ -37,9 +37,23 @@ def endpoint(description: str) -> str:
 
 
 def collect(sample, server: LocalGitHub, cache: Path, state: Path) -> None:
-    args = [sys.executable, "-m", "scout_tui", "collect", "--repo", str(sample.repo),
-            "--config", str(sample.config), "--cache-dir", str(cache), "--state-dir", str(state),
-            "--api-url", server.url, *[f"--only={name}" for name in NETWORK]]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "scout_tui",
+        "collect",
+        "--repo",
+        str(sample.repo),
+        "--config",
+        str(sample.config),
+        "--cache-dir",
+        str(cache),
+        "--state-dir",
+        str(state),
+        "--api-url",
+        server.url,
+        *[f"--only={name}" for name in NETWORK],
+    ]
     env = {**os.environ, "GH_ENTERPRISE_TOKEN": DEMO_TOKEN}
     subprocess.run(args, check=True, capture_output=True, env=env)
 
@@ -49,8 +63,10 @@ def main() -> None:
         base = Path(folder)
         today = datetime.now(UTC).date()
         sample = build_sample(base / "world", today)
-        priors = {datetime.strptime(p.stem, "%Y-%m-%d").date(): p.read_text()
-                  for p in sample.priors.glob("*.md")}  # fmt: skip
+        priors = {
+            datetime.strptime(p.stem, "%Y-%m-%d").date(): p.read_text()
+            for p in sample.priors.glob("*.md")
+        }
         with LocalGitHub(demo_world(load_config(sample.config), priors, today=today)) as server:
             runs = {}
             for name in ("cold", "warm"):
@@ -65,11 +81,15 @@ def main() -> None:
             for entry in entries:
                 if endpoint(entry.description) == row:
                     counts[name]["paid" if entry.cost else "free"] += 1
-        print(f"{row:<58} {counts['cold']['paid']:>9} {counts['warm']['paid']:>9} "
-              f"{counts['warm']['free']:>8}")  # fmt: skip
+        print(
+            f"{row:<58} {counts['cold']['paid']:>9} {counts['warm']['paid']:>9} "
+            f"{counts['warm']['free']:>8}"
+        )
     paid = {name: sum(1 for e in entries if e.cost) for name, entries in runs.items()}
-    print(f"\nrate-limited requests: cold {paid['cold']}, warm {paid['warm']} "
-          f"(target: warm at most 5); {len(runs['warm'])} requests in the warm run in all")
+    print(
+        f"\nrate-limited requests: cold {paid['cold']}, warm {paid['warm']} "
+        f"(target: warm at most 5); {len(runs['warm'])} requests in the warm run in all"
+    )
 
 
 def under_a_secondary_limit(fault: str) -> tuple[int, list[float], str]:
@@ -88,8 +108,10 @@ def under_a_secondary_limit(fault: str) -> tuple[int, list[float], str]:
 
 def secondary_limits() -> None:
     print("\none report comment under a secondary rate limit (403, Retry-After):")
-    for fault, what in (("POST /repos:ratelimit*1", "Retry-After: 1, once"),
-                        ("POST /repos:ratelimit", "a limit that never lifts")):  # fmt: skip
+    for fault, what in (
+        ("POST /repos:ratelimit*1", "Retry-After: 1, once"),
+        ("POST /repos:ratelimit", "a limit that never lifts"),
+    ):
         posts, waits, outcome = under_a_secondary_limit(fault)
         said = ", ".join(f"{w:g}" for w in waits) or "none"
         print(f"  {what}: {posts} POST request(s), waits {said} s — {outcome}")

@@ -50,8 +50,12 @@ def experiment_module(n: int) -> str:
 def test_module(n: int) -> str:
     out = [f"from torchtitan.experiments.graph_trainer.mod_{n} import helper_{n}_0", ""]
     for k in range(3):
-        out += [f"class TestSynthetic{n}x{k}:", "    def test_it(self):",
-                f"        assert helper_{n}_0 is not None", ""]  # fmt: skip
+        out += [
+            f"class TestSynthetic{n}x{k}:",
+            "    def test_it(self):",
+            f"        assert helper_{n}_0 is not None",
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -76,8 +80,14 @@ def files_at_scale(scale: int) -> dict[str, str]:
         files[f"{EXP}/{_bucket(n, 60)}mod_{n}.py"] = experiment_module(n)
     for n in range(20 * scale):
         files[f"{EXP}/tests/{_bucket(n, 20)}test_mod_{n}.py"] = test_module(n)
-    dirs = ["torchtitan/distributed", "torchtitan/models/common", "torchtitan/components",
-            "torchtitan/config", "torchtitan/tools", "scripts"]  # fmt: skip
+    dirs = [
+        "torchtitan/distributed",
+        "torchtitan/models/common",
+        "torchtitan/components",
+        "torchtitan/config",
+        "torchtitan/tools",
+        "scripts",
+    ]
     for n in range(500 * scale):
         files[f"{dirs[n % len(dirs)]}/{_bucket(n, 600)}gen_{n}.py"] = core_module(n)
     runs = "\n".join(
@@ -136,11 +146,16 @@ def main() -> None:
     scale, target = int(sys.argv[1]), Path(sys.argv[2])
     target.mkdir(parents=True, exist_ok=False)
     subprocess.run(["git", "init", "-q", "-b", "main", str(target)], check=True)
-    subprocess.run(["git", "-C", str(target), "fast-import", "--quiet"], input=stream(scale),
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(target), "fast-import", "--quiet"], input=stream(scale), check=True
+    )
     subprocess.run(["git", "-C", str(target), "checkout", "-q", "main"], check=True)
-    count = subprocess.run(["git", "-C", str(target), "rev-list", "--count", "HEAD"],
-                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    count = subprocess.run(
+        ["git", "-C", str(target), "rev-list", "--count", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     print(f"{target}: scale {scale}, {len(files_at_scale(scale))} files, {count} commits")
 
 

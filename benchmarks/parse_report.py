@@ -41,8 +41,17 @@ print(json.dumps({"seconds": seconds, "items": len(report.items),
 """
 HEAD = "# Nightly Scout Report — 2026-04-02\n\nScope: a generated report.\n"
 SECTIONS = ["CI Failures", "Action Items (new findings)", "Opportunities", "FYI", "All Clear"]
-WORDS = ["the", "pass", "reorders", "`bucket_all_gathers`", "calls", "in", "`fsdp_passes.py`",
-         "so", "that"]  # fmt: skip
+WORDS = [
+    "the",
+    "pass",
+    "reorders",
+    "`bucket_all_gathers`",
+    "calls",
+    "in",
+    "`fsdp_passes.py`",
+    "so",
+    "that",
+]
 
 
 def words(count: int, seed: int) -> str:
@@ -80,7 +89,7 @@ def fenced(size: int) -> Iterator[str]:
     yield item(0, "a huge traceback", "  ```")
     n = 0
     while True:
-        yield f"  File \"x_{n}.py\", line {n}, in f\n    - ## {words(6, n)} ``` x\n"
+        yield f'  File "x_{n}.py", line {n}, in f\n    - ## {words(6, n)} ``` x\n'
         n += 1
 
 
@@ -135,8 +144,13 @@ def write_report(path: Path, shape: str, megabytes: float) -> None:
 
 def probe(path: Path, source: Path | None) -> dict:
     # `python -c` puts its working directory first on sys.path, before the installed copy.
-    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
-                          text=True, check=True, cwd=source)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=source,
+    )
     return json.loads(done.stdout)
 
 

@@ -21,8 +21,12 @@ from pathlib import Path
 
 def scout(*args: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "scout_tui", *args], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "scout_tui", *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - started
 
 
@@ -36,13 +40,32 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         colds = [
-            scout("collect", "--repo", str(args.repo), "--offline", "--date", day.isoformat(),
-                  "--cache-dir", str(work / f"cache-{n}"), "--state-dir", str(work / "state"))
+            scout(
+                "collect",
+                "--repo",
+                str(args.repo),
+                "--offline",
+                "--date",
+                day.isoformat(),
+                "--cache-dir",
+                str(work / f"cache-{n}"),
+                "--state-dir",
+                str(work / "state"),
+            )
             for n, day in enumerate((args.first, args.last))
-        ]  # fmt: skip
-        replay = scout("replay", "--repo", str(args.repo), "--offline", "--from",
-                       args.first.isoformat(), "--to", args.last.isoformat(),
-                       "--out", str(work / "out"))  # fmt: skip
+        ]
+        replay = scout(
+            "replay",
+            "--repo",
+            str(args.repo),
+            "--offline",
+            "--from",
+            args.first.isoformat(),
+            "--to",
+            args.last.isoformat(),
+            "--out",
+            str(work / "out"),
+        )
     cold = sum(colds) / len(colds)
     print(f"cold collect (first, last day): {colds[0]:.2f} s, {colds[1]:.2f} s")
     print(f"replay of {days} days:          {replay:.2f} s, {replay / days:.2f} s a day")

@@ -32,22 +32,28 @@ DAYS = 7
 
 
 def local_collectors() -> list[str]:
-    return [cls.name for cls in select_collectors(None)
-            if not cls.needs & {Need.NETWORK, Need.GITHUB}]  # fmt: skip
+    return [
+        cls.name for cls in select_collectors(None) if not cls.needs & {Need.NETWORK, Need.GITHUB}
+    ]
 
 
 def collect(repo: Path, config: Config, day: date, store: BlobStore) -> tuple[float, int, str]:
     """Seconds, findings and the scanned commit of one dated collect with `store`."""
-    options = RunOptions(repo=repo, config=config, as_of=day, offline=True,
-                         only=local_collectors(), blobs=store)  # fmt: skip
+    options = RunOptions(
+        repo=repo, config=config, as_of=day, offline=True, only=local_collectors(), blobs=store
+    )
     start = time.perf_counter()
     result = run(options)
     return time.perf_counter() - start, len(result.findings), result.head or "?"
 
 
 def last_commit_day(repo: Path) -> date:
-    stamp = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%ct", "HEAD"],
-                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    stamp = subprocess.run(
+        ["git", "-C", str(repo), "log", "-1", "--format=%ct", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     return datetime.fromtimestamp(int(stamp), UTC).date()
 
 
@@ -55,8 +61,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="default: the sample world, built in a temp dir")
     parser.add_argument("--config", type=Path)
-    parser.add_argument("--date", type=date.fromisoformat,
-                        help="the last day (default: HEAD's day, or today, whichever is earlier)")
+    parser.add_argument(
+        "--date",
+        type=date.fromisoformat,
+        help="the last day (default: HEAD's day, or today, whichever is earlier)",
+    )
     args = parser.parse_args()
     gc.set_threshold(*GC_THRESHOLDS)  # as `scout` itself runs
     with tempfile.TemporaryDirectory() as scratch:
@@ -70,8 +79,9 @@ def main() -> None:
             config_path = args.config or find_config(repo)
         config = load_config(config_path)
         day = args.date or min(last_commit_day(repo), today_utc())
-        tracked = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True,
-                                 text=True, check=True).stdout.count("\n")  # fmt: skip
+        tracked = subprocess.run(
+            ["git", "-C", str(repo), "ls-files"], capture_output=True, text=True, check=True
+        ).stdout.count("\n")
         print(f"repository          {repo} ({tracked} files)")
         print(f"collectors          {', '.join(local_collectors())} (offline, 1 process)")
         collect(repo, config, day, BlobStore())  # imports and the page cache, not counted
@@ -90,11 +100,15 @@ def main() -> None:
                 print(f"  {one}        skipped: {exc}")
                 continue
             total, ran = total + seconds, ran + 1
-            print(f"  {one}        {seconds:6.2f} s  {seconds / cold:5.2f}x  "
-                  f"({findings} findings, {head[:10]})")  # fmt: skip
+            print(
+                f"  {one}        {seconds:6.2f} s  {seconds / cold:5.2f}x  "
+                f"({findings} findings, {head[:10]})"
+            )
         if ran:
-            print(f"{ran} days, one store {total:6.2f} s  {total / cold:5.2f}x the cold one "
-                  f"(each alone: ~{ran:.2f}x); {total / ran:.2f} s a day")  # fmt: skip
+            print(
+                f"{ran} days, one store {total:6.2f} s  {total / cold:5.2f}x the cold one "
+                f"(each alone: ~{ran:.2f}x); {total / ran:.2f} s a day"
+            )
 
 
 if __name__ == "__main__":

@@ -51,14 +51,30 @@ def one_size(count: int) -> None:
         repo.index.add([f"{EXP}/many_todos.py"])
         repo.index.commit("many TODOs")
         started = time.perf_counter()
-        result = run(RunOptions(repo=Path(temp) / "repo", config=load_config(None),
-                                as_of=None, offline=True, only=["todos"]))  # fmt: skip
+        result = run(
+            RunOptions(
+                repo=Path(temp) / "repo",
+                config=load_config(None),
+                as_of=None,
+                offline=True,
+                only=["todos"],
+            )
+        )
         seconds = time.perf_counter() - started
     state = result.collectors[0]
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"todos": count, "state": state.state, "reason": state.reason,
-                      "findings": len(result.findings), "seconds": round(seconds, 2),
-                      "peak_mb": round(peak_mb)}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "todos": count,
+                "state": state.state,
+                "reason": state.reason,
+                "findings": len(result.findings),
+                "seconds": round(seconds, 2),
+                "peak_mb": round(peak_mb),
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -71,12 +87,19 @@ def main() -> None:
         return
     rows = []
     for count in args.sizes:
-        out = subprocess.run([sys.executable, __file__, "--one", str(count)],
-                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", str(count)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
         row = rows[-1]
-        print(f"{count:>7,} TODOs: {row['seconds']:>7.2f} s, peak {row['peak_mb']:>6,} MB, "
-              f"{row['findings']} findings, collector {row['state']}", flush=True)  # fmt: skip
+        print(
+            f"{count:>7,} TODOs: {row['seconds']:>7.2f} s, peak {row['peak_mb']:>6,} MB, "
+            f"{row['findings']} findings, collector {row['state']}",
+            flush=True,
+        )
     first, last = rows[0], rows[-1]
     print(
         f"{last['todos'] / first['todos']:.0f}x the TODOs: "

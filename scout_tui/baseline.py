@@ -54,8 +54,9 @@ def is_past_day(day: date | None) -> bool:
     return day is not None and day < today_utc() - timedelta(days=1)
 
 
-def check_date(day: date, source: SourceTree | None = None, experiment: str = "",
-               flag: str = "--date") -> None:  # fmt: skip
+def check_date(
+    day: date, source: SourceTree | None = None, experiment: str = "", flag: str = "--date"
+) -> None:
     """The one check of every `--date` (and `flag`'s, a day given another way): a day scout
     can see, from the experiment's first commit (when `source` is given) to today, UTC.
     UsageError otherwise."""
@@ -65,14 +66,18 @@ def check_date(day: date, source: SourceTree | None = None, experiment: str = ""
     first = source.first_commit_date(experiment or None) if source is not None else None
     if first is not None and day < first.date():
         where = f"{experiment}/" if experiment else "the repository"
-        raise UsageError(f"{flag} {day.isoformat()} is before the first commit of {where} "
-                         f"({first.date().isoformat()}, UTC)")  # fmt: skip
+        raise UsageError(
+            f"{flag} {day.isoformat()} is before the first commit of {where} "
+            f"({first.date().isoformat()}, UTC)"
+        )
     # The day is scanned as its last commit on HEAD's first-parent chain: there must be one
     # (a history joined from elsewhere can hold older commits than the branch's first).
     end = datetime.combine(day + timedelta(days=1), time(), UTC)
     if source is not None and source.head() is not None and source.commit_before(end) is None:
-        raise UsageError(f"{flag} {day.isoformat()} is before the first commit of this branch "
-                         "(HEAD's first-parent history)")  # fmt: skip
+        raise UsageError(
+            f"{flag} {day.isoformat()} is before the first commit of this branch "
+            "(HEAD's first-parent history)"
+        )
 
 
 def in_window(reports: Iterable[PriorReport], as_of: date, days: int) -> list[PriorReport]:
@@ -104,8 +109,9 @@ def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorRepor
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except NotADirectoryError:
-        raise FileNotFoundError(f"--prior {folder} is a file: it takes the folder that holds "
-                                "the YYYY-MM-DD.md reports") from None  # fmt: skip
+        raise FileNotFoundError(
+            f"--prior {folder} is a file: it takes the folder that holds the YYYY-MM-DD.md reports"
+        ) from None
     except FileNotFoundError:
         raise FileNotFoundError(f"prior reports folder not found: {folder}") from None
     except OSError as exc:  # the CLI reports a FileNotFoundError as a usage error

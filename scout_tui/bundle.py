@@ -111,21 +111,31 @@ def log_excerpt(finding: Finding) -> LogExcerpt | None:
     if start:  # begin on a whole line
         cut = raw.find(b"\n")
         raw, start = (raw[cut + 1 :], start + cut + 1) if cut >= 0 else (raw, start)
-    root_in = len(raw[: evidence.log_offset - start].decode("utf-8", "replace")) \
-        if evidence.log_offset is not None else None  # fmt: skip
-    return LogExcerpt(name=Path(evidence.log_path).name, size=size, start=start,
-                      root_offset=root_in, text=raw.decode("utf-8", "replace"))  # fmt: skip
+    root_in = (
+        len(raw[: evidence.log_offset - start].decode("utf-8", "replace"))
+        if evidence.log_offset is not None
+        else None
+    )
+    return LogExcerpt(
+        name=Path(evidence.log_path).name,
+        size=size,
+        start=start,
+        root_offset=root_in,
+        text=raw.decode("utf-8", "replace"),
+    )
 
 
-def make_bundle(run: RunResult, config: dict[str, Any], warnings: list[str],
-                version: str, now: datetime) -> Bundle:  # fmt: skip
+def make_bundle(
+    run: RunResult, config: dict[str, Any], warnings: list[str], version: str, now: datetime
+) -> Bundle:
     logs = {}
     for finding in run.findings:
         excerpt = log_excerpt(finding)
         if excerpt is not None:
             logs[finding.fingerprint] = excerpt
-    return Bundle(scout_version=version, created_at=now, config=config, run=run, logs=logs,
-                  warnings=warnings)  # fmt: skip
+    return Bundle(
+        scout_version=version, created_at=now, config=config, run=run, logs=logs, warnings=warnings
+    )
 
 
 def write_bundle(bundle: Bundle, path: Path) -> int:
@@ -151,8 +161,9 @@ def check_version(path: Path, name: str, found: object, known: int) -> None:
     if not isinstance(found, int) or isinstance(found, bool) or found < 1:
         raise BundleError(f"{path}: {name} {found!r} is not a version")
     if found > known:
-        raise BundleError(f"{path}: {name} {found} is newer than this scout reads ({known}): "
-                          "upgrade scout-tui")  # fmt: skip
+        raise BundleError(
+            f"{path}: {name} {found} is newer than this scout reads ({known}): upgrade scout-tui"
+        )
 
 
 def read_bundle(path: Path) -> Bundle:
@@ -180,8 +191,9 @@ def read_bundle(path: Path) -> Bundle:
     elif "findings" in document and "schema_version" in document:
         check_version(path, "schema_version", document["schema_version"], SCHEMA_VERSION)
         run = _validated(path, RunResult, document)
-        bundle = Bundle(scout_version="", run=run,
-                        created_at=run.collected_at or datetime.now().astimezone())  # fmt: skip
+        bundle = Bundle(
+            scout_version="", run=run, created_at=run.collected_at or datetime.now().astimezone()
+        )
         run_at = ""
     else:
         raise BundleError(f"{path}: not a scout bundle or run (no bundle_version, no findings)")
@@ -195,8 +207,9 @@ def _check_value_count(path: Path, raw: bytes) -> None:
     skeleton = _STRING.sub(b"", raw)
     values = sum(skeleton.count(mark) for mark in (b",", b"[", b"{"))
     if values > MAX_VALUES:
-        raise BundleError(f"{path}: holds more than {MAX_VALUES:,} values: not a bundle scout "
-                          "opens")  # fmt: skip
+        raise BundleError(
+            f"{path}: holds more than {MAX_VALUES:,} values: not a bundle scout opens"
+        )
 
 
 def _read_capped(path: Path) -> bytes:
@@ -223,8 +236,10 @@ def _read_capped(path: Path) -> bytes:
                 total += len(chunk)
                 if total > MAX_DOCUMENT_BYTES:
                     what = "decompresses to" if compressed else "is"
-                    raise BundleError(f"{path}: {what} more than {MAX_DOCUMENT_BYTES >> 20} MiB "
-                                      "of JSON: not a bundle scout opens")  # fmt: skip
+                    raise BundleError(
+                        f"{path}: {what} more than {MAX_DOCUMENT_BYTES >> 20} MiB "
+                        "of JSON: not a bundle scout opens"
+                    )
                 chunks.append(chunk)
         except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
             raise BundleError(f"{path}: a damaged gzip file ({exc})") from None
@@ -242,8 +257,11 @@ def _check_sizes(path: Path, document: dict[str, Any]) -> None:
         value, where, depth = pending.pop()
         if isinstance(value, str):
             if len(value) > MAX_STRING_CHARS:
-                _refuse(path, where, f"a string of {len(value):,} characters (at most "
-                        f"{MAX_STRING_CHARS:,})")  # fmt: skip
+                _refuse(
+                    path,
+                    where,
+                    f"a string of {len(value):,} characters (at most {MAX_STRING_CHARS:,})",
+                )
             if not _is_text(value):
                 _refuse(path, where, "not Unicode text (a lone surrogate)")
             continue
@@ -274,21 +292,30 @@ def _check_fields(path: Path, bundle: Bundle, run_at: str) -> None:
     and writes into reports, the excerpts it opens. `run_at`: where the run is in the file."""
     run = bundle.run
     repository = bundle_repository(bundle)
-    if repository is not None and not (isinstance(repository, str)
-                                       and REPOSITORY.fullmatch(repository)):  # fmt: skip
-        _refuse(path, "config.project.repo", f"{_shown(str(repository))} is not a repository "
-                "(owner/name)")  # fmt: skip
+    if repository is not None and not (
+        isinstance(repository, str) and REPOSITORY.fullmatch(repository)
+    ):
+        _refuse(
+            path,
+            "config.project.repo",
+            f"{_shown(str(repository))} is not a repository (owner/name)",
+        )
     if run.experiment and not _is_relative_path(run.experiment):
-        _refuse(path, f"{run_at}experiment", f"{_shown(run.experiment)} is not a folder of the "
-                "repository (a relative path)")  # fmt: skip
+        _refuse(
+            path,
+            f"{run_at}experiment",
+            f"{_shown(run.experiment)} is not a folder of the repository (a relative path)",
+        )
     for index, finding in enumerate(run.findings):
         where = f"{run_at}findings.{index}"
         _check_fingerprint(path, f"{where}.fingerprint", finding.fingerprint)
         for number, alias in enumerate(finding.aliases):
             _check_fingerprint(path, f"{where}.aliases.{number}", alias)
-        links = [("board.url", finding.board.url if finding.board else None),
-                 ("evidence.compare_url", finding.evidence.compare_url),
-                 *((f"evidence.urls.{n}", url) for n, url in enumerate(finding.evidence.urls))]
+        links = [
+            ("board.url", finding.board.url if finding.board else None),
+            ("evidence.compare_url", finding.evidence.compare_url),
+            *((f"evidence.urls.{n}", url) for n, url in enumerate(finding.evidence.urls)),
+        ]
         for field, url in links:  # `o` opens them in a browser: web links only
             if url is not None and not _WEB_LINK.fullmatch(url):
                 _refuse(path, f"{where}.{field}", f"{_shown(url)} is not an http(s) link")

@@ -45,8 +45,7 @@ def lost(new: RunResult, kept: RunResult) -> list[CollectorState]:
     or absent): what makes `new` the poorer run. Finding counts never decide; a run that
     gained a collector but lost another is still poorer."""
     done = {state.name for state in new.collectors if state.state == "done"}
-    return [state for state in kept.collectors
-            if state.state == "done" and state.name not in done]  # fmt: skip
+    return [state for state in kept.collectors if state.state == "done" and state.name not in done]
 
 
 def default_cache_dir() -> Path:
@@ -188,8 +187,10 @@ class Cache:
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            self._warn(f"cannot create the cache at {self.directory} ({exc.strerror or exc}); "
-                       "going on without a cache")  # fmt: skip
+            self._warn(
+                f"cannot create the cache at {self.directory} ({exc.strerror or exc}); "
+                "going on without a cache"
+            )
             return _NoStore()
         if _read_only(self.directory):
             return self._open_read_only()
@@ -203,21 +204,27 @@ class Cache:
                 return self._move_aside(exc)
             if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc).lower():
                 return self._open_read_only()
-            self._warn(f"cannot open the cache at {self.directory} ({type(exc).__name__}: "
-                       f"{exc}); going on without a cache")  # fmt: skip
+            self._warn(
+                f"cannot open the cache at {self.directory} ({type(exc).__name__}: "
+                f"{exc}); going on without a cache"
+            )
             return _NoStore()
 
     def _open_read_only(self) -> _Store:
         self.read_only = True
         if not (self.directory / DB_NAME).exists():
-            self._warn(f"the cache folder {self.directory} is read-only; going on without a "
-                       "cache (nothing will be saved)")  # fmt: skip
+            self._warn(
+                f"the cache folder {self.directory} is read-only; going on without a "
+                "cache (nothing will be saved)"
+            )
             return _NoStore()
         try:
             store = _ReadOnlyStore(self.directory)
         except sqlite3.Error as exc:
-            self._warn(f"the cache at {self.directory} is read-only and cannot be read ({exc}); "
-                       "going on without a cache")  # fmt: skip
+            self._warn(
+                f"the cache at {self.directory} is read-only and cannot be read ({exc}); "
+                "going on without a cache"
+            )
             return _NoStore()
         self._warn(f"the cache at {self.directory} is read-only: reading it, saving nothing")
         return store
@@ -227,16 +234,21 @@ class Cache:
         try:
             self.directory.rename(aside)
         except OSError as exc:
-            self._warn(f"the cache at {self.directory} is corrupt ({problem}) and cannot be moved "
-                       f"aside ({exc.strerror or exc}); going on without a cache")  # fmt: skip
+            self._warn(
+                f"the cache at {self.directory} is corrupt ({problem}) and cannot be moved "
+                f"aside ({exc.strerror or exc}); going on without a cache"
+            )
             return _NoStore()
-        self._warn(f"the cache at {self.directory} was corrupt ({problem}); moved it to {aside} "
-                   "and started a fresh one")  # fmt: skip
+        self._warn(
+            f"the cache at {self.directory} was corrupt ({problem}); moved it to {aside} "
+            "and started a fresh one"
+        )
         try:
             return diskcache.Cache(str(self.directory))
         except _SQLITE_ERRORS as exc:
-            self._warn(f"cannot start a fresh cache at {self.directory} ({exc}); going on "
-                       "without a cache")  # fmt: skip
+            self._warn(
+                f"cannot start a fresh cache at {self.directory} ({exc}); going on without a cache"
+            )
             return _NoStore()
 
     def close(self) -> None:
@@ -275,8 +287,9 @@ class Cache:
 
     # -- runs ------------------------------------------------------------------------
     @staticmethod
-    def _run_key(checkout: Checkout, experiment: str, day: date,
-                 only: list[str] | None = None) -> str:  # fmt: skip
+    def _run_key(
+        checkout: Checkout, experiment: str, day: date, only: list[str] | None = None
+    ) -> str:
         key = f"run/{checkout.id}/{experiment}/{day.isoformat()}"
         return key + ("/only=" + ",".join(sorted(only)) if only else "")
 
@@ -301,8 +314,9 @@ class Cache:
         """The latest run of the day kept apart because it was poorer than the day's."""
         return self._get(self._run_key(checkout, experiment, day) + POORER, RunResult)
 
-    def get_run(self, checkout: Checkout, experiment: str, day: date,
-                only: list[str] | None = None) -> RunResult | None:  # fmt: skip
+    def get_run(
+        self, checkout: Checkout, experiment: str, day: date, only: list[str] | None = None
+    ) -> RunResult | None:
         return self._get(self._run_key(checkout, experiment, day, only), RunResult)
 
     # -- plain values (torch commits, later API responses) -----------------------------
@@ -317,8 +331,9 @@ class Cache:
         """Where the cache is and what it holds; per day, the run kept for it and the poorer
         one kept apart, if any."""
         keys = [k for k in self._store.iterkeys() if isinstance(k, str)]
-        kept = sorted(k for k in keys if k.startswith("run/") and "/only=" not in k
-                      and not k.endswith(POORER))  # fmt: skip
+        kept = sorted(
+            k for k in keys if k.startswith("run/") and "/only=" not in k and not k.endswith(POORER)
+        )
         days = []
         for key in sorted(kept, key=lambda k: (k.rsplit("/", 1)[-1], k)):
             summary = self._summary(key)

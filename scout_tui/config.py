@@ -31,10 +31,29 @@ API_URL_VARIABLE = "SCOUT_GITHUB_API_URL"
 GITHUB_API = "https://api.github.com"
 # The console's actions, by the ids `[keys]` binds (the console issue's table).
 ACTION_IDS = (
-    "accept", "demote", "promote", "drop", "mark", "merge", "edit", "edit_external", "undo",
-    "redo", "copy_repro", "run_repro", "open_url", "open_log", "filter", "preview", "publish",
-    "rerun", "next_unreviewed", "zoom", "help", "quit",
-)  # fmt: skip
+    "accept",
+    "demote",
+    "promote",
+    "drop",
+    "mark",
+    "merge",
+    "edit",
+    "edit_external",
+    "undo",
+    "redo",
+    "copy_repro",
+    "run_repro",
+    "open_url",
+    "open_log",
+    "filter",
+    "preview",
+    "publish",
+    "rerun",
+    "next_unreviewed",
+    "zoom",
+    "help",
+    "quit",
+)
 _MODIFIERS = r"(?:(?:ctrl|shift|alt|meta|super|hyper)\+)*"
 _KEY_NAME = (  # Textual's names: f1-f24, named keys ("minus", "page_up"), one character
     r"(?:f(?:[1-9]|1[0-9]|2[0-4])(?=,|$)|(?!f\d+(?:,|$))[a-z][a-z0-9_]+|[A-Za-z0-9])"
@@ -415,13 +434,16 @@ def chosen_api_url(flag: str | None, user: UserConfig) -> str | None:
         try:
             origin_of(chosen)
         except ValueError as exc:
-            raise ConfigError(f"GitHub API URL {chosen!r}: {exc} (e.g. https://api.github.com "
-                              "or https://HOST/api/v3)") from None  # fmt: skip
+            raise ConfigError(
+                f"GitHub API URL {chosen!r}: {exc} (e.g. https://api.github.com "
+                "or https://HOST/api/v3)"
+            ) from None
     return chosen
 
 
-def load_config(path: Path | None = None, *, api_url: str | None = None,
-                user: UserConfig | None = None) -> Config:  # fmt: skip
+def load_config(
+    path: Path | None = None, *, api_url: str | None = None, user: UserConfig | None = None
+) -> Config:
     """The shipped default, with `path` (if any) merged over it and the user's [keys] over
     both. A `path` inside a git checkout is the checkout's: it may name only the shipped
     hosts, those the user trusts, and that of the API URL they chose (`api_url`: --api-url)."""
@@ -452,18 +474,26 @@ def in_checkout(path: Path) -> bool:
 
 
 # The keys of scout.toml that send the token, or the reviewer, somewhere.
-_HOST_KEYS = (("project", "api_url"), ("project", "web_url"), ("torch", "nightly_index"),
-              ("torch", "compare_url"))  # fmt: skip
+_HOST_KEYS = (
+    ("project", "api_url"),
+    ("project", "web_url"),
+    ("torch", "nightly_index"),
+    ("torch", "compare_url"),
+)
 
 
-def untrusted_hosts(urls: Mapping[tuple[str, str], str],
-                    trusted: Iterable[Origin]) -> list[tuple[tuple[str, str], Origin]]:  # fmt: skip
+def untrusted_hosts(
+    urls: Mapping[tuple[str, str], str], trusted: Iterable[Origin]
+) -> list[tuple[tuple[str, str], Origin]]:
     """The (key, origin) of each URL whose origin is neither the one the shipped profile
     gives that key (download.pytorch.org is no API host) nor trusted."""
     shipped, trusted = shipped_origins(), set(trusted)
     found = [(key, origin_of(url)) for key, url in urls.items()]
-    return [(key, origin) for key, origin in found
-            if origin != shipped.get(key) and origin not in trusted]  # fmt: skip
+    return [
+        (key, origin)
+        for key, origin in found
+        if origin != shipped.get(key) and origin not in trusted
+    ]
 
 
 @functools.cache
@@ -473,8 +503,11 @@ def shipped_origins() -> dict[tuple[str, str], Origin]:
 
 
 def _check_hosts(own: dict[str, Any], text: str, source: str, trusted: set[Origin]) -> None:
-    urls = {(table, key): own[table][key] for table, key in _HOST_KEYS
-            if isinstance(own.get(table), dict) and key in own[table]}  # fmt: skip
+    urls = {
+        (table, key): own[table][key]
+        for table, key in _HOST_KEYS
+        if isinstance(own.get(table), dict) and key in own[table]
+    }
     refused = untrusted_hosts(urls, trusted)
     if not refused:
         return
@@ -502,8 +535,9 @@ _EXPERIMENT_SPECIFIC = (
 )
 
 
-def _for_another_experiment(base: dict[str, Any],
-                            user: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
+def _for_another_experiment(
+    base: dict[str, Any], user: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
     """The shipped profile to merge under a scout.toml that names another experiment: its
     experiment-specific settings emptied unless the user's file sets them, and what the
     user still inherits that belongs to the shipped experiment, as one-line notes."""
@@ -511,32 +545,39 @@ def _for_another_experiment(base: dict[str, Any],
     experiment = str(user.get("project", {}).get("experiment", shipped)).rstrip("/")
     if experiment == shipped:
         return base, []
-    base = {table: dict(values) if isinstance(values, dict) else values
-            for table, values in base.items()}  # fmt: skip
+    base = {
+        table: dict(values) if isinstance(values, dict) else values
+        for table, values in base.items()
+    }
     notes = []
     for table, key in _EXPERIMENT_SPECIFIC:
         if key in user.get(table, {}):
             continue
         base[table][key] = "" if isinstance(base[table][key], str) else []
         if key == "workflows":
-            notes.append(f"[ci] workflows: not set, and the shipped ones run {shipped}: CI "
-                         "coverage and failures are not checked; list this experiment's "
-                         "workflows")  # fmt: skip
+            notes.append(
+                f"[ci] workflows: not set, and the shipped ones run {shipped}: CI "
+                "coverage and failures are not checked; list this experiment's "
+                "workflows"
+            )
     if "files" not in user.get("docs", {}):
         base["docs"]["files"] = ["README.md"]  # the shipped CLAUDE.md and AGENTS.md are its own
     root_configs = base["docs"]["root_configs"]
     if "root_configs" not in user.get("docs", {}):
-        base["docs"]["root_configs"] = [c for c in root_configs
-                                        if not c.startswith(shipped + "/")]  # fmt: skip
+        base["docs"]["root_configs"] = [c for c in root_configs if not c.startswith(shipped + "/")]
     for key in ("tracking_issue",):
         if key not in user.get("project", {}):
-            notes.append(f"[project] {key} = {base['project'][key]} is the shipped profile's, "
-                         f"kept for {shipped}: prior reports are read from, and reports "
-                         "published to, that issue; set this experiment's own")  # fmt: skip
+            notes.append(
+                f"[project] {key} = {base['project'][key]} is the shipped profile's, "
+                f"kept for {shipped}: prior reports are read from, and reports "
+                "published to, that issue; set this experiment's own"
+            )
     if "number" not in user.get("board", {}):
-        notes.append(f"[board] number = {base['board']['number']} is the shipped profile's "
-                     f"board, kept for {shipped}: set this experiment's own before "
-                     "publishing")  # fmt: skip
+        notes.append(
+            f"[board] number = {base['board']['number']} is the shipped profile's "
+            f"board, kept for {shipped}: set this experiment's own before "
+            "publishing"
+        )
     return base, notes
 
 
@@ -560,16 +601,24 @@ def _validate(data: dict[str, Any], text: str, source: str) -> Config:
 # relative to the experiment). `path::Name` targets count by their path. `[torch] root` is
 # the installed torch's, outside by design, and never quoted.
 _PATH_KEYS = (
-    ("project", "experiment", False), ("upstream", "core_paths", False),
-    ("upstream", "new_api_dirs", False), ("upstream", "models_dir", False),
-    ("upstream", "surfaces", False), ("ci", "workflows", False), ("ci", "tests_dir", True),
+    ("project", "experiment", False),
+    ("upstream", "core_paths", False),
+    ("upstream", "new_api_dirs", False),
+    ("upstream", "models_dir", False),
+    ("upstream", "surfaces", False),
+    ("ci", "workflows", False),
+    ("ci", "tests_dir", True),
     ("coverage", "core_integration_tests", False),
-    ("coverage", "experiment_integration_tests", True), ("coverage", "pass_files", True),
-    ("coverage", "config_registries", True), ("freshness", "monkey_patches", False),
-    ("freshness", "duplicate_pairs", False), ("freshness", "config_converter", False),
-    ("freshness", "base_config", False), ("docs", "files", True),
+    ("coverage", "experiment_integration_tests", True),
+    ("coverage", "pass_files", True),
+    ("coverage", "config_registries", True),
+    ("freshness", "monkey_patches", False),
+    ("freshness", "duplicate_pairs", False),
+    ("freshness", "config_converter", False),
+    ("freshness", "base_config", False),
+    ("docs", "files", True),
     ("docs", "root_configs", False),
-)  # fmt: skip
+)
 
 
 def _check_paths(config: Config, text: str) -> None:
@@ -612,8 +661,10 @@ def _check_keys(keys: Mapping[str, str], source: str) -> None:
     seen: dict[str, str] = {}
     for action, key in keys.items():
         if action not in ACTION_IDS:
-            raise ConfigError(f"{source}: unknown key binding keys.{action}: the actions "
-                              f"are {', '.join(ACTION_IDS)}")  # fmt: skip
+            raise ConfigError(
+                f"{source}: unknown key binding keys.{action}: the actions "
+                f"are {', '.join(ACTION_IDS)}"
+            )
         if not _KEY.match(key):
             raise ConfigError(
                 f"{source}: keys.{action} = {key!r} is not allowed: a key name such as "

@@ -91,9 +91,16 @@ class RunKeptApart:
 
 
 Event = (
-    RunStarted | CollectorStarted | Progress | FindingFound | CollectorFinished | RunWarning
-    | ConfigWarned | RunFinished | RunKeptApart
-)  # fmt: skip
+    RunStarted
+    | CollectorStarted
+    | Progress
+    | FindingFound
+    | CollectorFinished
+    | RunWarning
+    | ConfigWarned
+    | RunFinished
+    | RunKeptApart
+)
 _ADAPTER: TypeAdapter[Event] = TypeAdapter(Annotated[Event, Field(discriminator="event")])
 
 
@@ -104,4 +111,3 @@ def to_json_line(event: Event) -> str:
 def from_json_line(line: str | bytes) -> Event:
     """Raises pydantic.ValidationError on a line that is not an event."""
     return _ADAPTER.validate_json(line)
-

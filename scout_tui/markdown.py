@@ -410,8 +410,9 @@ def cut_text(text: str, max_lines: int, max_chars: int) -> str:
     """Verbatim text (a traceback, an error) cut to its last `max_lines` lines of at most
     `max_chars` characters each: where a traceback says what went wrong."""
     lines = _NEWLINE.sub("\n", text).split("\n")
-    shown = [line if len(line) <= max_chars else line[:max_chars] + " …" for line in
-             lines[-max_lines:]]  # fmt: skip
+    shown = [
+        line if len(line) <= max_chars else line[:max_chars] + " …" for line in lines[-max_lines:]
+    ]
     return "\n".join(shown)
 
 

@@ -90,8 +90,9 @@ class RangeReader:
 
         self.transfer.requests += 1
         try:
-            response = self.session.get(self.url, headers={"Range": header}, stream=True,
-                                        timeout=TIMEOUT)  # fmt: skip
+            response = self.session.get(
+                self.url, headers={"Range": header}, stream=True, timeout=TIMEOUT
+            )
         except requests.RequestException as exc:
             raise NightlyError(f"cannot reach {self.url}: {type(exc).__name__}") from None
         if response.status_code not in (200, 206):

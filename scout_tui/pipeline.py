@@ -115,9 +115,7 @@ def select_collectors(only: Sequence[str] | None) -> list[type[Collector]]:
         return list(available.values())
     unknown = [name for name in only if name not in available]
     if unknown:
-        raise UsageError(
-            f"unknown collector {', '.join(unknown)}; known: {', '.join(available)}"
-        )
+        raise UsageError(f"unknown collector {', '.join(unknown)}; known: {', '.join(available)}")
     return [available[name] for name in dict.fromkeys(only)]
 
 
@@ -136,12 +134,17 @@ def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
 
 def check_rule_kinds(config: Config) -> None:
     """A rule for a kind no collector makes is a typo, said at once (not silently unused)."""
-    known = {kind for cls in registered().values() for kind in cls.kinds} | RECONCILE_KINDS \
-        | RETIRED_KINDS  # fmt: skip
+    known = (
+        {kind for cls in registered().values() for kind in cls.kinds}
+        | RECONCILE_KINDS
+        | RETIRED_KINDS
+    )
     unknown = sorted(set(config.rules) - known)
     if unknown:
-        raise ConfigError(f"{config.source}: [rules.{unknown[0]}] is for no kind of finding "
-                          f"scout makes (known: {', '.join(sorted(known))})")  # fmt: skip
+        raise ConfigError(
+            f"{config.source}: [rules.{unknown[0]}] is for no kind of finding "
+            f"scout makes (known: {', '.join(sorted(known))})"
+        )
 
 
 def config_digest(config: Config) -> str:
@@ -200,9 +203,11 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     roots = source.shallow_roots()
     gap = None
     if roots:
-        gap = (f"shallow clone: the history is cut at {len(roots)} commit(s) "
-               "(`git fetch --unshallow` gives what the history checks need)")  # fmt: skip
-        warnings.append(f"{gap}; ages and \"since\" before the cut are not claimed")
+        gap = (
+            f"shallow clone: the history is cut at {len(roots)} commit(s) "
+            "(`git fetch --unshallow` gives what the history checks need)"
+        )
+        warnings.append(f'{gap}; ages and "since" before the cut are not claimed')
         if baseline is None or baseline in roots:
             baseline = None  # the baseline is before the cut: nothing to compare with
     ctx = CollectorContext(
@@ -229,8 +234,9 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
     return Prepared(ctx, priors, prior_source, warnings, ignored)
 
 
-def _since_last_scan(source: SourceTree, priors: list[PriorReport], baseline: str | None,
-                     head: str) -> str | None:  # fmt: skip
+def _since_last_scan(
+    source: SourceTree, priors: list[PriorReport], baseline: str | None, head: str
+) -> str | None:
     """The commit the latest prior report scanned (its `head`), when it lies between the
     day's baseline and HEAD: what that report already told (the commits of its own day
     after midnight) is not news again. Otherwise the day's baseline."""
@@ -255,8 +261,9 @@ def _reports_on_github(
     first = window.as_of - timedelta(days=options.config.windows.prior_report_days)
     try:
         trusted = {login.lower() for login in [options.github.viewer(), *project.trusted_authors]}
-        comments = options.github.comments(project.repo, project.tracking_issue,
-                                           datetime.combine(first, time(), UTC))  # fmt: skip
+        comments = options.github.comments(
+            project.repo, project.tracking_issue, datetime.combine(first, time(), UTC)
+        )
     except GitHubError as exc:
         warnings.append(f"prior reports: skipped — {exc}")
         return [], f"skipped — {exc}", []
@@ -280,20 +287,24 @@ def untrusted_reports_warning(ignored: Sequence[IgnoredReports]) -> ConfigWarnin
     """One line for every report comment left out, so a team adds its old agent once: a
     matter of scout.toml's, shown where its other warnings are."""
     count = sum(i.count for i in ignored)
-    reports = (f"{count} report{'s' if count != 1 else ''} by "
-               f"{', '.join(f'`{i.author}`' for i in ignored)} ignored")  # fmt: skip
+    reports = (
+        f"{count} report{'s' if count != 1 else ''} by "
+        f"{', '.join(f'`{i.author}`' for i in ignored)} ignored"
+    )
     if len(ignored) == 1:
-        line = (f"{reports}: not a trusted author — add the login to `[project] "
-                "trusted_authors` if it is yours")  # fmt: skip
+        line = (
+            f"{reports}: not a trusted author — add the login to `[project] "
+            "trusted_authors` if it is yours"
+        )
     else:
-        line = (f"{reports}: not trusted authors — add them to `[project] trusted_authors` "
-                "if they are yours")  # fmt: skip
-    return ConfigWarning(collector="scout.toml", subject="[project] trusted_authors",
-                         message=line)  # fmt: skip
+        line = (
+            f"{reports}: not trusted authors — add them to `[project] trusted_authors` "
+            "if they are yours"
+        )
+    return ConfigWarning(collector="scout.toml", subject="[project] trusted_authors", message=line)
 
 
-def _with_board(options: RunOptions, findings: list[Finding],
-                warnings: list[str]) -> list[Finding]:  # fmt: skip
+def _with_board(options: RunOptions, findings: list[Finding], warnings: list[str]) -> list[Finding]:
     """Each finding that has a board item, with its link and status (scout's drafts are
     matched by their fingerprint marker, any item by title)."""
     if options.github is None:
@@ -303,8 +314,9 @@ def _with_board(options: RunOptions, findings: list[Finding],
         return findings
     board_config = options.config.board
     try:
-        board = options.github.board(board_config.owner, board_config.number,
-                                     board_config.status_field)  # fmt: skip
+        board = options.github.board(
+            board_config.owner, board_config.number, board_config.status_field
+        )
         scout = Scout(options.github.viewer(), options.journaled_items)
         index = board_index(options.github.board_items(board, board_config.status_field), scout)
     except GitHubError as exc:
@@ -354,8 +366,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
     config_warnings: list[ConfigWarning] = []
     for note in ctx.config.inherited:
         subject, _, message = note.partition(": ")
-        inherited = ConfigWarning(collector="scout.toml", subject=subject,
-                                  message=f"{subject}: {message}")  # fmt: skip
+        inherited = ConfigWarning(
+            collector="scout.toml", subject=subject, message=f"{subject}: {message}"
+        )
         config_warnings.append(inherited)
         yield ConfigWarned(inherited)
     if prepared.ignored_reports:
@@ -402,8 +415,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         lifetimes=Lifetimes(kinds_that_age_out(every), observed_kinds(every)),
         recheck=recheck,
     )
-    reconciled.findings[:] = _name_fixes(options, ctx, reconciled.findings,
-                                         checks[0] if checks else None, cancel)  # fmt: skip
+    reconciled.findings[:] = _name_fixes(
+        options, ctx, reconciled.findings, checks[0] if checks else None, cancel
+    )
     board_warnings: list[str] = []
     linked = _with_board(options, reconciled.findings, board_warnings)
     for warning in board_warnings:
@@ -429,8 +443,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             only=[cls.name for cls in collectors] if options.only else None,
             config_digest=config_digest(options.config),
             cancelled=any(state.state == "cancelled" for state in ordered_states),
-            config_warnings=sorted(config_warnings, key=lambda w: (
-                rank.get(w.collector, len(rank)), w.subject)),
+            config_warnings=sorted(
+                config_warnings, key=lambda w: (rank.get(w.collector, len(rank)), w.subject)
+            ),
         )
     )
 
@@ -460,9 +475,14 @@ def prior_commit(source: SourceTree, report: PriorReport) -> str | None:
     return source.commit_before(moment)
 
 
-def check_prior_commit(options: RunOptions, ctx: CollectorContext, report: PriorReport,
-                       kinds: frozenset[str], today: Sequence[Finding],
-                       cancel: threading.Event) -> PriorCheck | None:  # fmt: skip
+def check_prior_commit(
+    options: RunOptions,
+    ctx: CollectorContext,
+    report: PriorReport,
+    kinds: frozenset[str],
+    today: Sequence[Finding],
+    cancel: threading.Event,
+) -> PriorCheck | None:
     """The checks of `kinds`, run offline on the commit `report` scanned, as of its day."""
     head = prior_commit(ctx.source, report)
     if head is None:
@@ -473,19 +493,33 @@ def check_prior_commit(options: RunOptions, ctx: CollectorContext, report: Prior
     return PriorCheck(head, found, checked)
 
 
-def _check_at(options: RunOptions, ctx: CollectorContext, commit: str, day: date,
-              kinds: frozenset[str], cancel: threading.Event,
-              ) -> tuple[list[Finding], frozenset[str]]:  # fmt: skip
+def _check_at(
+    options: RunOptions,
+    ctx: CollectorContext,
+    commit: str,
+    day: date,
+    kinds: frozenset[str],
+    cancel: threading.Event,
+) -> tuple[list[Finding], frozenset[str]]:
     """What the checks of `kinds` find on `commit`'s tree, offline, as of `day`; and the
     kinds whose check ran to the end there."""
     collectors = [cls for cls in select_collectors(None) if set(cls.kinds) & kinds]
     window = Window.for_date(day)
     since = window.until - timedelta(days=1)
     source = SourceTree(options.repo, cancel=cancel, at=commit, blobs=ctx.source.blobs)
-    there = replace(ctx, source=source, as_of=day, since=since, until=window.until,
-                    prior_reports=[], baseline_commit=source.commit_before(since),
-                    head_commit=commit, online=False, github=None,
-                    github_reason="not asked: a check of an earlier commit")  # fmt: skip
+    there = replace(
+        ctx,
+        source=source,
+        as_of=day,
+        since=since,
+        until=window.until,
+        prior_reports=[],
+        baseline_commit=source.commit_before(since),
+        head_commit=commit,
+        online=False,
+        github=None,
+        github_reason="not asked: a check of an earlier commit",
+    )
     found: list[Finding] = []
     done: set[str] = set()
     for event in stream(there, collectors, 1):
@@ -496,8 +530,13 @@ def _check_at(options: RunOptions, ctx: CollectorContext, commit: str, day: date
     return found, frozenset(k for cls in collectors if cls.name in done for k in cls.kinds) & kinds
 
 
-def _name_fixes(options: RunOptions, ctx: CollectorContext, findings: list[Finding],
-                check: PriorCheck | None, cancel: threading.Event) -> list[Finding]:  # fmt: skip
+def _name_fixes(
+    options: RunOptions,
+    ctx: CollectorContext,
+    findings: list[Finding],
+    check: PriorCheck | None,
+    cancel: threading.Event,
+) -> list[Finding]:
     """A Resolved line on evidence names the commit that fixed it: between the prior
     report's commit and today's (first parent), the first on which its check no longer
     finds it — searched by halves, a check run per probe."""
@@ -518,8 +557,12 @@ def _name_fixes(options: RunOptions, ctx: CollectorContext, findings: list[Findi
     named = []
     for finding in findings:
         held = finding.evidence.found_as
-        if finding.kind == "resolved" and finding.evidence.found_at == check.head and held \
-                and commits:  # fmt: skip
+        if (
+            finding.kind == "resolved"
+            and finding.evidence.found_at == check.head
+            and held
+            and commits
+        ):
             kinds = frozenset({held.rsplit("-", 1)[0]})
             low, high = 0, len(commits) - 1
             while low < high:

@@ -37,9 +37,14 @@ class ProcessGroup:
         environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
         self.argv = argv
         self.process = subprocess.Popen(
-            argv, cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            argv,
+            cwd=cwd,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.pgid = self.process.pid  # the session leader's pid is the group's id
         self.cancelled = False
         self._lock = threading.Lock()

@@ -33,9 +33,13 @@ def variant_index(index: str, version: str) -> str:
 
 
 def commit_for(
-    config: Config, version: str, cache: Cache, index_url: str | None = None,
-    python_tag: str | None = None, note: Callable[[str], None] = lambda message: None,
-) -> TorchCommit:  # fmt: skip
+    config: Config,
+    version: str,
+    cache: Cache,
+    index_url: str | None = None,
+    python_tag: str | None = None,
+    note: Callable[[str], None] = lambda message: None,
+) -> TorchCommit:
     """Cached forever: a published nightly never changes."""
     index = index_url or variant_index(config.torch.nightly_index, version)
     tag = python_tag or config.torch.python_tag
@@ -53,9 +57,12 @@ def commit_for(
 
 
 def regression_range(
-    config: Config, failing: str, passing: str | None, cache: Cache,
+    config: Config,
+    failing: str,
+    passing: str | None,
+    cache: Cache,
     note: Callable[[str], None] = lambda message: None,
-) -> tuple[list[RegressionRow], str | None]:  # fmt: skip
+) -> tuple[list[RegressionRow], str | None]:
     """Rows `| Nightly | Status | PyTorch Commit |` (a commit that cannot be looked up
     stays unknown, with a note) and the compare URL when both commits are known."""
     rows: list[RegressionRow] = []

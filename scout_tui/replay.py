@@ -110,8 +110,11 @@ class Folder:
 
     def __init__(self, path: Path, options: ReplayOptions) -> None:
         self.path = path
-        self.identity = {"format": FORMAT, "repo": str(options.repo.resolve()),
-                         "experiment": options.config.project.experiment}  # fmt: skip
+        self.identity = {
+            "format": FORMAT,
+            "repo": str(options.repo.resolve()),
+            "experiment": options.config.project.experiment,
+        }
         self.first = options.first.isoformat()
         self.rows: dict[str, DayRow] = {}
 
@@ -124,8 +127,10 @@ class Folder:
         if not path.is_dir() or (path / SUMMARY).exists():
             return
         if any(not entry.startswith(".") for entry in os.listdir(path)):
-            raise UsageError(f"--out {path} is not empty and holds no replay ({SUMMARY}): "
-                             "choose an empty or new folder")  # fmt: skip
+            raise UsageError(
+                f"--out {path} is not empty and holds no replay ({SUMMARY}): "
+                "choose an empty or new folder"
+            )
 
     def open(self) -> None:
         self.check(self.path)
@@ -142,15 +147,18 @@ class Folder:
             raise UsageError(f"--out {self.path}: {SUMMARY} cannot be read ({exc})") from None
         if not same:
             theirs = f"{kept.get('repo')}, {kept.get('experiment')}"
-            raise UsageError(f"--out {self.path} holds a replay of another checkout or "
-                             f"experiment ({theirs})")  # fmt: skip
+            raise UsageError(
+                f"--out {self.path} holds a replay of another checkout or experiment ({theirs})"
+            )
         started = kept.get("from")
         if started and started != self.first:
             # Each day is the next one's prior: a replay that began on another day holds a
             # chain that day's reports are not part of.
-            raise UsageError(f"--out {self.path} holds a replay from {started}: resume it with "
-                             f"--from {started}, or replay from {self.first} into a new "
-                             "folder")  # fmt: skip
+            raise UsageError(
+                f"--out {self.path} holds a replay from {started}: resume it with "
+                f"--from {started}, or replay from {self.first} into a new "
+                "folder"
+            )
         self.rows = {row.date: row for row in rows if self.complete(row.date)}
 
     def complete(self, day: str) -> bool:
@@ -163,8 +171,9 @@ class Folder:
         self.rows[day] = row
         self._save()
 
-    def seed(self, prior: Path, first: date, window_days: int,
-             warn: Callable[[str], None]) -> list[date]:  # fmt: skip
+    def seed(
+        self, prior: Path, first: date, window_days: int, warn: Callable[[str], None]
+    ) -> list[date]:
         """The reports of `prior` from the window before `first`, copied in (scrubbed):
         the folder then holds every report each day reads, so any day can be rerun alone
         with `scout collect --date D --prior OUT`."""
@@ -199,8 +208,11 @@ class Folder:
             raise
 
     def _save(self) -> None:
-        document = {**self.identity, "from": self.first,
-                    "days": [asdict(self.rows[d]) for d in sorted(self.rows)]}
+        document = {
+            **self.identity,
+            "from": self.first,
+            "days": [asdict(self.rows[d]) for d in sorted(self.rows)],
+        }
         self._write(SUMMARY, json.dumps(document, indent=2) + "\n")
 
 
@@ -242,8 +254,9 @@ def replay(
             on_day(folder.rows[key], True)
             continue
         started = time.monotonic()
-        result = run(replace(options.base, as_of=day, prior_dir=options.out, blobs=blobs),
-                     cancel=cancel)
+        result = run(
+            replace(options.base, as_of=day, prior_dir=options.out, blobs=blobs), cancel=cancel
+        )
         if result.cancelled:
             raise Cancelled
         for warning in result.config_warnings:
@@ -252,7 +265,8 @@ def replay(
                 warn(f"{day}: scout.toml: {warning.message}")
         if decisions is not None:
             result = result.model_copy(
-                update={"findings": apply_triage(result.findings, decisions(result))})
+                update={"findings": apply_triage(result.findings, decisions(result))}
+            )
         markdown = render_markdown(result, Layout(list_items=options.config.report.max_list_items))
         row = row_of(result, markdown, time.monotonic() - started)
         folder.write_day(result, markdown, row)

@@ -139,7 +139,8 @@ class Session:
         self.checkout = self.source.checkout()
         # A scout.toml is the checkout's, wherever in it --repo points.
         self.config, self.endpoints = _load_checked(
-            options, options.config or find_config(Path(self.checkout.path)))
+            options, options.config or find_config(Path(self.checkout.path))
+        )
         self.repository = self.config.project.repo
         self.reviewer_checkout: Path | None = None
         self.experiment = self.config.project.experiment
@@ -149,8 +150,9 @@ class Session:
         self._open_stores()
 
     @classmethod
-    def of_bundle(cls, path: Path, options: SessionOptions,
-                  warn: Callable[[str], None] = lambda message: None) -> Session:  # fmt: skip
+    def of_bundle(
+        cls, path: Path, options: SessionOptions, warn: Callable[[str], None] = lambda message: None
+    ) -> Session:
         """A bundle's run, reviewed here: no checkout needed. A bundle is data: where it is
         published (host, repository, issue, board, links) is the reviewer's configuration
         (`reviewer_config_path`), and its decisions are filed under `bundle:<repo>/<experiment>`
@@ -167,8 +169,9 @@ class Session:
         session.config, session.endpoints = _load_checked(options, reviewer_config_path(options))
         session.source = None
         session.repository = bundle_repository(bundle) or session.config.project.repo
-        session.checkout = Checkout.of(f"bundle:{session.repository}",
-                                       f"bundle:{session.repository}")  # fmt: skip
+        session.checkout = Checkout.of(
+            f"bundle:{session.repository}", f"bundle:{session.repository}"
+        )
         session.experiment = run.experiment or session.config.project.experiment
         session.day = run.date
         session._open_stores()
@@ -196,8 +199,10 @@ class Session:
         """What `r` runs for the finding, and where; ReproError says why nothing runs."""
         workdir = self.workdir()
         if workdir is None and self.bundle is not None:
-            raise ReproError(f"a bundle's repro runs only in your own checkout of "
-                             f"{self.repository}: scout open FILE --repo PATH")
+            raise ReproError(
+                f"a bundle's repro runs only in your own checkout of "
+                f"{self.repository}: scout open FILE --repo PATH"
+            )
         if workdir is None:
             raise ReproError(f"the checkout {self.checkout.path} is not here")
         return self.derived_repro(finding), workdir
@@ -205,8 +210,7 @@ class Session:
     def derived_repro(self, finding: Finding) -> ReproArgv:
         """The finding's repro in one of the shapes scout runs. A bundle's stored command is
         never used: it is derived again, by scout's parser, from the bundle's log excerpt."""
-        command = finding.evidence.repro if self.bundle is None else \
-            self._excerpt_command(finding)  # fmt: skip
+        command = finding.evidence.repro if self.bundle is None else self._excerpt_command(finding)
         if not command:
             raise ReproError("this finding has no repro command")
         return repro_argv(command)
@@ -253,8 +257,11 @@ class Session:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "wb") as stream:
                 stream.write(excerpt.text.encode())
-            root = len(excerpt.text[: excerpt.root_offset].encode()) if excerpt.root_offset \
-                is not None else None  # fmt: skip
+            root = (
+                len(excerpt.text[: excerpt.root_offset].encode())
+                if excerpt.root_offset is not None
+                else None
+            )
             self._excerpts[finding.fingerprint] = LogRef(path, root)
         return self._excerpts[finding.fingerprint]
 
@@ -263,8 +270,11 @@ class Session:
         if self._excerpt_folder is None:
             folder = Path(tempfile.mkdtemp(prefix="scout-bundle-logs-"))
             info = folder.lstat()
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() \
-                    or stat.S_IMODE(info.st_mode) != 0o700:  # fmt: skip
+            if (
+                not stat.S_ISDIR(info.st_mode)
+                or info.st_uid != os.getuid()
+                or stat.S_IMODE(info.st_mode) != 0o700
+            ):
                 raise ScoutError(f"{folder}: not a private folder of this user")
             weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
             self._excerpt_folder = folder
@@ -292,8 +302,9 @@ class Session:
                     # PyGithub costs 160 ms to import: paid when GitHub is first needed.
                     from scout_tui.github.client import GitHubClient
 
-                    self._github = GitHubClient(self.api_url, token, self.config.github,
-                                                cache=self.cache)  # fmt: skip
+                    self._github = GitHubClient(
+                        self.api_url, token, self.config.github, cache=self.cache
+                    )
         return self._github, self._github_reason or ""
 
     # -- the day's run ------------------------------------------------------------------
@@ -322,8 +333,10 @@ class Session:
         from scout_tui.pipeline import run_events
 
         if self.bundle is not None:
-            raise UsageError(f"{self.bundle_path} is a bundle: it was collected on another "
-                             "machine; collect there, or on a checkout of your own")  # fmt: skip
+            raise UsageError(
+                f"{self.bundle_path} is a bundle: it was collected on another "
+                "machine; collect there, or on a checkout of your own"
+            )
         try:
             options = self.run_options()
             if options.github is not None:
@@ -382,17 +395,18 @@ class Session:
             return None
         poorer = self.poorer_run()
         # Kept apart against this run: one that replaced it forgot the poorer run.
-        return kept_apart_note(poorer, run) if poorer is not None and lost(poorer, run) \
-            else None  # fmt: skip
+        return kept_apart_note(poorer, run) if poorer is not None and lost(poorer, run) else None
 
     def stale(self, cached: RunResult) -> str | None:
         """Why the cached run no longer stands for the day: it read other prior reports
         than --prior names, or was made with another configuration; None: it stands."""
         prior = self.options.prior_dir
         if prior is not None and cached.prior_source != str(prior.resolve()):
-            read = (f"read prior reports from {cached.prior_source}"
-                    if cached.prior_source and not cached.prior_source.startswith("skipped")
-                    else "read no prior reports")  # fmt: skip
+            read = (
+                f"read prior reports from {cached.prior_source}"
+                if cached.prior_source and not cached.prior_source.startswith("skipped")
+                else "read no prior reports"
+            )
             return f"the cached run {read}, not those in {prior}"
         from scout_tui.pipeline import config_digest
 
@@ -429,9 +443,11 @@ class Session:
         now = self.scanned_commit()
         if cached.head and now and cached.head != now:
             when = cached.collected_at.strftime("%H:%M UTC") if cached.collected_at else "earlier"
-            self.warn(f"the cached run scanned {cached.head[:12]} ({when}); the checkout is now "
-                      f"at {now[:12]}: using the cached run, which is what was reviewed "
-                      "(--recollect to collect again)")  # fmt: skip
+            self.warn(
+                f"the cached run scanned {cached.head[:12]} ({when}); the checkout is now "
+                f"at {now[:12]}: using the cached run, which is what was reviewed "
+                "(--recollect to collect again)"
+            )
         return cached
 
     # -- triage -------------------------------------------------------------------------
@@ -453,18 +469,27 @@ class Session:
         if exact:
             return exact[0]
         matches = [
-            f for f in run.findings
-            if reference and (f.fingerprint.startswith(reference)
-                              or f.fingerprint.rsplit("-", 1)[-1].startswith(reference))
-        ]  # fmt: skip
+            f
+            for f in run.findings
+            if reference
+            and (
+                f.fingerprint.startswith(reference)
+                or f.fingerprint.rsplit("-", 1)[-1].startswith(reference)
+            )
+        ]
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise UsageError(f"no finding {reference!r} in the run of {run.date} "
-                             "(`scout triage list` shows them)")  # fmt: skip
+            raise UsageError(
+                f"no finding {reference!r} in the run of {run.date} "
+                "(`scout triage list` shows them)"
+            )
         shown = ", ".join(f.fingerprint for f in matches[:SHOWN_CANDIDATES])
-        more = f" and {len(matches) - SHOWN_CANDIDATES} more" if len(matches) > SHOWN_CANDIDATES \
-            else ""  # fmt: skip
+        more = (
+            f" and {len(matches) - SHOWN_CANDIDATES} more"
+            if len(matches) > SHOWN_CANDIDATES
+            else ""
+        )
         raise UsageError(f"{reference!r} matches {len(matches)} findings: {shown}{more}")
 
     def change(
@@ -474,20 +499,32 @@ class Session:
         decide: Callable[[str, TriageEntry | None, dict[str, TriageEntry]], TriageEntry | None],
     ) -> list[Change]:
         """Record one undoable action (see StateStore.change)."""
-        return self.state.change(self.scope, label, fingerprints, decide,
-                                 checkout=self.checkout, experiment=self.experiment)  # fmt: skip
+        return self.state.change(
+            self.scope,
+            label,
+            fingerprints,
+            decide,
+            checkout=self.checkout,
+            experiment=self.experiment,
+        )
 
     # The reviewer's actions: the console and `scout triage` share them. Each is one
     # undoable action; an action that cannot apply raises triage.TriageError.
     def accept(self, findings: Sequence[Finding]) -> list[Change]:
-        return self.change(f"accept {_names(findings)}", [f.fingerprint for f in findings],
-                           lambda fp, entry, _: triage.accept(fp, entry))  # fmt: skip
+        return self.change(
+            f"accept {_names(findings)}",
+            [f.fingerprint for f in findings],
+            lambda fp, entry, _: triage.accept(fp, entry),
+        )
 
     def drop(self, findings: Sequence[Finding], reason: str) -> list[Change]:
         if not reason.strip():
             raise triage.TriageError("a drop needs a reason: it is remembered, say why")
-        return self.change(f"drop {_names(findings)}", [f.fingerprint for f in findings],
-                           lambda fp, entry, _: triage.drop(fp, entry, reason))  # fmt: skip
+        return self.change(
+            f"drop {_names(findings)}",
+            [f.fingerprint for f in findings],
+            lambda fp, entry, _: triage.drop(fp, entry, reason),
+        )
 
     def move(self, findings: Sequence[Finding], up: bool) -> tuple[list[Change], list[str]]:
         """Promote (up) or demote; also the fingerprints already at the top or bottom."""
@@ -508,9 +545,14 @@ class Session:
         """Merge `parts` into `target` (one board item); findings merged into a part before
         follow it into the target."""
         moving = {part.fingerprint for part in parts}
-        followers = [fp for fp, entry in self.decisions().items()
-                     if entry.decision == "merged" and entry.merged_into in moving
-                     and fp not in moving and fp != target.fingerprint]  # fmt: skip
+        followers = [
+            fp
+            for fp, entry in self.decisions().items()
+            if entry.decision == "merged"
+            and entry.merged_into in moving
+            and fp not in moving
+            and fp != target.fingerprint
+        ]
         return self.change(
             f"merge {_names(parts)} into {target.fingerprint}",
             [part.fingerprint for part in parts] + followers,
@@ -519,8 +561,11 @@ class Session:
 
     def edit(self, finding: Finding, **what: Any) -> list[Change]:
         """Title, body, section, priority (with set_priority=True): see triage.edit."""
-        return self.change(f"edit {finding.fingerprint}", [finding.fingerprint],
-                           lambda fp, entry, _: triage.edit(fp, entry, **what))  # fmt: skip
+        return self.change(
+            f"edit {finding.fingerprint}",
+            [finding.fingerprint],
+            lambda fp, entry, _: triage.edit(fp, entry, **what),
+        )
 
     def undo(self) -> Action | None:
         return self.state.undo(self.scope)
@@ -533,13 +578,18 @@ class Session:
         """What makes a run a poor one to publish: collectors that failed or were skipped
         (--offline included: it is being published online now). Said before publishing,
         with --recollect as the way out."""
-        problems = [f"{state.title} {state.state}: {state.reason}" for state in run.collectors
-                    if state.state in ("failed", "skipped", "cancelled")]  # fmt: skip
+        problems = [
+            f"{state.title} {state.state}: {state.reason}"
+            for state in run.collectors
+            if state.state in ("failed", "skipped", "cancelled")
+        ]
         if not run.prior_reports and (run.prior_source or "").startswith("skipped"):
             # Nothing known of what was reported already: carried items look new, and
             # their drafts would be filed a second time.
-            problems.append(f"no prior report was read ({run.prior_source}): findings "
-                            "reported before would be filed again as new")  # fmt: skip
+            problems.append(
+                f"no prior report was read ({run.prior_source}): findings "
+                "reported before would be filed again as new"
+            )
         return problems
 
     def report_markdown(self, run: RunResult) -> str:
@@ -550,13 +600,17 @@ class Session:
         """The report as publishing posts it: cut to fit GitHub's comment limit with room
         for the board links publishing adds, and `room` characters more (a person's text)."""
         board = self.config.board
-        url = (f"{self.web_url}/users/{board.owner}/projects/{board.number}"
-               f"?pane=issue&itemId={'9' * 20}")  # fmt: skip
+        url = (
+            f"{self.web_url}/users/{board.owner}/projects/{board.number}"
+            f"?pane=issue&itemId={'9' * 20}"
+        )
         links = sum(1 for f in run.findings if f.board_item and f.board is None)
         reserve = links * len(f" ([board item]({url}))")
-        return fit_report(lambda layout: render_markdown(run, layout),
-                          self.config.report.max_list_items,
-                          COMMENT_LIMIT - reserve - room)  # fmt: skip
+        return fit_report(
+            lambda layout: render_markdown(run, layout),
+            self.config.report.max_list_items,
+            COMMENT_LIMIT - reserve - room,
+        )
 
     def plan(self, run: RunResult, board_items: list[BoardItem] | None = None) -> PublishPlan:
         """What publishing `run` (triaged) would do; with the board's items, the findings
@@ -564,9 +618,14 @@ class Session:
         if board_items is None:
             return plan_against_board(self.config, run, self.posted_markdown(run), None, None)
         publisher = self.publisher()
-        return plan_against_board(self.config, run, self.posted_markdown(run), board_items,
-                                  publisher.scout(),
-                                  publisher.journaled_status_lines(run.date.isoformat()))
+        return plan_against_board(
+            self.config,
+            run,
+            self.posted_markdown(run),
+            board_items,
+            publisher.scout(),
+            publisher.journaled_status_lines(run.date.isoformat()),
+        )
 
     def board_items(self) -> list[BoardItem]:
         github, reason = self.github()
@@ -589,22 +648,33 @@ class Session:
         """Where publishing goes and which configuration says so: the confirmation and the
         dry run name it."""
         project, board = self.config.project, self.config.board
-        return (f"{project.repo}#{project.tracking_issue} and the board {board.owner}/"
-                f"{board.number} on {self.api_url}, links to {self.web_url} "
-                f"(from {self.config.source})")  # fmt: skip
+        return (
+            f"{project.repo}#{project.tracking_issue} and the board {board.owner}/"
+            f"{board.number} on {self.api_url}, links to {self.web_url} "
+            f"(from {self.config.source})"
+        )
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
         github, reason = self.github()
         if github is None:
             raise UsageError(f"publishing needs GitHub: {reason}")
         if self.bundle is not None and self.repository != self.config.project.repo:
-            raise UsageError(f"the bundle is a run of {self.repository}; your configuration "
-                             f"({self.config.source}) publishes to {self.config.project.repo}: "
-                             f"give the scout.toml for {self.repository} (--config FILE, "
-                             "or --repo with your checkout)")  # fmt: skip
+            raise UsageError(
+                f"the bundle is a run of {self.repository}; your configuration "
+                f"({self.config.source}) publishes to {self.config.project.repo}: "
+                f"give the scout.toml for {self.repository} (--config FILE, "
+                "or --repo with your checkout)"
+            )
         target = Target.of(self.config, self.api_url, self.web_url)
-        return Publisher(github, self.state, self.config, target, self.posted_markdown, note,
-                         today=self.options.publish_today)
+        return Publisher(
+            github,
+            self.state,
+            self.config,
+            target,
+            self.posted_markdown,
+            note,
+            today=self.options.publish_today,
+        )
 
 
 def reviewer_config_path(options: SessionOptions) -> Path | None:
@@ -651,8 +721,10 @@ def _names(findings: Sequence[Finding]) -> str:
 def kept_apart_note(poorer: RunResult, kept: RunResult) -> str:
     """What a user is told when the day's run stays the fuller one: when each ran, and
     what the poorer one lost, grouped by how ("X, Y skipped — offline; Z failed")."""
-    return (f"a poorer {run_time(poorer)}run is kept apart ({lost_text(poorer, kept)}): the "
-            f"fuller {run_time(kept)}run stays the day's run")
+    return (
+        f"a poorer {run_time(poorer)}run is kept apart ({lost_text(poorer, kept)}): the "
+        f"fuller {run_time(kept)}run stays the day's run"
+    )
 
 
 def lost_text(poorer: RunResult, kept: RunResult) -> str:
@@ -661,8 +733,13 @@ def lost_text(poorer: RunResult, kept: RunResult) -> str:
     how: dict[str, list[str]] = {}
     for state in lost(poorer, kept):
         now = ended.get(state.name)
-        said = "not run" if now is None else f"skipped — {now.reason}" \
-            if now.state == "skipped" and now.reason else now.state  # fmt: skip
+        said = (
+            "not run"
+            if now is None
+            else f"skipped — {now.reason}"
+            if now.state == "skipped" and now.reason
+            else now.state
+        )
         how.setdefault(said, []).append(state.title)
     return "; ".join(f"{', '.join(titles)} {said}" for said, titles in how.items())
 
@@ -675,6 +752,13 @@ def run_time(run: RunResult) -> str:
 def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
     from scout_tui.pipeline import collector_sections
 
-    return render_report(run.date, run.findings, run.collectors, collector_sections(), layout,
-                         head=run.head, quiet=run.quiet,
-                         first=not run.prior_reports)  # fmt: skip
+    return render_report(
+        run.date,
+        run.findings,
+        run.collectors,
+        collector_sections(),
+        layout,
+        head=run.head,
+        quiet=run.quiet,
+        first=not run.prior_reports,
+    )

@@ -191,8 +191,9 @@ class Walks:
             while len(answers) > KEPT_PER_WALK:
                 del answers[next(iter(answers))]
 
-    def touched(self, old: str, new: str,
-                load: Callable[[], frozenset[str] | None]) -> frozenset[str] | None:  # fmt: skip
+    def touched(
+        self, old: str, new: str, load: Callable[[], frozenset[str] | None]
+    ) -> frozenset[str] | None:
         """The files the commits after `old` up to `new` touched; None when `old` is not
         an ancestor of `new` (then nothing carries over)."""
         with self._lock:
@@ -224,8 +225,11 @@ def _commits(out: str) -> list[CommitInfo]:
     for record in out.split("\x1e")[1:]:
         header = record.partition("\n")[0]
         sha, author, stamp, summary = header.split("\x1f", 3)
-        found.append(CommitInfo(sha, scrub(summary), scrub(author),
-                                datetime.fromtimestamp(int(stamp), UTC), ()))  # fmt: skip
+        found.append(
+            CommitInfo(
+                sha, scrub(summary), scrub(author), datetime.fromtimestamp(int(stamp), UTC), ()
+            )
+        )
     return found
 
 
@@ -238,8 +242,13 @@ class SourceTree:
     from its tree, never from the checkout, and "HEAD" means it. `blobs` is the store of
     blob texts, trees and commit indexes; one made for this tree when not given."""
 
-    def __init__(self, path: Path, cancel: threading.Event | None = None,
-                 at: str | None = None, blobs: BlobStore | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: Path,
+        cancel: threading.Event | None = None,
+        at: str | None = None,
+        blobs: BlobStore | None = None,
+    ) -> None:
         try:
             self.repo = git.Repo(path, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -253,8 +262,9 @@ class SourceTree:
         self.at: str | None = None
         if at is not None:
             try:
-                self.at = self.repo.git.rev_parse("--verify", "--end-of-options",
-                                                  f"{at}^{{commit}}")  # fmt: skip
+                self.at = self.repo.git.rev_parse(
+                    "--verify", "--end-of-options", f"{at}^{{commit}}"
+                )
             except git.GitCommandError:
                 raise NotARepository(f"{self.root} has no commit {at!r}") from None
         self._tip = self.at or "HEAD"  # what "HEAD" means for this tree
@@ -309,8 +319,14 @@ class SourceTree:
         return self._walk(("first-commit", path), self._tip, [path or "."], walk, earliest)
 
     # -- history walks, carried from one run to the next --------------------------------
-    def _walk(self, key: Hashable, head: str, paths: Sequence[str], walk: Callable[[str], T],
-              extend: Callable[[T, T], T] | None = None) -> T:  # fmt: skip
+    def _walk(
+        self,
+        key: Hashable,
+        head: str,
+        paths: Sequence[str],
+        walk: Callable[[str], T],
+        extend: Callable[[T, T], T] | None = None,
+    ) -> T:
         """`walk(head)`, answered from the store when it can be: an answer at an ancestor
         of `head` holds when no commit since touched `paths`; else, with `extend`, it is
         joined with `walk("ancestor..head")` (the commits in between only)."""
@@ -344,8 +360,9 @@ class SourceTree:
             return rev
         with self._lock:
             try:
-                return str(self.repo.git.rev_parse("--verify", "--end-of-options",
-                                                   f"{rev}^{{commit}}"))  # fmt: skip
+                return str(
+                    self.repo.git.rev_parse("--verify", "--end-of-options", f"{rev}^{{commit}}")
+                )
             except git.GitCommandError:
                 return None
 
@@ -357,8 +374,9 @@ class SourceTree:
             try:
                 if not on_chain:
                     self.repo.git.merge_base("--is-ancestor", old, new)
-                out = self.repo.git.log("-m", "--name-only", "--no-renames", "--format=",
-                                        f"{old}..{new}")  # fmt: skip
+                out = self.repo.git.log(
+                    "-m", "--name-only", "--no-renames", "--format=", f"{old}..{new}"
+                )
             except git.GitCommandError:
                 return None
         return frozenset(line for line in out.splitlines() if line)
@@ -505,10 +523,14 @@ class SourceTree:
         if self.at is not None:
             assert self._index is not None
             tops = {path.split("/", 1)[0] for path in self._index.files}
-            return {name for name in tops
-                    if _plain(name) and self._kind_at(f"{name}/__init__.py") == "file"}  # fmt: skip
-        return {p.name for p in self.root.iterdir()
-                if (p / "__init__.py").is_file() and _plain(p.name)}  # fmt: skip
+            return {
+                name
+                for name in tops
+                if _plain(name) and self._kind_at(f"{name}/__init__.py") == "file"
+            }
+        return {
+            p.name for p in self.root.iterdir() if (p / "__init__.py").is_file() and _plain(p.name)
+        }
 
     def real_path(self, path: str) -> str | None:
         """The work-tree file `path` names once symlinks are followed, relative to the
@@ -552,8 +574,12 @@ class SourceTree:
         at = self.at
 
         def load() -> TreeIndex:
-            listing = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", at],
-                                     cwd=self.root, capture_output=True, check=True)  # fmt: skip
+            listing = subprocess.run(
+                ["git", "ls-tree", "-r", "-z", "--full-tree", at],
+                cwd=self.root,
+                capture_output=True,
+                check=True,
+            )
             return TreeIndex.of(listing.stdout)
 
         return self.blobs.index(at, load)
@@ -641,7 +667,7 @@ class SourceTree:
         for path, entry in self._index.files.items():
             if not path.startswith(prefix):
                 continue
-            relative = path[len(prefix):]
+            relative = path[len(prefix) :]
             parts = relative.split("/")
             if not fnmatch.fnmatchcase(parts[-1], pattern):
                 continue
@@ -669,15 +695,18 @@ class SourceTree:
         chains = self.blobs.derived(("first-parent chains",), dict)
         for chain, position in list(chains.values()):
             if tip in position:
-                return chain[position[tip]:]
+                return chain[position[tip] :]
         with self._lock:
             try:
                 out = self.repo.git.rev_list("--first-parent", "--format=%ct", tip)
             except git.GitCommandError:
                 return []
         lines = out.split()  # "commit <sha>", then its time, for each commit
-        chain = [(lines[n + 1], int(lines[n + 2])) for n in range(0, len(lines) - 2, 3)
-                 if lines[n] == "commit" and lines[n + 2].isdigit()]  # fmt: skip
+        chain = [
+            (lines[n + 1], int(lines[n + 2]))
+            for n in range(0, len(lines) - 2, 3)
+            if lines[n] == "commit" and lines[n + 2].isdigit()
+        ]
         chains[tip] = (chain, {sha: n for n, (sha, _) in enumerate(chain)})
         return chain
 
@@ -690,9 +719,12 @@ class SourceTree:
         with self._lock:
             if self._cat is None or self._cat.poll() is not None:
                 self._cat = subprocess.Popen(
-                    ["git", "cat-file", "--batch"], cwd=self.root,
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                )  # fmt: skip
+                    ["git", "cat-file", "--batch"],
+                    cwd=self.root,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
                 weakref.finalize(self, _stop, self._cat)
             assert self._cat.stdin is not None and self._cat.stdout is not None
             self._cat.stdin.write(f"{spec}\n".encode())
@@ -751,17 +783,25 @@ class SourceTree:
             return []
         self._check()
         if since is None:  # a file's whole history: carried from run to run
-            return self._walk(("log", tuple(paths)), until, paths,
-                              lambda revs: self._log(revs, paths),
-                              lambda known, newer: newer + known)  # fmt: skip
+            return self._walk(
+                ("log", tuple(paths)),
+                until,
+                paths,
+                lambda revs: self._log(revs, paths),
+                lambda known, newer: newer + known,
+            )
         return self._log(f"{since}..{until}", paths)
 
     def _log(self, rev: str, paths: list[str]) -> list[CommitInfo]:
         with self._lock:
             out = self.repo.git.log(
-                "--format=%x1e%H%x1f%an%x1f%ct%x1f%s", "--name-only", "--no-renames", rev,
-                "--", *paths,
-            )  # fmt: skip
+                "--format=%x1e%H%x1f%an%x1f%ct%x1f%s",
+                "--name-only",
+                "--no-renames",
+                rev,
+                "--",
+                *paths,
+            )
         commits = []
         for record in out.split("\x1e")[1:]:
             header, _, names = record.partition("\n")
@@ -787,8 +827,14 @@ class SourceTree:
             if not pending:
                 break
             with self._lock:
-                out = self.repo.git.log("--diff-filter=A", "--name-only", "--format=%x1e%H",
-                                        head, "--", *_covering_dirs(pending))  # fmt: skip
+                out = self.repo.git.log(
+                    "--diff-filter=A",
+                    "--name-only",
+                    "--format=%x1e%H",
+                    head,
+                    "--",
+                    *_covering_dirs(pending),
+                )
             added_in: dict[str, str] = {}
             for record in out.split("\x1e")[1:]:
                 sha, _, files = record.partition("\n")
@@ -823,8 +869,7 @@ class SourceTree:
         walks = self.blobs.walks
         for path in paths:  # a file no commit touched since an earlier blame is blamed alike
             for known, answer in walks.known(("blame", path)):
-                touched = walks.touched(known, commit,
-                                        lambda old=known: self._touched(old, commit))  # fmt: skip
+                touched = walks.touched(known, commit, lambda old=known: self._touched(old, commit))
                 if known == commit or (touched is not None and not touches(touched, [path])):
                     found[path] = answer
                     break
@@ -846,8 +891,9 @@ class SourceTree:
             *("git", "log", "--reverse", "--format=%x1e%H%x1f%an%x1f%at", "-p"),
             *("--unified=0", "-M", "--no-color", "--no-ext-diff", head, "--", *names),
         ]
-        process = subprocess.Popen(command, cwd=self.root, stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL)  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         assert process.stdout is not None
         try:
             origins = replay(process.stdout, should_stop=self._cancel.is_set)
@@ -864,8 +910,9 @@ class SourceTree:
         """`git diff base head -- paths`, cut at DIFF_LIMIT characters. Past the cut git is
         stopped, unread: a diff of a 4 GB file costs what its first lines cost."""
         command = ["git", "diff", base, head, "--", *paths]
-        process = subprocess.Popen(command, cwd=self.root, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)  # fmt: skip
+        process = subprocess.Popen(
+            command, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         assert process.stdout is not None and process.stderr is not None
         most = DIFF_LIMIT * 4  # bytes that hold DIFF_LIMIT characters, whatever they are
         data = process.stdout.read(most + 1)
@@ -911,8 +958,9 @@ class SourceTree:
     def path_fate(self, path: str, head: str) -> Fate:
         """A file missing at `head`: moved (git's rename detection, in the commit that
         removed it), removed, or never in the history of `head`."""
-        return self._walk(("path-fate", path), head, [path],
-                          lambda revs: self._path_fate(path, revs))  # fmt: skip
+        return self._walk(
+            ("path-fate", path), head, [path], lambda revs: self._path_fate(path, revs)
+        )
 
     def _path_fate(self, path: str, head: str) -> Fate:
         try:
@@ -963,29 +1011,39 @@ class SourceTree:
             found = _commits(out)
             return found[0] if found else None
 
-        return self._walk(("pickaxe", needle, path, moves), head, [path], walk,
-                          lambda known, newer: newer or known)  # fmt: skip
+        return self._walk(
+            ("pickaxe", needle, path, moves),
+            head,
+            [path],
+            walk,
+            lambda known, newer: newer or known,
+        )
 
     def definitions(self, qualname: str, head: str, exclude: str = "") -> list[str]:
         """The Python files of `head` that define `qualname` (`Class.method`, `function`)."""
         outer = qualname.partition(".")[0]
         with self._lock:
             try:
-                out = self.repo.git.grep("-l", "-E", rf"^\s*(async\s+)?(class|def)\s+{outer}\b",
-                                         head, "--", "*.py")  # fmt: skip
+                out = self.repo.git.grep(
+                    "-l", "-E", rf"^\s*(async\s+)?(class|def)\s+{outer}\b", head, "--", "*.py"
+                )
             except git.GitCommandError:  # git grep exits 1 when nothing matches
                 return []
         paths = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
-        return [p for p in paths if p != exclude
-                and pyast.find(self.parse_at(head, p), qualname) is not None]  # fmt: skip
+        return [
+            p
+            for p in paths
+            if p != exclude and pyast.find(self.parse_at(head, p), qualname) is not None
+        ]
 
     def changed_between(self, base: str, head: str) -> set[str]:
         """Every file some commit changed from `base` to `head` (deleted ones included)."""
         indexes = [self._index if c == self.at else self.blobs.known_index(c) for c in (base, head)]
         if indexes[0] is not None and indexes[1] is not None:  # both listed already
             before, after = indexes[0].files, indexes[1].files
-            return {path for path in before.keys() | after.keys()
-                    if before.get(path) != after.get(path)}  # fmt: skip
+            return {
+                path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
+            }
         with self._lock:
             out = self.repo.git.diff("--name-only", "--no-renames", base, head)
         return {line for line in out.splitlines() if line.strip()}
@@ -1008,8 +1066,11 @@ class SourceTree:
         index = self._index_of(commit) if commit is not None else None
         if commit is None or index is None:
             return self._grep_names(head, ["*.py"]).get(None, set())
-        files = {path: entry.blob for path, entry in index.files.items()
-                 if entry.regular and path.endswith(".py")}  # fmt: skip
+        files = {
+            path: entry.blob
+            for path, entry in index.files.items()
+            if entry.regular and path.endswith(".py")
+        }
         names: set[str] = set()
         pending = []
         for path, blob in files.items():
@@ -1031,8 +1092,9 @@ class SourceTree:
         the files cannot be told apart)."""
         with self._lock:
             try:
-                out = self.repo.git.grep("-z", "-o", "-E", r"^\s*(async\s+)?(def|class)\s+\w+",
-                                         head, "--", *pathspecs)  # fmt: skip
+                out = self.repo.git.grep(
+                    "-z", "-o", "-E", r"^\s*(async\s+)?(def|class)\s+\w+", head, "--", *pathspecs
+                )
             except git.GitCommandError:
                 return {}
         found: dict[str | None, set[str]] = {}
@@ -1051,8 +1113,12 @@ class SourceTree:
             return self._index
 
         def load() -> TreeIndex:
-            listing = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", commit],
-                                     cwd=self.root, capture_output=True, check=True)  # fmt: skip
+            listing = subprocess.run(
+                ["git", "ls-tree", "-r", "-z", "--full-tree", commit],
+                cwd=self.root,
+                capture_output=True,
+                check=True,
+            )
             return TreeIndex.of(listing.stdout)
 
         try:
@@ -1084,8 +1150,11 @@ class SourceTree:
         if index is not None:  # listed already (a replay's day before)
             top = directory.strip("/") in ("", ".")
             prefix = directory.strip("/") + "/"
-            return sorted(path for path in index.files
-                          if path.endswith(".py") and (top or path.startswith(prefix)))  # fmt: skip
+            return sorted(
+                path
+                for path in index.files
+                if path.endswith(".py") and (top or path.startswith(prefix))
+            )
         with self._lock:
             out = self.repo.git.ls_tree("-r", "--name-only", commit, "--", directory)
         return sorted(line for line in out.splitlines() if line.endswith(".py"))
@@ -1116,8 +1185,9 @@ class SourceTree:
         first: the states the branch was in, one after another."""
         with self._lock:
             try:
-                out = self.repo.git.log("--first-parent", "--reverse", _LOG_FORMAT,
-                                        f"{base}..{head}")  # fmt: skip
+                out = self.repo.git.log(
+                    "--first-parent", "--reverse", _LOG_FORMAT, f"{base}..{head}"
+                )
             except git.GitCommandError:
                 return []
         return _commits(out)
@@ -1154,8 +1224,11 @@ def pyast_defines(module: ast.Module | None, name: str) -> bool | None:
     """Whether the module defines `name` at its top level; None when it cannot be read."""
     if module is None:
         return None
-    return any(isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-               and node.name == name for node in module.body)  # fmt: skip
+    return any(
+        isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name == name
+        for node in module.body
+    )
 
 
 def _covering_dirs(paths: list[str]) -> set[str]:

@@ -66,8 +66,11 @@ class Change:
 
     def to_json(self) -> dict:
         dump = lambda e: e.model_dump(mode="json") if e else None  # noqa: E731
-        return {"fingerprint": self.fingerprint, "before": dump(self.before),
-                "after": dump(self.after)}  # fmt: skip
+        return {
+            "fingerprint": self.fingerprint,
+            "before": dump(self.before),
+            "after": dump(self.after),
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> Change:
@@ -104,25 +107,31 @@ class StateStore:
         rows = db.execute("PRAGMA quick_check").fetchall()
         verdict = "; ".join(str(row[0]) for row in rows[:2])
         if verdict != "ok":
-            raise StateError(f"the state store {self.path} is damaged ({verdict}); it is left "
-                             "as it is: move it away or use --state-dir")  # fmt: skip
+            raise StateError(
+                f"the state store {self.path} is damaged ({verdict}); it is left "
+                "as it is: move it away or use --state-dir"
+            )
         self._checked = True
 
     # -- connections ------------------------------------------------------------------
     def _fail(self, doing: str, exc: BaseException) -> StateError:
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
-            exc, sqlite3.OperationalError
-        ):
-            return StateError(f"the state store {self.path} is unreadable ({detail}); it is left "
-                              "as it is: move it away or use --state-dir")  # fmt: skip
-        if "readonly" in detail.lower() or "read-only" in detail.lower() or (
-            isinstance(exc, PermissionError)
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+            return StateError(
+                f"the state store {self.path} is unreadable ({detail}); it is left "
+                "as it is: move it away or use --state-dir"
+            )
+        if (
+            "readonly" in detail.lower()
+            or "read-only" in detail.lower()
+            or (isinstance(exc, PermissionError))
         ):
             if self.hot_journal.exists():
-                return StateError(f"cannot {doing}: the state store {self.path} has an unfinished "
-                                  f"write ({self.hot_journal}) that only a writable store can "
-                                  "roll back: make its folder writable, or use --state-dir")
+                return StateError(
+                    f"cannot {doing}: the state store {self.path} has an unfinished "
+                    f"write ({self.hot_journal}) that only a writable store can "
+                    "roll back: make its folder writable, or use --state-dir"
+                )
             return StateError(f"cannot {doing}: the state store {self.path} is read-only")
         return StateError(f"cannot {doing}: the state store {self.path}: {detail}")
 
@@ -141,8 +150,11 @@ class StateStore:
             return
         writable = os.access(self.path, os.W_OK) and os.access(self.directory, os.W_OK)
         try:
-            db = sqlite3.connect(f"file:{self.path}?mode={'rw' if writable else 'ro'}", uri=True,
-                                 timeout=BUSY_TIMEOUT_MS / 1000)  # fmt: skip
+            db = sqlite3.connect(
+                f"file:{self.path}?mode={'rw' if writable else 'ro'}",
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+            )
         except sqlite3.Error as exc:
             raise self._fail("read decisions", exc) from None
         try:
@@ -159,8 +171,7 @@ class StateStore:
         """One IMMEDIATE transaction: committed when the block ends, rolled back on error."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                 isolation_level=None)  # fmt: skip
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise self._fail(doing, exc) from None
         try:
@@ -184,8 +195,9 @@ class StateStore:
         with self._reading() as db:
             if db is None:
                 return {}
-            rows = db.execute("SELECT fingerprint, entry FROM decisions WHERE scope = ?",
-                              (scope,)).fetchall()  # fmt: skip
+            rows = db.execute(
+                "SELECT fingerprint, entry FROM decisions WHERE scope = ?", (scope,)
+            ).fetchall()
         return {fingerprint: TriageEntry.model_validate_json(entry) for fingerprint, entry in rows}
 
     def change(
@@ -202,8 +214,10 @@ class StateStore:
         record the changes as one undoable action. Nothing changed → nothing recorded."""
         with self._writing(f"record {label!r}") as db:
             if checkout is not None:
-                db.execute("INSERT OR IGNORE INTO scopes VALUES (?, ?, ?)",
-                           (scope, checkout.path, experiment))  # fmt: skip
+                db.execute(
+                    "INSERT OR IGNORE INTO scopes VALUES (?, ?, ?)",
+                    (scope, checkout.path, experiment),
+                )
             current = _decisions(db, scope)
             changes = []
             for fingerprint in fingerprints:
@@ -237,8 +251,9 @@ class StateStore:
                 return None
             target = _action(db, stack[-1])
             for change in target.changes:
-                _store(db, scope, change.fingerprint,
-                       change.before if op == "undo" else change.after)  # fmt: skip
+                _store(
+                    db, scope, change.fingerprint, change.before if op == "undo" else change.after
+                )
             _append(db, scope, op, target.id, target.label, list(target.changes))
             return target
 
@@ -246,8 +261,9 @@ class StateStore:
         with self._reading() as db:
             if db is None:
                 return []
-            rows = db.execute("SELECT id FROM history WHERE scope = ? ORDER BY id",
-                              (scope,)).fetchall()  # fmt: skip
+            rows = db.execute(
+                "SELECT id FROM history WHERE scope = ? ORDER BY id", (scope,)
+            ).fetchall()
             return [_action(db, row[0]) for row in rows]
 
     def can_undo(self, scope: str) -> tuple[bool, bool]:
@@ -270,8 +286,10 @@ class StateStore:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise StateError(f"cannot {what}: another scout is doing it right now "
-                                 f"({self.directory / (name + '.lock')})") from None  # fmt: skip
+                raise StateError(
+                    f"cannot {what}: another scout is doing it right now "
+                    f"({self.directory / (name + '.lock')})"
+                ) from None
             yield
         finally:
             handle.close()
@@ -281,8 +299,9 @@ class StateStore:
         with self._reading() as db:
             if db is None:
                 return {}
-            rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND day = ?",
-                              (scope, day)).fetchall()  # fmt: skip
+            rows = db.execute(
+                "SELECT step, data FROM journal WHERE scope = ? AND day = ?", (scope, day)
+            ).fetchall()
         return {step: json.loads(data) for step, data in rows}
 
     def journal_steps(self, scope: str, prefix: str) -> dict[str, dict]:
@@ -291,8 +310,10 @@ class StateStore:
         with self._reading() as db:
             if db is None:
                 return {}
-            rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND step LIKE ? "
-                              "ORDER BY day, at", (scope, prefix + "%")).fetchall()  # fmt: skip
+            rows = db.execute(
+                "SELECT step, data FROM journal WHERE scope = ? AND step LIKE ? ORDER BY day, at",
+                (scope, prefix + "%"),
+            ).fetchall()
         return {step: json.loads(data) for step, data in rows}
 
     def journaled_items(self, scope: str) -> dict[str, str]:
@@ -301,10 +322,14 @@ class StateStore:
         with self._reading() as db:
             if db is None:
                 return {}
-            rows = db.execute("SELECT step, data FROM journal WHERE scope = ? AND step LIKE "
-                              "'draft %'", (scope,)).fetchall()  # fmt: skip
-        return {str(item): step.removeprefix("draft ") for step, data in rows
-                if (item := json.loads(data).get("item"))}  # fmt: skip
+            rows = db.execute(
+                "SELECT step, data FROM journal WHERE scope = ? AND step LIKE 'draft %'", (scope,)
+            ).fetchall()
+        return {
+            str(item): step.removeprefix("draft ")
+            for step, data in rows
+            if (item := json.loads(data).get("item"))
+        }
 
     def record_step(self, scope: str, day: str, step: str, data: dict) -> None:
         with self._writing(f"record publish step {step!r}") as db:
@@ -325,28 +350,48 @@ def _decisions(db: sqlite3.Connection, scope: str) -> dict[str, TriageEntry]:
 
 def _store(db: sqlite3.Connection, scope: str, fingerprint: str, entry: TriageEntry | None) -> None:
     if entry is None:
-        db.execute("DELETE FROM decisions WHERE scope = ? AND fingerprint = ?",
-                   (scope, fingerprint))  # fmt: skip
+        db.execute(
+            "DELETE FROM decisions WHERE scope = ? AND fingerprint = ?", (scope, fingerprint)
+        )
     else:
-        db.execute("INSERT OR REPLACE INTO decisions VALUES (?, ?, ?)",
-                   (scope, fingerprint, entry.model_dump_json()))  # fmt: skip
+        db.execute(
+            "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?)",
+            (scope, fingerprint, entry.model_dump_json()),
+        )
 
 
-def _append(db: sqlite3.Connection, scope: str, op: str, target: int | None, label: str,
-            changes: list[Change]) -> None:  # fmt: skip
+def _append(
+    db: sqlite3.Connection,
+    scope: str,
+    op: str,
+    target: int | None,
+    label: str,
+    changes: list[Change],
+) -> None:
     db.execute(
         "INSERT INTO history (scope, at, op, target, label, changes) VALUES (?, ?, ?, ?, ?, ?)",
-        (scope, datetime.now(UTC).isoformat(), op, target, label,
-         json.dumps([change.to_json() for change in changes])),
-    )  # fmt: skip
+        (
+            scope,
+            datetime.now(UTC).isoformat(),
+            op,
+            target,
+            label,
+            json.dumps([change.to_json() for change in changes]),
+        ),
+    )
 
 
 def _action(db: sqlite3.Connection, action_id: int) -> Action:
     op, label, changes, at = db.execute(
         "SELECT op, label, changes, at FROM history WHERE id = ?", (action_id,)
     ).fetchone()
-    return Action(action_id, op, label, tuple(Change.from_json(c) for c in json.loads(changes)),
-                  datetime.fromisoformat(at))  # fmt: skip
+    return Action(
+        action_id,
+        op,
+        label,
+        tuple(Change.from_json(c) for c in json.loads(changes)),
+        datetime.fromisoformat(at),
+    )
 
 
 def _stacks(db: sqlite3.Connection, scope: str) -> tuple[list[int], list[int]]:

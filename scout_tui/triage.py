@@ -103,9 +103,12 @@ def decision_label(finding: Finding, entry: TriageEntry | None) -> str:
 
 def reviewed(entry: TriageEntry | None) -> bool:
     return entry is not None and (
-        entry.decision is not None or entry.section is not None or entry.priority_set
-        or bool(entry.title) or entry.body is not None
-    )  # fmt: skip
+        entry.decision is not None
+        or entry.section is not None
+        or entry.priority_set
+        or bool(entry.title)
+        or entry.body is not None
+    )
 
 
 # -- actions: what each makes of an entry -----------------------------------------------
@@ -122,8 +125,9 @@ def accept(fingerprint: str, entry: TriageEntry | None) -> TriageEntry:
 
 def drop(fingerprint: str, entry: TriageEntry | None, reason: str) -> TriageEntry:
     if not reason.strip():
-        raise TriageError("a drop needs a reason (it is remembered: the finding is not "
-                          "proposed again)")  # fmt: skip
+        raise TriageError(
+            "a drop needs a reason (it is remembered: the finding is not proposed again)"
+        )
     return _base(fingerprint, entry).model_copy(
         update={"decision": "dropped", "reason": reason.strip(), "merged_into": None}
     )
@@ -133,9 +137,9 @@ def move(finding: Finding, entry: TriageEntry | None, up: bool) -> TriageEntry |
     """Demote (up=False) or promote the finding as it stands after earlier decisions;
     None when it is already at the bottom or top."""
     current = edited(finding, entry)
-    section = Section.ACTION_ITEMS if current.section is Section.CARRIED_FORWARD else (
-        current.section
-    )  # fmt: skip
+    section = (
+        Section.ACTION_ITEMS if current.section is Section.CARRIED_FORWARD else (current.section)
+    )
     target = (promoted if up else demoted)(section, current.priority)
     if target is None:
         return None
@@ -245,10 +249,15 @@ def apply_triage(findings: Sequence[Finding], entries: Mapping[str, TriageEntry]
         if finding.fingerprint in merged:
             finding = _merge_evidence(finding, merged[finding.fingerprint])
         entry = entries.get(finding.fingerprint)
-        touched = finding.fingerprint in merged or (entry is not None and (
-            entry.section is not None or entry.priority_set or bool(entry.title)
-            or entry.body is not None
-        ))  # fmt: skip
+        touched = finding.fingerprint in merged or (
+            entry is not None
+            and (
+                entry.section is not None
+                or entry.priority_set
+                or bool(entry.title)
+                or entry.body is not None
+            )
+        )
         decision = "edited" if touched else "accepted"
         original = originals[finding.fingerprint]
         if original.section not in PRIORITIZED and finding.section in PRIORITIZED:

@@ -21,17 +21,29 @@ def scout(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "scout_tui", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, input=stdin, timeout=timeout,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        input=stdin,
+        timeout=timeout,
         env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    )
 
 
 def world_args(world: Sample, tmp_path: Path, *, day: str = DAY, prior: bool = True) -> list[str]:
     """The options that point a command at a sample world, with its own cache and state."""
     args = [
-        "--repo", str(world.repo), "--config", str(world.config), "--date", day,
-        "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
-    ]  # fmt: skip
+        "--repo",
+        str(world.repo),
+        "--config",
+        str(world.config),
+        "--date",
+        day,
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / "state"),
+    ]
     return args + (["--prior", str(world.priors)] if prior else [])
 
 
@@ -54,5 +66,9 @@ def scout_read_only(paths: list[Path], *args: str) -> subprocess.CompletedProces
     prefix = read_only(*paths)
     if prefix is None:
         return None
-    return subprocess.run([*prefix, sys.executable, "-m", "scout_tui", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "scout_tui", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )

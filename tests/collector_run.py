@@ -13,9 +13,15 @@ from scout_tui.pipeline import RunOptions, run
 
 def run_collector(world: Sample, name: str, as_of: date, priors: bool = True) -> RunResult:
     return run(
-        RunOptions(repo=world.repo, config=load_config(world.config), as_of=as_of,
-                   prior_dir=world.priors if priors else None, offline=True, only=[name])
-    )  # fmt: skip
+        RunOptions(
+            repo=world.repo,
+            config=load_config(world.config),
+            as_of=as_of,
+            prior_dir=world.priors if priors else None,
+            offline=True,
+            only=[name],
+        )
+    )
 
 
 def by_kind(result: RunResult) -> dict[str, list[Finding]]:
@@ -38,5 +44,6 @@ def commit_all(repo: Path, message: str, when: str | None = None) -> str:
     env = {**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True, env=env)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
-                          text=True, check=True).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()

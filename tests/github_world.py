@@ -16,8 +16,10 @@ TRACKING_ISSUE = 2856  # the sample scout.toml's tracking issue
 
 
 def world_for(sample: Sample) -> World:
-    priors = {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
-              for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
+    priors = {
+        date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
+        for p in sorted(sample.priors.glob("*.md"))
+    }
     return demo_world(load_config(sample.config), priors)
 
 

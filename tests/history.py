@@ -17,21 +17,27 @@ COMMITS = 15_000
 
 def build_long_history(base: Path, today) -> Sample:
     world = build_sample(base, today)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=world.repo, capture_output=True,
-                          text=True, check=True).stdout.strip()  # fmt: skip
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=world.repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     start = int(datetime.combine(today, datetime.min.time(), UTC).timestamp()) + 12 * 3600
     stream = []
     for n in range(COMMITS):
-        text = "".join(f"# TODO(owner): line {k} rev {n if k % 3 == n % 3 else 0}\n"
-                       for k in range(120)).encode()  # fmt: skip
+        text = "".join(
+            f"# TODO(owner): line {k} rev {n if k % 3 == n % 3 else 0}\n" for k in range(120)
+        ).encode()
         message = f"churn {n}\n".encode()
-        stream += [b"commit refs/heads/main\n", b"committer Dev <d@e> %d +0000\n" % (start + n),
-                   b"data %d\n%s" % (len(message), message)]  # fmt: skip
+        stream += [
+            b"commit refs/heads/main\n",
+            b"committer Dev <d@e> %d +0000\n" % (start + n),
+            b"data %d\n%s" % (len(message), message),
+        ]
         if n == 0:
             stream.append(f"from {head}\n".encode())
         stream += [f"M 100644 inline {CHURN}\n".encode(), b"data %d\n%s\n" % (len(text), text)]
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=world.repo, input=b"".join(stream),
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "fast-import", "--quiet"], cwd=world.repo, input=b"".join(stream), check=True
+    )
     subprocess.run(["git", "checkout", "-q", "-f", "main"], cwd=world.repo, check=True)
     return world
 

@@ -20,8 +20,13 @@ def commit(repo: git.Repo, message: str, number: int) -> None:
 
 
 def git_blame(root, path):
-    out = subprocess.run(["git", "blame", "--line-porcelain", "HEAD", "--", path], cwd=root,
-                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["git", "blame", "--line-porcelain", "HEAD", "--", path],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     hexdigits = set("0123456789abcdef")
     return [
         line.split()[0]

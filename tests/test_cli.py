@@ -15,8 +15,17 @@ from scout_tui.model import SCHEMA_VERSION, RunResult
 from scout_tui.report.schema import SCHEMA_FILE, render
 from tests.cli import DAY, scout, world_args
 
-SUBCOMMANDS = ["collect", "report", "publish", "triage", "cache", "demo", "ci-log", "repro",
-               "torch-commit"]  # fmt: skip
+SUBCOMMANDS = [
+    "collect",
+    "report",
+    "publish",
+    "triage",
+    "cache",
+    "demo",
+    "ci-log",
+    "repro",
+    "torch-commit",
+]
 
 
 @pytest.mark.parametrize("command", SUBCOMMANDS)
@@ -122,15 +131,25 @@ def test_a_run_belongs_to_its_checkout(tmp_path):
     a = build_sample(tmp_path / "a", __import__("datetime").date(2026, 12, 2))
     b = tmp_path / "b"
     git.Repo(a.repo).git.worktree("add", str(b), "HEAD~2")  # a second worktree, older
-    cache = ["--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
-             "--config", str(a.config), "--date", DAY, "--offline"]  # fmt: skip
+    cache = [
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--config",
+        str(a.config),
+        "--date",
+        DAY,
+        "--offline",
+    ]
     assert scout("collect", "--repo", a.repo, *cache).returncode == 0
     done_b = scout("report", "--repo", b, *cache, "--json")
     assert done_b.returncode == 0, done_b.stderr
     assert "TODO unblock detection: done" in done_b.stderr  # B had no run: it collected
     run_b = RunResult.model_validate_json(done_b.stdout)
-    run_a = RunResult.model_validate_json(scout("report", "--repo", a.repo, *cache,
-                                                "--json").stdout)  # fmt: skip
+    run_a = RunResult.model_validate_json(
+        scout("report", "--repo", a.repo, *cache, "--json").stdout
+    )
     assert run_b.checkout.path == str(b.resolve()) and run_a.checkout.path == str(a.repo.resolve())
     assert run_b.checkout.id != run_a.checkout.id
     assert run_b.head != run_a.head
@@ -143,8 +162,11 @@ def test_a_stale_cached_run_is_used_with_a_warning(tmp_path, fresh_world):
     args = world_args(fresh_world, tmp_path)  # as of TODAY: its last commit is scanned
     assert scout("collect", *args).returncode == 0
     (fresh_world.repo / "NEW.md").write_text("new\n")
-    commit_all(fresh_world.repo, "a commit after the collection, that day",
-               f"{TODAY.isoformat()}T23:00:00+00:00")  # fmt: skip
+    commit_all(
+        fresh_world.repo,
+        "a commit after the collection, that day",
+        f"{TODAY.isoformat()}T23:00:00+00:00",
+    )
     done = scout("report", *args)
     assert done.returncode == 0
     assert "using the cached run, which is what was reviewed" in done.stderr
@@ -182,16 +204,29 @@ def test_date_before_the_first_commit_is_a_usage_error(tmp_path, sample_world):
     args = world_args(sample_world, tmp_path, day="2020-01-01")
     done = scout("collect", *args)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("scout: error: --date 2020-01-01 is before the first "
-                                   "commit of torchtitan/experiments/graph_trainer/ "
-                                   "(2026-11-26, UTC)")  # fmt: skip
+    assert done.stderr.strip() == (
+        "scout: error: --date 2020-01-01 is before the first "
+        "commit of torchtitan/experiments/graph_trainer/ "
+        "(2026-11-26, UTC)"
+    )
 
 
 def test_scout_toml_is_found_from_the_checkout_root(tmp_path, fresh_world):
-    (fresh_world.repo / "scout.toml").write_text('[project]\ntracking_issue = 4242\n')
+    (fresh_world.repo / "scout.toml").write_text("[project]\ntracking_issue = 4242\n")
     subfolder = fresh_world.repo / "torchtitan"
-    done = scout("publish", "--repo", subfolder, "--date", DAY, "--offline", "--dry-run",
-                 "--cache-dir", tmp_path / "c", "--state-dir", tmp_path / "s")  # fmt: skip
+    done = scout(
+        "publish",
+        "--repo",
+        subfolder,
+        "--date",
+        DAY,
+        "--offline",
+        "--dry-run",
+        "--cache-dir",
+        tmp_path / "c",
+        "--state-dir",
+        tmp_path / "s",
+    )
     assert done.returncode == 0, done.stderr
     assert "1 comment on #4242" in done.stdout
 
@@ -277,8 +312,9 @@ def test_a_changed_configuration_collects_again(tmp_path, sample_world):
     args = world_args(sample_world, tmp_path)
     assert scout("collect", *args).returncode == 0
     changed = tmp_path / "scout.toml"
-    changed.write_text(sample_world.config.read_text()
-                       + '\n[rules.pass_untested]\npriority = "P2"\n')  # fmt: skip
+    changed.write_text(
+        sample_world.config.read_text() + '\n[rules.pass_untested]\npriority = "P2"\n'
+    )
     args[args.index("--config") + 1] = str(changed)
     done = scout("report", *args, "--json")
     assert "the configuration changed since the cached run: collecting again" in done.stderr
@@ -292,8 +328,11 @@ def test_a_partial_run_says_so_in_its_report(tmp_path, sample_world):
 
 
 def test_bad_usage_is_one_line_naming_the_commands_help():
-    for argv, command in ((["report", "--bogus"], "report"), (["collect", "--date", "x"],
-                          "collect"), (["triage", "drop", "abc"], "triage drop")):  # fmt: skip
+    for argv, command in (
+        (["report", "--bogus"], "report"),
+        (["collect", "--date", "x"], "collect"),
+        (["triage", "drop", "abc"], "triage drop"),
+    ):
         done = scout(*argv)
         assert done.returncode == 2
         [line] = done.stderr.splitlines()

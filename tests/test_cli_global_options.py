@@ -65,8 +65,12 @@ COMMANDS: dict[tuple[str, ...], tuple[list[str], set[str]]] = {
 }
 
 
-def typed(command: tuple[str, ...], option: str, side: str, value: list[str] | None = None,
-          ) -> list[str]:  # fmt: skip
+def typed(
+    command: tuple[str, ...],
+    option: str,
+    side: str,
+    value: list[str] | None = None,
+) -> list[str]:
     """The command line with the option before the command, after it, or (triage) between
     `triage` and its action."""
     words = [option, *(GIVEN[option][0] if value is None else value)]
@@ -89,9 +93,13 @@ def name(command: tuple[str, ...]) -> str:
 
 
 def cases(taken: bool) -> list:
-    return [pytest.param(command, option, side, id=f"{name(command)}:{option}:{side}")
-            for command, (_, takes) in COMMANDS.items() for option in GIVEN
-            if (option in takes) == taken for side in sides(command)]  # fmt: skip
+    return [
+        pytest.param(command, option, side, id=f"{name(command)}:{option}:{side}")
+        for command, (_, takes) in COMMANDS.items()
+        for option in GIVEN
+        if (option in takes) == taken
+        for side in sides(command)
+    ]
 
 
 def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -115,8 +123,7 @@ def test_an_option_arrives_from_either_side(command, option, side):
 @pytest.mark.parametrize(("command", "option", "side"), cases(taken=False))
 def test_an_option_the_command_does_not_take_is_refused(command, option, side, capsys):
     assert refused(typed(command, option, side), capsys) == (
-        f"scout: error: {option} does not apply to `{name(command)}` (see `{name(command)} "
-        "--help`)"
+        f"scout: error: {option} does not apply to `{name(command)}` (see `{name(command)} --help`)"
     )
 
 
@@ -126,9 +133,14 @@ def test_abbreviations_never_reach_a_hidden_option():
 
 @pytest.mark.parametrize(
     ("command", "option"),
-    [pytest.param(c, o, id=f"{name(c)}:{o}") for c, (_, takes) in COMMANDS.items()
-     if c for o in sorted(takes) if o in OTHER_VALUE],
-)  # fmt: skip
+    [
+        pytest.param(c, o, id=f"{name(c)}:{o}")
+        for c, (_, takes) in COMMANDS.items()
+        if c
+        for o in sorted(takes)
+        if o in OTHER_VALUE
+    ],
+)
 def test_both_sides_must_agree(command, option, capsys):
     before = [option, *GIVEN[option][0]]
     same = [*before, *typed(command, option, "after")]
@@ -142,17 +154,27 @@ def test_both_sides_must_agree(command, option, capsys):
 
 def test_defaults_when_no_side_gives_an_option():
     args = build_parser().parse_args(["collect"])
-    assert (args.repo, args.config, args.as_of, args.prior, args.offline, args.cache_dir,
-            args.state_dir, args.api_url) == (Path("."), None, None, None, False, None, None,
-                                              None)  # fmt: skip
+    assert (
+        args.repo,
+        args.config,
+        args.as_of,
+        args.prior,
+        args.offline,
+        args.cache_dir,
+        args.state_dir,
+        args.api_url,
+    ) == (Path("."), None, None, None, False, None, None, None)
     assert build_parser().parse_args(["open", "run.json"]).repo is None  # no checkout given
 
 
 @pytest.mark.parametrize(
     "argv",
-    [["open", "b.json", "--repo", "r", "--config", "c"], ["--repo", "r", "open", "b.json",
-     "--config", "c"], ["--config", "c", "open", "b.json", "--repo", "r"]],
-)  # fmt: skip
+    [
+        ["open", "b.json", "--repo", "r", "--config", "c"],
+        ["--repo", "r", "open", "b.json", "--config", "c"],
+        ["--config", "c", "open", "b.json", "--repo", "r"],
+    ],
+)
 def test_open_takes_a_checkout_or_a_configuration_not_both(argv, capsys):
     line = refused(argv, capsys)
     assert "--repo" in line and "--config" in line
@@ -194,12 +216,19 @@ def test_report(tmp_path, sample_world):
 
 def test_publish_offline_posts_nothing(tmp_path, sample_world):
     with LocalGitHub(world_for(sample_world)) as server:
-        done = scout("--offline", "publish", "--yes", *world_args(sample_world, tmp_path),
-                     "--api-url", server.url,
-                     env={"GH_TOKEN": TOKEN, "GH_ENTERPRISE_TOKEN": TOKEN})  # fmt: skip
+        done = scout(
+            "--offline",
+            "publish",
+            "--yes",
+            *world_args(sample_world, tmp_path),
+            "--api-url",
+            server.url,
+            env={"GH_TOKEN": TOKEN, "GH_ENTERPRISE_TOKEN": TOKEN},
+        )
         assert done.returncode == 2
-        assert done.stderr.strip() == ("scout: error: publishing needs GitHub: offline "
-                                       "(--dry-run shows the plan)")  # fmt: skip
+        assert done.stderr.strip() == (
+            "scout: error: publishing needs GitHub: offline (--dry-run shows the plan)"
+        )
         assert server.log == []
 
 
@@ -211,8 +240,9 @@ def test_triage(tmp_path, sample_world):
 
 def test_open(tmp_path, sample_world):
     run_file = tmp_path / "run.json"
-    made = scout("collect", *world_args(sample_world, tmp_path), "--only", "todos", "--json",
-                 "-o", run_file)  # fmt: skip
+    made = scout(
+        "collect", *world_args(sample_world, tmp_path), "--only", "todos", "--json", "-o", run_file
+    )
     assert made.returncode == 0, made.stderr
     config = broken_config(tmp_path)
     done = scout("--config", config, "open", run_file)
@@ -251,12 +281,13 @@ def test_torch_commit(tmp_path):
 def test_serve_github_refuses_what_it_does_not_take():
     done = scout("--date", DAY, "serve-github", timeout=60)  # would serve until killed
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() == ("scout: error: --date does not apply to `scout "
-                                   "serve-github` (see `scout serve-github --help`)")  # fmt: skip
+    assert done.stderr.strip() == (
+        "scout: error: --date does not apply to `scout "
+        "serve-github` (see `scout serve-github --help`)"
+    )
 
 
 def test_demo(tmp_path):
     done = scout("--date", "2026-12-01", "demo", "--dir", tmp_path / "demo", "--json")
     assert done.returncode == 0, done.stderr
     assert RunResult.model_validate_json(done.stdout).date == date(2026, 12, 1)
-

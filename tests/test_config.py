@@ -108,8 +108,9 @@ def test_compare_url_placeholders(tmp_path):
 def test_cli_bad_config_exit_2_one_line_no_traceback(tmp_path, sample_world):
     bad = tmp_path / "scout.toml"
     bad.write_text('[windows]\nci_runs = "many"\n')
-    done = scout("collect", "--repo", sample_world.repo, "--config", bad,
-                 "--cache-dir", tmp_path / "c")  # fmt: skip
+    done = scout(
+        "collect", "--repo", sample_world.repo, "--config", bad, "--cache-dir", tmp_path / "c"
+    )
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("scout: error: ")
@@ -138,8 +139,17 @@ def test_more_than_one_problem_is_still_one_line(tmp_path):
 def test_a_rule_for_no_kind_of_finding_is_refused(tmp_path, sample_world):
     bad = tmp_path / "scout.toml"
     bad.write_text('[rules.pass_untestd]\nsection = "fyi"\n')
-    done = scout("report", "--repo", sample_world.repo, "--config", bad,
-                 "--cache-dir", tmp_path / "c", "--state-dir", tmp_path / "s")  # fmt: skip
+    done = scout(
+        "report",
+        "--repo",
+        sample_world.repo,
+        "--config",
+        bad,
+        "--cache-dir",
+        tmp_path / "c",
+        "--state-dir",
+        tmp_path / "s",
+    )
     assert done.returncode == 2
     assert done.stderr.startswith(f"scout: error: {bad}: [rules.pass_untestd] is for no kind")
     # An override of an existing kind needs only what differs.
@@ -180,13 +190,18 @@ def test_a_scout_toml_for_another_experiment_does_not_inherit_the_shipped_ones(t
     assert config.docs.root_configs == ["torchtitan/trainer.py::Trainer.Config"]
     assert config.upstream.core_paths == load_config().upstream.core_paths  # the repo's
     assert [note.split(":", 1)[0] for note in config.inherited] == [
-        "[ci] workflows", "[project] tracking_issue = 2856 is the shipped profile's, kept for "
-        "torchtitan/experiments/graph_trainer", "[board] number = 161 is the shipped "
-        "profile's board, kept for torchtitan/experiments/graph_trainer"]  # fmt: skip
+        "[ci] workflows",
+        "[project] tracking_issue = 2856 is the shipped profile's, kept for "
+        "torchtitan/experiments/graph_trainer",
+        "[board] number = 161 is the shipped "
+        "profile's board, kept for torchtitan/experiments/graph_trainer",
+    ]
 
-    path.write_text('[project]\nexperiment = "torchtitan/experiments/torchft"\n'
-                    "tracking_issue = 7\n[board]\nnumber = 8\n[ci]\nworkflows = ['w.yaml']\n"
-                    "[freshness]\nprivate_apis = ['X']\n")  # fmt: skip
+    path.write_text(
+        '[project]\nexperiment = "torchtitan/experiments/torchft"\n'
+        "tracking_issue = 7\n[board]\nnumber = 8\n[ci]\nworkflows = ['w.yaml']\n"
+        "[freshness]\nprivate_apis = ['X']\n"
+    )
     config = load_config(path)
     assert config.inherited == []
     assert config.ci.workflows == ["w.yaml"] and config.freshness.private_apis == ["X"]

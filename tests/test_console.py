@@ -54,8 +54,7 @@ async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_l
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         sections = [node.data.section for node in tree(app).root.children]
-        assert sections[:3] == [Section.CI_FAILURES, Section.ACTION_ITEMS,
-                                Section.CARRIED_FORWARD]  # fmt: skip
+        assert sections[:3] == [Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD]
         assert Section.ALL_CLEAR in sections
         # The cursor starts on the first finding: the CI failure, with its log pane.
         finding = tree(app).row(tree(app).cursor_fingerprint).finding
@@ -69,8 +68,10 @@ async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_l
         assert "2.13.0.dev20260819+cu130" in text  # the regression-range table
         assert log.query_one("#repro").text.startswith("NGPU=4 ./run_train.sh")
         status = app.query_one("#status").render().plain
-        assert f"0 of {len([r for r in app.rows if r.finding.section is not Section.ALL_CLEAR])}" \
-            " reviewed" in status  # fmt: skip
+        assert (
+            f"0 of {len([r for r in app.rows if r.finding.section is not Section.ALL_CLEAR])}"
+            " reviewed" in status
+        )
         assert "online" in status
         # The failing workflow, and the green one said from its latest run.
         assert "✓ ci_failures 2" in app.query_one("#collectors").render().plain
@@ -81,8 +82,9 @@ async def test_accept_demote_promote_drop_each_recorded_and_undone(demo, tmp_pat
     app = console(demo, state)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        fp = await cursor_to(pilot, app, lambda f: f.priority is Priority.P1
-                             and f.section is Section.CARRIED_FORWARD)  # fmt: skip
+        fp = await cursor_to(
+            pilot, app, lambda f: f.priority is Priority.P1 and f.section is Section.CARRIED_FORWARD
+        )
         await pilot.press("a")
         await settle(pilot, app)
         assert decisions(demo, state)[fp].decision == "accepted"
@@ -117,9 +119,12 @@ async def test_marked_findings_take_bulk_actions_and_merge(demo, tmp_path):
     app = console(demo, state)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        p2 = [fp for fp, row in tree(app)._finding_rows.items()
-              if row.finding.section is Section.CARRIED_FORWARD
-              and row.finding.priority is Priority.P2][:3]  # fmt: skip
+        p2 = [
+            fp
+            for fp, row in tree(app)._finding_rows.items()
+            if row.finding.section is Section.CARRIED_FORWARD
+            and row.finding.priority is Priority.P2
+        ][:3]
         await mark(pilot, app, p2)
         assert tree(app).marked == set(p2)
         assert "3 marked" in app.query_one("#status").render().plain
@@ -140,8 +145,10 @@ async def test_marked_findings_take_bulk_actions_and_merge(demo, tmp_path):
         assert [entries[fp].merged_into for fp in p2[:2]] == [p2[2], p2[2]]
         assert "+2 merged" in tree(app).row(p2[2]).badges
         target_title = tree(app).row(p2[2]).finding.title.replace("`", "")[:20]
-        assert any(badge.startswith(f"merged into “{target_title}")
-                   for badge in tree(app).row(p2[0]).badges)  # fmt: skip
+        assert any(
+            badge.startswith(f"merged into “{target_title}")
+            for badge in tree(app).row(p2[0]).badges
+        )
         published = app.triaged_run().findings
         merged = next(f for f in published if f.fingerprint == p2[2])
         assert merged.body.count("Merged: **") == 2
@@ -195,15 +202,17 @@ async def test_filter_by_words_and_tokens(demo, tmp_path):
         await settle(pilot, app)
         shown = titles(app)
         assert shown and len(shown) < len(everything)
-        assert all(tree(app).row(fp).finding.priority is Priority.P0
-                   for fp in tree(app)._finding_rows)  # fmt: skip
+        assert all(
+            tree(app).row(fp).finding.priority is Priority.P0 for fp in tree(app)._finding_rows
+        )
         await pilot.press("slash")
         app.query_one("#filter").value = "flexattention"
         await pilot.press("enter")
         await settle(pilot, app)
-        assert titles(app) and all("flexattention" in (t + tree(app).row(fp).finding.body).lower()
-                                   for fp, t in zip(tree(app)._finding_rows, titles(app),
-                                                    strict=True))  # fmt: skip
+        assert titles(app) and all(
+            "flexattention" in (t + tree(app).row(fp).finding.body).lower()
+            for fp, t in zip(tree(app)._finding_rows, titles(app), strict=True)
+        )
         await pilot.press("escape")  # focus is back on the tree: escape clears the filter
         await settle(pilot, app)
         assert titles(app) == everything
@@ -273,8 +282,7 @@ async def test_offline_review_says_why_publish_is_disabled(demo, tmp_path):
         await pilot.press("P")
         await settle(pilot, app)
         assert not isinstance(app.screen, ConfirmPublish)
-        assert any("publishing needs GitHub: --offline" in n.message
-                   for n in app._notifications)  # fmt: skip
+        assert any("publishing needs GitHub: --offline" in n.message for n in app._notifications)
 
 
 async def test_unreachable_github_is_offline(demo, tmp_path):
@@ -309,8 +317,9 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
         world = demo.github.world
         [comment] = scout_comments(world, demo.sample.base and app.run_result.date)
         assert "Nightly Scout Report" in comment.body
-        drafts = [item for item in world.projects[0].items
-                  if item.title.startswith("[NightlyScout]")]  # fmt: skip
+        drafts = [
+            item for item in world.projects[0].items if item.title.startswith("[NightlyScout]")
+        ]
         assert len(drafts) == wanted > 0
 
 
@@ -326,8 +335,11 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
             assert app.run_result is not None and app.run_result.complete
             assert titles(app)
             # The child was handed the local server's token as an enterprise host's.
-            online = {s.name: s.state for s in app.run_result.collectors
-                      if s.name in ("ci_failures", "open_work")}  # fmt: skip
+            online = {
+                s.name: s.state
+                for s in app.run_result.collectors
+                if s.name in ("ci_failures", "open_work")
+            }
             assert online == {"ci_failures": "done", "open_work": "done"}
             # Drop one, collect again: still dropped (decisions follow fingerprints), and
             # the cursor is still on it once the new run's sections arrive.
@@ -395,8 +407,7 @@ async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tm
         assert kept is not None and kept.collected_at != online.collected_at
         assert not any(f.kind == "ci_failure" for f in kept.findings)
 
-        again = ScoutApp(Session(options(demo, tmp_path / "state", offline=True)),
-                         load_cached=True)  # fmt: skip
+        again = ScoutApp(Session(options(demo, tmp_path / "state", offline=True)), load_cached=True)
         async with again.run_test(size=SIZE) as pilot:
             await settle(pilot, again)
             assert again.run_result.collected_at == online.collected_at
@@ -406,9 +417,16 @@ async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tm
 
 
 def test_the_console_needs_a_terminal(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "scout_tui"], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "scout_tui"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert done.returncode == 2
-    assert done.stderr.strip() == ("scout: error: the console needs a terminal (the headless "
-                                   "commands are listed by `scout --help`)")  # fmt: skip
+    assert done.stderr.strip() == (
+        "scout: error: the console needs a terminal (the headless "
+        "commands are listed by `scout --help`)"
+    )

@@ -65,8 +65,9 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
             await pilot.press("r")
             assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
             await pilot.press("y")
-            assert await until(pilot, lambda: app.repro is not None
-                               and "step 3 loss 2.3" in app.repro.lines)  # fmt: skip
+            assert await until(
+                pilot, lambda: app.repro is not None and "step 3 loss 2.3" in app.repro.lines
+            )
             assert app.repro.running
             worker = int(pids.read_text().split()[1])
             assert running(worker)
@@ -109,8 +110,11 @@ async def test_edit_in_editor_round_trip_and_undo(tmp_path, monkeypatch):
         app = console(demo, tmp_path / "state")
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot, app)
-            fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS
-                                 and f.priority is Priority.P1)  # fmt: skip
+            fp = await cursor_to(
+                pilot,
+                app,
+                lambda f: f.section is Section.ACTION_ITEMS and f.priority is Priority.P1,
+            )
             await pilot.press("E")
             await settle(pilot, app)
             row = tree(app).row(fp)
@@ -122,8 +126,9 @@ async def test_edit_in_editor_round_trip_and_undo(tmp_path, monkeypatch):
             assert tree(app).row(fp).finding.title != "Edited in the editor"
 
 
-async def test_a_bad_header_from_the_editor_records_nothing_and_keeps_the_text(tmp_path,
-                                                                                monkeypatch):
+async def test_a_bad_header_from_the_editor_records_nothing_and_keeps_the_text(
+    tmp_path, monkeypatch
+):
     editor = tmp_path / "editor.sh"
     editor.write_text('#!/bin/sh\nsed -i "s/^Priority: .*/Priority: urgent/" "$1"\n')
     editor.chmod(0o755)
@@ -159,18 +164,20 @@ async def test_open_url_without_a_display_copies_it(tmp_path, monkeypatch):
             await pilot.press("o")
             await pilot.pause(0.2)
             assert app.clipboard == url
-            assert any(url in n.message and "no display" in n.message
-                       for n in app._notifications)  # fmt: skip
+            assert any(url in n.message and "no display" in n.message for n in app._notifications)
 
 
-@pytest.mark.parametrize("env, platform, expected", [
-    ({}, "linux", False),
-    ({"DISPLAY": ":0"}, "linux", True),
-    ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
-    ({"DISPLAY": ":0", "BROWSER": "/usr/bin/w3m"}, "linux", False),
-    ({}, "darwin", True),
-    ({"SSH_CONNECTION": "10.0.0.1 5 10.0.0.2 22"}, "darwin", False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "env, platform, expected",
+    [
+        ({}, "linux", False),
+        ({"DISPLAY": ":0"}, "linux", True),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
+        ({"DISPLAY": ":0", "BROWSER": "/usr/bin/w3m"}, "linux", False),
+        ({}, "darwin", True),
+        ({"SSH_CONNECTION": "10.0.0.1 5 10.0.0.2 22"}, "darwin", False),
+    ],
+)
 def test_a_browser_only_where_there_is_a_display(env, platform, expected):
     assert graphical_browser(env, platform) is expected
 
@@ -178,8 +185,15 @@ def test_a_browser_only_where_there_is_a_display(env, platform, expected):
 def test_the_edit_document_round_trips_and_says_what_is_wrong(tmp_path):
     from scout_tui.model import Finding
 
-    finding = Finding(collector="c", kind="k", title="A title", body="Body\n\nmore",
-                      section=Section.ACTION_ITEMS, priority=Priority.P1, fingerprint="k-1")
+    finding = Finding(
+        collector="c",
+        kind="k",
+        title="A title",
+        body="Body\n\nmore",
+        section=Section.ACTION_ITEMS,
+        priority=Priority.P1,
+        fingerprint="k-1",
+    )
     edited = parse_document(finding_document(finding))
     assert (edited.title, edited.priority, edited.body) == ("A title", Priority.P1, "Body\n\nmore")
     assert parse_document("   \n") is None  # emptied: cancelled
@@ -228,8 +242,11 @@ async def test_an_editor_that_cannot_start_is_said_and_the_console_stays(tmp_pat
             fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
             await pilot.press("E")
             await settle(pilot, app)
-            assert any("cannot start the editor '/nonexistent/editor --wait'" in n.message
-                       and "not found" in n.message for n in app._notifications)  # fmt: skip
+            assert any(
+                "cannot start the editor '/nonexistent/editor --wait'" in n.message
+                and "not found" in n.message
+                for n in app._notifications
+            )
             await pilot.press("a")  # the console still takes keys
             await settle(pilot, app)
             assert app.session.decisions()[fp].decision == "accepted"
@@ -250,12 +267,16 @@ async def test_the_status_line_keeps_online_or_offline_at_80_columns():
             line.where = "torchtitan·graph_trainer 2026-12-02"
             line.reviewed = "0 of 33 reviewed"
             line.collected_at = datetime.now(UTC)
-            line.online = ("offline (no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or `gh "
-                           "auth login`))")  # fmt: skip
+            line.online = (
+                "offline (no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or `gh auth login`))"
+            )
             yield line
 
-    for width, expected in ((200, "offline (no GitHub token (set GH_TOKEN"),
-                            (100, "  offline (no GitHub"), (80, " offline")):
+    for width, expected in (
+        (200, "offline (no GitHub token (set GH_TOKEN"),
+        (100, "  offline (no GitHub"),
+        (80, " offline"),
+    ):
         app = One()
         async with app.run_test(size=(width, 5)) as pilot:
             await pilot.pause()
@@ -287,7 +308,7 @@ async def test_the_status_line_keeps_a_kept_apart_note_before_the_age_but_not_on
         (120, ["run just now", "offline", "poorer run kept apart"], ["(--offline)"]),
         (100, ["offline", "poorer run kept apart"], ["run just now"]),
         (80, ["run just now", "offline"], ["poorer run kept apart"]),
-    ):  # fmt: skip
+    ):
         app = One()
         async with app.run_test(size=(width, 5)) as pilot:
             await pilot.pause()

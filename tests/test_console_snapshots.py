@@ -54,14 +54,18 @@ def test_the_tree_at_80x24(demo, tmp_path, snap_compare):
 
 def test_a_ci_failure_with_its_log(demo, tmp_path, snap_compare):
     app = console(demo, tmp_path / "state")
-    assert snap_compare(app, terminal_size=(120, 40), run_before=before(
-        lambda f: f.section is Section.CI_FAILURES))
+    assert snap_compare(
+        app, terminal_size=(120, 40), run_before=before(lambda f: f.section is Section.CI_FAILURES)
+    )
 
 
 def test_a_signature_diff(demo, tmp_path, snap_compare):
     app = console(demo, tmp_path / "state")
-    assert snap_compare(app, terminal_size=(120, 40), run_before=before(
-        lambda f: f.kind == "surface_changed" and bool(f.evidence.diff)))
+    assert snap_compare(
+        app,
+        terminal_size=(120, 40),
+        run_before=before(lambda f: f.kind == "surface_changed" and bool(f.evidence.diff)),
+    )
 
 
 def test_the_help_screen(demo, tmp_path, snap_compare):

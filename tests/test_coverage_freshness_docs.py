@@ -92,12 +92,18 @@ def convert(base, registry):
     profiler.post = hook()
     return Config(**d)
 """
-    drift = converter_drift(ast.parse(source).body[0],
-                            ["job", "parallelism", "compile", "activation_checkpoint", "loss",
-                             "profiler"])  # fmt: skip
-    assert drift == {"job": "copied", "parallelism": "overridden", "compile": "dropped",
-                     "activation_checkpoint": "rebuilt", "loss": "overridden",
-                     "profiler": "overridden"}  # fmt: skip
+    drift = converter_drift(
+        ast.parse(source).body[0],
+        ["job", "parallelism", "compile", "activation_checkpoint", "loss", "profiler"],
+    )
+    assert drift == {
+        "job": "copied",
+        "parallelism": "overridden",
+        "compile": "dropped",
+        "activation_checkpoint": "rebuilt",
+        "loss": "overridden",
+        "profiler": "overridden",
+    }
 
 
 def test_freshness_on_the_sample(sample_world, run_today):
@@ -111,8 +117,9 @@ def test_freshness_on_the_sample(sample_world, run_today):
     assert private.items == ["torch.distributed.tensor._dtensor_spec.DTensorSpec"]
     # Used since before the window: a count, not a list repeated every day.
     assert private.title == "1 private torch API in use, none new since 2026-12-01"
-    assert private.body == ("No private torch API newly used since 2026-12-01; the 1 in use "
-                            "are unchanged.")  # fmt: skip
+    assert private.body == (
+        "No private torch API newly used since 2026-12-01; the 1 in use are unchanged."
+    )
     (alternative,) = found["private_api_public_alt"]
     assert "`torch.distributed.tensor.DTensorSpec`" in alternative.body
     assert alternative.section is Section.OPPORTUNITIES
@@ -125,8 +132,9 @@ def test_freshness_on_the_sample(sample_world, run_today):
         "activation_checkpoint: rebuilt",
     ]
     # The AC rebuild has a comment saying why: a choice, not the drift the title names.
-    assert drift.title == "`to_graph_trainer_config` drops `gradient_accumulation_steps`, " \
-        "drops `seed`"  # fmt: skip
+    assert (
+        drift.title == "`to_graph_trainer_config` drops `gradient_accumulation_steps`, drops `seed`"
+    )
     assert "- `activation_checkpoint`: rebuilt (explained in the converter)" in drift.body
 
 
@@ -168,8 +176,12 @@ def test_docs_on_the_sample(sample_world):
 
     from scout_tui.model import fingerprint
 
-    mode = subprocess.run(["git", "ls-files", "-s", f"{EXP}/AGENTS.md"], cwd=sample_world.repo,
-                          capture_output=True, text=True).stdout.split()[0]  # fmt: skip
+    mode = subprocess.run(
+        ["git", "ls-files", "-s", f"{EXP}/AGENTS.md"],
+        cwd=sample_world.repo,
+        capture_output=True,
+        text=True,
+    ).stdout.split()[0]
     assert mode == "120000"  # the sample holds a real symlink
     [claude] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("CLAUDE.md")]
     assert f"`{EXP}/AGENTS.md` (a symlink)" in claude.body
@@ -186,8 +198,7 @@ def test_a_configured_doc_that_is_gone_is_a_configuration_warning(fresh_world):
     [warning] = result.config_warnings
     assert warning.subject == "`[docs] files` README.md"
     assert warning.moved_to == f"{EXP}/docs.md" and "Move the README" in warning.message
-    assert [f.title for f in result.findings
-            if "README" in f.title and f.kind != "resolved"] == []  # fmt: skip
+    assert [f.title for f in result.findings if "README" in f.title and f.kind != "resolved"] == []
 
 
 def test_clean_docs_say_docs_are_current(tmp_path):
@@ -203,8 +214,7 @@ def test_clean_docs_say_docs_are_current(tmp_path):
     repo = git.Repo.init(tmp_path)
     repo.index.add(["torchtitan"])
     repo.index.commit("init", author=git.Actor("a", "a@b"), committer=git.Actor("a", "a@b"))
-    result = run(RunOptions(repo=tmp_path, config=load_config(None), offline=True,
-                            only=["docs"]))  # fmt: skip
+    result = run(RunOptions(repo=tmp_path, config=load_config(None), offline=True, only=["docs"]))
     assert [(f.kind, f.title, f.body) for f in result.findings] == [
         ("docs_current", "Docs", "docs are current")
     ]
@@ -242,8 +252,10 @@ def test_doc_claims_keep_their_lines_after_fenced_blocks():
 def test_a_private_api_newly_used_is_the_news_of_the_list(fresh_world):
 
     path = fresh_world.repo / EXP / "new_pass.py"
-    path.write_text("from torch._inductor.fx_passes.pre_grad import fuse_stuff\n\n\n"
-                    "def new_pass(gm, example_inputs):\n    return fuse_stuff(gm)\n")  # fmt: skip
+    path.write_text(
+        "from torch._inductor.fx_passes.pre_grad import fuse_stuff\n\n\n"
+        "def new_pass(gm, example_inputs):\n    return fuse_stuff(gm)\n"
+    )
     commit_all(fresh_world.repo, "A pass on a private API")
     (private,) = by_kind(run_collector(fresh_world, "freshness", TODAY))["private_api"]
     assert private.title == "2 private torch APIs in use: 1 new since 2026-12-01"
@@ -262,52 +274,69 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
     tests = repo / EXP / "tests"
     integration = tests / "integration_tests.py"
     text = integration.read_text()
-    text = text.replace("_PP_DISABLED = True", "# TODO: PP hangs on the stand-in runner (#123)\n"
-                        "_PP_DISABLED = True\n# CP waits on the new loader\n"
-                        "_CP_DISABLED = False")  # fmt: skip
-    text = text.replace('"gt_fsdp_tp"),', '"gt_fsdp_tp",\n'
-                        "            # Re-enable once reorder is fixed upstream.\n"
-                        "            disabled=True),\n"
-                        '        OverrideDefinitions([["--x"]], "CP", "gt_cp",\n'
-                        "                            disabled=_PP_DISABLED or _CP_DISABLED),")
+    text = text.replace(
+        "_PP_DISABLED = True",
+        "# TODO: PP hangs on the stand-in runner (#123)\n"
+        "_PP_DISABLED = True\n# CP waits on the new loader\n"
+        "_CP_DISABLED = False",
+    )
+    text = text.replace(
+        '"gt_fsdp_tp"),',
+        '"gt_fsdp_tp",\n'
+        "            # Re-enable once reorder is fixed upstream.\n"
+        "            disabled=True),\n"
+        '        OverrideDefinitions([["--x"]], "CP", "gt_cp",\n'
+        "                            disabled=_PP_DISABLED or _CP_DISABLED),",
+    )
     integration.write_text(text)
     (tests / "test_skips.py").write_text(
         "import unittest\nimport torch\n\n\nclass TestSkips(unittest.TestCase):\n"
         '    @unittest.skip("flaky on the nightly (#77)")\n    def test_flaky(self): ...\n\n'
         '    @unittest.skipIf(not torch.cuda.is_available(), "no GPU")\n'
         "    def test_gpu(self): ...\n"
-    )  # fmt: skip
+    )
     commit_all(repo, "Disable more")
 
     kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
     # This window's switch-offs are the news: an Action Item of their own, with why.
     (newly,) = kinds["tests_newly_disabled"]
-    assert newly.items == ["integration_tests.py::gt_cp", "integration_tests.py::gt_fsdp_tp",
-                           "test_skips.py::TestSkips.test_flaky"]  # fmt: skip
-    assert newly.title == ("3 tests switched off since 2026-12-01: `gt_cp`, `gt_fsdp_tp`, "
-                           "`TestSkips.test_flaky`")  # fmt: skip
+    assert newly.items == [
+        "integration_tests.py::gt_cp",
+        "integration_tests.py::gt_fsdp_tp",
+        "test_skips.py::TestSkips.test_flaky",
+    ]
+    assert newly.title == (
+        "3 tests switched off since 2026-12-01: `gt_cp`, `gt_fsdp_tp`, `TestSkips.test_flaky`"
+    )
     assert newly.priority.value == "P2"
     assert "- Re-enable once reorder is fixed upstream." in newly.body
     assert "- flaky on the nightly (#77)" in newly.body
     (found,) = kinds["tests_disabled"]
-    assert found.title == ("3 of 3 integration tests disabled, 1 unit test skipped "
-                           "(+3 since 2026-12-01)")  # fmt: skip
+    assert found.title == (
+        "3 of 3 integration tests disabled, 1 unit test skipped (+3 since 2026-12-01)"
+    )
     assert found.status_update.startswith("situation worsened")
     body = found.body
     assert "- 1 by `disabled=_PP_DISABLED`, since 20" in body
     assert ": PP hangs on the stand-in runner (#123)\n  - `gt_pp`" in body
-    assert "- 1 by `disabled=True`: Re-enable once reorder is fixed upstream.\n  - `gt_fsdp_tp`" \
-        in body  # fmt: skip
+    assert (
+        "- 1 by `disabled=True`: Re-enable once reorder is fixed upstream.\n  - `gt_fsdp_tp`"
+        in body
+    )
     # `or`: disabled; both switches' reasons, as sentences.
-    assert "- 1 by `disabled=_PP_DISABLED or _CP_DISABLED`: PP hangs on the stand-in runner " \
-        "(#123). CP waits on the new loader\n  - `gt_cp`" in body  # fmt: skip
+    assert (
+        "- 1 by `disabled=_PP_DISABLED or _CP_DISABLED`: PP hangs on the stand-in runner "
+        "(#123). CP waits on the new loader\n  - `gt_cp`" in body
+    )
     # One name a line, under its switch: the report cuts a long list, the JSON keeps it.
     assert "- 1 by `test_skips.py`: flaky on the nightly (#77)\n  - `TestSkips.test_flaky`" in body
     assert "test_gpu" not in body
     # The news by name, first.
-    assert body.startswith("Newly off since 2026-12-01: `integration_tests.py::gt_cp`, "
-                           "`integration_tests.py::gt_fsdp_tp`, `test_skips.py::TestSkips."
-                           "test_flaky`\n")  # fmt: skip
+    assert body.startswith(
+        "Newly off since 2026-12-01: `integration_tests.py::gt_cp`, "
+        "`integration_tests.py::gt_fsdp_tp`, `test_skips.py::TestSkips."
+        "test_flaky`\n"
+    )
     # The coverage of passes counts only what runs: the reorder pass's only entry is off.
     assert "gt_fsdp_tp" not in _enabled_strings_of(fresh_world)
 
@@ -324,8 +353,10 @@ def _enabled_strings_of(world) -> str:
 def test_a_pass_nothing_calls_is_dead_code_not_a_missing_test(fresh_world):
 
     passes = fresh_world.repo / EXP / "extra_passes.py"
-    passes.write_text("def fold_pass(gm, example_inputs):\n    return gm\n\n\n"
-                      "def shadow_pass(gm, example_inputs):\n    return fold_pass(gm, None)\n")
+    passes.write_text(
+        "def fold_pass(gm, example_inputs):\n    return gm\n\n\n"
+        "def shadow_pass(gm, example_inputs):\n    return fold_pass(gm, None)\n"
+    )
     commit_all(fresh_world.repo, "passes")
     found = by_kind(run_collector(fresh_world, "coverage", TODAY))
     (dead,) = found["pass_dead"]
@@ -342,15 +373,19 @@ def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
     # CompileConfig.backend moves to another section; the README still names it where it
     # was (`--compile.backend=aot_eager`).
     text = configs.read_text().replace('    backend: str = "inductor"\n', "")
-    text = text.replace("class ActivationCheckpointConfig:\n",
-                        'class ActivationCheckpointConfig:\n    backend: str = "inductor"\n')
+    text = text.replace(
+        "class ActivationCheckpointConfig:\n",
+        'class ActivationCheckpointConfig:\n    backend: str = "inductor"\n',
+    )
     configs.write_text(text)
     commit_all(repo, "Move backend into activation checkpointing")
     found = by_kind(run_collector(fresh_world, "docs", TODAY))
     [readme] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("README.md")]
     [line] = [i for i in readme.items if "backend" in i]
-    assert line.startswith("flag `--compile.backend` is not a config field; it is "
-                           "`--activation_checkpoint.backend` now, since `")
+    assert line.startswith(
+        "flag `--compile.backend` is not a config field; it is "
+        "`--activation_checkpoint.backend` now, since `"
+    )
     assert line.endswith("(Move backend into activation checkpointing)")
 
 
@@ -366,7 +401,7 @@ def test_patches_that_still_fit_are_one_all_clear_line(fresh_world):
         "_original = Trainer.post_dataloading_process\n\n\n"
         "def _wrapped(self, *args, **kwargs):\n    return _original(self, *args, **kwargs)\n\n\n"
         "Trainer.post_dataloading_process = _wrapped\n"
-    )  # fmt: skip
+    )
     commit_all(fresh_world.repo, "patches")
     found = by_kind(run_collector(fresh_world, "freshness", TODAY))
     (stable,) = found["monkey_patch_stable"]
@@ -397,9 +432,9 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
         ),
         # What dist_gemm configs run through: it refuses any other backend.
         "torchtitan/models/common/dist_gemm.py": (
-            "def validate(backend):\n    if backend != \"spmd_types\":\n"
+            'def validate(backend):\n    if backend != "spmd_types":\n'
             "        raise ValueError(f\"needs parallelism.spmd_backend='spmd_types', not "
-            "{backend}\")\n"
+            '{backend}")\n'
         ),
         f"{EXP}/configs.py": (
             "from dataclasses import replace\n\n\n"
@@ -419,45 +454,53 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
             "    config = to_graph_trainer_config(llama3_dist_gemm(), None)\n"
             '    config.parallelism.spmd_backend = "spmd_types"\n    return config\n'
         ),
-    }  # fmt: skip
+    }
     for path, text in files.items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(text)
     repo = git.Repo.init(tmp_path)
     repo.index.add(list(files))
     repo.index.commit("init", author=git.Actor("a", "a@b"), committer=git.Actor("a", "a@b"))
-    result = run(RunOptions(repo=tmp_path, config=load_config(None), offline=True,
-                            only=["freshness"]))  # fmt: skip
+    result = run(
+        RunOptions(repo=tmp_path, config=load_config(None), offline=True, only=["freshness"])
+    )
     (conflict,) = by_kind(result)["config_conflict"]
     assert conflict.title == (
         "`gt_dist_gemm` cannot run as configured: `to_graph_trainer_config` forces "
-        "`parallelism.spmd_backend` = `'partial_dtensor'`, its base sets `'spmd_types'`")
+        "`parallelism.spmd_backend` = `'partial_dtensor'`, its base sets `'spmd_types'`"
+    )
     assert [(f.path, f.line) for f in conflict.files] == [
         (f"{EXP}/llama3/config_registry.py", 5),
         ("torchtitan/models/llama3/config_registry.py", 5),
         (f"{EXP}/configs.py", 7),
     ]
     assert conflict.section is Section.ACTION_ITEMS and conflict.priority.value == "P1"
-    assert "`torchtitan/models/common/dist_gemm.py:2` rejects anything but `'spmd_types'`" \
-        in conflict.body  # fmt: skip
+    assert (
+        "`torchtitan/models/common/dist_gemm.py:2` rejects anything but `'spmd_types'`"
+        in conflict.body
+    )
     # ... and since when the converter forces it: the commit that wrote that line.
     init = repo.head.commit.hexsha
     assert f"The converter forces it since `{init[:10]}` (init)." in conflict.body
     # Pinned by its base, but nothing on its path refuses the forced value: it runs, not as
     # written. An FYI to confirm, not "cannot run".
     (mismatch,) = by_kind(result)["config_mismatch"]
-    assert mismatch.title == ("`gt_pinned` runs with `parallelism.spmd_backend` = "
-                              "`'partial_dtensor'`, not the `'spmd_types'` its base sets")
+    assert mismatch.title == (
+        "`gt_pinned` runs with `parallelism.spmd_backend` = "
+        "`'partial_dtensor'`, not the `'spmd_types'` its base sets"
+    )
     assert mismatch.section is Section.FYI
     # Once an enabled integration test runs it, it is known to work: nothing to say.
     integration = tmp_path / EXP / "tests" / "integration_tests.py"
     integration.parent.mkdir(parents=True)
     integration.write_text('OverrideDefinitions([["--config gt_pinned"]], "pinned", "pinned")\n')
     repo.index.add([str(integration.relative_to(tmp_path))])
-    repo.index.commit("run gt_pinned", author=git.Actor("a", "a@b"),
-                      committer=git.Actor("a", "a@b"))  # fmt: skip
-    result = run(RunOptions(repo=tmp_path, config=load_config(None), offline=True,
-                            only=["freshness"]))  # fmt: skip
+    repo.index.commit(
+        "run gt_pinned", author=git.Actor("a", "a@b"), committer=git.Actor("a", "a@b")
+    )
+    result = run(
+        RunOptions(repo=tmp_path, config=load_config(None), offline=True, only=["freshness"])
+    )
     assert "config_mismatch" not in by_kind(result)
     assert len(by_kind(result)["config_conflict"]) == 1  # the broken one stays
 
@@ -470,28 +513,34 @@ def test_overrides_the_converter_explains_are_one_fyi_line(fresh_world):
     text = configs.read_text().replace(
         "-> GraphTrainerConfig:\n",
         '-> GraphTrainerConfig:\n    """Drops gradient_accumulation_steps and seed: the graph '
-        'trainer sets its own."""\n', 1)
+        'trainer sets its own."""\n',
+        1,
+    )
     configs.write_text(text)
     commit_all(fresh_world.repo, "explain")
     found = by_kind(run_collector(fresh_world, "freshness", TODAY))
     assert "config_drift" not in found
     (overrides,) = found["config_overrides"]
     assert overrides.section is Section.FYI
-    assert overrides.title == ("`to_graph_trainer_config` overrides 3 fields of the base "
-                               "config, each explained in the converter")  # fmt: skip
+    assert overrides.title == (
+        "`to_graph_trainer_config` overrides 3 fields of the base "
+        "config, each explained in the converter"
+    )
     # A field the converter starts to override inside the window is the news of the line.
     text = configs.read_text().replace(
         "        steps=base.steps,\n",
         "        # Short runs: the graph trainer checks compile, not convergence.\n"
-        "        steps=10,\n")
+        "        steps=10,\n",
+    )
     assert text != configs.read_text()
     configs.write_text(text)
     commit_all(fresh_world.repo, "short runs")
     (overrides,) = by_kind(run_collector(fresh_world, "freshness", TODAY))["config_overrides"]
-    assert overrides.title.endswith("each explained in the converter: `steps` new since "
-                                    "2026-12-01")  # fmt: skip
-    assert "- `steps`: overridden (explained in the converter) — new since 2026-12-01" \
-        in overrides.body  # fmt: skip
+    assert overrides.title.endswith("each explained in the converter: `steps` new since 2026-12-01")
+    assert (
+        "- `steps`: overridden (explained in the converter) — new since 2026-12-01"
+        in overrides.body
+    )
 
 
 def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
@@ -503,19 +552,24 @@ def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
         "class TestFlaky(unittest.TestCase):\n    def test_a(self): ...\n\n"
         "    def test_b(self): ...\n\n\nclass TestHalf(unittest.TestCase):\n"
         "    @unittest.skip('broken')\n    def test_c(self): ...\n"
-    )  # fmt: skip
+    )
     workflow = repo / ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
-    workflow.write_text(workflow.read_text().replace(
-        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
-        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
-        "          pytest torchtitan/experiments/graph_trainer/tests/test_flaky_only.py -v\n"))
+    workflow.write_text(
+        workflow.read_text().replace(
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_flaky_only.py -v\n",
+        )
+    )
     commit_all(repo, "flaky")
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
     (nothing,) = found["ci_step_runs_nothing"]
-    assert nothing.title == ("A CI step runs zero tests since 2026-12-01: what it selects is "
-                             "all skipped or disabled")  # fmt: skip
-    assert nothing.items == ["pytest torchtitan/experiments/graph_trainer/tests/"
-                             "test_flaky_only.py -v"]  # fmt: skip
+    assert nothing.title == (
+        "A CI step runs zero tests since 2026-12-01: what it selects is all skipped or disabled"
+    )
+    assert nothing.items == [
+        "pytest torchtitan/experiments/graph_trainer/tests/test_flaky_only.py -v"
+    ]
     assert "selects 3 test(s), each skipped without a condition" in nothing.body
     assert nothing.priority.value == "P1"
     assert "ci_steps_idle" not in found
@@ -528,25 +582,36 @@ def test_a_suite_step_whose_entries_are_all_disabled_and_idle_steps_that_stay(fr
 
     repo = fresh_world.repo
     integration = repo / EXP / "tests" / "integration_tests.py"
-    integration.write_text(integration.read_text() + (
-        "\n\ndef build_pp_suite():\n    return _pp_tests()\n\n\n"
-        "def _pp_tests():\n    return [OverrideDefinitions([[\"--pp\"]], \"PP only\", "
-        "\"pp_only\", disabled=_PP_DISABLED)]\n\n\n"
-        "_TEST_SUITES_FUNCTION = {\"all\": build_graph_trainer_test_list, "
-        "\"pp\": build_pp_suite}\n"))  # fmt: skip
+    integration.write_text(
+        integration.read_text()
+        + (
+            "\n\ndef build_pp_suite():\n    return _pp_tests()\n\n\n"
+            'def _pp_tests():\n    return [OverrideDefinitions([["--pp"]], "PP only", '
+            '"pp_only", disabled=_PP_DISABLED)]\n\n\n'
+            '_TEST_SUITES_FUNCTION = {"all": build_graph_trainer_test_list, '
+            '"pp": build_pp_suite}\n'
+        )
+    )
     workflow = repo / ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
-    step = ("python -m torchtitan.experiments.graph_trainer.tests.integration_tests "
-            "--test_suite pp --ngpu 8")
-    workflow.write_text(workflow.read_text().replace(
-        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
-        "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
-        f"          {step}\n"))
+    step = (
+        "python -m torchtitan.experiments.graph_trainer.tests.integration_tests "
+        "--test_suite pp --ngpu 8"
+    )
+    workflow.write_text(
+        workflow.read_text().replace(
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
+            f"          {step}\n",
+        )
+    )
     commit_all(repo, "a PP suite in CI", "2026-10-01T12:00:00+00:00")  # before the window
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
     assert "ci_step_runs_nothing" not in found
     (idle,) = found["ci_steps_idle"]
-    assert idle.title == ("A CI step has run zero tests since before 2026-12-01: what it "
-                          "selects is all skipped or disabled")  # fmt: skip
+    assert idle.title == (
+        "A CI step has run zero tests since before 2026-12-01: what it "
+        "selects is all skipped or disabled"
+    )
     assert idle.section is Section.FYI and idle.items == [step]  # known and standing
     assert "runs suite `pp`, whose 1 entry is all disabled (`pp_only`)" in idle.body
     workflow_path = ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
@@ -559,11 +624,17 @@ def test_a_suite_step_whose_entries_are_all_disabled_and_idle_steps_that_stay(fr
     (repo / "torchtitan/experiments/other/__init__.py").write_text("")
     commit_all(repo, "another experiment", "2026-10-02T12:00:00+00:00")
     other = fresh_world.base / "other.toml"
-    other.write_text(fresh_world.config.read_text().replace(
-        '[project]\n', '[project]\nexperiment = "torchtitan/experiments/other"\n'
-        "tracking_issue = 5\n"))  # fmt: skip
-    result = run(RunOptions(repo=repo, config=load_config(other), as_of=TODAY, offline=True,
-                            only=["ci_tests"]))  # fmt: skip
+    other.write_text(
+        fresh_world.config.read_text().replace(
+            "[project]\n",
+            '[project]\nexperiment = "torchtitan/experiments/other"\ntracking_issue = 5\n',
+        )
+    )
+    result = run(
+        RunOptions(
+            repo=repo, config=load_config(other), as_of=TODAY, offline=True, only=["ci_tests"]
+        )
+    )
     assert "ci_steps_idle" not in by_kind(result)
 
 
@@ -581,14 +652,15 @@ def test_a_script_command_that_only_runs_as_a_module(fresh_world):
     (tools / "relative.py").write_text("from . import runner\n")
     (tools / "plain.py").write_text("import sys\n\nprint(sys.argv)\n")
     readme = repo / EXP / "README.md"
-    readme.write_text(readme.read_text() + "\n```bash\n"
-                      f"python {EXP}/tools/runner.py --ngpu 8\n"
-                      f"python {EXP}/tools/relative.py\n"
-                      f"python3 {EXP}/tools/plain.py\n```\n")  # fmt: skip
+    readme.write_text(
+        readme.read_text() + "\n```bash\n"
+        f"python {EXP}/tools/runner.py --ngpu 8\n"
+        f"python {EXP}/tools/relative.py\n"
+        f"python3 {EXP}/tools/plain.py\n```\n"
+    )
     commit_all(repo, "tools")
     found = by_kind(run_collector(fresh_world, "docs", TODAY))
-    [readme_finding] = [f for f in found["doc_inaccuracy"]
-                        if f.files[0].path.endswith("README.md")]  # fmt: skip
+    [readme_finding] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("README.md")]
     scripts = [i for i in readme_finding.items if i.startswith("`python")]
     module = EXP.replace("/", ".")
     assert scripts == [
@@ -601,9 +673,11 @@ def test_a_script_command_that_only_runs_as_a_module(fresh_world):
 
 def test_a_model_config_registered_in_the_window_with_no_test_is_the_task(fresh_world):
     registry = fresh_world.repo / "torchtitan/experiments/graph_trainer/llama3/config_registry.py"
-    registry.write_text(registry.read_text()
-                        + "\n\ndef graph_trainer_llama3_8b():\n    return {\"dim\": 4096}\n"
-                        + "\n\ndef graph_trainer_llama3_bench():\n    return {\"dim\": 512}\n")
+    registry.write_text(
+        registry.read_text()
+        + '\n\ndef graph_trainer_llama3_8b():\n    return {"dim": 4096}\n'
+        + '\n\ndef graph_trainer_llama3_bench():\n    return {"dim": 512}\n'
+    )
     script = fresh_world.repo / EXP / "scripts" / "bench.sh"
     script.parent.mkdir()
     script.write_text("./run_train.sh --config graph_trainer_llama3_bench\n")
@@ -622,7 +696,7 @@ def test_a_model_config_registered_in_the_window_with_no_test_is_the_task(fresh_
 def test_a_pass_chosen_by_an_options_default_and_one_only_disabled_tests_select():
     from scout_tui.analysis.coverage import branch_values, option_defaults, selected_by_default
 
-    source = '''
+    source = """
 from dataclasses import dataclass, field
 
 
@@ -652,7 +726,7 @@ def passes(config):
         chosen.append(loop_pass)
     chosen.append(always_pass)
     return chosen
-'''
+"""
     modules = {"exp/passes.py": ast.parse(source)}
     defaults = option_defaults(modules)
     assert defaults == {"inductor_compilation": "'regional'", "jit_pass": "''", "passes": "[]"}
@@ -660,14 +734,20 @@ def passes(config):
     assert selected_by_default(modules, "validate_pass", defaults)[:2] == ("passes", "[]")
     assert selected_by_default(modules, "cudagraph_pass", defaults) is None
     assert selected_by_default(modules, "regional_pass", defaults) == (
-        "inductor_compilation", "'regional'", "exp/passes.py:21")
+        "inductor_compilation",
+        "'regional'",
+        "exp/passes.py:21",
+    )
     assert selected_by_default(modules, "full_pass", defaults) is None  # not the default
     assert selected_by_default(modules, "extra_pass", defaults) is None  # an unknown `if`
     assert selected_by_default(modules, "bucketing_pass", defaults) is None
     assert branch_values(modules, "bucketing_pass") == {"auto_bucketing"}
     # Used whatever the options: runs whenever `passes` does. A loop may run zero times.
-    assert selected_by_default(modules, "always_pass", defaults) == ("", "passes",
-                                                                     "exp/passes.py:29")
+    assert selected_by_default(modules, "always_pass", defaults) == (
+        "",
+        "passes",
+        "exp/passes.py:29",
+    )
     assert selected_by_default(modules, "loop_pass", defaults) is None
 
 
@@ -677,24 +757,35 @@ def test_passes_reached_by_default_or_only_by_disabled_tests_on_a_repository(fre
     selected by a word only a disabled integration entry passes: FYI, not an Action Item."""
     repo = fresh_world.repo
     passes = repo / f"{EXP}/passes.py"
-    passes.write_text(passes.read_text() + "\n\ndef fuse_pass(gm, example_inputs):\n"
-                      "    return gm\n")  # fmt: skip
+    passes.write_text(
+        passes.read_text() + "\n\ndef fuse_pass(gm, example_inputs):\n    return gm\n"
+    )
     (repo / f"{EXP}/pass_choice.py").write_text(
         "from dataclasses import dataclass\n\n"
         "from torchtitan.experiments.graph_trainer.passes import bucket_pass, fuse_pass\n\n\n"
-        "@dataclass\nclass PassChoice:\n    bucketing: str = \"auto\"\n    extra: str = \"\"\n\n\n"
-        "def choose(choice):\n    if choice.bucketing == \"auto\":\n        return [bucket_pass]\n"
-        "    if choice.extra == \"fuse_everywhere\":\n        return [fuse_pass]\n    return []\n")
+        '@dataclass\nclass PassChoice:\n    bucketing: str = "auto"\n    extra: str = ""\n\n\n'
+        'def choose(choice):\n    if choice.bucketing == "auto":\n        return [bucket_pass]\n'
+        '    if choice.extra == "fuse_everywhere":\n        return [fuse_pass]\n    return []\n'
+    )
     integration = repo / f"{EXP}/tests/integration_tests.py"
     text = integration.read_text()
     assert "    return [\n" in text
-    integration.write_text(text.replace("    return [\n", "    return [\n"
-        '        OverrideDefinitions([["--choice.extra fuse_everywhere"]], "fuse", "fuse",'
-        " disabled=True),\n"))  # fmt: skip
+    integration.write_text(
+        text.replace(
+            "    return [\n",
+            "    return [\n"
+            '        OverrideDefinitions([["--choice.extra fuse_everywhere"]], "fuse", "fuse",'
+            " disabled=True),\n",
+        )
+    )
     commit_all(repo, "choose passes by option")
     found = by_kind(run_collector(fresh_world, "coverage", TODAY))
-    gaps = [i for kind in ("pass_untested", "pass_integration_only", "pass_tests_disabled")
-            for f in found.get(kind, []) for i in f.items]  # fmt: skip
+    gaps = [
+        i
+        for kind in ("pass_untested", "pass_integration_only", "pass_tests_disabled")
+        for f in found.get(kind, [])
+        for i in f.items
+    ]
     assert "bucket_pass" not in gaps and "reorder_pass" in gaps  # the others are still said
     (disabled,) = found["pass_tests_disabled"]
     assert disabled.items == ["fuse_pass"] and disabled.section is Section.FYI
@@ -739,15 +830,24 @@ def test_an_option_or_pass_key_new_since_the_baseline_that_no_doc_mentions(fresh
     select them and no doc says so. The standing ones are not listed again."""
     repo = fresh_world.repo
     passes = repo / EXP / "passes.py"
-    passes.write_text(passes.read_text().replace(
-        '    "reorder": reorder_pass,\n',
-        '    "reorder": reorder_pass,\n    "bucket": bucket_pass,\n'))
+    passes.write_text(
+        passes.read_text().replace(
+            '    "reorder": reorder_pass,\n',
+            '    "reorder": reorder_pass,\n    "bucket": bucket_pass,\n',
+        )
+    )
     configs = repo / EXP / "configs.py"
-    configs.write_text(configs.read_text().replace(
-        "    passes: tuple[str, ...] = ()\n",
-        "    passes: tuple[str, ...] = ()\n    schedule: Literal[\"eager\", \"lazy\"] = \"eager\"\n"
-    ).replace("from dataclasses import dataclass\n",
-              "from dataclasses import dataclass\nfrom typing import Literal\n"))
+    configs.write_text(
+        configs.read_text()
+        .replace(
+            "    passes: tuple[str, ...] = ()\n",
+            '    passes: tuple[str, ...] = ()\n    schedule: Literal["eager", "lazy"] = "eager"\n',
+        )
+        .replace(
+            "from dataclasses import dataclass\n",
+            "from dataclasses import dataclass\nfrom typing import Literal\n",
+        )
+    )
     readme = repo / EXP / "README.md"
     readme.write_text(readme.read_text() + "\nSet `--schedule eager` for the default.\n")
     commit_all(repo, "bucket key, schedule modes")
@@ -767,10 +867,14 @@ def test_a_docstring_naming_a_pass_that_no_longer_exists(fresh_world):
     commit_all(repo, "fold pass", "2026-10-01T12:00:00+00:00")
     passes.write_text(original + "\n\ndef folding_pass(gm, example_inputs):\n    return gm\n")
     configs = repo / EXP / "configs.py"
-    configs.write_text(configs.read_text().replace(
-        "    passes: tuple[str, ...] = ()\n",
-        '    passes: tuple[str, ...] = ()\n    """Run ``fold_pass`` after ``cse_pass``; see also '
-        '``my_pass`` in the docs."""\n'))
+    configs.write_text(
+        configs.read_text().replace(
+            "    passes: tuple[str, ...] = ()\n",
+            "    passes: tuple[str, ...] = ()\n"
+            '    """Run ``fold_pass`` after ``cse_pass``; see also '
+            '``my_pass`` in the docs."""\n',
+        )
+    )
     sha = commit_all(repo, "drop fold_pass; document the passes")
     (stale,) = by_kind(run_collector(fresh_world, "docs", TODAY))["doc_stale_name"]
     assert stale.title == "A docstring or comment names a pass that no longer exists"
@@ -781,18 +885,21 @@ def test_a_docstring_naming_a_pass_that_no_longer_exists(fresh_world):
 
 
 def test_a_counted_claim_against_the_values_the_flag_allows(fresh_world):
-    """"three modes via `--compile.mode`" where the option allows two: said with the values;
+    """ "three modes via `--compile.mode`" where the option allows two: said with the values;
     "two modes" is right and says nothing."""
     readme = fresh_world.repo / EXP / "README.md"
-    readme.write_text(readme.read_text() + "\nThe trainer supports three compilation modes,\n"
-                      "chosen with `--compile.mode`.\n\nIt has two modes of AC via "
-                      "`--compile.mode` too.\n")  # fmt: skip
+    readme.write_text(
+        readme.read_text() + "\nThe trainer supports three compilation modes,\n"
+        "chosen with `--compile.mode`.\n\nIt has two modes of AC via "
+        "`--compile.mode` too.\n"
+    )
     commit_all(fresh_world.repo, "count the modes")
     found = by_kind(run_collector(fresh_world, "docs", TODAY))["doc_inaccuracy"]
     (readme_finding,) = [f for f in found if f.files[0].path.endswith("README.md")]
     counted = [i for i in readme_finding.items if i.startswith("says")]
-    assert counted == ["says 'three compilation modes', but `--compile.mode` allows 2: `jit`, "
-                       "`aot`"]  # fmt: skip
+    assert counted == [
+        "says 'three compilation modes', but `--compile.mode` allows 2: `jit`, `aot`"
+    ]
 
 
 def test_core_integration_files_that_moved_or_hold_nothing_are_configuration_warnings(
@@ -802,14 +909,17 @@ def test_core_integration_files_that_moved_or_hold_nothing_are_configuration_war
     (repo / "tests/integration_tests/h100.py").write_text("# the entries moved to models.py\n")
     commit_all(repo, "h100 entries moved")
     config = fresh_world.config
-    config.write_text(config.read_text() + '\n[coverage]\ncore_integration_tests = ['
-                      '"tests/integration_tests/features.py", "tests/integration_tests/h100.py",'
-                      ' "tests/integration_tests/flux.py"]\n')  # fmt: skip
+    config.write_text(
+        config.read_text() + "\n[coverage]\ncore_integration_tests = ["
+        '"tests/integration_tests/features.py", "tests/integration_tests/h100.py",'
+        ' "tests/integration_tests/flux.py"]\n'
+    )
     result = run_collector(fresh_world, "coverage", TODAY)
     said = {w.subject.rsplit(" ", 1)[-1]: w.message for w in result.config_warnings}
     assert "holds no integration entries" in said["tests/integration_tests/h100.py"]
     assert said["tests/integration_tests/flux.py"].endswith(
-        "tests/integration_tests/flux.py does not exist, and never did in this history.")
+        "tests/integration_tests/flux.py does not exist, and never did in this history."
+    )
     assert not any(f.kind == "config_warning" for f in result.findings)  # never findings
 
 
@@ -833,17 +943,24 @@ def test_a_combination_is_covered_by_the_default_run_and_by_a_larger_one(fresh_w
     either. PP and CP stay gaps."""
     repo = fresh_world.repo
     features = repo / "tests/integration_tests/features.py"
-    features.write_text(features.read_text().replace(
-        "    return [\n",
-        "    return [\n"
-        '        OverrideDefinitions([["--parallelism.data_parallel_shard_degree 8"]], "FSDP",'
-        ' "fsdp"),\n'
-        '        OverrideDefinitions([["--parallelism.tensor_parallel_degree 8"]], "TP", "tp"),\n'))
+    features.write_text(
+        features.read_text().replace(
+            "    return [\n",
+            "    return [\n"
+            '        OverrideDefinitions([["--parallelism.data_parallel_shard_degree 8"]], "FSDP",'
+            ' "fsdp"),\n'
+            '        OverrideDefinitions([["--parallelism.tensor_parallel_degree 8"]],'
+            ' "TP", "tp"),\n',
+        )
+    )
     integration = repo / EXP / "tests" / "integration_tests.py"
-    integration.write_text(integration.read_text().replace(
-        "    return [\n",
-        "    return [\n"
-        '        OverrideDefinitions([["--training.steps 10"]], "default", "plain"),\n'))
+    integration.write_text(
+        integration.read_text().replace(
+            "    return [\n",
+            "    return [\n"
+            '        OverrideDefinitions([["--training.steps 10"]], "default", "plain"),\n',
+        )
+    )
     commit_all(repo, "core FSDP and TP alone; a plain experiment run")
     (gap,) = by_kind(run_collector(fresh_world, "coverage", TODAY))["parallelism_gap"]
     assert gap.items == ["context_parallel", "pipeline_parallel"]
@@ -860,15 +977,20 @@ def test_a_feature_table_saying_supported_while_a_test_says_not_supported(fresh_
 
     repo = fresh_world.repo
     readme = repo / EXP / "README.md"
-    readme.write_text(readme.read_text() + "\n| Feature | Works |\n|---|---|\n"
-                      "|Context Parallelism| ✅ |\n|Tensor Parallelism| ✅ |\n")
+    readme.write_text(
+        readme.read_text() + "\n| Feature | Works |\n|---|---|\n"
+        "|Context Parallelism| ✅ |\n|Tensor Parallelism| ✅ |\n"
+    )
     (repo / EXP / "tests" / "test_cp.py").write_text(
-        "import unittest\n\n\n@unittest.skip(\"Context Parallel is not supported by "
-        "graph_trainer\")\nclass TestTraceContextParallel(unittest.TestCase):\n"
-        "    def test_cp(self): ...\n")  # fmt: skip
+        'import unittest\n\n\n@unittest.skip("Context Parallel is not supported by '
+        'graph_trainer")\nclass TestTraceContextParallel(unittest.TestCase):\n'
+        "    def test_cp(self): ...\n"
+    )
     commit_all(repo, "CP off; the README still says it works")
     found = by_kind(run_collector(fresh_world, "docs", TODAY))["doc_inaccuracy"]
     (readme_finding,) = [f for f in found if f.files[0].path.endswith("README.md")]
     claims = [i for i in readme_finding.items if "✅" in i]
-    assert claims == ["says Context Parallelism ✅, but `TestTraceContextParallel` is skipped: "
-                      "'Context Parallel is not supported by graph_trainer'"]  # fmt: skip
+    assert claims == [
+        "says Context Parallelism ✅, but `TestTraceContextParallel` is skipped: "
+        "'Context Parallel is not supported by graph_trainer'"
+    ]

@@ -30,9 +30,15 @@ def tomorrow() -> str:
     return (today_utc() + timedelta(days=1)).isoformat()
 
 
-@pytest.mark.parametrize("command", [["collect", "--offline"], ["report", "--offline"],
-                                     ["publish", "--offline", "--dry-run"],
-                                     ["triage", "list", "--offline"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["collect", "--offline"],
+        ["report", "--offline"],
+        ["publish", "--offline", "--dry-run"],
+        ["triage", "list", "--offline"],
+    ],
+)
 def test_a_day_after_today_is_refused_by_every_command(tmp_path, sample_world, command):
     args = world_args(sample_world, tmp_path, day=tomorrow())
     done = scout(*command, *args)
@@ -69,18 +75,41 @@ def test_a_day_before_the_experiments_first_commit_is_refused(tmp_path, sample_w
     _git(repo, "add", EXPERIMENT)
     _git(repo, "commit", "-qm", "add the experiment", when="2026-11-28T09:00:00+00:00")
     for command in (["collect", "--offline"], ["triage", "list", "--offline"]):
-        done = scout(*command, "--repo", repo, "--config", sample_world.config,
-                     "--date", "2026-11-24", "--cache-dir", tmp_path / "c",
-                     "--state-dir", tmp_path / "s")  # fmt: skip
+        done = scout(
+            *command,
+            "--repo",
+            repo,
+            "--config",
+            sample_world.config,
+            "--date",
+            "2026-11-24",
+            "--cache-dir",
+            tmp_path / "c",
+            "--state-dir",
+            tmp_path / "s",
+        )
         assert done.returncode == 2, done.stderr
-        assert done.stderr == (f"scout: error: --date 2026-11-24 is before the first commit of "
-                               f"{EXPERIMENT}/ (2026-11-28, UTC)\n")  # fmt: skip
+        assert done.stderr == (
+            f"scout: error: --date 2026-11-24 is before the first commit of "
+            f"{EXPERIMENT}/ (2026-11-28, UTC)\n"
+        )
 
 
 def _publish_args(world, tmp_path, server, day: str) -> list[str]:
-    return ["--repo", world.repo, "--config", fast_config(world, tmp_path), "--date", day,
-            "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
-            "--api-url", server.url]  # fmt: skip
+    return [
+        "--repo",
+        world.repo,
+        "--config",
+        fast_config(world, tmp_path),
+        "--date",
+        day,
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+        "--api-url",
+        server.url,
+    ]
 
 
 def _tracking_comments(server: LocalGitHub) -> int:
@@ -89,8 +118,11 @@ def _tracking_comments(server: LocalGitHub) -> int:
 
 
 def _mutations(server: LocalGitHub) -> list:
-    return [e for e in server.log if e.method in ("POST", "PATCH") and
-            (e.path != "/graphql" or "mutation" in e.description)]  # fmt: skip
+    return [
+        e
+        for e in server.log
+        if e.method in ("POST", "PATCH") and (e.path != "/graphql" or "mutation" in e.description)
+    ]
 
 
 def test_an_older_run_only_edits_the_comment_that_carries_its_date(tmp_path, fresh_world):
@@ -100,13 +132,16 @@ def test_an_older_run_only_edits_the_comment_that_carries_its_date(tmp_path, fre
     with LocalGitHub(world_for(fresh_world)) as server:
         comments = _tracking_comments(server)
         for day in ("2026-11-29", "2026-11-30"):  # none; another author's
-            done = scout("publish", "--yes", *_publish_args(fresh_world, tmp_path, server, day),
-                         env=env)  # fmt: skip
+            done = scout(
+                "publish", "--yes", *_publish_args(fresh_world, tmp_path, server, day), env=env
+            )
             assert done.returncode == 2, done.stderr
-            assert done.stderr == (f"scout: error: the run of {day} has no report comment of "
-                                   f"its own on #{TRACKING_ISSUE} to edit, and a report older "
-                                   "than yesterday is never posted anew: publish today's run "
-                                   "(without --date)\n")  # fmt: skip
+            assert done.stderr == (
+                f"scout: error: the run of {day} has no report comment of "
+                f"its own on #{TRACKING_ISSUE} to edit, and a report older "
+                "than yesterday is never posted anew: publish today's run "
+                "(without --date)\n"
+            )
         assert _mutations(server) == []
 
         older = datetime.fromisoformat("2026-12-01").date()
@@ -123,9 +158,16 @@ def test_an_older_run_only_edits_the_comment_that_carries_its_date(tmp_path, fre
 def test_a_run_dated_after_today_publishes_nothing(tmp_path, sample_world):
     """A bundle's run carries its own date, past the --date check: the publisher refuses it."""
     with LocalGitHub(world_for(sample_world)) as server:
-        session = Session(SessionOptions(
-            repo=sample_world.repo, config=sample_world.config, cache_dir=tmp_path / "c",
-            state_dir=tmp_path / "s", api_url=server.url, token=TOKEN))  # fmt: skip
+        session = Session(
+            SessionOptions(
+                repo=sample_world.repo,
+                config=sample_world.config,
+                cache_dir=tmp_path / "c",
+                state_dir=tmp_path / "s",
+                api_url=server.url,
+                token=TOKEN,
+            )
+        )
         day = today_utc() + timedelta(days=1)
         run = RunResult(date=day, since=datetime.now(UTC), repo="demo/minititan")
         with pytest.raises(UsageError, match=f"the run is dated {day}, after today"):

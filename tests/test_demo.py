@@ -17,8 +17,10 @@ def test_demo_prints_a_report_built_by_the_collectors(tmp_path):
     # hand-written report of two days ago carried (fuzzy match, no marker), never "resolved".
     unblocked = titles["TODO in `passes.py` likely unblocked: pytorch/pytorch#161234 merged"]
     assert unblocked.section is Section.ACTION_ITEMS and unblocked.first_reported is None
-    assert "Follows up “TODO in `passes.py` blocked on pytorch/pytorch#161234”, reported " \
+    assert (
+        "Follows up “TODO in `passes.py` blocked on pytorch/pytorch#161234”, reported "
         "since 2026-11-28." in unblocked.text
+    )
     assert not any("161234" in t for t in titles if t.startswith("Resolved"))
     # The TODO removed today is resolved; the FYI list shrank by one.
     assert "Resolved: TODO in `passes.py` blocked on pytorch/pytorch#158000" in titles
@@ -30,8 +32,10 @@ def test_demo_prints_a_report_built_by_the_collectors(tmp_path):
     assert "recurring (also failed in run #104)" in ci.text
     assert "intermittent (failed in run #102, passed in #104, #103)" in ci.text
     assert "new failure (first seen in this window)" in ci.text
-    assert any(item.fingerprint and item.fingerprint.startswith(("pr_", "issue_stale"))
-               for item in report.items)  # fmt: skip
+    assert any(
+        item.fingerprint and item.fingerprint.startswith(("pr_", "issue_stale"))
+        for item in report.items
+    )
     # The prior reports came from the local GitHub's tracking issue; the run was published.
     assert "local GitHub:      http://127.0.0.1:" in done.stderr
     assert "published: report comment posted: http://127.0.0.1:" in done.stderr

@@ -116,14 +116,16 @@ def test_discover_follows_imports_reexports_nested_configs_and_overrides():
 
 def test_option_uses_reads_flags_keywords_replace_and_attribute_chains():
     modules = {
-        "e/a.py": ast.parse(textwrap.dedent("""
+        "e/a.py": ast.parse(
+            textwrap.dedent("""
             from dataclasses import replace
             FLAGS = ["--run.mode b", "--run.other=3", "--steps 4"]
             def f(config):
                 config.run = replace(config.run, mode="a")
                 return config.run.depth
             RunConfig(width=2)
-        """)),
+        """)
+        ),
     }
     uses = option_uses(modules, "RunConfig", "run")
     assert set(uses.names) == {"mode", "other", "depth", "width"}
@@ -133,13 +135,15 @@ def test_option_uses_reads_flags_keywords_replace_and_attribute_chains():
 
 
 def test_widened_knows_a_base_class_through_imports():
-    parse = parser({
-        "pkg/__init__.py": "",
-        "pkg/base.py": "class Base:\n    class Config:\n        pass\n",
-        "pkg/impl.py": "from pkg.base import Base\n\n\nclass Impl(Base):\n"
-                       "    class Config(Base.Config):\n        pass\n",
-        "pkg/user.py": "from pkg.base import Base\nfrom pkg.impl import Impl\n",
-    })  # fmt: skip
+    parse = parser(
+        {
+            "pkg/__init__.py": "",
+            "pkg/base.py": "class Base:\n    class Config:\n        pass\n",
+            "pkg/impl.py": "from pkg.base import Base\n\n\nclass Impl(Base):\n"
+            "    class Config(Base.Config):\n        pass\n",
+            "pkg/user.py": "from pkg.base import Base\nfrom pkg.impl import Impl\n",
+        }
+    )
     tree = parse("pkg/user.py")
     assert widened(tree, "Impl.Config", "Base.Config", parse)
     assert not widened(tree, "Base.Config", "Impl.Config", parse)  # narrowed: may not fit
@@ -164,29 +168,41 @@ def test_a_removed_option_value_the_experiment_sets_is_an_action_item(fresh_worl
     """Upstream drops "none" from ActivationCheckpointConfig.mode; the experiment's
     converter sets mode="none": broken by construction, P1, saying where."""
     repo = fresh_world.repo
-    _edit(repo, "torchtitan/config/configs.py", 'Literal["none", "full", "selective"]',
-          'Literal["full", "selective"]')
+    _edit(
+        repo,
+        "torchtitan/config/configs.py",
+        'Literal["none", "full", "selective"]',
+        'Literal["full", "selective"]',
+    )
     sha = commit_all(repo, "AC: drop the none mode")
     found = _dependency_findings(fresh_world)
     (changed,) = [f for f in found["surface_changed"] if "ActivationCheckpointConfig" in f.title]
-    assert changed.title == ("`ActivationCheckpointConfig` fields (options "
-                             "`--activation_checkpoint.*`) changed upstream: field `mode` allowed "
-                             "values: removed `'none'`")  # fmt: skip
+    assert changed.title == (
+        "`ActivationCheckpointConfig` fields (options "
+        "`--activation_checkpoint.*`) changed upstream: field `mode` allowed "
+        "values: removed `'none'`"
+    )
     assert changed.section is Section.ACTION_ITEMS and changed.priority.value == "P1"
-    assert "— the experiment depends on it: `mode` set to 'none' at " \
-        f"{EXP}/configs.py:" in changed.body  # fmt: skip
+    assert (
+        f"— the experiment depends on it: `mode` set to 'none' at {EXP}/configs.py:" in changed.body
+    )
     assert "found from its code, not configured in scout.toml" in changed.body
     assert sha[:10] in changed.body
 
 
 def test_an_added_option_value_is_fyi_and_named_in_one_line(fresh_world):
     repo = fresh_world.repo
-    _edit(repo, "torchtitan/config/configs.py", 'Literal["none", "full", "selective"]',
-          'Literal["none", "full", "selective", "offload"]')
+    _edit(
+        repo,
+        "torchtitan/config/configs.py",
+        'Literal["none", "full", "selective"]',
+        'Literal["none", "full", "selective", "offload"]',
+    )
     commit_all(repo, "AC: offload mode")
     found = _dependency_findings(fresh_world)
-    assert not any("ActivationCheckpointConfig" in f.title
-                   for f in found.get("surface_changed", []))  # fmt: skip
+    assert not any(
+        "ActivationCheckpointConfig" in f.title for f in found.get("surface_changed", [])
+    )
     (summary,) = found["dependencies_changed"]
     assert summary.section is Section.FYI
     assert "field `mode` allowed values: added `'offload'`" in summary.body
@@ -198,69 +214,106 @@ def test_a_default_the_experiment_gets_is_an_action_item_unless_it_always_sets_i
     selective_ac_option: it gets that default, so changing it is an Action Item. Once every
     construction sets it, the default reaches no one: FYI."""
     repo = fresh_world.repo
-    _edit(repo, "torchtitan/config/configs.py", 'selective_ac_option: str = "op"',
-          'selective_ac_option: str = "2"')
+    _edit(
+        repo,
+        "torchtitan/config/configs.py",
+        'selective_ac_option: str = "op"',
+        'selective_ac_option: str = "2"',
+    )
     commit_all(repo, "AC: every second layer by default")
     found = _dependency_findings(fresh_world)
     (changed,) = [f for f in found["surface_changed"] if "ActivationCheckpointConfig" in f.title]
     assert "field `selective_ac_option` default `'op'` → `'2'`" in changed.title
     assert changed.priority.value == "P1"
-    assert "— the experiment depends on it: built without `selective_ac_option` at " \
-        f"{EXP}/configs.py:" \
-        in changed.body  # fmt: skip
+    assert (
+        "— the experiment depends on it: built without `selective_ac_option` at "
+        f"{EXP}/configs.py:" in changed.body
+    )
 
-    _edit(repo, f"{EXP}/configs.py", 'ActivationCheckpointConfig(mode="none")',
-          'ActivationCheckpointConfig(mode="none", selective_ac_option="op")')
+    _edit(
+        repo,
+        f"{EXP}/configs.py",
+        'ActivationCheckpointConfig(mode="none")',
+        'ActivationCheckpointConfig(mode="none", selective_ac_option="op")',
+    )
     commit_all(repo, "graph_trainer: pin the AC option", f"{TODAY.isoformat()}T21:00:00+00:00")
     found = _dependency_findings(fresh_world)
-    assert not any("ActivationCheckpointConfig" in f.title
-                   for f in found.get("surface_changed", []))  # fmt: skip
+    assert not any(
+        "ActivationCheckpointConfig" in f.title for f in found.get("surface_changed", [])
+    )
     (summary,) = found["dependencies_changed"]
     assert "field `selective_ac_option` default `'op'` → `'2'`" in summary.body
 
 
 def test_a_change_adapted_in_the_same_commit_is_fyi_naming_the_commit(fresh_world):
     repo = fresh_world.repo
-    _edit(repo, "torchtitan/config/configs.py", 'Literal["none", "full", "selective"]',
-          'Literal["off", "full", "selective"]')
-    _edit(repo, f"{EXP}/configs.py", 'ActivationCheckpointConfig(mode="none")',
-          'ActivationCheckpointConfig(mode="off")')
+    _edit(
+        repo,
+        "torchtitan/config/configs.py",
+        'Literal["none", "full", "selective"]',
+        'Literal["off", "full", "selective"]',
+    )
+    _edit(
+        repo,
+        f"{EXP}/configs.py",
+        'ActivationCheckpointConfig(mode="none")',
+        'ActivationCheckpointConfig(mode="off")',
+    )
     sha = commit_all(repo, "AC: none is now off, graph_trainer follows")
     found = _dependency_findings(fresh_world)
-    assert not any("ActivationCheckpointConfig" in f.title
-                   for f in found.get("surface_changed", []))  # fmt: skip
+    assert not any(
+        "ActivationCheckpointConfig" in f.title for f in found.get("surface_changed", [])
+    )
     (summary,) = found["dependencies_changed"]
-    assert (f"field `mode` allowed values: removed `'none'`; added `'off'` (adapted in the same "
-            f"commit, `{sha[:10]}`)") in summary.body  # fmt: skip
+    assert (
+        f"field `mode` allowed values: removed `'none'`; added `'off'` (adapted in the same "
+        f"commit, `{sha[:10]}`)"
+    ) in summary.body
 
 
 def test_a_field_widened_to_a_base_class_is_not_an_action_item(fresh_world):
     repo = fresh_world.repo
-    _edit(repo, "torchtitan/config/configs.py", "@dataclass\nclass CompileConfig:",
-          "@dataclass\nclass BaseCompileConfig:\n    pass\n\n\n"
-          "@dataclass\nclass CompileConfig(BaseCompileConfig):")
+    _edit(
+        repo,
+        "torchtitan/config/configs.py",
+        "@dataclass\nclass CompileConfig:",
+        "@dataclass\nclass BaseCompileConfig:\n    pass\n\n\n"
+        "@dataclass\nclass CompileConfig(BaseCompileConfig):",
+    )
     commit_all(repo, "a base for compile configs", BEFORE_WINDOW)
-    _edit(repo, "torchtitan/trainer.py",
-          "import ActivationCheckpointConfig, CompileConfig",
-          "import ActivationCheckpointConfig, BaseCompileConfig, CompileConfig")
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "import ActivationCheckpointConfig, CompileConfig",
+        "import ActivationCheckpointConfig, BaseCompileConfig, CompileConfig",
+    )
     _edit(repo, "torchtitan/trainer.py", "compile: CompileConfig =", "compile: BaseCompileConfig =")
     commit_all(repo, "Trainer.Config.compile takes any compile config")
     found = _dependency_findings(fresh_world)
     assert not any("Trainer.Config" in f.title for f in found.get("surface_changed", []))
     (unused,) = found["dependencies_changed"]
-    assert ("- Trainer.Config fields: field `compile` type `CompileConfig` → "
-            "`BaseCompileConfig`, a base class of `CompileConfig`: what fit still fits\n") \
-        in unused.body + "\n"  # fmt: skip
+    assert (
+        "- Trainer.Config fields: field `compile` type `CompileConfig` → "
+        "`BaseCompileConfig`, a base class of `CompileConfig`: what fit still fits\n"
+    ) in unused.body + "\n"
 
 
 def _with_upstream_train_step(repo, override: str) -> None:
-    _edit(repo, "torchtitan/trainer.py", "    def post_dataloading_process(self, batch):",
-          "    def train_step(self, batch):\n        loss = self.forward(batch)\n"
-          "        return loss\n\n    def post_dataloading_process(self, batch):")
-    _edit(repo, f"{EXP}/trainer.py",
-          "    def train_step(self, batch):\n"
-          "        inputs, labels, extra = self.post_dataloading_process(batch)\n"
-          "        return inputs, labels, extra\n", override)
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "    def post_dataloading_process(self, batch):",
+        "    def train_step(self, batch):\n        loss = self.forward(batch)\n"
+        "        return loss\n\n    def post_dataloading_process(self, batch):",
+    )
+    _edit(
+        repo,
+        f"{EXP}/trainer.py",
+        "    def train_step(self, batch):\n"
+        "        inputs, labels, extra = self.post_dataloading_process(batch)\n"
+        "        return inputs, labels, extra\n",
+        override,
+    )
     commit_all(repo, "Trainer.train_step; graph_trainer's own", BEFORE_WINDOW)
 
 
@@ -268,16 +321,25 @@ def test_an_override_that_does_not_call_upstream_misses_its_fixes(fresh_world):
     """Upstream adds a guard to Trainer.train_step; GraphTrainer.train_step is a copy that
     never calls it: P2, naming the commit and the override."""
     repo = fresh_world.repo
-    _with_upstream_train_step(repo, "    def train_step(self, batch):\n"
-                                    "        loss = self.forward(batch)\n        return loss\n")
-    _edit(repo, "torchtitan/trainer.py", "        loss = self.forward(batch)\n        return loss",
-          "        loss = self.forward(batch)\n        if not loss.isfinite():\n"
-          "            raise ValueError('non-finite loss')\n        return loss")
+    _with_upstream_train_step(
+        repo,
+        "    def train_step(self, batch):\n"
+        "        loss = self.forward(batch)\n        return loss\n",
+    )
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "        loss = self.forward(batch)\n        return loss",
+        "        loss = self.forward(batch)\n        if not loss.isfinite():\n"
+        "            raise ValueError('non-finite loss')\n        return loss",
+    )
     sha = commit_all(repo, "Stop non-finite steps")
     found = _dependency_findings(fresh_world)
     (drift,) = found["override_drift"]
-    assert drift.title == ("`Trainer.train_step` changed upstream; the experiment's override "
-                           "does not call it and may lack the change")  # fmt: skip
+    assert drift.title == (
+        "`Trainer.train_step` changed upstream; the experiment's override "
+        "does not call it and may lack the change"
+    )
     assert drift.section is Section.ACTION_ITEMS and drift.priority.value == "P2"
     assert "overrides `Trainer.train_step` at `trainer.py:" in drift.body
     assert f"`{sha[:10]}` Stop non-finite steps" in drift.body
@@ -288,11 +350,18 @@ def test_an_override_that_does_not_call_upstream_misses_its_fixes(fresh_world):
 @pytest.mark.parametrize("how", ["calls super", "changed with it"])
 def test_an_override_that_calls_upstream_or_was_changed_with_it_is_no_drift(fresh_world, how):
     repo = fresh_world.repo
-    override = ("        return super().train_step(batch)\n" if how == "calls super"
-                else "        loss = self.forward(batch)\n        return loss\n")  # fmt: skip
+    override = (
+        "        return super().train_step(batch)\n"
+        if how == "calls super"
+        else "        loss = self.forward(batch)\n        return loss\n"
+    )
     _with_upstream_train_step(repo, "    def train_step(self, batch):\n" + override)
-    _edit(repo, "torchtitan/trainer.py", "        return loss\n\n    def post",
-          "        return loss * 2\n\n    def post")
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "        return loss\n\n    def post",
+        "        return loss * 2\n\n    def post",
+    )
     if how == "changed with it":  # the same commit carries the change into the override
         _edit(repo, f"{EXP}/trainer.py", "        return loss\n", "        return loss * 2\n")
     commit_all(repo, "double the loss")
@@ -311,7 +380,8 @@ def test_another_experiment_configured_by_a_short_scout_toml(fresh_world):
     other = repo / "torchtitan/experiments/other"
     other.mkdir()
     (other / "__init__.py").write_text("")
-    (other / "trainer.py").write_text(textwrap.dedent("""\
+    (other / "trainer.py").write_text(
+        textwrap.dedent("""\
         from dataclasses import dataclass
 
         from torchtitan.trainer import Trainer
@@ -325,30 +395,44 @@ def test_another_experiment_configured_by_a_short_scout_toml(fresh_world):
             def post_dataloading_process(self, batch):
                 inputs, labels = batch
                 return inputs, labels, {}
-    """))
+    """)
+    )
     (other / "README.md").write_text(
-        "# other\n\nRun with `--replicas 2` and `--compile.backedn eager`.\n")
+        "# other\n\nRun with `--replicas 2` and `--compile.backedn eager`.\n"
+    )
     commit_all(repo, "another experiment", BEFORE_WINDOW)
-    _edit(repo, "torchtitan/trainer.py", "        inputs, labels = batch\n",
-          "        inputs, labels = batch\n        labels = labels.long()\n")
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "        inputs, labels = batch\n",
+        "        inputs, labels = batch\n        labels = labels.long()\n",
+    )
     sha = commit_all(repo, "labels are integers")
     config_path = fresh_world.base / "other.toml"
     sample_config = fresh_world.config.read_text()
     assert sample_config.count("[project]\n") == 1
-    config_path.write_text(sample_config.replace(
-        "[project]\n",
-        '[project]\nexperiment = "torchtitan/experiments/other"\ntracking_issue = 5\n',
-    ) + "\n[board]\nnumber = 6\n")  # fmt: skip
-    result = run(RunOptions(repo=repo, config=load_config(config_path), as_of=TODAY,
-                            prior_dir=None, offline=True))  # fmt: skip
+    config_path.write_text(
+        sample_config.replace(
+            "[project]\n",
+            '[project]\nexperiment = "torchtitan/experiments/other"\ntracking_issue = 5\n',
+        )
+        + "\n[board]\nnumber = 6\n"
+    )
+    result = run(
+        RunOptions(
+            repo=repo, config=load_config(config_path), as_of=TODAY, prior_dir=None, offline=True
+        )
+    )
     found = by_kind(result)
-    everything = " ".join(f.title + f.body + " ".join(x.path for x in f.files)
-                          for f in result.findings)  # fmt: skip
+    everything = " ".join(
+        f.title + f.body + " ".join(x.path for x in f.files) for f in result.findings
+    )
     assert "graph_trainer" not in everything
     (drift,) = found["override_drift"]
     assert drift.title.startswith("`Trainer.post_dataloading_process` changed upstream")
     assert sha[:10] in drift.body and drift.priority.value == "P2"
     (doc,) = found["doc_inaccuracy"]
-    assert doc.items == ["flag `--compile.backedn` is not a config field; did you mean "
-                         "`--compile.backend`?"]  # `--replicas` is OtherTrainer.Config's
+    assert doc.items == [
+        "flag `--compile.backedn` is not a config field; did you mean `--compile.backend`?"
+    ]  # `--replicas` is OtherTrainer.Config's
     assert [w.subject for w in result.config_warnings] == ["[ci] workflows"]

@@ -25,8 +25,10 @@ PERSONS_NOTE = "A note a person added to the draft."
 
 
 def world_where_a_pass_got_its_test(sample) -> World:
-    priors = {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
-              for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
+    priors = {
+        date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
+        for p in sorted(sample.priors.glob("*.md"))
+    }
     return a_pass_got_its_test(demo_world(load_config(sample.config), priors))
 
 
@@ -61,9 +63,20 @@ def draft_of(server: LocalGitHub) -> Item:
 
 
 def args_for(sample, tmp_path, server, state: str) -> list[str]:
-    return ["--repo", sample.repo, "--config", fast_config(sample, tmp_path), "--date", DAY,
-            "--cache-dir", tmp_path / f"cache-{state}", "--state-dir", tmp_path / state,
-            "--api-url", server.url]  # fmt: skip
+    return [
+        "--repo",
+        sample.repo,
+        "--config",
+        fast_config(sample, tmp_path),
+        "--date",
+        DAY,
+        "--cache-dir",
+        tmp_path / f"cache-{state}",
+        "--state-dir",
+        tmp_path / state,
+        "--api-url",
+        server.url,
+    ]
 
 
 def updates(server: LocalGitHub) -> int:
@@ -88,8 +101,10 @@ def test_a_changed_carried_finding_gets_one_status_line(tmp_path, fresh_world):
         assert "1 status line(s) added to existing drafts" in done.stdout
         body = draft_of(server).body
         assert body.startswith(DRAFT_SOURCE) and PERSONS_NOTE in body  # the person's edit kept
-        assert body.endswith(f"**Status {DAY}:** partial fix landed: 1 of 2 fixed\n"
-                             f"<!-- scout:status={_digest(body)} -->")  # fmt: skip
+        assert body.endswith(
+            f"**Status {DAY}:** partial fix landed: 1 of 2 fixed\n"
+            f"<!-- scout:status={_digest(body)} -->"
+        )
         assert updates(server) == 1
 
         # The same box again, then a box with a state dir of its own: no second line.
@@ -143,8 +158,12 @@ def test_a_draft_a_person_filled_gets_no_status_line_and_stops_nothing(tmp_path,
         item = draft_of(server)
         item.body += "\n" + "n" * (65_517 - len(item.body) - 1)
         before = item.body
-        done = scout("publish", "--yes", *args_for(fresh_world, tmp_path, server, "laptop"),
-                     env={"GH_ENTERPRISE_TOKEN": TOKEN})  # fmt: skip
+        done = scout(
+            "publish",
+            "--yes",
+            *args_for(fresh_world, tmp_path, server, "laptop"),
+            env={"GH_ENTERPRISE_TOKEN": TOKEN},
+        )
         assert done.returncode == 0, done.stderr
         assert "too long for its status line" in done.stdout + done.stderr
         assert draft_of(server).body == before and updates(server) == 0

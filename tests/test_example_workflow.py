@@ -16,8 +16,9 @@ from scout_tui.config import load_config
 WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "github-actions" / "nightly-scout.yml"
 
 
-def scout_commands(workflow: dict, values: dict[str, str],
-                   job_name: str = "scout") -> list[list[str]]:  # fmt: skip
+def scout_commands(
+    workflow: dict, values: dict[str, str], job_name: str = "scout"
+) -> list[list[str]]:
     """The `scout` command lines of a job's run steps, matrix expressions replaced by values."""
     commands = []
     for step in workflow["jobs"][job_name]["steps"]:
@@ -40,8 +41,10 @@ def test_the_example_workflow_collects_a_bundle_per_experiment() -> None:
     [upload] = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
     assert upload["with"]["path"] == "scout-${{ matrix.experiment.name }}.json.gz"
     first = experiments[0]
-    commands = scout_commands(workflow, {"matrix.experiment.config": first["config"],
-                                         "matrix.experiment.name": first["name"]})
+    commands = scout_commands(
+        workflow,
+        {"matrix.experiment.config": first["config"], "matrix.experiment.name": first["name"]},
+    )
     assert commands, "the workflow runs scout"
     parser = build_parser()
     for words in commands:
@@ -60,8 +63,9 @@ def test_the_example_workflow_publishes_with_a_github_app_token(tmp_path) -> Non
     assert job["needs"] == "scout" and "vars.SCOUT_APP_ID" in job["if"]
     assert job["strategy"]["matrix"] == workflow["jobs"]["scout"]["strategy"]["matrix"]
     assert job["concurrency"]["cancel-in-progress"] is False  # a publish is never cut short
-    [app] = [s for s in job["steps"]
-             if s.get("uses", "").startswith("actions/create-github-app-token@")]  # fmt: skip
+    [app] = [
+        s for s in job["steps"] if s.get("uses", "").startswith("actions/create-github-app-token@")
+    ]
     assert {"app-id", "private-key"} <= set(app["with"])
     assert "secrets." in app["with"]["private-key"]
     [publish] = [s for s in job["steps"] if "scout publish" in s.get("run", "")]

@@ -35,15 +35,21 @@ def test_a_run_of_a_newer_schema_is_one_line_saying_to_upgrade(tmp_path, run_jso
     if shape == "run":
         document, name = newer, "schema_version"
     else:
-        document = {"bundle_version": BUNDLE_VERSION, "scout_version": "9.0",
-                    "created_at": "2026-12-02T00:00:00Z", "run": newer}  # fmt: skip
+        document = {
+            "bundle_version": BUNDLE_VERSION,
+            "scout_version": "9.0",
+            "created_at": "2026-12-02T00:00:00Z",
+            "run": newer,
+        }
         name = "run.schema_version"
     path = tmp_path / f"{shape}.json.gz"
     path.write_bytes(gzip.compress(json.dumps(document).encode()))
     done = scout("open", path, "--state-dir", tmp_path / "state", "--offline", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr == (f"scout: error: {path}: {name} {SCHEMA_VERSION + 1} is newer than "
-                           f"this scout reads ({SCHEMA_VERSION}): upgrade scout-tui\n")  # fmt: skip
+    assert done.stderr == (
+        f"scout: error: {path}: {name} {SCHEMA_VERSION + 1} is newer than "
+        f"this scout reads ({SCHEMA_VERSION}): upgrade scout-tui\n"
+    )
 
 
 def test_the_run_of_this_version_still_opens(tmp_path, run_json):
@@ -74,8 +80,17 @@ def test_markers_a_later_scout_extends_still_match(sample_world):
 
 def test_a_draft_with_a_later_marker_is_still_scouts(sample_world):
     fingerprint = "pass_untested-e8d39dc4c91c"
-    body = ("Source: Nightly Scout Report — 2026-12-01\nPriority: P1\n\n"
-            f"<!-- scout:fp={fingerprint} items=6c9794 first=2026-11-30 cut=1 -->")  # fmt: skip
-    item = BoardItem(id="PVTI_1", database_id=1, title="t", body=body, status="Backlog",
-                     creator=SCOUT_USER, draft_id="DI_1")  # fmt: skip
+    body = (
+        "Source: Nightly Scout Report — 2026-12-01\nPriority: P1\n\n"
+        f"<!-- scout:fp={fingerprint} items=6c9794 first=2026-11-30 cut=1 -->"
+    )
+    item = BoardItem(
+        id="PVTI_1",
+        database_id=1,
+        title="t",
+        body=body,
+        status="Backlog",
+        creator=SCOUT_USER,
+        draft_id="DI_1",
+    )
     assert board_index([item], Scout(SCOUT_USER)).drafts == {fingerprint: item}

@@ -31,9 +31,21 @@ def story(sample):
 
 def collect(sample, tmp_path, server, *extra, config=None, state="state"):
     config = config or fast_config(sample, tmp_path)
-    args = ["--repo", str(sample.repo), "--config", str(config), "--date", DAY,
-            "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / state),
-            "--api-url", server.url, *extra]  # fmt: skip
+    args = [
+        "--repo",
+        str(sample.repo),
+        "--config",
+        str(config),
+        "--date",
+        DAY,
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / state),
+        "--api-url",
+        server.url,
+        *extra,
+    ]
     done = scout("collect", "--json", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
     assert done.returncode == 0, done.stderr
     return RunResult.model_validate_json(done.stdout), done
@@ -59,9 +71,7 @@ def test_ci_failures_are_classified_over_the_window(tmp_path, fresh_world):
         config = with_index(fresh_world, tmp_path, index)
         run, _ = collect(fresh_world, tmp_path, server, "--only", "ci_failures", config=config)
     [finding] = by_kind(run)["ci_failure"]
-    assert finding.title.startswith(
-        "`integration_test_8gpu_graph_trainer.yaml` failing on torch"
-    )
+    assert finding.title.startswith("`integration_test_8gpu_graph_trainer.yaml` failing on torch")
     body = finding.body
     assert "`aot_fx_trace_llama3_fsdp_tp` (rc=1)" in body
     assert "recurring (also failed in run #104)" in body
@@ -69,7 +79,9 @@ def test_ci_failures_are_classified_over_the_window(tmp_path, fresh_world):
     assert "`aot_fx_trace_deepseek_v3_ep` (timed out after 600s) — new failure" in body
     assert "Root cause: the last exception of rank 0's traceback chain, wrappers skipped." in body
     assert [(r.nightly, r.status) for r in finding.evidence.regression] == [
-        ("2.13.0.dev20260818+cu130", "pass"), ("2.13.0.dev20260819+cu130", "fail")]
+        ("2.13.0.dev20260818+cu130", "pass"),
+        ("2.13.0.dev20260819+cu130", "fail"),
+    ]
     assert all(r.commit for r in finding.evidence.regression)
     assert finding.evidence.repro.startswith("NGPU=4 ./run_train.sh")
     assert finding.section.value == "ci_failures" and finding.priority.value == "P0"
@@ -99,10 +111,24 @@ def test_green_and_no_recent_success(tmp_path, fresh_world):
             run.conclusion, run.jobs[0].conclusion = "success", "success"
     with LocalGitHub(green) as server:
         run, _ = collect(fresh_world, tmp_path, server, "--only", "ci_failures", state="s2")
-        report = scout("report", "--repo", fresh_world.repo, "--config", fresh_world.config,
-                       "--date", DAY, "--cache-dir", tmp_path / "cache", "--state-dir",
-                       tmp_path / "s2", "--only", "ci_failures", "--api-url", server.url,
-                       env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout  # fmt: skip
+        report = scout(
+            "report",
+            "--repo",
+            fresh_world.repo,
+            "--config",
+            fresh_world.config,
+            "--date",
+            DAY,
+            "--cache-dir",
+            tmp_path / "cache",
+            "--state-dir",
+            tmp_path / "s2",
+            "--only",
+            "ci_failures",
+            "--api-url",
+            server.url,
+            env={"GH_ENTERPRISE_TOKEN": TOKEN},
+        ).stdout
     assert "ci_failure" not in by_kind(run)
     ci = re.search(r"## CI Failures\n\n(.*?)\n\n##", report, re.S).group(1)
     assert ci.startswith("- **CI green: `integration_test_8gpu_graph_trainer.yaml` run #104 "), ci
@@ -115,14 +141,29 @@ def test_no_scheduled_runs_is_never_ci_green(tmp_path, fresh_world):
     config.write_text(config.read_text() + '\n[ci]\nbranch = "release"\n')
     with LocalGitHub(story(fresh_world)) as server:
         run, _ = collect(fresh_world, tmp_path, server, "--only", "ci_failures", config=config)
-        report = scout("report", "--repo", fresh_world.repo, "--config", config, "--date", DAY,
-                       "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
-                       "--only", "ci_failures", "--api-url", server.url,
-                       env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout  # fmt: skip
+        report = scout(
+            "report",
+            "--repo",
+            fresh_world.repo,
+            "--config",
+            config,
+            "--date",
+            DAY,
+            "--cache-dir",
+            tmp_path / "cache",
+            "--state-dir",
+            tmp_path / "state",
+            "--only",
+            "ci_failures",
+            "--api-url",
+            server.url,
+            env={"GH_ENTERPRISE_TOKEN": TOKEN},
+        ).stdout
     none, h100 = [f for f in run.findings if f.collector == "ci_failures"]
     assert none.kind == h100.kind == "ci_no_runs" and none.title == (
         "No scheduled runs of `integration_test_8gpu_graph_trainer.yaml` found in the window "
-        "(branch release, event schedule)")
+        "(branch release, event schedule)"
+    )
     assert "CI green" not in report and "No scheduled runs of" in report
     assert not any(f.board_item for f in run.findings)
 
@@ -132,22 +173,50 @@ def test_a_log_bigger_than_memory_would_like_is_streamed(tmp_path, fresh_world):
     write_noisy_log(big, 200)  # MiB, failures spread through it
     world = story(fresh_world)
     repo = world.repositories[0]
-    latest = max((r for r in repo.runs if r.workflow_id == repo.workflows[0].id
-                  and r.event == "schedule" and r.conclusion != "cancelled"),
-                 key=lambda r: r.created_at)  # fmt: skip
-    latest.jobs.append(Job(id=world.new_id(), name="big", conclusion="failure",
-                           log_file=str(big)))  # fmt: skip
+    latest = max(
+        (
+            r
+            for r in repo.runs
+            if r.workflow_id == repo.workflows[0].id
+            and r.event == "schedule"
+            and r.conclusion != "cancelled"
+        ),
+        key=lambda r: r.created_at,
+    )
+    latest.jobs.append(Job(id=world.new_id(), name="big", conclusion="failure", log_file=str(big)))
     with LocalGitHub(world) as server:
         # Measured in a process of its own: its only child is this one scout.
-        code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
-                "capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN)"
-                ".ru_maxrss)")  # fmt: skip
-        args = [sys.executable, "-m", "scout_tui", "collect", "--only", "ci_failures", "--repo",
-                str(fresh_world.repo), "--config", str(fresh_world.config), "--date", DAY,
-                "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "s"),
-                "--api-url", server.url]  # fmt: skip
-        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                              text=True, env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN})
+        code = (
+            "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
+            "capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN)"
+            ".ru_maxrss)"
+        )
+        args = [
+            sys.executable,
+            "-m",
+            "scout_tui",
+            "collect",
+            "--only",
+            "ci_failures",
+            "--repo",
+            str(fresh_world.repo),
+            "--config",
+            str(fresh_world.config),
+            "--date",
+            DAY,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--state-dir",
+            str(tmp_path / "s"),
+            "--api-url",
+            server.url,
+        ]
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN},
+        )
         assert done.returncode == 0, done.stderr
     peak_mib = int(done.stdout.strip()) / 1024
     kept = list((tmp_path / "cache").rglob(f"{latest.jobs[-1].id}.log"))
@@ -175,8 +244,7 @@ def test_todo_blockers_are_looked_up(tmp_path, fresh_world):
     )
     pr.state, pr.closed_at = "open", None
     with LocalGitHub(world) as server:
-        run, _ = collect(fresh_world, tmp_path, server, "--only", "todos", state="s3",
-                         config=None)  # fmt: skip
+        run, _ = collect(fresh_world, tmp_path, server, "--only", "todos", state="s3", config=None)
     [blocked] = [f for f in by_kind(run)["todo_blocked"] if "161234" in f.title]
     assert "pytorch/pytorch#161234, an open pull request" in blocked.body
 
@@ -190,33 +258,82 @@ def test_open_work_is_said_as_changes(tmp_path, fresh_world):
         assert [f.items for f in kinds["pr_merged_recently"]] == [["#4103"]]
         assert [f.items for f in kinds["issue_stale"]] == [["#4104"]]
         # Published today; tomorrow one more pull request has waited five days.
-        assert scout("publish", "--yes", "--repo", fresh_world.repo, "--config",
-                     fresh_world.config, "--date", DAY, "--cache-dir", tmp_path / "cache",
-                     "--state-dir", tmp_path / "state", "--api-url", server.url,
-                     env={"GH_ENTERPRISE_TOKEN": TOKEN}).returncode == 0  # fmt: skip
+        assert (
+            scout(
+                "publish",
+                "--yes",
+                "--repo",
+                fresh_world.repo,
+                "--config",
+                fresh_world.config,
+                "--date",
+                DAY,
+                "--cache-dir",
+                tmp_path / "cache",
+                "--state-dir",
+                tmp_path / "state",
+                "--api-url",
+                server.url,
+                env={"GH_ENTERPRISE_TOKEN": TOKEN},
+            ).returncode
+            == 0
+        )
         repo = world.repositories[0]
         created = next(i for i in repo.issues if i.number == 4101).created_at
-        repo.issues.append(Issue(number=4107, id=world.new_id(), user="contributor",
-                                 title="[graph_trainer] Add a float8 pass", pull=True,
-                                 created_at=created, updated_at=created))  # fmt: skip
+        repo.issues.append(
+            Issue(
+                number=4107,
+                id=world.new_id(),
+                user="contributor",
+                title="[graph_trainer] Add a float8 pass",
+                pull=True,
+                created_at=created,
+                updated_at=created,
+            )
+        )
         tomorrow = (TODAY + timedelta(days=1)).isoformat()
-        done = scout("collect", "--json", "--only", "open_work", "--repo", fresh_world.repo,
-                     "--config", fresh_world.config, "--date", tomorrow, "--cache-dir",
-                     tmp_path / "cache", "--state-dir", tmp_path / "state", "--api-url",
-                     server.url, env={"GH_ENTERPRISE_TOKEN": TOKEN})  # fmt: skip
+        done = scout(
+            "collect",
+            "--json",
+            "--only",
+            "open_work",
+            "--repo",
+            fresh_world.repo,
+            "--config",
+            fresh_world.config,
+            "--date",
+            tomorrow,
+            "--cache-dir",
+            tmp_path / "cache",
+            "--state-dir",
+            tmp_path / "state",
+            "--api-url",
+            server.url,
+            env={"GH_ENTERPRISE_TOKEN": TOKEN},
+        )
     second = RunResult.model_validate_json(done.stdout)
     [waiting] = by_kind(second)["pr_waiting_review"]
     assert waiting.title.endswith("(1 new)")
     assert waiting.body.startswith("New since the prior report:\n- demo/minititan#4107")
     assert "As before: demo/minititan#4101" in waiting.body
     assert waiting.status.value == "carried" and waiting.status_update.startswith(
-        "situation worsened")
+        "situation worsened"
+    )
 
 
 def test_one_endpoint_failing_fails_only_its_collector(tmp_path, fresh_world):
     with LocalGitHub(story(fresh_world), faults=[Fault.parse("GET /search/issues:500")]) as server:
-        run, _ = collect(fresh_world, tmp_path, server, "--only", "open_work", "--only",
-                            "ci_failures", "--only", "todos")  # fmt: skip
+        run, _ = collect(
+            fresh_world,
+            tmp_path,
+            server,
+            "--only",
+            "open_work",
+            "--only",
+            "ci_failures",
+            "--only",
+            "todos",
+        )
     states = {s.name: s for s in run.collectors}
     assert states["open_work"].state == "failed"
     assert states["open_work"].reason.startswith("GitHubError: GitHub answered 500 to searching")
@@ -229,8 +346,18 @@ def test_a_warm_rerun_costs_almost_no_rate_limit(tmp_path, fresh_world):
         collect(fresh_world, tmp_path, server)
         cold = [e for e in server.log if e.cost]
         server.log.clear()
-        collect(fresh_world, tmp_path, server, "--only", "ci_failures", "--only", "open_work",
-                "--only", "todos", state="again")  # fmt: skip
+        collect(
+            fresh_world,
+            tmp_path,
+            server,
+            "--only",
+            "ci_failures",
+            "--only",
+            "open_work",
+            "--only",
+            "todos",
+            state="again",
+        )
         warm = list(server.log)
     assert len(cold) >= 15  # comments, runs, jobs, logs, searches, reviews, commits, PRs
     revalidated = [e for e in warm if e.status == 304]

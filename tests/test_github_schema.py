@@ -21,8 +21,9 @@ from graphql import (
 
 ROOT = Path(__file__).parent.parent
 SCHEMA_PACKAGE = "@octokit/graphql-schema@15.26.1"  # also in .ci/run
-GITHUB_SCHEMA = Path(os.environ.get("SCOUT_GITHUB_SCHEMA")
-                     or ROOT / "build/github-schema/package/schema.graphql")  # fmt: skip
+GITHUB_SCHEMA = Path(
+    os.environ.get("SCOUT_GITHUB_SCHEMA") or ROOT / "build/github-schema/package/schema.graphql"
+)
 
 
 def differences(ours_sdl: str, theirs_sdl: str) -> list[str]:
@@ -53,8 +54,10 @@ def differences(ours_sdl: str, theirs_sdl: str) -> list[str]:
                         problems.append(f"{name}.{field_name}({arg_name}: {arg.type}) differs")
             if not isinstance(ours_type, GraphQLInputObjectType):
                 mine = {i.name for i in ours_type.interfaces}
-                problems += [f"{name} does not implement {i} on GitHub"
-                             for i in mine - {i.name for i in theirs_type.interfaces}]  # fmt: skip
+                problems += [
+                    f"{name} does not implement {i} on GitHub"
+                    for i in mine - {i.name for i in theirs_type.interfaces}
+                ]
         if isinstance(ours_type, GraphQLUnionType):
             extra = {t.name for t in ours_type.types} - {t.name for t in theirs_type.types}
             problems += [f"{name} has no member {member} on GitHub" for member in sorted(extra)]
@@ -68,9 +71,11 @@ def ours() -> str:
     return resources.files("scout_tui.github.server").joinpath("schema.graphql").read_text()
 
 
-@pytest.mark.skipif(not GITHUB_SCHEMA.is_file(),
-                    reason=f"GitHub's schema not fetched: npm pack {SCHEMA_PACKAGE} "
-                    "into build/github-schema (.ci/run does)")  # fmt: skip
+@pytest.mark.skipif(
+    not GITHUB_SCHEMA.is_file(),
+    reason=f"GitHub's schema not fetched: npm pack {SCHEMA_PACKAGE} "
+    "into build/github-schema (.ci/run does)",
+)
 def test_the_servers_schema_is_githubs():
     assert differences(ours(), GITHUB_SCHEMA.read_text(encoding="utf-8")) == []
 
@@ -78,9 +83,14 @@ def test_the_servers_schema_is_githubs():
 def test_the_check_finds_what_is_not_githubs():
     """The comparison itself, on a schema that departs from GitHub's in each way."""
     github = "type Query { a(n: Int): String! }\nenum E { X Y }\nunion U = Query\n"
-    wrong = ("type Query { a(n: String): String! b: Int }\nenum E { X Z }\n"
-             "type Other { c: Int }\nunion U = Query | Other\n")  # fmt: skip
+    wrong = (
+        "type Query { a(n: String): String! b: Int }\nenum E { X Z }\n"
+        "type Other { c: Int }\nunion U = Query | Other\n"
+    )
     assert set(differences(wrong, github)) == {
-        "Query.a(n: String) differs", "Query.b is not GitHub's", "E has no value Z on GitHub",
-        "type Other is not GitHub's", "U has no member Other on GitHub",
-    }  # fmt: skip
+        "Query.a(n: String) differs",
+        "Query.b is not GitHub's",
+        "E has no value Z on GitHub",
+        "type Other is not GitHub's",
+        "U has no member Other on GitHub",
+    }

@@ -52,8 +52,19 @@ def user_config(home: Path, text: str) -> Path:
 
 def collect(world, tmp_path, *extra, env=None):
     """`scout collect` of the open work only, in the world's checkout, with a home of its own."""
-    args = ["--repo", world.repo, "--date", DAY, "--cache-dir", tmp_path / "cache",
-            "--state-dir", tmp_path / "state", "--only", "open_work", *extra]  # fmt: skip
+    args = [
+        "--repo",
+        world.repo,
+        "--date",
+        DAY,
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+        "--only",
+        "open_work",
+        *extra,
+    ]
     home = {"XDG_CONFIG_HOME": str(tmp_path / "home"), "GH_ENTERPRISE_TOKEN": TOKEN}
     return scout("collect", "--json", *args, env={**home, **(env or {})})
 
@@ -69,7 +80,8 @@ def no_gh(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_checkout_naming_an_untrusted_api_host_is_refused_before_any_request(
-        tmp_path, fresh_world):  # fmt: skip
+    tmp_path, fresh_world
+):
     with Listener() as listener:
         in_checkout(fresh_world, api_url=listener.url)
         found = collect(fresh_world, tmp_path)
@@ -107,8 +119,10 @@ def test_a_trusted_host_is_that_scheme_host_and_port_only(tmp_path, fresh_world)
     web URL or package index is judged as the API host is."""
     with Listener() as listener:
         port = origin_of(listener.url).port
-        user_config(tmp_path / "home", f'[trust]\nhosts = ["127.0.0.1:{port}", '
-                    f'"http://127.0.0.1:{port + 1}"]\n')  # fmt: skip
+        user_config(
+            tmp_path / "home",
+            f'[trust]\nhosts = ["127.0.0.1:{port}", "http://127.0.0.1:{port + 1}"]\n',
+        )
         in_checkout(fresh_world, web_url=listener.url)
         done = collect(fresh_world, tmp_path)
     assert done.returncode == 2
@@ -116,9 +130,14 @@ def test_a_trusted_host_is_that_scheme_host_and_port_only(tmp_path, fresh_world)
     assert listener.seen == []
 
 
-@pytest.mark.parametrize("url", ["https://api.github.com.evil.example",
-                                 "https://api.github.com@evil.example",
-                                 "https://x-access-token:t@api.github.com"])  # fmt: skip
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://api.github.com.evil.example",
+        "https://api.github.com@evil.example",
+        "https://x-access-token:t@api.github.com",
+    ],
+)
 def test_look_alike_hosts_and_user_names_in_urls_are_refused(tmp_path, fresh_world, url):
     in_checkout(fresh_world, api_url=url)
     done = collect(fresh_world, tmp_path)
@@ -126,20 +145,28 @@ def test_look_alike_hosts_and_user_names_in_urls_are_refused(tmp_path, fresh_wor
     if "@" in url:
         assert "line 3: project.api_url" in done.stderr and "user name or password" in done.stderr
     else:
-        assert "[project] api_url names https://api.github.com.evil.example, a host you have "\
-            "not trusted" in done.stderr  # fmt: skip
+        assert (
+            "[project] api_url names https://api.github.com.evil.example, a host you have "
+            "not trusted" in done.stderr
+        )
 
 
 def test_a_user_name_in_the_api_url_given_is_refused_before_any_request(tmp_path, sample_world):
     with Listener() as listener:
         url = listener.url.replace("http://", "http://x-access-token:t@")
         done = collect(sample_world, tmp_path, "--config", sample_world.config, "--api-url", url)
-        from_environment = collect(sample_world, tmp_path, "--config", sample_world.config,
-                                   env={"SCOUT_GITHUB_API_URL": url})  # fmt: skip
+        from_environment = collect(
+            sample_world,
+            tmp_path,
+            "--config",
+            sample_world.config,
+            env={"SCOUT_GITHUB_API_URL": url},
+        )
     for refused in (done, from_environment):
         assert refused.returncode == 2 and refused.stderr == (
             f"scout: error: GitHub API URL {url!r}: a user name or password in a URL (USER@HOST) "
-            "is refused (e.g. https://api.github.com or https://HOST/api/v3)\n")  # fmt: skip
+            "is refused (e.g. https://api.github.com or https://HOST/api/v3)\n"
+        )
     assert listener.seen == []
 
 
@@ -166,9 +193,13 @@ def test_hosts_are_compared_after_parsing_never_by_prefix():
         ("local", "other scheme"): "https://127.0.0.1:5000",
     }
     refused = {key for key, _ in untrusted_hosts(urls, trusted)}
-    assert refused == {("project", "web_url"), ("torch", "nightly_index"),
-                       ("torch", "compare_url"), ("local", "other port"),
-                       ("local", "other scheme")}  # fmt: skip
+    assert refused == {
+        ("project", "web_url"),
+        ("torch", "nightly_index"),
+        ("torch", "compare_url"),
+        ("local", "other port"),
+        ("local", "other scheme"),
+    }
     for url in (
         "https://api.github.com@evil",
         "https://api.github.com\\@evil",
@@ -205,26 +236,42 @@ def test_a_scout_toml_string_with_escapes_is_refused(tmp_path, fresh_world):
 
 def test_a_github_token_never_goes_to_another_host(tmp_path, sample_world):
     with Listener() as listener:
-        args = ["--repo", sample_world.repo, "--config", sample_world.config, "--date", DAY,
-                "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
-                "--only", "open_work", "--api-url", listener.url]  # fmt: skip
+        args = [
+            "--repo",
+            sample_world.repo,
+            "--config",
+            sample_world.config,
+            "--date",
+            DAY,
+            "--cache-dir",
+            tmp_path / "cache",
+            "--state-dir",
+            tmp_path / "state",
+            "--only",
+            "open_work",
+            "--api-url",
+            listener.url,
+        ]
         env = {"GH_TOKEN": GITHUB_TOKEN, "GITHUB_TOKEN": GITHUB_TOKEN, **no_gh(tmp_path)}
         done = scout("collect", "--json", *args, env=env)
     assert done.returncode == 0, done.stderr
     [state] = RunResult.model_validate_json(done.stdout).collectors
     host = listener.url.removeprefix("http://")
     assert state.state == "skipped"
-    assert state.reason == (f"no token for {host} (set GH_ENTERPRISE_TOKEN or "
-                            f"GITHUB_ENTERPRISE_TOKEN, or `gh auth login --hostname {host}`; "
-                            "GH_TOKEN is for github.com only)")  # fmt: skip
+    assert state.reason == (
+        f"no token for {host} (set GH_ENTERPRISE_TOKEN or "
+        f"GITHUB_ENTERPRISE_TOKEN, or `gh auth login --hostname {host}`; "
+        "GH_TOKEN is for github.com only)"
+    )
     assert listener.authorized() == []
 
 
-def test_an_enterprise_token_comes_from_its_variables_or_gh_for_that_host(tmp_path,
-                                                                          monkeypatch):  # fmt: skip
+def test_an_enterprise_token_comes_from_its_variables_or_gh_for_that_host(tmp_path, monkeypatch):
     gh = tmp_path / "gh"
-    gh.write_text('#!/bin/sh\n[ "$*" = "auth token --hostname ghe.example:8443" ] && '
-                  "echo gho_FORTHEENTERPRISEHOST42\n")  # fmt: skip
+    gh.write_text(
+        '#!/bin/sh\n[ "$*" = "auth token --hostname ghe.example:8443" ] && '
+        "echo gho_FORTHEENTERPRISEHOST42\n"
+    )
     gh.chmod(gh.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("GH_TOKEN", GITHUB_TOKEN)
@@ -257,20 +304,30 @@ def test_a_bundle_never_chooses_where_the_token_goes(tmp_path, monkeypatch, ship
     with Listener() as listener:
         config = shipped_config.model_dump()
         config["project"].update(api_url=listener.url, web_url=f"{listener.url}/look-alike")
-        run = RunResult(date=DAY, since=datetime(2026, 12, 1, tzinfo=UTC),
-                        repo="pytorch/torchtitan")  # fmt: skip
+        run = RunResult(
+            date=DAY, since=datetime(2026, 12, 1, tzinfo=UTC), repo="pytorch/torchtitan"
+        )
         path = tmp_path / "run.json.gz"
         write_bundle(make_bundle(run, config, [], "0", datetime.now(UTC)), path)
         monkeypatch.setenv("GH_ENTERPRISE_TOKEN", TOKEN)
         options = SessionOptions(cache_dir=tmp_path / "cache", state_dir=tmp_path / "state")
         session = Session.of_bundle(path, options)
-        assert (session.api_url, session.web_url) == ("https://api.github.com",
-                                                      "https://github.com")  # fmt: skip
-        chosen = Session.of_bundle(path, SessionOptions(
-            cache_dir=tmp_path / "cache", state_dir=tmp_path / "state",
-            api_url="https://ghe.example/api/v3"))  # fmt: skip
-        assert (chosen.api_url, chosen.web_url) == ("https://ghe.example/api/v3",
-                                                    "https://ghe.example")  # fmt: skip
+        assert (session.api_url, session.web_url) == (
+            "https://api.github.com",
+            "https://github.com",
+        )
+        chosen = Session.of_bundle(
+            path,
+            SessionOptions(
+                cache_dir=tmp_path / "cache",
+                state_dir=tmp_path / "state",
+                api_url="https://ghe.example/api/v3",
+            ),
+        )
+        assert (chosen.api_url, chosen.web_url) == (
+            "https://ghe.example/api/v3",
+            "https://ghe.example",
+        )
     assert listener.seen == []
 
 
@@ -284,25 +341,39 @@ def test_the_users_keys_win_over_the_checkouts(tmp_path, monkeypatch):
     assert (keys["accept"], keys["undo"]) == ("y", "ctrl+z")
 
 
-@pytest.mark.parametrize("text, problem", [
-    ('api_url = "https://ghe.example/api/v3"\n[trust]\nhosts = ["http://me@127.0.0.1:5000"]\n',
-     ", line 3: trust.hosts = ['http://me@127.0.0.1:5000'] is not allowed: Value error, "
-     "'http://me@127.0.0.1:5000': a user name or password in a URL (USER@HOST) is refused"),
-    ('\n[trsut]\nhosts = []\n', ", line 2: unknown key 'trsut'"),
-    ('[keys]\naccept = "not a key!"\n', ": keys.accept = 'not a key!' is not allowed"),
-    ('[trust]\nhosts = [\n', ": not valid TOML: "),
-])  # fmt: skip
-def test_a_bad_user_config_is_named_with_its_line(tmp_path, monkeypatch, sample_world, text,
-                                                  problem):  # fmt: skip
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        (
+            'api_url = "https://ghe.example/api/v3"\n[trust]\nhosts = ["http://me@127.0.0.1:5000"]\n',
+            ", line 3: trust.hosts = ['http://me@127.0.0.1:5000'] is not allowed: Value error, "
+            "'http://me@127.0.0.1:5000': a user name or password in a URL (USER@HOST) is refused",
+        ),
+        ("\n[trsut]\nhosts = []\n", ", line 2: unknown key 'trsut'"),
+        ('[keys]\naccept = "not a key!"\n', ": keys.accept = 'not a key!' is not allowed"),
+        ("[trust]\nhosts = [\n", ": not valid TOML: "),
+    ],
+)
+def test_a_bad_user_config_is_named_with_its_line(
+    tmp_path, monkeypatch, sample_world, text, problem
+):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home"))
     path = user_config(tmp_path / "home", text)
     assert path == user_config_path()
     with pytest.raises(ConfigError) as error:
         load_config(None)
     assert str(error.value).startswith(f"{path}{problem}")
-    done = scout("collect", "--offline", "--repo", sample_world.repo, "--cache-dir",
-                 tmp_path / "cache", "--state-dir", tmp_path / "state",
-                 env={"XDG_CONFIG_HOME": str(tmp_path / "home")})  # fmt: skip
+    done = scout(
+        "collect",
+        "--offline",
+        "--repo",
+        sample_world.repo,
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+        env={"XDG_CONFIG_HOME": str(tmp_path / "home")},
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and str(path) in done.stderr
 
 
@@ -313,13 +384,21 @@ def test_the_api_url_is_the_flags_then_the_environments_then_the_users_config(
     user_config(tmp_path / "home", 'api_url = "https://ghe.example/api/v3"\n')
 
     def endpoints(**options):
-        session = Session(SessionOptions(repo=sample_world.repo, config=sample_world.config,
-                                         cache_dir=tmp_path / "cache",
-                                         state_dir=tmp_path / "state", **options))  # fmt: skip
+        session = Session(
+            SessionOptions(
+                repo=sample_world.repo,
+                config=sample_world.config,
+                cache_dir=tmp_path / "cache",
+                state_dir=tmp_path / "state",
+                **options,
+            )
+        )
         return session.api_url, session.web_url
 
     assert endpoints() == ("https://ghe.example/api/v3", "https://ghe.example")
     monkeypatch.setenv("SCOUT_GITHUB_API_URL", "http://127.0.0.1:5000")
     assert endpoints() == ("http://127.0.0.1:5000", "http://127.0.0.1:5000")
-    assert endpoints(api_url="https://api.github.com") == ("https://api.github.com",
-                                                          "https://github.com")  # fmt: skip
+    assert endpoints(api_url="https://api.github.com") == (
+        "https://api.github.com",
+        "https://github.com",
+    )

@@ -38,16 +38,30 @@ def test_twenty_thousand_todos_in_one_file_are_one_pass(tmp_path: Path):
         '"""' + "\n".join(docstring) + '"""\n\n\ndef f():\n' + "\n".join(comments) + "\n"
     )
     commit_all(repo, "many TODOs")
-    done = scout("collect", "--repo", repo, "--offline", "--json", "--only", "todos",
-                 "--date", TODAY.isoformat(), "--cache-dir", tmp_path / "cache",
-                 "--state-dir", tmp_path / "state", timeout=240)  # fmt: skip
+    done = scout(
+        "collect",
+        "--repo",
+        repo,
+        "--offline",
+        "--json",
+        "--only",
+        "todos",
+        "--date",
+        TODAY.isoformat(),
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+        timeout=240,
+    )
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     assert [c["state"] for c in run["collectors"]] == ["done"]
     listed = [f for f in run["findings"] if f["kind"] == "todo_unclassified"]
     # No prior report: the first one, whose "new" is since the start of its day.
-    assert listed[0]["title"].endswith(f": {2 * count} new today (first report: no baseline "
-                                       "before the day's start)")  # fmt: skip
+    assert listed[0]["title"].endswith(
+        f": {2 * count} new today (first report: no baseline before the day's start)"
+    )
 
 
 HOSTILE_MODULES = {
@@ -74,8 +88,9 @@ def test_a_module_ast_cannot_take_is_skipped_with_a_warning_and_every_collector_
     states = {c["name"]: (c["state"], c["reason"]) for c in run["collectors"]}
     assert all(state in ("done", "skipped") for state, _ in states.values()), states
     assert {name for name, (state, _) in states.items() if state == "skipped"} == {
-        "ci_failures", "open_work"  # offline, as asked
-    }  # fmt: skip
+        "ci_failures",
+        "open_work",  # offline, as asked
+    }
     warned = {w["subject"]: w["message"] for w in run["config_warnings"]}
     for name in HOSTILE_MODULES:
         path = f"{EXP}/{name}"
@@ -84,8 +99,9 @@ def test_a_module_ast_cannot_take_is_skipped_with_a_warning_and_every_collector_
     assert "nested too deeply for Python's parser" in warned[f"{EXP}/deep_sum.py"]
     assert f"nested more than {pyast.MAX_DEPTH} levels" in warned[f"{EXP}/tests/test_deep.py"]
     # said once each, though several collectors (and processes) met each file
-    assert len(run["config_warnings"]) == len({(w["subject"], w["message"])
-                                               for w in run["config_warnings"]})  # fmt: skip
+    assert len(run["config_warnings"]) == len(
+        {(w["subject"], w["message"]) for w in run["config_warnings"]}
+    )
 
 
 def test_the_depth_limit_leaves_room_for_the_recursive_walks():
@@ -111,24 +127,25 @@ def test_a_symlink_out_of_the_repository_is_never_read(fresh_world: Sample, tmp_
     (outside / "README.md").write_text(f"Run `{secret}.py` with `--{secret}`.\n")
     experiment = fresh_world.repo / EXP
     (experiment / "leak.py").symlink_to(outside / "secret.py")
-    (experiment / "leak_relative.py").symlink_to(os.path.relpath(outside / "secret.py",
-                                                                 experiment))  # fmt: skip
+    (experiment / "leak_relative.py").symlink_to(os.path.relpath(outside / "secret.py", experiment))
     (experiment / "README.md").unlink()
     (experiment / "README.md").symlink_to(outside / "README.md")
     (experiment / "vendored").symlink_to(outside, target_is_directory=True)
     # Inside the checkout's folder, but git's own: a remote URL there may hold a token.
     with (fresh_world.repo / ".git" / "config").open("a") as config:
         config.write(f"# TODO: {secret} waits on pytorch/pytorch#4244\n")
-    (experiment / "git_config.py").symlink_to(os.path.relpath(fresh_world.repo / ".git/config",
-                                                              experiment))  # fmt: skip
+    (experiment / "git_config.py").symlink_to(
+        os.path.relpath(fresh_world.repo / ".git/config", experiment)
+    )
     # A link that stays inside the repository is read as its real file.
     inside = "INSIDE-NOTE-51c2e0"
     (fresh_world.repo / "notes").mkdir()
     (fresh_world.repo / "notes" / "real.py").write_text(
         f"# TODO: {inside} waits on pytorch/pytorch#4243\n"
     )
-    (experiment / "linked.py").symlink_to(os.path.relpath(fresh_world.repo / "notes/real.py",
-                                                          experiment))  # fmt: skip
+    (experiment / "linked.py").symlink_to(
+        os.path.relpath(fresh_world.repo / "notes/real.py", experiment)
+    )
     commit_all(fresh_world.repo, "links")
     done = scout("collect", *world_args(fresh_world, tmp_path), "--offline", "--json")
     assert done.returncode == 0, done.stderr
@@ -145,15 +162,24 @@ def test_a_symlink_out_of_the_repository_is_never_read(fresh_world: Sample, tmp_
     ("toml", "key", "value"),
     [
         ('[project]\nexperiment = "/etc"\n', "project.experiment", "/etc"),
-        ('[docs]\nfiles = ["README.md", "../../../../etc/passwd"]\n', "docs.files",
-         "../../../../etc/passwd"),
-        ('[upstream]\ncore_paths = ["torchtitan/", "../outside/"]\n', "upstream.core_paths",
-         "../outside/"),
-        ('[freshness]\nbase_config = "/home/me/x.py::Config"\n', "freshness.base_config",
-         "/home/me/x.py::Config"),
+        (
+            '[docs]\nfiles = ["README.md", "../../../../etc/passwd"]\n',
+            "docs.files",
+            "../../../../etc/passwd",
+        ),
+        (
+            '[upstream]\ncore_paths = ["torchtitan/", "../outside/"]\n',
+            "upstream.core_paths",
+            "../outside/",
+        ),
+        (
+            '[freshness]\nbase_config = "/home/me/x.py::Config"\n',
+            "freshness.base_config",
+            "/home/me/x.py::Config",
+        ),
         ('[ci]\ntests_dir = "../../../../tmp"\n', "ci.tests_dir", "../../../../tmp"),
     ],
-)  # fmt: skip
+)
 def test_a_scout_toml_path_out_of_the_checkout_is_refused(
     sample_world: Sample, tmp_path: Path, toml: str, key: str, value: str
 ):
@@ -191,16 +217,17 @@ def test_a_file_too_big_or_not_a_file_is_not_read(fresh_world: Sample, tmp_path:
     readme = fresh_world.repo / EXP / "README.md"
     readme.unlink()
     os.mkfifo(readme)
-    done = scout("collect", *world_args(fresh_world, tmp_path), "--offline", "--json",
-                 timeout=180)  # fmt: skip
+    done = scout("collect", *world_args(fresh_world, tmp_path), "--offline", "--json", timeout=180)
     assert done.returncode == 0, done.stderr
     run = json.loads(done.stdout)
     states = {c["name"]: c["state"] for c in run["collectors"]}
     assert set(states.values()) <= {"done", "skipped"}, states
     warned = {w["subject"]: w["message"] for w in run["config_warnings"]}
-    assert warned[big] == (f"{big}: skipped — {len(line) * repeats:,} bytes, over the "
-                           f"{MAX_FILE_BYTES // 2**20} MiB scout reads; the other files were "
-                           "read.")  # fmt: skip
+    assert warned[big] == (
+        f"{big}: skipped — {len(line) * repeats:,} bytes, over the "
+        f"{MAX_FILE_BYTES // 2**20} MiB scout reads; the other files were "
+        "read."
+    )
     assert len(done.stdout) < MAX_FILE_BYTES // 8  # quoted at most in a diff's first lines
 
 
@@ -246,7 +273,10 @@ def test_a_file_scout_could_not_read_is_neither_gone_nor_fixed(fresh_world: Samp
     assert today.returncode == 0, today.stderr
     assert "attention.py: skipped — nested more than" in today.stderr
     assert "disappeared" not in today.stdout and "no longer exists" not in today.stdout
-    flex = [line for line in today.stdout.splitlines() if "FlexAttention.forward" in line
-            and line.startswith("- ")]  # fmt: skip
+    flex = [
+        line
+        for line in today.stdout.splitlines()
+        if "FlexAttention.forward" in line and line.startswith("- ")
+    ]
     assert flex and not [line for line in flex if "Resolved" in line], flex
     assert all("not re-checked" in today.stdout.split(line, 1)[1][:600] for line in flex)

@@ -25,10 +25,13 @@ def test_ctrl_c_at_several_moments(tmp_path, long_history):
     assert scout(*args).returncode == 0  # a run in the cache, to check it survives
     interrupted = 0
     for moment in MOMENTS:
-        child = subprocess.Popen([sys.executable, "-m", "scout_tui", *args],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 start_new_session=True,
-                                 env={**os.environ, "SCOUT_PROCESSES": "2"})  # fmt: skip
+        child = subprocess.Popen(
+            [sys.executable, "-m", "scout_tui", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env={**os.environ, "SCOUT_PROCESSES": "2"},
+        )
         if moment == "replay":
             wait_for(lambda: processes_in(long_history.repo.resolve(), "git", "--reverse"))
         else:
@@ -55,10 +58,18 @@ def test_sigterm_before_the_collection_starts_is_a_clean_stop(tmp_path, sample_w
     stopped = 0
     for delay in (0.15, 0.3):
         child = subprocess.Popen(
-            [sys.executable, "-m", "scout_tui", "collect", "--events",
-             *world_args(sample_world, tmp_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "scout_tui",
+                "collect",
+                "--events",
+                *world_args(sample_world, tmp_path),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         time.sleep(delay)
         os.killpg(child.pid, signal.SIGTERM)
         _, err = child.communicate(timeout=60)

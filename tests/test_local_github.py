@@ -27,35 +27,66 @@ def world():
     repo.issues = [i for i in repo.issues if i.number == config.project.tracking_issue]
     repo.workflows, repo.runs = [], []
     merged = datetime(2026, 12, 1, tzinfo=UTC)
-    repo.issues.append(Issue(number=4100, id=built.new_id(), title="graph_trainer: fix passes",
-                             user="dev", pull=True, merged_at=merged))
+    repo.issues.append(
+        Issue(
+            number=4100,
+            id=built.new_id(),
+            title="graph_trainer: fix passes",
+            user="dev",
+            pull=True,
+            merged_at=merged,
+        )
+    )
     workflow = ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
     repo.workflows.append(Workflow(id=77, name="8 GPU graph_trainer", path=workflow))
-    repo.runs.append(Run(id=501, workflow_id=77, run_number=12, conclusion="failure",
-                         jobs=[Job(id=9001, name="test", conclusion="failure",
-                                   log="line one\nRuntimeError: boom\n")]))  # fmt: skip
+    repo.runs.append(
+        Run(
+            id=501,
+            workflow_id=77,
+            run_number=12,
+            conclusion="failure",
+            jobs=[
+                Job(
+                    id=9001, name="test", conclusion="failure", log="line one\nRuntimeError: boom\n"
+                )
+            ],
+        )
+    )
     built.tokens.append(Token(token="someone-else", login="nightly-agent"))
     return built
 
 
 def api(server, token=TOKEN, per_page=30):
-    return Github(auth=Auth.Token(token), base_url=server.url, per_page=per_page,
-                  seconds_between_requests=None, retry=None)  # fmt: skip
+    return Github(
+        auth=Auth.Token(token),
+        base_url=server.url,
+        per_page=per_page,
+        seconds_between_requests=None,
+        retry=None,
+    )
 
 
 def test_comments_paginate_with_link_headers(tmp_path):
     built = world()
     [issue] = [i for i in built.repositories[0].issues if i.number == 2856]
-    issue.comments += [Comment(id=built.new_id(), user="nightly-agent", body=f"c{n}")
-                       for n in range(7)]  # fmt: skip
+    issue.comments += [
+        Comment(id=built.new_id(), user="nightly-agent", body=f"c{n}") for n in range(7)
+    ]
     with LocalGitHub(built) as server:
-        bodies = [c.body for c in api(server, per_page=3).get_repo("pytorch/torchtitan")
-                  .get_issue(2856).get_comments()]  # fmt: skip
+        bodies = [
+            c.body
+            for c in api(server, per_page=3)
+            .get_repo("pytorch/torchtitan")
+            .get_issue(2856)
+            .get_comments()
+        ]
         assert bodies == [f"c{n}" for n in range(7)]
-        answer = requests.get(f"{server.url}/repos/pytorch/torchtitan/issues/2856/comments",
-                              params={"per_page": 3},
-                              headers={"Authorization": f"token {TOKEN}"})  # fmt: skip
-        assert 'rel="next"' in answer.headers["Link"] and 'page=3' in answer.headers["Link"]
+        answer = requests.get(
+            f"{server.url}/repos/pytorch/torchtitan/issues/2856/comments",
+            params={"per_page": 3},
+            headers={"Authorization": f"token {TOKEN}"},
+        )
+        assert 'rel="next"' in answer.headers["Link"] and "page=3" in answer.headers["Link"]
 
 
 def test_etags_answer_304_at_no_cost(tmp_path):
@@ -76,9 +107,11 @@ def test_auth_and_authorship_as_github_checks_them():
         assert bad.status_code == 401 and bad.json()["message"] == "Bad credentials"
         ours = api(server).get_repo("pytorch/torchtitan").get_issue(2856).create_comment("x")
         theirs = api(server, "someone-else").get_repo("pytorch/torchtitan")
-        edit = requests.patch(f"{server.url}/repos/pytorch/torchtitan/issues/comments/{ours.id}",
-                              json={"body": "y"},
-                              headers={"Authorization": "token someone-else"})  # fmt: skip
+        edit = requests.patch(
+            f"{server.url}/repos/pytorch/torchtitan/issues/comments/{ours.id}",
+            json={"body": "y"},
+            headers={"Authorization": "token someone-else"},
+        )
         assert edit.status_code == 403
         assert theirs.get_issue(2856).get_comments()[0].body == "x"
 
@@ -86,9 +119,13 @@ def test_auth_and_authorship_as_github_checks_them():
 def test_the_client_reads_runs_jobs_logs_pulls_and_search():
     with LocalGitHub(world()) as server:
         client = GitHubClient(server.url, TOKEN, load_config(None).github)
-        runs = client.workflow_runs("pytorch/torchtitan", ".github/workflows/"
-                                    "integration_test_8gpu_graph_trainer.yaml", "main",
-                                    "schedule", 5)  # fmt: skip
+        runs = client.workflow_runs(
+            "pytorch/torchtitan",
+            ".github/workflows/integration_test_8gpu_graph_trainer.yaml",
+            "main",
+            "schedule",
+            5,
+        )
         assert [(r.id, r.conclusion) for r in runs] == [(501, "failure")]
         [job] = client.run_jobs("pytorch/torchtitan", 501)
         log = io.BytesIO()
@@ -128,9 +165,21 @@ def test_serve_github_from_the_command_line(tmp_path):
     state = tmp_path / "github.json"
 
     def serve(*extra):
-        return subprocess.Popen([sys.executable, "-m", "scout_tui", "serve-github", "--state",
-                                 str(state), "--token", "t-one", *extra],
-                                stdout=subprocess.PIPE, text=True)  # fmt: skip
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "scout_tui",
+                "serve-github",
+                "--state",
+                str(state),
+                "--token",
+                "t-one",
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     server = serve()
     try:
@@ -145,15 +194,23 @@ def test_serve_github_from_the_command_line(tmp_path):
     server = serve()
     try:
         url = server.stdout.readline().split()[-1]
-        bodies = [c.body for c in api_at(url, "t-one").get_repo("pytorch/torchtitan")
-                  .get_issue(2856).get_comments()]  # fmt: skip
+        bodies = [
+            c.body
+            for c in api_at(url, "t-one")
+            .get_repo("pytorch/torchtitan")
+            .get_issue(2856)
+            .get_comments()
+        ]
         assert "kept across restarts" in bodies
     finally:
         server.terminate()
         server.wait(10)
     assert json.loads(state.read_text())["repositories"][0]["full_name"] == "pytorch/torchtitan"
-    bad = subprocess.run([sys.executable, "-m", "scout_tui", "serve-github", "--fault", "x:oops"],
-                         capture_output=True, text=True)  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "-m", "scout_tui", "serve-github", "--fault", "x:oops"],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and bad.stderr.startswith("scout: error: --fault 'x:oops'")
 
 

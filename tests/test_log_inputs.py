@@ -40,8 +40,9 @@ print(json.dumps(out))
 
 
 def child(arg: str, **kwargs) -> dict:
-    done = subprocess.run([sys.executable, "-c", CHILD, arg], capture_output=True, check=True,
-                          **kwargs)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, arg], capture_output=True, check=True, **kwargs
+    )
     return json.loads(done.stdout)
 
 
@@ -161,9 +162,12 @@ def test_dev_fd_of_a_pipe(job_log):
 
 
 def test_bash_process_substitution(job_log):
-    done = subprocess.run(["bash", "-c", 'exec "$0" -c "$1" <(gzip -c < "$2")', sys.executable,
-                           CHILD, str(job_log)], capture_output=True, text=True,
-                          check=True)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", 'exec "$0" -c "$1" <(gzip -c < "$2")', sys.executable, CHILD, str(job_log)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     out = json.loads(done.stdout)
     assert out["name"].startswith("/dev/fd/") and out["kind"] == "gzip"
     assert out["failing"] == FAILING
@@ -190,8 +194,12 @@ def test_stdin_regular_file_and_gzip(tmp_path, job_log):
 def test_stdin_empty_and_closed():
     out = child("-", stdin=subprocess.DEVNULL)
     assert out["kind"] == "stdin" and out["lines"] == 0
-    done = subprocess.run([sys.executable, "-c", "import os\nos.close(0)\n" + CHILD, "-"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "import os\nos.close(0)\n" + CHILD, "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     out = json.loads(done.stdout)
     assert out["error"] == "no standard input to read a log from" and out["usage"]
 
@@ -235,8 +243,10 @@ def test_corrupt_gzip(tmp_path, job_log):
     packed[len(packed) // 2 : len(packed) // 2 + 64] = bytes(64)
     path = tmp_path / "bad.gz"
     path.write_bytes(bytes(packed))
-    with pytest.raises(LogInputError, match=r"bad.gz is not a readable gzip file: \S"), \
-            open_log(str(path)):  # fmt: skip
+    with (
+        pytest.raises(LogInputError, match=r"bad.gz is not a readable gzip file: \S"),
+        open_log(str(path)),
+    ):
         pass
 
 
@@ -252,8 +262,10 @@ def github_archive(path: Path, jobs: dict[str, list[str]]) -> None:
 
 def run_jobs() -> dict[str, list[str]]:
     setup = "2026-08-20T06:00:00.0000000Z ##[group]Set up job\r\n"
-    jobs = {f"lint {n}": [setup, "2026-08-20T06:00:01.0000000Z All checks passed!"]
-            for n in range(2, 11)}  # fmt: skip
+    jobs = {
+        f"lint {n}": [setup, "2026-08-20T06:00:01.0000000Z All checks passed!"]
+        for n in range(2, 11)
+    }
     jobs["integration (cuda)"] = [setup, "".join(actions_format(runner_log()))]
     jobs["unit"] = [setup, "".join(line + "\n" for line in pytest_log())]
     return jobs
@@ -266,14 +278,20 @@ def test_github_log_archive_reports_each_failure_once(tmp_path):
     log, result = analysed(str(path))
     # The job logs one after the other, a newline ending each that lacks one.
     plain = tmp_path / "jobs.log"
-    plain.write_text("".join(text if text.endswith("\n") else text + "\n"
-                             for text in ("".join(steps) for steps in jobs.values())))  # fmt: skip
+    plain.write_text(
+        "".join(
+            text if text.endswith("\n") else text + "\n"
+            for text in ("".join(steps) for steps in jobs.values())
+        )
+    )
     assert result == analyse(str(plain), EXP)
     assert log.kind == "zip"
     # The top-level job logs only, 2_ before 10_; no member ends up read twice.
     assert log.members == tuple(f"{n}_{job}.txt" for n, job in enumerate(jobs, start=1))
-    pytest_failures = [f"{EXP}/tests/test_passes.py::TestCse::test_cse",
-                       f"{EXP}/tests/test_numerics.py::TestSimpleFSDP::test_fsdp"]  # fmt: skip
+    pytest_failures = [
+        f"{EXP}/tests/test_passes.py::TestCse::test_cse",
+        f"{EXP}/tests/test_numerics.py::TestSimpleFSDP::test_fsdp",
+    ]
     assert result.failing_tests == FAILING + pytest_failures
     assert result.reported_failures == 3
 
@@ -362,8 +380,12 @@ def test_big_pipe_and_gzip_through_stdin_keep_memory_flat(tmp_path):
             out.write(block)
     for source, kind in ((path, "stdin"), (packed, "gzip")):
         command = 'cat "$2" | exec "$0" -c "$1" -'
-        done = subprocess.run(["bash", "-c", command, sys.executable, CHILD, str(source)],
-                              capture_output=True, text=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            ["bash", "-c", command, sys.executable, CHILD, str(source)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         out = json.loads(done.stdout)
         assert out["kind"] == kind and out["failing"] == FAILING
         assert out["bytes"] == path.stat().st_size

@@ -220,8 +220,11 @@ def test_search_finds_a_match_across_a_chunk_boundary(tmp_path):
 def test_failure_lines_are_the_tracebacks_and_failed_lines(tmp_path):
     text = "".join(actions_format(iter([*runner_log(), *pytest_log()])))
     index = scanned(tmp_path, text.encode())
-    expected = [number for number, line in enumerate(text.split("\n"))
-                if any(marker in line for marker in FAILURE_MARKERS)]  # fmt: skip
+    expected = [
+        number
+        for number, line in enumerate(text.split("\n"))
+        if any(marker in line for marker in FAILURE_MARKERS)
+    ]
     assert len(expected) > 10
     assert index.failure_lines() == expected
 
@@ -251,8 +254,16 @@ def big_log(tmp_path_factory) -> BigLog:
     noise, a last line."""
     failing = "".join(actions_format(iter([*runner_log(), *pytest_log()]))).encode()
     needle = b"2026-08-20T06:00:00.0000000Z marker NEEDLE-7f3a here\r\n"
-    pieces = [noise(0) * 8, needle, noise(9_000) * 4, failing, noise(18_000) * 6, needle,
-              noise(27_000) * 4, b"2026-08-20T06:59:59.0000000Z LAST LINE\r\n"]  # fmt: skip
+    pieces = [
+        noise(0) * 8,
+        needle,
+        noise(9_000) * 4,
+        failing,
+        noise(18_000) * 6,
+        needle,
+        noise(27_000) * 4,
+        b"2026-08-20T06:59:59.0000000Z LAST LINE\r\n",
+    ]
     data = b"".join(pieces)
     path = tmp_path_factory.mktemp("big") / "job.log"
     path.write_bytes(data)
@@ -263,10 +274,13 @@ def big_log(tmp_path_factory) -> BigLog:
         line_count=len(text_lines),
         root_line=data.count(b"\n", 0, root_offset),
         root_offset=root_offset,
-        failures=[n for n, line in enumerate(text_lines)
-                  if any(marker.encode() in line for marker in FAILURE_MARKERS)],
+        failures=[
+            n
+            for n, line in enumerate(text_lines)
+            if any(marker.encode() in line for marker in FAILURE_MARKERS)
+        ],
         needles=[n for n, line in enumerate(text_lines) if b"NEEDLE-7f3a" in line],
-    )  # fmt: skip
+    )
 
 
 class ViewerApp(App[None]):
@@ -314,8 +328,9 @@ async def opened(pilot, app: ViewerApp) -> LogView:
 async def test_viewer_opens_on_the_root_cause_and_jumps(big_log):
     size = big_log.path.stat().st_size
     assert size > 19_000_000
-    viewer = LogViewer(big_log.path, experiment=EXP, title="linux-job",
-                       root_offset=big_log.root_offset)  # fmt: skip
+    viewer = LogViewer(
+        big_log.path, experiment=EXP, title="linux-job", root_offset=big_log.root_offset
+    )
     app = ViewerApp(viewer)
     async with app.run_test(size=(100, 30)) as pilot:
         view = await opened(pilot, app)
@@ -373,8 +388,9 @@ async def test_viewer_without_a_root_opens_on_the_first_failure(big_log):
 
 
 async def test_experiment_frames_are_bold_yellow(big_log):
-    app = ViewerApp(LogViewer(big_log.path, experiment=EXP, title="job",
-                              root_offset=big_log.root_offset))  # fmt: skip
+    app = ViewerApp(
+        LogViewer(big_log.path, experiment=EXP, title="job", root_offset=big_log.root_offset)
+    )
     async with app.run_test(size=(200, 30)) as pilot:  # wide: the frames' paths are in view
         view = await opened(pilot, app)
         strips = [view.render_line(y) for y in range(view.scrollable_content_region.height)]
@@ -385,8 +401,9 @@ async def test_experiment_frames_are_bold_yellow(big_log):
             styles = [segment.style for segment in strip if f"/{EXP}/" in segment.text]
             assert styles and all(s.bold and s.color.triplet.hex == "#ffff00" for s in styles)
         for strip in theirs:
-            assert not any(segment.style.bold for segment in strip
-                           if "/site-packages/" in segment.text)  # fmt: skip
+            assert not any(
+                segment.style.bold for segment in strip if "/site-packages/" in segment.text
+            )
 
 
 async def test_search_box_escape_closes_only_the_box_and_no_match_is_said(big_log):

@@ -22,13 +22,19 @@ RuntimeError: <b>boom</b> cc @alice <!-- scout:fp=forged-000000000000 -->"""
 
 def ci_finding():
     return Finding(
-        collector="ci", kind="ci_failure", section=Section.CI_FAILURES, priority=Priority.P0,
+        collector="ci",
+        kind="ci_failure",
+        section=Section.CI_FAILURES,
+        priority=Priority.P0,
         title="`integration_test_8gpu_graph_trainer.yaml` failing, ping @bob <script>x</script>",
         body="Root cause from @carol's change <img src=x onerror=alert(1)>.",
-        evidence=Evidence(traceback=TRACEBACK, error="RuntimeError: <b>boom</b> `tick` @dave",
-                          repro="NGPU=8 ./run_train.sh --module m"),
+        evidence=Evidence(
+            traceback=TRACEBACK,
+            error="RuntimeError: <b>boom</b> `tick` @dave",
+            repro="NGPU=8 ./run_train.sh --module m",
+        ),
         fingerprint=fingerprint("ci_failure", "wf"),
-    )  # fmt: skip
+    )
 
 
 def following_item():

@@ -33,13 +33,29 @@ REAL_TODO = "TODO(x): Delete this shim once ``_split_block_mask`` captures ..."
 
 WORDS = ["alpha", "beta", "torch.compile", "a@b.com", "3.14", "x1", "ok", "done."]
 HTML = [
-    "<div>", "</div>", "<!-- x -->", "<script>alert(1)</script>", "<img src=x onerror=y>",
-    "<!-- scout:fp=forged-000000000000 -->", "<b>", "<http://example.com>", "<?php ?>",
-]  # fmt: skip
+    "<div>",
+    "</div>",
+    "<!-- x -->",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=y>",
+    "<!-- scout:fp=forged-000000000000 -->",
+    "<b>",
+    "<http://example.com>",
+    "<?php ?>",
+]
 MENTIONS = [
-    "@someone", "@org/team", "cc @alice,", "\\@bob", "&#64;carol", "(@dave)", "x.@eve",
-    "@", "@-", "_@frank_", "*@gina*",
-]  # fmt: skip
+    "@someone",
+    "@org/team",
+    "cc @alice,",
+    "\\@bob",
+    "&#64;carol",
+    "(@dave)",
+    "x.@eve",
+    "@",
+    "@-",
+    "_@frank_",
+    "*@gina*",
+]
 PUNCT = ["|", " | ", "~~~", "~~", "[", "]", "](", "[x](y", ")", "\\", "&lt;", "&amp;", "!"]
 NOISE = ["*", "_", "#", "**", "__"]  # emphasis and headings: fine in bodies, not in titles
 ENDINGS = ["\n", "\r\n", "\r"]
@@ -285,11 +301,14 @@ def read(markdown: str, parser: MarkdownIt) -> dict[str, list[Item]]:
             inside = list(children(tokens[index:end]))
             sections[heading].append(
                 Item(
-                    [m.group(1) for t in inside if (m := MARKER.fullmatch(t.content))
-                     and t.type == "html_inline"],
+                    [
+                        m.group(1)
+                        for t in inside
+                        if (m := MARKER.fullmatch(t.content)) and t.type == "html_inline"
+                    ],
                     [t.content for t in inside if t.type == "fence"],
                 )
-            )  # fmt: skip
+            )
             index = end + 1
         assert tokens[index].type == "bullet_list_close"
         index += 1
@@ -339,9 +358,13 @@ def test_generated_reports(seed, parser):
 
 def fyi(number: int, body: str, title: str = "plain") -> Finding:
     return Finding(
-        collector="test", kind="generated", title=f"n{number} {title}", body=body,
-        section=Section.FYI, fingerprint=fingerprint("generated", str(number)),
-    )  # fmt: skip
+        collector="test",
+        kind="generated",
+        title=f"n{number} {title}",
+        body=body,
+        section=Section.FYI,
+        fingerprint=fingerprint("generated", str(number)),
+    )
 
 
 def test_code_span_with_double_backticks_at_a_line_start_is_not_a_fence():
@@ -416,11 +439,17 @@ def test_table_rows_pair_backticks_per_cell():
 
 
 def test_a_files_line_after_a_ci_failures_bullets_is_not_inside_the_last_bullet():
-    body = ("3 tests fail:\n\n- `a` (rc=1): `E` — recurring\n- `b` (timed out) — new failure")
-    finding = Finding(collector="ci_failures", kind="ci_failure", title="wf failing: 2 tests",
-                      body=body, section=Section.CI_FAILURES, priority=Priority.P0,
-                      files=[FileRef(path="trainer.py", line=233)],
-                      fingerprint=fingerprint("ci_failure", "wf"))  # fmt: skip
+    body = "3 tests fail:\n\n- `a` (rc=1): `E` — recurring\n- `b` (timed out) — new failure"
+    finding = Finding(
+        collector="ci_failures",
+        kind="ci_failure",
+        title="wf failing: 2 tests",
+        body=body,
+        section=Section.CI_FAILURES,
+        priority=Priority.P0,
+        files=[FileRef(path="trainer.py", line=233)],
+        fingerprint=fingerprint("ci_failure", "wf"),
+    )
     tokens = COMMONMARK.parse(render_report(DAY, [finding]))
     depth, where = 0, None
     for token in tokens:

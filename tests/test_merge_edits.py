@@ -12,9 +12,15 @@ DAY = date(2026, 12, 3)
 
 
 def _finding(name: str, section: Section = Section.ACTION_ITEMS, body: str = "Why.") -> Finding:
-    return Finding(collector="todos", kind="todo_unblocked", title=f"Fix {name}", body=body,
-                   section=section, priority=Priority.P1,
-                   fingerprint=f"todo_unblocked-{name * 12}")  # fmt: skip
+    return Finding(
+        collector="todos",
+        kind="todo_unblocked",
+        title=f"Fix {name}",
+        body=body,
+        section=section,
+        priority=Priority.P1,
+        fingerprint=f"todo_unblocked-{name * 12}",
+    )
 
 
 def _report(*findings: Finding) -> str:
@@ -96,8 +102,9 @@ def test_a_paragraph_added_at_the_end_and_at_the_start_stay_there():
 def test_ticks_and_notes_together_and_scout_s_changes_kept():
     a, b = _finding("a"), _finding("b")
     base = _report(a, b)
-    theirs = base.replace(_line_of(base, "a"), _line_of(base, "a").replace("[ ]", "[x]")
-                          + "\nDone in #12.")  # fmt: skip
+    theirs = base.replace(
+        _line_of(base, "a"), _line_of(base, "a").replace("[ ]", "[x]") + "\nDone in #12."
+    )
     ours = _report(a, b.model_copy(update={"body": "New evidence."}))
     merged = merge_edits(base, theirs, ours).body
     assert _line_of(merged, "a").startswith("- [x]")
@@ -148,8 +155,9 @@ def test_merging_again_is_stable():
     """The next run's base is scout's own render: the person's edits are found again."""
     a, b = _finding("a"), _finding("b")
     base = _report(a, b)
-    theirs = base.replace(_line_of(base, "a"), _line_of(base, "a").replace("[ ]", "[x]")
-                          + "\nA note.")  # fmt: skip
+    theirs = base.replace(
+        _line_of(base, "a"), _line_of(base, "a").replace("[ ]", "[x]") + "\nA note."
+    )
     ours = _report(a, b, _finding("c"))
     first = merge_edits(base, theirs, ours).body
     again = merge_edits(ours, first, ours).body

@@ -133,8 +133,9 @@ def test_torch_commit_cli_is_cached(tmp_path):
         typo = scout("torch-commit", "2.13.0.dev2026O819", "--index-url", index)
         assert typo.returncode == 2 and "not a torch version" in typo.stderr
         assert len(served.requests) == requests_before
-    down = scout(*command[:2], "--index-url", "http://127.0.0.1:9/x", "--cache-dir",
-                 tmp_path / "other")  # fmt: skip
+    down = scout(
+        *command[:2], "--index-url", "http://127.0.0.1:9/x", "--cache-dir", tmp_path / "other"
+    )
     assert down.returncode == 1 and down.stderr.startswith("scout: error: cannot reach")
 
 
@@ -159,17 +160,28 @@ def test_ci_log_report_with_regression_range(tmp_path):
     with zipfile.ZipFile(good, "w") as wheel:
         wheel.writestr("torch/version.py", f"git_version = '{passing_commit}'\n")
     bad = make_wheel(tmp_path / "bad.whl", 5)
-    served = Served(files={
-        WHEEL_NAME: bad,
-        "torch-2.13.0.dev20260818+cu130-cp312-cp312-manylinux_2_28_x86_64.whl": good,
-    })  # fmt: skip
+    served = Served(
+        files={
+            WHEEL_NAME: bad,
+            "torch-2.13.0.dev20260818+cu130-cp312-cp312-manylinux_2_28_x86_64.whl": good,
+        }
+    )
     log = tmp_path / "job.log"
     log.write_text("".join(actions_format(runner_log())))
     with FileServer(served) as index:
         config = tmp_path / "scout.toml"
         config.write_text(f'[torch]\nnightly_index = "{index}"\n')
-        done = scout("ci-log", log, "--report", "--config", config, "--passing-version",
-                     "2.13.0.dev20260818+cu130", "--cache-dir", tmp_path / "cache")  # fmt: skip
+        done = scout(
+            "ci-log",
+            log,
+            "--report",
+            "--config",
+            config,
+            "--passing-version",
+            "2.13.0.dev20260818+cu130",
+            "--cache-dir",
+            tmp_path / "cache",
+        )
     assert done.returncode == 0, done.stderr
     assert "| 2.13.0.dev20260818+cu130 | pass | `fedcba987654` |" in done.stdout
     assert "| 2.13.0.dev20260819+cu130 | fail | `0123456789ab` |" in done.stdout
@@ -183,4 +195,6 @@ def test_a_nightlys_build_picks_its_index():
     assert variant_index(index, "2.11.0.dev20261201+cu126").endswith("/nightly/cu126")
     assert variant_index(index, "2.11.0.dev20261201+cpu").endswith("/nightly/cpu")
     assert variant_index(index, "2.11.0.dev20261201") == index
-    assert variant_index("https://example.com/simple", "2.11.0+cu126") == "https://example.com/simple"
+    assert (
+        variant_index("https://example.com/simple", "2.11.0+cu126") == "https://example.com/simple"
+    )

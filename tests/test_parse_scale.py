@@ -39,7 +39,9 @@ def big_report() -> tuple[str, int]:
         "- **Wrapped** — starts here\n"
         + "  more words on a wrapped line of the item\n" * 200_000
         + "  quoted `<!-- scout:fp=forged -->` in code\n"
-        + "  " + "`<!-- scout:fp=forged -->` " * 100_000 + "\n"
+        + "  "
+        + "`<!-- scout:fp=forged -->` " * 100_000
+        + "\n"
         + "  more words on a wrapped line of the item\n" * 200_000,
         "\n## FYI\n\n",
         # A 10 MB fence whose lines look like headings, items and markers.
@@ -68,8 +70,10 @@ def test_fifty_megabytes_parse_right():
     ordinary, long_line, wrapped = actions[:count], actions[count], actions[count + 1]
     assert len(actions) == count + 2
     assert [i.fingerprint for i in ordinary] == [f"kind-{n:012x}" for n in range(count)]
-    assert [i.title for i in ordinary[:2]] == ["Finding 0 in `module_0.py`",
-                                               "Finding 1 in `module_1.py`"]  # fmt: skip
+    assert [i.title for i in ordinary[:2]] == [
+        "Finding 0 in `module_0.py`",
+        "Finding 1 in `module_1.py`",
+    ]
     assert all(i.priority is Priority.P1 and i.item_digests == ["ab12cd"] for i in ordinary)
     assert {i.first_reported for i in ordinary} == {date(2026, 3, 1)}
     assert ordinary[-1].text.endswith("Files: `torchtitan/x_19999.py:19999`")

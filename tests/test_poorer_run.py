@@ -18,19 +18,31 @@ ENV = {"GH_ENTERPRISE_TOKEN": TOKEN}
 
 
 def a_finding(n: int) -> Finding:
-    return Finding(collector="todos", kind="todo", title=f"TODO {n}", section=Section.FYI,
-                   fingerprint=f"todo-{n:04x}")  # fmt: skip
+    return Finding(
+        collector="todos",
+        kind="todo",
+        title=f"TODO {n}",
+        section=Section.FYI,
+        fingerprint=f"todo-{n:04x}",
+    )
 
 
 def a_run(hour: int, findings: int = 0, **states: str) -> RunResult:
     return RunResult(
-        date=date(2026, 12, 2), since=datetime(2026, 12, 1, tzinfo=UTC), repo="/repo",
-        checkout=CHECKOUT, experiment="exp", collected_at=datetime(2026, 12, 2, hour, tzinfo=UTC),
-        collectors=[CollectorState(name=n, title=n.upper(), state=s.split(":")[0],
-                                   reason=s.partition(":")[2] or None)
-                    for n, s in states.items()],
+        date=date(2026, 12, 2),
+        since=datetime(2026, 12, 1, tzinfo=UTC),
+        repo="/repo",
+        checkout=CHECKOUT,
+        experiment="exp",
+        collected_at=datetime(2026, 12, 2, hour, tzinfo=UTC),
+        collectors=[
+            CollectorState(
+                name=n, title=n.upper(), state=s.split(":")[0], reason=s.partition(":")[2] or None
+            )
+            for n, s in states.items()
+        ],
         findings=[a_finding(n) for n in range(findings)],
-    )  # fmt: skip
+    )
 
 
 def titles(states: list[CollectorState]) -> list[str]:
@@ -58,7 +70,8 @@ def test_the_note_says_when_each_ran_and_what_the_poorer_one_lost_and_how():
     poorer = a_run(10, ci="skipped:offline", work="skipped:offline", todos="failed")
     assert kept_apart_note(poorer, full) == (
         "a poorer 10:00 UTC run is kept apart (CI, WORK skipped — offline; TODOS failed; "
-        "DOCS not run): the fuller 09:00 UTC run stays the day's run")
+        "DOCS not run): the fuller 09:00 UTC run stays the day's run"
+    )
 
 
 def test_the_cache_keeps_the_fuller_run_and_the_latest_poorer_one_apart(tmp_path):
@@ -111,8 +124,18 @@ def test_a_fuller_run_after_a_poorer_one_replaces_it(tmp_path):
 
 def common_args(world, tmp_path) -> list[str]:
     config = fast_config(world, tmp_path)
-    return ["--repo", str(world.repo), "--config", str(config), "--date", DAY, "--cache-dir",
-            str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state")]  # fmt: skip
+    return [
+        "--repo",
+        str(world.repo),
+        "--config",
+        str(config),
+        "--date",
+        DAY,
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / "state"),
+    ]
 
 
 def ci_titles(run: RunResult) -> list[str]:
@@ -167,9 +190,7 @@ def test_offline_after_online_keeps_the_online_run_and_says_so(tmp_path, sample_
     assert "; a poorer run is kept apart: " in line and "without CI failure monitoring" in line
 
 
-def test_online_after_offline_replaces_it_and_forgets_nothing_it_should_not(
-    tmp_path, sample_world
-):
+def test_online_after_offline_replaces_it_and_forgets_nothing_it_should_not(tmp_path, sample_world):
     common = common_args(sample_world, tmp_path)
     offline = scout("collect", *common, "--offline", "--json")
     assert offline.returncode == 0 and "kept apart" not in offline.stderr
@@ -195,8 +216,9 @@ def test_a_collector_that_failed_makes_a_poorer_run(tmp_path, sample_world):
     with LocalGitHub(world_for(sample_world)) as server:
         first = scout("collect", *common, "--api-url", server.url, "--json", env=ENV)
     assert first.returncode == 0, first.stderr
-    with LocalGitHub(world_for(sample_world),
-                     faults=[Fault.parse("GET /search/issues:500")]) as server:  # fmt: skip
+    with LocalGitHub(
+        world_for(sample_world), faults=[Fault.parse("GET /search/issues:500")]
+    ) as server:
         second = scout("collect", *common, "--api-url", server.url, "--json", env=ENV)
     assert second.returncode == 0, second.stderr
     made = RunResult.model_validate_json(second.stdout)

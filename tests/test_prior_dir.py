@@ -50,8 +50,14 @@ def test_reports_load_oldest_first_and_hidden_files_are_ignored(tmp_path):
 
 def test_entries_not_named_like_a_report_are_skipped(tmp_path):
     (tmp_path / "2026-04-02.md").write_text(report("2026-04-02"))
-    names = ["notes.txt", "2026-04-03.MD", "report-2026-04-04.md", "2026-04-05.md~",
-             "2026-02-30.md", "2026-4-6.md"]  # fmt: skip
+    names = [
+        "notes.txt",
+        "2026-04-03.MD",
+        "report-2026-04-04.md",
+        "2026-04-05.md~",
+        "2026-02-30.md",
+        "2026-4-6.md",
+    ]
     for name in names:
         (tmp_path / name).write_text(report("2026-04-09"))
     (tmp_path / "archive").mkdir()

@@ -78,9 +78,14 @@ def test_stopping_kills_the_grandchildren_not_only_the_shell(tmp_path: Path, sta
 def test_terminate_on_the_shell_alone_would_leave_the_worker(tmp_path: Path, stand_in) -> None:
     """Why the group matters: the naive way leaves the GPU worker running."""
     pid_file = tmp_path / "pids"
-    shell = subprocess.Popen("./run_train.sh", shell=True, cwd=tmp_path, start_new_session=True,
-                             env={**os.environ, "PID_FILE": str(pid_file)},
-                             stdout=subprocess.DEVNULL)  # fmt: skip
+    shell = subprocess.Popen(
+        "./run_train.sh",
+        shell=True,
+        cwd=tmp_path,
+        start_new_session=True,
+        env={**os.environ, "PID_FILE": str(pid_file)},
+        stdout=subprocess.DEVNULL,
+    )
     worker = grandchild(pid_file)
     shell.terminate()
     shell.wait()
@@ -93,10 +98,12 @@ def test_terminate_on_the_shell_alone_would_leave_the_worker(tmp_path: Path, sta
 
 def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path) -> None:
     pid_file = tmp_path / "pids"
-    command = (f"{sys.executable} -c \"import signal, time, os; "
-               f"signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-               f"open(os.environ['PID_FILE'], 'w').write('worker %d' % os.getpid()); "
-               f"time.sleep(600)\" & wait")  # fmt: skip
+    command = (
+        f'{sys.executable} -c "import signal, time, os; '
+        f"signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        f"open(os.environ['PID_FILE'], 'w').write('worker %d' % os.getpid()); "
+        f'time.sleep(600)" & wait'
+    )
     group = ProcessGroup(["sh", "-c", command], tmp_path, env={"PID_FILE": str(pid_file)})
     worker = grandchild(pid_file)
     began = time.monotonic()
@@ -105,21 +112,37 @@ def test_a_worker_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path)
     assert time.monotonic() - began >= 0.5  # SIGTERM first, SIGKILL after the grace
 
 
-@pytest.mark.parametrize("signum, why", [
-    (signal.SIGINT, "Ctrl-C"),
-    (signal.SIGHUP, "the SSH session drops: the workers, in a session of their own that the "
-                    "hangup never reaches, are stopped all the same"),
-])  # fmt: skip
-def test_scout_repro_run_stopped_leaves_no_worker(tmp_path: Path, stand_in, signum,
-                                                  why) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "signum, why",
+    [
+        (signal.SIGINT, "Ctrl-C"),
+        (
+            signal.SIGHUP,
+            "the SSH session drops: the workers, in a session of their own that the "
+            "hangup never reaches, are stopped all the same",
+        ),
+    ],
+)
+def test_scout_repro_run_stopped_leaves_no_worker(tmp_path: Path, stand_in, signum, why) -> None:
     """`scout repro --run`: the same process-group handling as the console."""
     pid_file = tmp_path / "pids"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "scout_tui", "repro", "--run", "--repo", str(tmp_path),
-         "--command", "NGPU=2 ./run_train.sh --module m --config c"],
-        env={**os.environ, "PID_FILE": str(pid_file)}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "scout_tui",
+            "repro",
+            "--run",
+            "--repo",
+            str(tmp_path),
+            "--command",
+            "NGPU=2 ./run_train.sh --module m --config c",
+        ],
+        env={**os.environ, "PID_FILE": str(pid_file)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     worker = grandchild(pid_file)
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=30)

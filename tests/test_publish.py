@@ -27,9 +27,20 @@ MUTATIONS = ("POST /repos", "PATCH /repos", "mutation")
 
 
 def options(world, tmp_path, server, *, state="state") -> list[str]:
-    return ["--repo", str(world.repo), "--config", str(fast_config(world, tmp_path)),
-            "--date", DAY, "--cache-dir", str(tmp_path / "cache"),
-            "--state-dir", str(tmp_path / state), "--api-url", server.url]  # fmt: skip
+    return [
+        "--repo",
+        str(world.repo),
+        "--config",
+        str(fast_config(world, tmp_path)),
+        "--date",
+        DAY,
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / state),
+        "--api-url",
+        server.url,
+    ]
 
 
 def publish(args, *, token=TOKEN, extra=("--yes",)) -> subprocess.CompletedProcess[str]:
@@ -40,10 +51,16 @@ def expected_drafts(args) -> set[str]:
     """Fingerprints of the new Action Items that want a board item, from the run itself."""
     done = scout("report", *args, "--json", env={"GH_ENTERPRISE_TOKEN": TOKEN})
     run = RunResult.model_validate_json(done.stdout)
-    return {f.fingerprint for f in run.findings
-            if f.board_item and f.board is None and (
-                (f.status.value == "new" and f.section.value in ("action_items", "ci_failures"))
-                or f.decision == "promoted")}  # fmt: skip
+    return {
+        f.fingerprint
+        for f in run.findings
+        if f.board_item
+        and f.board is None
+        and (
+            (f.status.value == "new" and f.section.value in ("action_items", "ci_failures"))
+            or f.decision == "promoted"
+        )
+    }
 
 
 def check_published(server: LocalGitHub, fingerprints: set[str]) -> None:
@@ -71,9 +88,11 @@ def publish_killed_at_the_hang(server: LocalGitHub, args: list[str]) -> None:
     `hang-after` fault has applied a write (the process is waiting for its answer)."""
     child = subprocess.Popen(
         [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
-        env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+        env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while not any(e.fault == "hang-after" for e in server.log):
         assert child.poll() is None, child.stderr.read()
@@ -81,7 +100,6 @@ def publish_killed_at_the_hang(server: LocalGitHub, args: list[str]) -> None:
         time.sleep(0.02)
     os.killpg(child.pid, signal.SIGKILL)
     child.wait()
-
 
 
 def test_a_full_publish_then_a_rerun_that_changes_nothing(tmp_path, fresh_world):
@@ -156,10 +174,16 @@ def test_a_write_applied_with_its_answer_lost(tmp_path, fresh_world, kind):
 
 
 def test_faults_are_survived(tmp_path, fresh_world):
-    faults = [Fault.parse(spec) for spec in (
-        "POST /repos:500*1", "addProjectV2DraftIssue:ratelimit*1", "query viewer:drop*1",
-        "query node:timeout*1", "updateProjectV2ItemFieldValue:502*1",
-    )]  # fmt: skip
+    faults = [
+        Fault.parse(spec)
+        for spec in (
+            "POST /repos:500*1",
+            "addProjectV2DraftIssue:ratelimit*1",
+            "query viewer:drop*1",
+            "query node:timeout*1",
+            "updateProjectV2ItemFieldValue:502*1",
+        )
+    ]
     with LocalGitHub(world_for(fresh_world), fault_timeout=3) as server:
         args = options(fresh_world, tmp_path, server)
         wanted = expected_drafts(args)
@@ -239,8 +263,9 @@ def test_dry_run_prints_the_exact_plan_and_writes_nothing(tmp_path, fresh_world)
 def test_a_promoted_finding_gets_a_draft(tmp_path, fresh_world):
     with LocalGitHub(world_for(fresh_world)) as server:
         args = options(fresh_world, tmp_path, server)
-        listed = json.loads(scout("triage", "list", "--json", *args,
-                                  env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout)  # fmt: skip
+        listed = json.loads(
+            scout("triage", "list", "--json", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN}).stdout
+        )
         fyi = next(r for r in listed if r["section"] == "opportunities")
         assert scout("triage", "promote", fyi["fingerprint"], *args).returncode == 0
         wanted = expected_drafts(args)
@@ -260,8 +285,9 @@ def test_the_token_is_in_no_artefact(tmp_path, fresh_world):
         outputs.append(publish(args, token=secret))
         outputs.append(scout("report", *args, "--json", env={"GH_ENTERPRISE_TOKEN": secret}))
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert any(p.name == "state.sqlite3" for p in files) and any(p.name == "cache.db"
-                                                                  for p in files)  # fmt: skip
+    assert any(p.name == "state.sqlite3" for p in files) and any(
+        p.name == "cache.db" for p in files
+    )
     for path in files:
         assert secret.encode() not in path.read_bytes(), path
     for done in outputs:
@@ -277,8 +303,10 @@ def test_publishing_a_partial_run_says_so(tmp_path, fresh_world):
         done = publish(args, extra=("--dry-run",))
         assert done.returncode == 0, done.stderr
         warned = [line for line in done.stderr.splitlines() if "partial" in line]
-        assert "scout: warning: the run being published is partial — CI failure monitoring " \
-            "skipped: offline (--recollect collects again)" in warned  # fmt: skip
+        assert (
+            "scout: warning: the run being published is partial — CI failure monitoring "
+            "skipped: offline (--recollect collects again)" in warned
+        )
         assert scout("collect", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN}).returncode == 0
         again = publish(args, extra=("--dry-run",))
         assert "partial" not in again.stderr

@@ -74,9 +74,7 @@ def test_killed_after_every_write_to_an_automated_board_then_a_rerun(tmp_path, f
             check_published(server, wanted)
 
 
-def test_an_automation_that_moves_an_item_after_scout_set_it_is_undone_once(
-    tmp_path, fresh_world
-):
+def test_an_automation_that_moves_an_item_after_scout_set_it_is_undone_once(tmp_path, fresh_world):
     """The automation fires between scout's Backlog and its next request (the server's
     clock jumps there): scout reads the Status again and sets Backlog again."""
     now = [0.0]
@@ -90,8 +88,7 @@ def test_an_automation_that_moves_an_item_after_scout_set_it_is_undone_once(
             jump_next.set()
 
     timing = BoardTiming(automation_status="Ready", automation_delay=30, clock=lambda: now[0])
-    with LocalGitHub(world_for(fresh_world), timing=timing,
-                     on_request=after_status_set) as server:  # fmt: skip
+    with LocalGitHub(world_for(fresh_world), timing=timing, on_request=after_status_set) as server:
         args = options(fresh_world, tmp_path, server)
         wanted = expected_drafts(args)
         done = publish(args)
@@ -126,8 +123,10 @@ def test_an_archived_draft_is_skipped_with_a_note_and_the_rest_published(tmp_pat
         archived.archived = True
         done = publish(args)
         assert done.returncode == 0, done.stderr
-        assert (f"scout: warning: board item {archived.title!r} is archived: GitHub refuses "
-                "changes to it, so its Status is left as it is") in done.stderr  # fmt: skip
+        assert (
+            f"scout: warning: board item {archived.title!r} is archived: GitHub refuses "
+            "changes to it, so its Status is left as it is"
+        ) in done.stderr
         assert "1 archived draft(s) left as they are" in done.stdout
         [board] = server.world.projects
         status = board.field("Status")
@@ -136,8 +135,10 @@ def test_an_archived_draft_is_skipped_with_a_note_and_the_rest_published(tmp_pat
         others = [i for i in _scout_drafts(server) if i.id != archived.id]
         assert len(others) == len(wanted) - 1
         assert all(i.values.get(status.id) == backlog for i in others)
-        assert f"itemId={archived.full_database_id})" in server.world.repositories[0].issue(
-            2856).comments[-1].body  # still linked  # fmt: skip
+        assert (
+            f"itemId={archived.full_database_id})"
+            in server.world.repositories[0].issue(2856).comments[-1].body
+        )  # still linked
 
 
 def test_the_local_github_refuses_changes_to_an_archived_item(fresh_world):
@@ -155,8 +156,9 @@ def test_the_local_github_refuses_changes_to_an_archived_item(fresh_world):
 
 def test_the_local_github_models_a_board_automation_and_a_lagging_item_list(fresh_world):
     now = [0.0]
-    timing = BoardTiming(lag=5, automation_status="Ready", automation_delay=30,
-                         clock=lambda: now[0])  # fmt: skip
+    timing = BoardTiming(
+        lag=5, automation_status="Ready", automation_delay=30, clock=lambda: now[0]
+    )
     with LocalGitHub(world_for(fresh_world), timing=timing) as server:
         client = GitHubClient(server.url, TOKEN, load_config(None).github)
         board = client.board("pytorch", 161, "Status")
@@ -174,9 +176,21 @@ def test_the_local_github_models_a_board_automation_and_a_lagging_item_list(fres
 
 def test_serve_github_takes_the_board_automation_and_lag_options(fresh_world):
     server = subprocess.Popen(
-        [sys.executable, "-m", "scout_tui", "serve-github", "--automation-status", "Ready",
-         "--automation-delay", "0", "--lag", "0"], stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "scout_tui",
+            "serve-github",
+            "--automation-status",
+            "Ready",
+            "--automation-delay",
+            "0",
+            "--lag",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = server.stdout.readline().split()[-1]
         client = GitHubClient(url, DEMO_TOKEN, load_config(None).github)
@@ -223,10 +237,16 @@ def test_two_publishes_at_once_from_two_boxes_end_with_one_of_each(tmp_path, fre
         cron, laptop = (options(fresh_world, tmp_path, server, state=s) for s in ("cron", "rev"))
         wanted = expected_drafts(cron)
         assert expected_drafts(laptop) == wanted
-        boxes = [subprocess.Popen([sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
-                                  env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN},
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for args in (cron, laptop)]  # fmt: skip
+        boxes = [
+            subprocess.Popen(
+                [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
+                env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for args in (cron, laptop)
+        ]
         outputs = [box.communicate(timeout=300) for box in boxes]
         assert [box.returncode for box in boxes] == [0, 0], outputs
         assert not barrier.broken
@@ -234,7 +254,8 @@ def test_two_publishes_at_once_from_two_boxes_end_with_one_of_each(tmp_path, fre
         assert len(server.requests_matching("POST /repos")) == 2
         assert len(server.requests_matching("addProjectV2DraftIssue")) == 2 * len(wanted)
         removed = len(server.requests_matching("DELETE /repos")) + len(
-            server.requests_matching("deleteProjectV2Item"))  # fmt: skip
+            server.requests_matching("deleteProjectV2Item")
+        )
         assert removed == 1 + len(wanted)
         check_published(server, wanted)
         assert len(_scout_drafts(server)) == len(wanted)
@@ -246,8 +267,13 @@ def test_the_journal_keeps_the_body_scout_last_wrote(tmp_path, fresh_world):
     with LocalGitHub(world_for(fresh_world)) as server:
         args = options(fresh_world, tmp_path, server)
         config = load_config(Path(args[args.index("--config") + 1]))
-        journal = Publisher(None, StateStore(tmp_path / "state"), config,  # type: ignore[arg-type]
-                            Target.of(config, server.url, server.url), render_markdown)  # fmt: skip
+        journal = Publisher(
+            None,
+            StateStore(tmp_path / "state"),
+            config,  # type: ignore[arg-type]
+            Target.of(config, server.url, server.url),
+            render_markdown,
+        )
         assert journal.last_written_body(TODAY) is None
         assert publish(args).returncode == 0
         [comment] = scout_comments(server.world, TODAY)
@@ -259,8 +285,10 @@ def test_the_journal_keeps_the_body_scout_last_wrote(tmp_path, fresh_world):
 
 
 def test_a_removal_whose_answer_was_lost_is_done_not_an_error(tmp_path, fresh_world):
-    faults = [Fault.parse("DELETE /repos:drop-after*1"),
-              Fault.parse("deleteProjectV2Item:drop-after*1")]  # fmt: skip
+    faults = [
+        Fault.parse("DELETE /repos:drop-after*1"),
+        Fault.parse("deleteProjectV2Item:drop-after*1"),
+    ]
     with LocalGitHub(world_for(fresh_world), faults=faults) as server:
         settings = load_config(fast_config(fresh_world, tmp_path)).github
         client = GitHubClient(server.url, TOKEN, settings)
@@ -281,8 +309,9 @@ def test_killed_after_an_add_then_a_rerun_before_reads_show_it(tmp_path, fresh_w
     with LocalGitHub(world_for(fresh_world), timing=BoardTiming(lag=5)) as server:
         args = options(fresh_world, tmp_path, server)
         config = Path(args[args.index("--config") + 1])
-        config.write_text(config.read_text().replace("consistency_wait = 0.3",
-                                                     "consistency_wait = 12"))  # fmt: skip
+        config.write_text(
+            config.read_text().replace("consistency_wait = 0.3", "consistency_wait = 12")
+        )
         wanted = expected_drafts(args)
         server.faults = [Fault.parse("addProjectV2DraftIssue:hang-after*1")]
         publish_killed_at_the_hang(server, args)

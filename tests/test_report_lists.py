@@ -6,9 +6,15 @@ from __future__ import annotations
 def _finding(body: str, count: int):
     from scout_tui.model import Finding, Section
 
-    return Finding(collector="coverage", kind="tests_disabled", title="Tests off", body=body,
-                   section=Section.FYI, items=[f"t{n}" for n in range(count)],
-                   fingerprint="tests_disabled-0123456789ab")  # fmt: skip
+    return Finding(
+        collector="coverage",
+        kind="tests_disabled",
+        title="Tests off",
+        body=body,
+        section=Section.FYI,
+        items=[f"t{n}" for n in range(count)],
+        fingerprint="tests_disabled-0123456789ab",
+    )
 
 
 def _nested_items(markdown: str) -> list[list[str]]:
@@ -52,4 +58,3 @@ def test_a_list_in_a_body_stays_a_list_and_a_long_one_is_cut():
     # A body that starts with a list starts it on its own lines.
     starts = render_report(day, [_finding("- `a`\n- `b`", 2)])
     assert _nested_items(starts) == [["`a`", "`b`"]]
-

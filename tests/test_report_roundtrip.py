@@ -15,11 +15,16 @@ KINDS = {"pass_untested", "stale_monkey_patch", "todo_owned", "test_not_in_ci"}
 
 def finding(kind, key, title, section=Section.ACTION_ITEMS, items=(), path="passes.py"):
     return Finding(
-        collector="test", kind=kind, title=title, body="why it matters",
-        section=section, priority=Priority.P1 if section is Section.ACTION_ITEMS else None,
-        files=[FileRef(path=path, line=10)], items=list(items),
+        collector="test",
+        kind=kind,
+        title=title,
+        body="why it matters",
+        section=section,
+        priority=Priority.P1 if section is Section.ACTION_ITEMS else None,
+        files=[FileRef(path=path, line=10)],
+        items=list(items),
         fingerprint=fingerprint(kind, *key),
-    )  # fmt: skip
+    )
 
 
 def untested(*names):
@@ -50,9 +55,12 @@ def run_day(day, findings, priors, before=()):
     """One day: reconciled, rendered and parsed back. `before`: what the checks find on the
     prior report's commit (the tree yesterday's run scanned)."""
     result = reconcile(
-        findings, priors, fyi_suppress_after=3, completed_kinds=KINDS,
+        findings,
+        priors,
+        fyi_suppress_after=3,
+        completed_kinds=KINDS,
         recheck=lambda kinds: PriorCheck("0" * 40, before, kinds),
-    )  # fmt: skip
+    )
     markdown = render_report(day, result.findings, quiet=result.quiet)
     return result, parse_report(markdown, source=f"{day}.md")
 
@@ -103,13 +111,19 @@ def test_four_days():
     priors.append(report)
 
     day3 = DAY1 + timedelta(days=2)
-    day2_findings = [untested("p1", "p2"), patch_finding("forward", "combine"), fyi(),
-                     in_same_file("TestA"), in_same_file("TestB")]  # fmt: skip
+    day2_findings = [
+        untested("p1", "p2"),
+        patch_finding("forward", "combine"),
+        fyi(),
+        in_same_file("TestA"),
+        in_same_file("TestB"),
+    ]
     result, report = run_day(
         day3,
         [untested("p1", "p2"), patch_finding("forward", "combine"), fyi(), in_same_file("TestB")],
-        priors, before=day2_findings,
-    )  # fmt: skip
+        priors,
+        before=day2_findings,
+    )
     found = by_title(result)
     assert found["Passes with no test"].status_update == "no change"
     assert found["Passes with no test"].first_reported == DAY1
@@ -124,10 +138,16 @@ def test_four_days():
 
     day4 = DAY1 + timedelta(days=3)
     result, report = run_day(
-        day4, [patch_finding("forward", "combine"), fyi(), in_same_file("TestB")], priors,
-        before=[untested("p1", "p2"), patch_finding("forward", "combine"), fyi(),
-                in_same_file("TestB")],
-    )  # fmt: skip
+        day4,
+        [patch_finding("forward", "combine"), fyi(), in_same_file("TestB")],
+        priors,
+        before=[
+            untested("p1", "p2"),
+            patch_finding("forward", "combine"),
+            fyi(),
+            in_same_file("TestB"),
+        ],
+    )
     found = by_title(result)
     assert fyi().fingerprint in result.suppressed
     assert "TODOs owned by people" not in found
@@ -153,9 +173,7 @@ def test_fyi_that_changed_is_not_suppressed():
 
 def test_resolved_needs_the_collector_to_have_looked():
     _, report = run_day(DAY1, [untested("p1")], [])
-    result = reconcile(
-        [], [report], fyi_suppress_after=3, completed_kinds=set()
-    )
+    result = reconcile([], [report], fyi_suppress_after=3, completed_kinds=set())
     # The collector was skipped: nothing can be called resolved, and nothing is dropped
     # either — the item is carried, saying it was not re-checked.
     [carried] = result.findings
@@ -172,13 +190,19 @@ def test_an_llm_written_item_scout_cannot_find_is_carried_not_dropped():
         "  reported 2026-04-02.\n"
     )
     report = parse_report(markdown)
-    result = reconcile([], [report], fyi_suppress_after=3,
-                       completed_kinds={"pass_untested"})  # fmt: skip
+    result = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"pass_untested"})
     [carried] = result.findings
     assert (carried.title, carried.priority, carried.first_reported.isoformat()) == (
-        "`test_numerics.py` fully disabled in CI", Priority.P0, "2026-04-02")
-    again = reconcile([], [parse_report(render_report(DAY1, [carried]))], fyi_suppress_after=3,
-                      completed_kinds=set())  # fmt: skip
+        "`test_numerics.py` fully disabled in CI",
+        Priority.P0,
+        "2026-04-02",
+    )
+    again = reconcile(
+        [],
+        [parse_report(render_report(DAY1, [carried]))],
+        fyi_suppress_after=3,
+        completed_kinds=set(),
+    )
     assert [f.fingerprint for f in again.findings] == [carried.fingerprint]  # stable
 
 
@@ -201,9 +225,7 @@ def test_marker_less_items_match_fuzzily():
     assert carried.status_update == "no change"
     # An unrelated title does not match.
     other = finding("pass_untested", ("other",), "Docs mention a removed flag")
-    result = reconcile(
-        [other], [prior], fyi_suppress_after=3, completed_kinds=KINDS
-    )
+    result = reconcile([other], [prior], fyi_suppress_after=3, completed_kinds=KINDS)
     assert result.findings[0].status is Status.NEW
 
 
@@ -243,24 +265,33 @@ def test_news_about_a_known_item_follows_it_up_instead_of_resolving_it():
     key = ("passes.py", "todo(pytorch/pytorch#1)", "0")
     blocked = finding("todo_blocked", key, "TODO in `passes.py` blocked on pytorch/pytorch#1")
     _, day1 = run_day(DAY1, [blocked], [])
-    unblocked = finding("todo_unblocked", key,
-                        "TODO in `passes.py` likely unblocked: pytorch/pytorch#1 merged")
+    unblocked = finding(
+        "todo_unblocked", key, "TODO in `passes.py` likely unblocked: pytorch/pytorch#1 merged"
+    )
     unblocked.aliases = [blocked.fingerprint]  # as the todos collector says
-    result = reconcile([unblocked], [day1], fyi_suppress_after=3,
-                       completed_kinds={"todo_blocked", "todo_unblocked"})  # fmt: skip
+    result = reconcile(
+        [unblocked],
+        [day1],
+        fyi_suppress_after=3,
+        completed_kinds={"todo_blocked", "todo_unblocked"},
+    )
     # The blocked item's marker is matched through the alias: nothing is "resolved", and the
     # news stays a new Action Item that says what it follows.
     [news] = result.findings
     assert news.status is Status.NEW and news.section is Section.ACTION_ITEMS
     assert news.status_update == (
-        "follows up “TODO in `passes.py` blocked on pytorch/pytorch#1”, reported since "
-        "2026-04-01")
+        "follows up “TODO in `passes.py` blocked on pytorch/pytorch#1”, reported since 2026-04-01"
+    )
     day2 = parse_report(render_report(DAY1 + timedelta(days=1), result.findings))
     assert "Follows up “TODO in `passes.py` blocked" in day2.items[0].text
     # The day after, the same news is carried like any other item, dated from the first
     # report of the TODO it is about.
-    again = reconcile([unblocked], [day1, day2], fyi_suppress_after=3,
-                      completed_kinds={"todo_blocked", "todo_unblocked"})  # fmt: skip
+    again = reconcile(
+        [unblocked],
+        [day1, day2],
+        fyi_suppress_after=3,
+        completed_kinds={"todo_blocked", "todo_unblocked"},
+    )
     [carried] = again.findings
     assert carried.status is Status.CARRIED and carried.first_reported == DAY1
 
@@ -273,9 +304,12 @@ def test_a_hand_written_item_naming_one_item_of_a_group_carries_that_item():
         "- [ ] **[P1] Add a unit test for `bucket_pass`** — it rewrites collectives.\n"
         "  First reported 2026-03-25.\n"
     )
-    result = reconcile([untested("bucket_pass", "fold_pass", "cse_pass")],
-                       [parse_report(markdown)], fyi_suppress_after=3,
-                       completed_kinds=KINDS)  # fmt: skip
+    result = reconcile(
+        [untested("bucket_pass", "fold_pass", "cse_pass")],
+        [parse_report(markdown)],
+        fyi_suppress_after=3,
+        completed_kinds=KINDS,
+    )
     [carried] = result.findings  # and no "Resolved" line for the hand-written item
     assert carried.status is Status.CARRIED and carried.first_reported == date(2026, 3, 25)
     assert carried.status_update == "carried for `bucket_pass`; new: `fold_pass`, `cse_pass`"
@@ -298,30 +332,49 @@ def test_a_hand_written_p0_is_resolved_only_when_its_check_found_it_on_that_repo
         "  back to the workflow. First reported 2026-04-02.\n"
     )
     report = parse_report(markdown)
-    then = finding("test_not_in_ci", ("tests/test_numerics.py", "TestSimpleFSDP"),
-                   "`TestSimpleFSDP` in `tests/test_numerics.py` never runs in CI",
-                   path="tests/test_numerics.py")  # fmt: skip
-    fixed = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"test_not_in_ci"},
-                      recheck=_found_there(then))  # fmt: skip
+    then = finding(
+        "test_not_in_ci",
+        ("tests/test_numerics.py", "TestSimpleFSDP"),
+        "`TestSimpleFSDP` in `tests/test_numerics.py` never runs in CI",
+        path="tests/test_numerics.py",
+    )
+    fixed = reconcile(
+        [],
+        [report],
+        fyi_suppress_after=3,
+        completed_kinds={"test_not_in_ci"},
+        recheck=_found_there(then),
+    )
     [resolved] = fixed.findings
     assert resolved.title == "Resolved: `TestSimpleFSDP` in `test_numerics.py` no longer runs in CI"
     assert resolved.section is Section.ALL_CLEAR and resolved.first_reported == date(2026, 4, 2)
     assert "`1111111111`" in resolved.body and resolved.files == then.files
-    never = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"test_not_in_ci"},
-                      recheck=_found_there())  # fmt: skip
+    never = reconcile(
+        [],
+        [report],
+        fyi_suppress_after=3,
+        completed_kinds={"test_not_in_ci"},
+        recheck=_found_there(),
+    )
     [disagreed] = never.findings
     assert disagreed.kind == "prior_unchecked" and disagreed.section is Section.CARRIED_FORWARD
-    assert disagreed.status_update.startswith("scout's check disagrees: test_not_in_ci finds "
-                                              "nothing of it on `1111111111`")  # fmt: skip
-    skipped = reconcile([], [report], fyi_suppress_after=3, completed_kinds={"pass_untested"},
-                        recheck=_found_there(then))  # fmt: skip
+    assert disagreed.status_update.startswith(
+        "scout's check disagrees: test_not_in_ci finds nothing of it on `1111111111`"
+    )
+    skipped = reconcile(
+        [],
+        [report],
+        fyi_suppress_after=3,
+        completed_kinds={"pass_untested"},
+        recheck=_found_there(then),
+    )
     [carried] = skipped.findings
     assert carried.kind == "prior_unchecked" and carried.status_update == "not re-checked"
     assert not any(f.title.startswith("Resolved") for f in [*never.findings, *skipped.findings])
 
 
 def test_a_hand_written_item_carries_every_grouped_finding_it_names_items_of():
-    """"Re-enable the two regional_inductor tests (pytorch/pytorch#179209)" names items of
+    """ "Re-enable the two regional_inductor tests (pytorch/pytorch#179209)" names items of
     the switch-offs, of the disabled-tests list and of the TODOs blocked on #179209: each
     carries them from that report."""
     markdown = (
@@ -330,17 +383,30 @@ def test_a_hand_written_item_carries_every_grouped_finding_it_names_items_of():
         "  pytorch/pytorch#179209 may have landed. Two tests are disabled\n"
         "  (`aot_llama3_regional_inductor` and `aot_llama3_manual_regional_inductor`).\n"
     )
-    off = finding("tests_newly_disabled", ("exp",), "2 tests switched off since 2026-04-01",
-                  items=["integration_tests.py::aot_llama3_regional_inductor",
-                         "integration_tests.py::aot_qwen3_fsdp"])  # fmt: skip
-    blocked = finding("todo_blocked", ("t",), "2 TODOs blocked on pytorch/pytorch#179209",
-                      Section.FYI, items=["pytorch/pytorch#179209"])  # fmt: skip
-    result = reconcile([off, blocked], [parse_report(markdown)], fyi_suppress_after=3,
-                       completed_kinds=KINDS)  # fmt: skip
+    off = finding(
+        "tests_newly_disabled",
+        ("exp",),
+        "2 tests switched off since 2026-04-01",
+        items=[
+            "integration_tests.py::aot_llama3_regional_inductor",
+            "integration_tests.py::aot_qwen3_fsdp",
+        ],
+    )
+    blocked = finding(
+        "todo_blocked",
+        ("t",),
+        "2 TODOs blocked on pytorch/pytorch#179209",
+        Section.FYI,
+        items=["pytorch/pytorch#179209"],
+    )
+    result = reconcile(
+        [off, blocked], [parse_report(markdown)], fyi_suppress_after=3, completed_kinds=KINDS
+    )
     carried = {f.kind: f for f in result.findings}
     assert carried["tests_newly_disabled"].status_update == (
         "carried for `integration_tests.py::aot_llama3_regional_inductor`; new: "
-        "`integration_tests.py::aot_qwen3_fsdp`")
+        "`integration_tests.py::aot_qwen3_fsdp`"
+    )
     assert carried["todo_blocked"].status is Status.CARRIED
     assert carried["todo_blocked"].first_reported == date(2026, 4, 3)
     assert not any(f.kind == "resolved" for f in result.findings)
@@ -353,12 +419,13 @@ def test_a_hand_written_p0_the_next_report_dropped_without_a_word_is_carried():
     day2 = parse_report(
         "# Nightly Scout Report — 2026-04-02\n\n## Action Items (new findings)\n\n"
         "- [ ] **[P0] Llama3 `apply_tp` call missing `enable_cp`** — CP silently does nothing.\n"
-        "- [ ] **[P2] Gradient accumulation untested** — no test sets it.\n")
+        "- [ ] **[P2] Gradient accumulation untested** — no test sets it.\n"
+    )
     day3 = parse_report(
         "# Nightly Scout Report — 2026-04-03\n\n## Action Items (new findings)\n\n"
-        "- [ ] **[P1] Re-enable regional_inductor integration tests** — may have landed.\n")
-    result = reconcile([], [day2, day3], fyi_suppress_after=3,
-                       completed_kinds=KINDS)  # fmt: skip
+        "- [ ] **[P1] Re-enable regional_inductor integration tests** — may have landed.\n"
+    )
+    result = reconcile([], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS)
     carried = {f.title: f for f in result.findings}
     p0 = carried["Llama3 `apply_tp` call missing `enable_cp`"]
     assert p0.kind == "prior_unchecked" and p0.priority is Priority.P0
@@ -370,24 +437,38 @@ def test_a_hand_written_p0_the_next_report_dropped_without_a_word_is_carried():
 
 
 def test_a_hand_written_pass_said_untested_is_resolved_on_evidence_only():
-    """"`fsdp_pass` has zero test coverage" (04-02), dropped by 04-03: Resolved when the pass
+    """ "`fsdp_pass` has zero test coverage" (04-02), dropped by 04-03: Resolved when the pass
     check found it untested on the commit the latest report scanned and does not today;
     when the check found it tested there too, scout's check disagrees — never Resolved. A
     positive hand-written line ("… verified correct") never matches a problem."""
     day2 = parse_report(
         "# Nightly Scout Report — 2026-04-02\n\n## Action Items (new findings)\n\n"
         "- [ ] **[P0] `fsdp_pass` has zero test coverage** — add one.\n\n"
-        "## Docs\n\n- **`CLAUDE.md`** — all file paths and test commands are correct.\n")
+        "## Docs\n\n- **`CLAUDE.md`** — all file paths and test commands are correct.\n"
+    )
     day3 = parse_report("# Nightly Scout Report — 2026-04-03\n\n## FYI\n\n- **Quiet day.**\n")
-    doc = finding("doc_inaccuracy", ("CLAUDE.md",), "`CLAUDE.md`: 1 inaccuracy", Section.DOCS,
-                  items=["flag `--compile.x` is not a config field"], path="CLAUDE.md")
-    result = reconcile([doc], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS,
-                       recheck=_found_there(untested("fsdp_pass")))  # fmt: skip
+    doc = finding(
+        "doc_inaccuracy",
+        ("CLAUDE.md",),
+        "`CLAUDE.md`: 1 inaccuracy",
+        Section.DOCS,
+        items=["flag `--compile.x` is not a config field"],
+        path="CLAUDE.md",
+    )
+    result = reconcile(
+        [doc],
+        [day2, day3],
+        fyi_suppress_after=3,
+        completed_kinds=KINDS,
+        recheck=_found_there(untested("fsdp_pass")),
+    )
     assert [f.title for f in result.findings if "fsdp_pass" in f.title] == [
-        "Resolved: `fsdp_pass` has zero test coverage"]
+        "Resolved: `fsdp_pass` has zero test coverage"
+    ]
     assert result.findings[0].status is Status.NEW  # not "carried" from the all-clear line
-    tested = reconcile([doc], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS,
-                       recheck=_found_there())  # fmt: skip
+    tested = reconcile(
+        [doc], [day2, day3], fyi_suppress_after=3, completed_kinds=KINDS, recheck=_found_there()
+    )
     [kept] = [f for f in tested.findings if "fsdp_pass" in f.title]
     assert kept.kind == "prior_unchecked" and "scout's check disagrees" in kept.body
     assert not any(f.kind == "resolved" for f in tested.findings)
@@ -402,12 +483,18 @@ def test_news_is_said_once_and_then_ages_out():
     news = Lifetimes(ages_out=frozenset({"upstream_commits"}))
 
     def commits(*shas):
-        return finding("upstream_commits", ("core",), f"{len(shas)} upstream commits",
-                       Section.FYI, items=shas)  # fmt: skip
+        return finding(
+            "upstream_commits", ("core",), f"{len(shas)} upstream commits", Section.FYI, items=shas
+        )
 
     def day(n, findings, priors):
-        result = reconcile(findings, priors, fyi_suppress_after=3, completed_kinds={
-            "upstream_commits"}, lifetimes=news)  # fmt: skip
+        result = reconcile(
+            findings,
+            priors,
+            fyi_suppress_after=3,
+            completed_kinds={"upstream_commits"},
+            lifetimes=news,
+        )
         return result, parse_report(render_report(DAY1 + timedelta(days=n), result.findings))
 
     first, report1 = day(0, [commits("a1")], [])

@@ -84,8 +84,9 @@ def test_each_rate_limit_is_waited_out_as_github_says(spec, what, seconds):
         assert seconds - 2 < wait <= seconds
 
 
-@pytest.mark.parametrize("spec", ["GET /repos:500*1", "GET /repos:502*1",
-                                  "query viewer:graphql-timeout*1"])  # fmt: skip
+@pytest.mark.parametrize(
+    "spec", ["GET /repos:500*1", "GET /repos:502*1", "query viewer:graphql-timeout*1"]
+)
 def test_server_errors_and_githubs_transient_graphql_error_are_retried(spec):
     fault = Fault.parse(spec)
     with LocalGitHub(world(), faults=[fault]) as server:
@@ -142,8 +143,7 @@ def test_a_write_that_may_have_happened_is_sent_again_only_where_safe():
         server.faults = [Fault.parse("addProjectV2DraftIssue:502-after*1")]
 
         def applied():
-            return next((i for i in client.board_items(board, "Status") if i.title == "Mine"),
-                        None)  # fmt: skip
+            return next((i for i in client.board_items(board, "Status") if i.title == "Mine"), None)
 
         made = client.add_draft(board, "Mine", "body", applied=applied)
         assert sent(server, "addProjectV2DraftIssue") == 1
@@ -160,8 +160,9 @@ def test_github_unreachable_is_said_once_and_then_at_once():
     client = GitHubClient(url, TOKEN, GithubConfig(), sleep=Sleeps())
     with pytest.raises(GitHubError) as first:
         client.issue_state(REPO, ISSUE)
-    assert str(first.value) == (f"cannot reach GitHub at {url} (looking up {REPO}#{ISSUE}): "
-                                "connection failed")  # fmt: skip
+    assert str(first.value) == (
+        f"cannot reach GitHub at {url} (looking up {REPO}#{ISSUE}): connection failed"
+    )
     port = int(url.rsplit(":", 1)[1])
     with LocalGitHub(world(), port=port) as back:  # back on the same port: not asked again
         with pytest.raises(GitHubError) as later:
@@ -187,16 +188,20 @@ def test_a_repeated_page_cursor_stops_the_listing():
         board = client.board("pytorch", 161, "Status")
         with pytest.raises(GitHubError) as raised:
             client.board_items(board, "Status")
-        assert str(raised.value).startswith("GitHub's answer lacked a new page cursor for the "
-                                            "items of board pytorch/161")  # fmt: skip
+        assert str(raised.value).startswith(
+            "GitHub's answer lacked a new page cursor for the items of board pytorch/161"
+        )
         assert sent(server, "query node") == 2
 
 
-@pytest.mark.parametrize(("target", "lacked"), [
-    ("query node", "board pytorch/161 (node "),
-    ("query viewer", "the token's login (viewer)"),
-    ("addProjectV2DraftIssue", "the new draft"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("target", "lacked"),
+    [
+        ("query node", "board pytorch/161 (node "),
+        ("query viewer", "the token's login (viewer)"),
+        ("addProjectV2DraftIssue", "the new draft"),
+    ],
+)
 def test_a_null_node_is_what_githubs_answer_lacked(target, lacked):
     with LocalGitHub(world()) as server:
         client, _ = client_for(server)
@@ -218,9 +223,16 @@ def test_a_collector_rate_limited_for_too_long_is_skipped_and_the_others_go_on(f
     config = config.model_copy(update={"github": GithubConfig(max_rate_limit_wait=60)})
     with LocalGitHub(demo_world(config, {}), faults=[Fault.parse("GET /repos:429=3600")]) as server:
         client = GitHubClient(server.url, TOKEN, config.github, sleep=Sleeps())
-        result = run(RunOptions(repo=fresh_world.repo, config=config, as_of=TODAY,
-                                prior_dir=fresh_world.priors, github=client,
-                                only=["ci_failures", "open_work", "docs"]))  # fmt: skip
+        result = run(
+            RunOptions(
+                repo=fresh_world.repo,
+                config=config,
+                as_of=TODAY,
+                prior_dir=fresh_world.priors,
+                github=client,
+                only=["ci_failures", "open_work", "docs"],
+            )
+        )
     states = {c.name: c for c in result.collectors}
     for name in ("ci_failures", "open_work"):
         assert states[name].state == "skipped"
@@ -230,16 +242,24 @@ def test_a_collector_rate_limited_for_too_long_is_skipped_and_the_others_go_on(f
     assert 1 <= sent(server, "GET /repos") <= 2
 
 
-@pytest.mark.parametrize("spec", ["x:ratelimit=soon", "x:secondary=5", "x:primary-after",
-                                  "x:null-node-after", "x:slow"])  # fmt: skip
+@pytest.mark.parametrize(
+    "spec", ["x:ratelimit=soon", "x:secondary=5", "x:primary-after", "x:null-node-after", "x:slow"]
+)
 def test_fault_specs_are_checked(spec):
     with pytest.raises(FaultError, match=re.escape(f"--fault {spec!r}")):
         Fault.parse(spec)
 
 
 def test_an_item_without_a_database_id_links_its_board():
-    board = Board(id="PVT_1", owner="pytorch", owner_type="orgs", number=161, title="t",
-                  status_field_id="F", status_options={})  # fmt: skip
+    board = Board(
+        id="PVT_1",
+        owner="pytorch",
+        owner_type="orgs",
+        number=161,
+        title="t",
+        status_field_id="F",
+        status_options={},
+    )
     known = BoardItem(id="PVTI_1", database_id=7, title="t", body="", status=None)
     unknown = BoardItem(id="PVTI_2", database_id=None, title="t", body="", status=None)
     web = "https://github.com/orgs/pytorch/projects/161"

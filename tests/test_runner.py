@@ -23,10 +23,13 @@ from scout_tui.source import SourceTree
 
 def context(config, repo) -> CollectorContext:
     return CollectorContext(
-        config=config, repo_path=repo, as_of=date(2026, 12, 2),
-        since=datetime(2026, 12, 1, tzinfo=UTC), until=datetime(2026, 12, 2, tzinfo=UTC),
+        config=config,
+        repo_path=repo,
+        as_of=date(2026, 12, 2),
+        since=datetime(2026, 12, 1, tzinfo=UTC),
+        until=datetime(2026, 12, 2, tzinfo=UTC),
         source=SourceTree(repo),
-    )  # fmt: skip
+    )
 
 
 SECRET = "ghp_secret_value_123"

@@ -13,11 +13,23 @@ def test_a_shallow_clone_is_said_and_claims_nothing_about_the_history_it_lacks(
     tmp_path, sample_world
 ):
     shallow = tmp_path / "shallow"
-    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{sample_world.repo}",
-                    str(shallow)], check=True)  # fmt: skip
-    args = ["--repo", str(shallow), "--config", str(sample_world.config), "--date", DAY,
-            "--offline", "--cache-dir", str(tmp_path / "cache"), "--state-dir",
-            str(tmp_path / "state")]  # fmt: skip
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{sample_world.repo}", str(shallow)],
+        check=True,
+    )
+    args = [
+        "--repo",
+        str(shallow),
+        "--config",
+        str(sample_world.config),
+        "--date",
+        DAY,
+        "--offline",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / "state"),
+    ]
     done = scout("collect", *args, "--json")
     assert done.returncode == 0, done.stderr
     assert "shallow clone: the history is cut at 1 commit(s)" in done.stderr

@@ -33,8 +33,9 @@ def git(repo: Path, *args: str, when: str | None = None, author: str | None = No
     env = dict(os.environ)
     if when:
         env |= {"GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": author or when}
-    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def new_repo(path: Path) -> Path:
@@ -63,8 +64,12 @@ def state(repo: Path) -> tuple[str, str, str, dict[str, str]]:
     for path in sorted(repo.rglob("*")):
         if ".git" not in path.relative_to(repo).parts and path.is_file():
             files[str(path.relative_to(repo))] = hashlib.sha1(path.read_bytes()).hexdigest()
-    return (git(repo, "status", "--porcelain", "--untracked-files=all"),
-            git(repo, "rev-parse", "HEAD"), git(repo, "ls-files", "-s"), files)  # fmt: skip
+    return (
+        git(repo, "status", "--porcelain", "--untracked-files=all"),
+        git(repo, "rev-parse", "HEAD"),
+        git(repo, "ls-files", "-s"),
+        files,
+    )
 
 
 # -- the work-tree methods, at a commit ------------------------------------------------
@@ -78,18 +83,34 @@ def tricky(tmp_path: Path) -> Path:
     repo = new_repo(tmp_path / "repo")
     outside = tmp_path / "secret.py"
     outside.write_text("TOKEN = 'outside'\n")
-    write(repo, {
-        "pkg/__init__.py": "", "pkg/a.py": "def a():\n    return 'needle'\n",
-        "exp/x.py": "X = 1\n", "exp/sub/z.py": "def z(): ...\n", "exp/.hidden/h.py": "H = 1\n",
-        "exp/run.sh": "echo\n", "exp/bad\x1b[31m.py": "B = 1\n", "exp/big.py": "#" * 300,
-        "exp/broken.py": "def (:\n", "README.md": "needle\n", "lib/__init__.py": "",
-    })  # fmt: skip
+    write(
+        repo,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "def a():\n    return 'needle'\n",
+            "exp/x.py": "X = 1\n",
+            "exp/sub/z.py": "def z(): ...\n",
+            "exp/.hidden/h.py": "H = 1\n",
+            "exp/run.sh": "echo\n",
+            "exp/bad\x1b[31m.py": "B = 1\n",
+            "exp/big.py": "#" * 300,
+            "exp/broken.py": "def (:\n",
+            "README.md": "needle\n",
+            "lib/__init__.py": "",
+        },
+    )
     links = {
-        "exp/alias.py": "x.py", "exp/linked": "../pkg", "exp/out.py": str(outside),
-        "exp/up.py": "../../secret.py", "exp/git.py": "../.git/config",
-        "exp/dangling.py": "nothing.py", "exp/loop_a.py": "loop_b.py", "exp/loop_b.py": "loop_a.py",
-        "top": "pkg", "inside_abs.py": str(repo / "exp/x.py"),
-    }  # fmt: skip
+        "exp/alias.py": "x.py",
+        "exp/linked": "../pkg",
+        "exp/out.py": str(outside),
+        "exp/up.py": "../../secret.py",
+        "exp/git.py": "../.git/config",
+        "exp/dangling.py": "nothing.py",
+        "exp/loop_a.py": "loop_b.py",
+        "exp/loop_b.py": "loop_a.py",
+        "top": "pkg",
+        "inside_abs.py": str(repo / "exp/x.py"),
+    }
     for name, target in links.items():
         os.symlink(target, repo / name)
     git(repo, "add", "-A")
@@ -101,11 +122,31 @@ def tricky(tmp_path: Path) -> Path:
 
 
 PATHS = [
-    "", ".", "exp", "exp/", "./exp/x.py", "exp/x.py", "exp/alias.py", "exp/linked",
-    "exp/linked/a.py", "exp/out.py", "exp/up.py", "exp/git.py", "exp/dangling.py",
-    "exp/loop_a.py", "top/a.py", "top", "inside_abs.py", "vendor", "nope.py",
-    "exp/sub/../x.py", "exp/linked/../x.py", "exp/big.py", "exp/broken.py", "pkg/a.py/x",
-]  # fmt: skip
+    "",
+    ".",
+    "exp",
+    "exp/",
+    "./exp/x.py",
+    "exp/x.py",
+    "exp/alias.py",
+    "exp/linked",
+    "exp/linked/a.py",
+    "exp/out.py",
+    "exp/up.py",
+    "exp/git.py",
+    "exp/dangling.py",
+    "exp/loop_a.py",
+    "top/a.py",
+    "top",
+    "inside_abs.py",
+    "vendor",
+    "nope.py",
+    "exp/sub/../x.py",
+    "exp/linked/../x.py",
+    "exp/big.py",
+    "exp/broken.py",
+    "pkg/a.py/x",
+]
 
 
 def surface(tree: SourceTree) -> dict[str, object]:
@@ -143,8 +184,13 @@ def test_a_commit_answers_as_its_clean_checkout_does(tricky, monkeypatch):
     at = surface(SourceTree(tricky, at=git(tricky, "rev-parse", "HEAD")))
     assert at == work
     # What was compared is what it should be, not two empty answers.
-    assert at["glob 'exp' *.py"] == ["exp/alias.py", "exp/big.py", "exp/broken.py", "exp/sub/z.py",
-                                    "exp/x.py"]
+    assert at["glob 'exp' *.py"] == [
+        "exp/alias.py",
+        "exp/big.py",
+        "exp/broken.py",
+        "exp/sub/z.py",
+        "exp/x.py",
+    ]
     assert at["glob 'top' *.py"] == ["top/__init__.py", "top/a.py"]
     assert at["root_packages"] == {"pkg", "lib", "top"}
     assert at["grep"] == ["pkg/a.py"]
@@ -175,8 +221,11 @@ def test_a_commit_is_read_as_it_was_not_as_the_work_tree_is(tmp_path):
     write(repo, {"exp/keep.py": "KEEP = 3  # needle\n", "exp/untracked.py": "NEW = 'needle'\n"})
     before = state(repo)
 
-    earlier, later, work = (SourceTree(repo, at=first), SourceTree(repo, at=second),
-                            SourceTree(repo))  # fmt: skip
+    earlier, later, work = (
+        SourceTree(repo, at=first),
+        SourceTree(repo, at=second),
+        SourceTree(repo),
+    )
     assert earlier.read("exp/old.py") == "OLD = 'needle'\n"  # deleted later: there then
     assert earlier.glob("exp") == ["exp/keep.py", "exp/old.py"]
     assert earlier.grep_files("needle") == ["exp/old.py"]
@@ -194,7 +243,7 @@ def test_a_commit_is_read_as_it_was_not_as_the_work_tree_is(tmp_path):
 
 
 def test_history_methods_of_a_tree_at_a_commit_start_there(tmp_path):
-    """"HEAD" means the scanned commit: since when a thing holds, where history begins."""
+    """ "HEAD" means the scanned commit: since when a thing holds, where history begins."""
     repo = new_repo(tmp_path / "repo")
     write(repo, {"a.py": "FLAG = True\n"})
     first = commit(repo, "first", "2026-11-20T10:00:00Z")
@@ -250,8 +299,16 @@ def test_a_day_before_the_branchs_first_commit_is_refused(tmp_path):
     git(repo, "add", "exp")
     git(repo, "commit", "-q", "-m", "elsewhere", when="2026-11-20T10:00:00Z")
     git(repo, "checkout", "-q", "-f", "main")
-    git(repo, "merge", "-q", "--allow-unrelated-histories", "-m", "import", "imported",
-        when="2026-11-26T10:00:00Z")  # fmt: skip
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--allow-unrelated-histories",
+        "-m",
+        "import",
+        "imported",
+        when="2026-11-26T10:00:00Z",
+    )
     source = SourceTree(repo)
     check_date(date(2026, 11, 25), source, "exp")
     with pytest.raises(UsageError, match="before the first commit of this branch"):
@@ -277,8 +334,11 @@ def test_a_dated_run_scans_the_days_first_parent_commit(fresh_world):
     write(repo, {f"{EXP}/later.py": "L = 1\n"})
     commit(repo, "later", "2026-12-04T01:00:00Z", author="2026-12-03T03:00:00Z")
     git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", when="2026-12-04T02:00:00Z")
-    ctx = prepare(RunOptions(repo=repo, config=load_config(fresh_world.config),
-                             as_of=date(2026, 12, 3), offline=True)).ctx  # fmt: skip
+    ctx = prepare(
+        RunOptions(
+            repo=repo, config=load_config(fresh_world.config), as_of=date(2026, 12, 3), offline=True
+        )
+    ).ctx
     assert ctx.head_commit == days and ctx.source.at == days
     # The baseline (a day earlier) is the branch's too: not the side branch's commit of 23:30.
     assert ctx.baseline_commit == main_head
@@ -310,8 +370,9 @@ def test_a_dated_run_sees_nothing_uncommitted_and_changes_nothing(fresh_world, t
     assert '"head": "' + git(repo, "rev-parse", "HEAD") in done.stdout  # HEAD is the day's
     assert state(repo) == before
     # Undated, the work tree is scanned as it is: the same TODOs are found.
-    undated = run(RunOptions(repo=repo, config=load_config(fresh_world.config), offline=True,
-                             only=["todos"]))  # fmt: skip
+    undated = run(
+        RunOptions(repo=repo, config=load_config(fresh_world.config), offline=True, only=["todos"])
+    )
     said = "\n".join(f.body + f.title for f in undated.findings)
     assert "uncommitted edit" in said and "untracked_todo" in said
     assert state(repo) == before
@@ -321,10 +382,18 @@ def test_forked_processes_scan_the_same_commit(fresh_world):
     repo = fresh_world.repo
     uncommitted_todos(repo)
     results = [
-        run(RunOptions(repo=repo, config=load_config(fresh_world.config), as_of=TODAY,
-                       prior_dir=fresh_world.priors, offline=True, processes=processes))
+        run(
+            RunOptions(
+                repo=repo,
+                config=load_config(fresh_world.config),
+                as_of=TODAY,
+                prior_dir=fresh_world.priors,
+                offline=True,
+                processes=processes,
+            )
+        )
         for processes in (1, 2)
-    ]  # fmt: skip
+    ]
     one, two = ([(f.fingerprint, f.title, f.body) for f in result.findings] for result in results)
     assert one == two and len(one) > 10
     assert [c.state for c in results[0].collectors] == [c.state for c in results[1].collectors]
@@ -379,14 +448,31 @@ def test_consecutive_dated_runs_with_one_store_parse_unchanged_files_once(fresh_
     def two_days(stores: list[BlobStore]) -> dict[str, int]:
         parses.clear()
         for day, store in zip(days, stores, strict=True):
-            run(RunOptions(repo=fresh_world.repo, config=config, as_of=day, offline=True,
-                           only=["freshness"], blobs=store))  # fmt: skip
+            run(
+                RunOptions(
+                    repo=fresh_world.repo,
+                    config=config,
+                    as_of=day,
+                    offline=True,
+                    only=["freshness"],
+                    blobs=store,
+                )
+            )
         return dict(parses)
 
     shared = two_days([BlobStore()] * 2)
     apart = two_days([BlobStore(), BlobStore()])
-    heads = [git(fresh_world.repo, "rev-list", "-1", "--first-parent",
-                 f"--before={day.isoformat()}T23:59:59Z", "HEAD") for day in days]  # fmt: skip
+    heads = [
+        git(
+            fresh_world.repo,
+            "rev-list",
+            "-1",
+            "--first-parent",
+            f"--before={day.isoformat()}T23:59:59Z",
+            "HEAD",
+        )
+        for day in days
+    ]
     changed = set(git(fresh_world.repo, "diff", "--name-only", *heads).splitlines())
     unchanged = [path for path in apart if path not in changed]
     assert unchanged and all(apart[path] == 2 for path in unchanged)  # each run parsed them
@@ -409,8 +495,10 @@ def test_a_past_day_does_not_use_todays_torch(fresh_world, monkeypatch):
     assert "private_api_public_alt" not in freshness and "todo_api_available" not in todos
     (private,) = freshness["private_api"]
     assert f"Public alternatives not checked: skipped — {PAST_TORCH}." in private.body
-    assert any(f"Named APIs not checked: skipped — {PAST_TORCH}." in f.body
-               for f in todos["todo_unclassified"])  # fmt: skip
+    assert any(
+        f"Named APIs not checked: skipped — {PAST_TORCH}." in f.body
+        for f in todos["todo_unclassified"]
+    )
     (state,) = past["freshness"].collectors
     assert state.state == "done" and fingerprint("private_api_public_alt", EXP) in state.unchecked
     (api,) = by_kind(today["todos"])["todo_api_available"]
@@ -435,8 +523,14 @@ def branchy(tmp_path: Path) -> tuple[Path, list[str]]:
     for several commits, a commit touching nothing the walks read."""
     repo = new_repo(tmp_path / "repo")
     commits = []
-    write(repo, {"a.py": "def keep():\n    pass\n", "b.py": "def gone():\n    pass\n",
-                 "quiet.py": "class Quiet:\n    pass\n"})  # fmt: skip
+    write(
+        repo,
+        {
+            "a.py": "def keep():\n    pass\n",
+            "b.py": "def gone():\n    pass\n",
+            "quiet.py": "class Quiet:\n    pass\n",
+        },
+    )
     commits.append(commit(repo, "one", "2026-11-01T10:00:00Z"))
     write(repo, {"b.py": "X = 1\n"})  # `gone` removed
     commits.append(commit(repo, "two", "2026-11-02T10:00:00Z"))
@@ -446,8 +540,7 @@ def branchy(tmp_path: Path) -> tuple[Path, list[str]]:
     write(repo, {"b.py": "X = 1\n\ndef gone():\n    return 2\n"})  # brought back on a branch
     commit(repo, "side", "2026-11-03T12:00:00Z")
     git(repo, "checkout", "-q", "main")
-    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side",
-        when="2026-11-04T10:00:00Z")  # fmt: skip
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", when="2026-11-04T10:00:00Z")
     commits.append(git(repo, "rev-parse", "HEAD"))
     git(repo, "mv", "a.py", "moved.py")
     commits.append(commit(repo, "rename", "2026-11-05T10:00:00Z"))
@@ -528,8 +621,13 @@ def test_the_window_starts_where_the_last_report_looked(fresh_world, tmp_path):
 
     def baseline(head: str) -> str | None:
         (prior / "2026-12-02.md").write_text(report_of("2026-12-02", head), encoding="utf-8")
-        options = RunOptions(repo=repo, config=load_config(fresh_world.config),
-                             as_of=date(2026, 12, 3), offline=True, prior_dir=prior)  # fmt: skip
+        options = RunOptions(
+            repo=repo,
+            config=load_config(fresh_world.config),
+            as_of=date(2026, 12, 3),
+            offline=True,
+            prior_dir=prior,
+        )
         ctx = prepare(options).ctx
         assert ctx.head_commit == third
         return ctx.baseline_commit
@@ -556,8 +654,8 @@ def test_what_the_listed_trees_answer_is_what_git_answers(branchy):
     listed = SourceTree(repo, at=commits[-1], blobs=store)
     fresh = SourceTree(repo)  # no tree listed: git is asked
     for base in commits:
-        assert listed.changed_between(base, commits[-1]) == fresh.changed_between(base,
-                                                                                commits[-1])
+        assert listed.changed_between(base, commits[-1]) == fresh.changed_between(base, commits[-1])
         for directory in ("pkg", "pkg/", ".", ""):
             assert listed.python_files_at(base, directory) == sorted(
-                fresh.python_files_at(base, directory or "."))
+                fresh.python_files_at(base, directory or ".")
+            )

@@ -32,8 +32,15 @@ def test_undo_and_redo_survive_a_restart(tmp_path):
     assert store.decisions(SCOPE) == {}
     store.change(SCOPE, "accept c", ["k-c"], lambda fp, e, _: accept(fp, e))
     assert store.redo(SCOPE) is None
-    assert [a.op for a in store.history(SCOPE)] == ["do", "do", "undo", "redo", "undo", "undo",
-                                                     "do"]  # fmt: skip
+    assert [a.op for a in store.history(SCOPE)] == [
+        "do",
+        "do",
+        "undo",
+        "redo",
+        "undo",
+        "undo",
+        "do",
+    ]
 
 
 def test_nothing_changed_records_nothing(tmp_path):
@@ -102,8 +109,7 @@ def test_a_read_only_store_is_read_but_refuses_writes_clearly(tmp_path):
     prefix = read_only(tmp_path)
     if prefix is None:
         pytest.skip("no user namespaces here to make a read-only mount")
-    done = subprocess.run([*prefix, sys.executable, "-c", script], capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run([*prefix, sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "['k-a']"
@@ -121,15 +127,19 @@ def test_the_publish_journal(tmp_path):
 def test_a_partly_damaged_store_is_refused_and_not_written(tmp_path):
     store = StateStore(tmp_path)
     for n in range(200):  # several pages
-        store.change(SCOPE, f"accept {n}", [f"k-{n:03d}-" + "x" * 200],
-                     lambda fp, e, _: accept(fp, e))  # fmt: skip
+        store.change(
+            SCOPE, f"accept {n}", [f"k-{n:03d}-" + "x" * 200], lambda fp, e, _: accept(fp, e)
+        )
     path = tmp_path / "state.sqlite3"
     data = bytearray(path.read_bytes())
     data[4096:8192] = bytes(4096)  # zero page 2, as a bad sector or a crash might
     path.write_bytes(bytes(data))
     damaged = bytes(data)
-    for action in (lambda s: s.decisions(SCOPE), lambda s: s.undo(SCOPE),
-                   lambda s: s.change(SCOPE, "x", ["k"], lambda fp, e, _: accept(fp, e))):
+    for action in (
+        lambda s: s.decisions(SCOPE),
+        lambda s: s.undo(SCOPE),
+        lambda s: s.change(SCOPE, "x", ["k"], lambda fp, e, _: accept(fp, e)),
+    ):
         with pytest.raises(StateError, match=r"is (damaged|unreadable) .* left as it is"):
             action(StateStore(tmp_path))
     assert path.read_bytes() == damaged  # left exactly as it was
@@ -180,8 +190,7 @@ def test_a_write_killed_halfway_on_read_only_media_is_one_line_naming_the_journa
         except StateError as exc:
             print(exc)
     """)
-    done = subprocess.run([*prefix, sys.executable, "-c", script], capture_output=True,
-                          text=True)  # fmt: skip
+    done = subprocess.run([*prefix, sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         f"cannot read decisions: the state store {store.path} has an unfinished write "

@@ -136,11 +136,20 @@ def test_awaited_apis_need_waiting_language_and_code_shape():
     text = "TODO(ivan): Remove this fallback once the PyTorch nightly includes _move_overlap_nodes."
     waiting = classify(Todo("p.py", 1, "TODO", text), "o/r")
     assert waiting.apis == ["_move_overlap_nodes"]
-    camel = classify(Todo("p.py", 1, "TODO", "TODO: drop after nightly picks up BitsetAncestors"),
-                     "o/r")  # fmt: skip
+    camel = classify(
+        Todo("p.py", 1, "TODO", "TODO: drop after nightly picks up BitsetAncestors"), "o/r"
+    )
     assert camel.apis == ["BitsetAncestors"]
-    plain = classify(Todo("p.py", 1, "TODO", "TODO: when we move the chain behind ``target``, "
-                          "collapse the prefetch gap of wait_tensor"), "o/r")  # fmt: skip
+    plain = classify(
+        Todo(
+            "p.py",
+            1,
+            "TODO",
+            "TODO: when we move the chain behind ``target``, "
+            "collapse the prefetch gap of wait_tensor",
+        ),
+        "o/r",
+    )
     assert plain.apis == []
 
 
@@ -153,21 +162,28 @@ def test_ages_are_as_of_the_date_and_never_negative(tmp_path, fresh_world, run_t
     passes.write_text(passes.read_text() + "\n# TODO(bob): added after the day asked for\n")
     stamp = "2026-12-02T10:00:00Z"
     dates = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
-    subprocess.run(["git", "commit", "-qam", "a later TODO"], cwd=fresh_world.repo, check=True,
-                   env={**os.environ, **dates})  # fmt: skip
+    subprocess.run(
+        ["git", "commit", "-qam", "a later TODO"],
+        cwd=fresh_world.repo,
+        check=True,
+        env={**os.environ, **dates},
+    )
     result = run_collector(fresh_world, "todos", date(2026, 11, 30))
     text = "\n".join(f.body for f in result.findings)
     # The 30th's tree, read from git: a TODO committed later is not in it at all.
     titles = [f.title for f in result.findings]
     # The 30th has no prior report: no baseline, and the title says so. A past day: the
     # installed torch does not say the TODO naming an API may go, so it is one of these.
-    assert "5 TODOs with no upstream blocker (1 with a named owner), none new today (first " \
-        "report: no baseline before the day's start)" in titles, titles  # fmt: skip
+    assert (
+        "5 TODOs with no upstream blocker (1 with a named owner), none new today (first "
+        "report: no baseline before the day's start)" in titles
+    ), titles
     assert "4 days old" in text  # the others: as of the 30th, not of today
     assert re.search(r"-\d+ days? old", text) is None
     today = run_collector(fresh_world, "todos", date(2026, 12, 2))
     assert "4 TODOs with no upstream blocker (1 with a named owner): 1 new since 2026-12-01" in [
-        f.title for f in today.findings]  # the 2nd's tree: bob's is there, one other gone
+        f.title for f in today.findings
+    ]  # the 2nd's tree: bob's is there, one other gone
 
 
 def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world, run_today):
@@ -181,13 +197,17 @@ def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world, run_toda
         (fresh_world.repo / EXP / name).write_text(f"{text}def f():\n    return 1\n")
     commit_all(fresh_world.repo, "warmup")
     (listed,) = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_unclassified"]
-    assert listed.title == ("5 TODOs with no upstream blocker (0 with a named owner): 2 new "
-                            "since 2026-12-01")  # fmt: skip
+    assert listed.title == (
+        "5 TODOs with no upstream blocker (0 with a named owner): 2 new since 2026-12-01"
+    )
     [line] = [ln for ln in listed.body.splitlines() if ln.startswith("- ")]
     assert f"`{EXP}/warmup_a.py:1`, `{EXP}/warmup_b.py:1`" in line
     # The older ones are a count with where they are, in one line.
-    assert re.search(r"\n3 older ones, unchanged: `\w+\.py:\d+`, `\w+\.py:\d+`, "
-                     r"`\w+\.py:\d+`\.$", listed.body)  # fmt: skip
+    assert re.search(
+        r"\n3 older ones, unchanged: `\w+\.py:\d+`, `\w+\.py:\d+`, "
+        r"`\w+\.py:\d+`\.$",
+        listed.body,
+    )
 
 
 def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
@@ -202,15 +222,21 @@ def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
     assert waiting.upstream and waiting.references == []
     assert read("requires upstream change: FSDP passes should keep the order").upstream
     assert not read("fold the two cleanup loops into one walk").upstream
-    assert read("Disabled due to upstream AutoParallel regression in PyTorch nightly "
-                "dev20260508. Re-enable once fixed.").upstream  # a word between
+    assert read(
+        "Disabled due to upstream AutoParallel regression in PyTorch nightly "
+        "dev20260508. Re-enable once fixed."
+    ).upstream  # a word between
     assert not read("clean up the upstream code later").upstream
-    caused = read("JIT tests disabled: a regression triggered by pytorch/pytorch#2149; "
-                  "re-enable when pytorch/pytorch#3000 lands")  # fmt: skip
+    caused = read(
+        "JIT tests disabled: a regression triggered by pytorch/pytorch#2149; "
+        "re-enable when pytorch/pytorch#3000 lands"
+    )
     assert [str(r) for r in caused.references] == ["pytorch/pytorch#3000"]
     assert [str(r) for r in caused.causes] == ["pytorch/pytorch#2149"]
-    only_cause = read("Broken by pytorch/pytorch#2149 (the DTensor change), once the "
-                      "partitioner is fixed upstream re-enable")  # fmt: skip
+    only_cause = read(
+        "Broken by pytorch/pytorch#2149 (the DTensor change), once the "
+        "partitioner is fixed upstream re-enable"
+    )
     assert only_cause.references == [] and only_cause.upstream
 
 
@@ -220,13 +246,12 @@ def test_todos_in_two_places_waiting_on_the_same_blocker_are_one_finding(fresh_w
 
     for name in ("a_pass.py", "b_pass.py"):
         (fresh_world.repo / EXP / name).write_text(
-            "def f():\n    # TODO(pytorch/pytorch#170001): drop once the fix lands\n"
-            "    return 1\n")  # fmt: skip
+            "def f():\n    # TODO(pytorch/pytorch#170001): drop once the fix lands\n    return 1\n"
+        )
     commit_all(fresh_world.repo, "two workarounds for one bug")
     found = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_blocked"]
     (both,) = [f for f in found if "#170001" in f.title]
-    assert both.title == ("2 TODOs blocked on pytorch/pytorch#170001: `a_pass.py:2`, "
-                          "`b_pass.py:2`")  # fmt: skip
+    assert both.title == ("2 TODOs blocked on pytorch/pytorch#170001: `a_pass.py:2`, `b_pass.py:2`")
     assert [f.path.rsplit("/", 1)[-1] for f in both.files] == ["a_pass.py", "b_pass.py"]
     # b_pass.py's own marker (its key as a lone TODO) still matches the merged finding.
     path = f"{EXP}/b_pass.py"

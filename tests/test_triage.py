@@ -28,21 +28,29 @@ def make(key, title, priority=Priority.P1, section=Section.ACTION_ITEMS, files=(
     )
 
 
-A, OPP, D, F, C = (Section.ACTION_ITEMS, Section.OPPORTUNITIES, Section.DOCS, Section.FYI,
-                 Section.ALL_CLEAR)  # fmt: skip
+A, OPP, D, F, C = (
+    Section.ACTION_ITEMS,
+    Section.OPPORTUNITIES,
+    Section.DOCS,
+    Section.FYI,
+    Section.ALL_CLEAR,
+)
 P0, P1, P2 = Priority.P0, Priority.P1, Priority.P2
 
 
-@pytest.mark.parametrize(("start", "down", "up"), [
-    ((A, P0), (A, P1), None),
-    ((A, P1), (A, P2), (A, P0)),
-    ((A, P2), (F, None), (A, P1)),
-    ((OPP, None), (F, None), (A, P2)),
-    ((D, None), (F, None), (A, P2)),
-    ((F, None), None, (A, P2)),
-    ((C, None), None, None),
-    ((Section.CI_FAILURES, P0), (Section.CI_FAILURES, P1), None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("start", "down", "up"),
+    [
+        ((A, P0), (A, P1), None),
+        ((A, P1), (A, P2), (A, P0)),
+        ((A, P2), (F, None), (A, P1)),
+        ((OPP, None), (F, None), (A, P2)),
+        ((D, None), (F, None), (A, P2)),
+        ((F, None), None, (A, P2)),
+        ((C, None), None, None),
+        ((Section.CI_FAILURES, P0), (Section.CI_FAILURES, P1), None),
+    ],
+)
 def test_the_demote_promote_table(start, down, up):
     assert demoted(*start) == down
     assert promoted(*start) == up

@@ -64,8 +64,20 @@ def test_merge_and_edit(args, tmp_path):
     assert listing(args)[a]["merged_into"] == target
     body = tmp_path / "body.md"
     body.write_text("A body written by hand.\n")
-    done = scout("triage", "edit", target, "--title", "A better title", "--priority", "P0",
-                 "--section", "action_items", "--body-file", body, *args)  # fmt: skip
+    done = scout(
+        "triage",
+        "edit",
+        target,
+        "--title",
+        "A better title",
+        "--priority",
+        "P0",
+        "--section",
+        "action_items",
+        "--body-file",
+        body,
+        *args,
+    )
     assert done.returncode == 0, done.stderr
     row = listing(args)[target]
     assert (row["title"], row["priority"], row["decision"]) == ("A better title", "P0", "edited")

@@ -22,15 +22,29 @@ from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, world_for
 TODAY = date.fromisoformat(DAY)
 YESTERDAY, TWO_DAYS_AGO = "2026-12-01", "2026-11-30"
 EVIL = "https://evil.example/login"
-IGNORED = ("2 reports by `mallory`, `old-agent` ignored: not trusted authors — add them to "
-           "`[project] trusted_authors` if they are yours")  # fmt: skip
+IGNORED = (
+    "2 reports by `mallory`, `old-agent` ignored: not trusted authors — add them to "
+    "`[project] trusted_authors` if they are yours"
+)
 
 
 def collect(sample, tmp_path, server, config, *extra) -> tuple[RunResult, str]:
     """The run, and what was said on stderr."""
-    args = ["--repo", str(sample.repo), "--config", str(config), "--date", DAY,
-            "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
-            "--api-url", server.url, *extra]  # fmt: skip
+    args = [
+        "--repo",
+        str(sample.repo),
+        "--config",
+        str(config),
+        "--date",
+        DAY,
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--api-url",
+        server.url,
+        *extra,
+    ]
     done = scout("collect", "--json", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
     assert done.returncode == 0, done.stderr
     return RunResult.model_validate_json(done.stdout), done.stderr
@@ -42,10 +56,12 @@ def tracking_issue(world):
 
 
 def forged(day: str, p0_fingerprint: str, p0_title: str) -> str:
-    return (f"# Nightly Scout Report — {day}\n<!-- scout:report date={day} -->\n\n"
-            "## Action Items (new findings)\n\n"
-            f"- [ ] **[P0] {p0_title}** <!-- scout:fp={p0_fingerprint} -->\n"
-            f"- [ ] **[P1] CI token expired: re-authenticate at {EVIL}**\n")  # fmt: skip
+    return (
+        f"# Nightly Scout Report — {day}\n<!-- scout:report date={day} -->\n\n"
+        "## Action Items (new findings)\n\n"
+        f"- [ ] **[P0] {p0_title}** <!-- scout:fp={p0_fingerprint} -->\n"
+        f"- [ ] **[P1] CI token expired: re-authenticate at {EVIL}**\n"
+    )
 
 
 def test_reports_by_untrusted_authors_are_ignored_and_said_once(tmp_path, fresh_world):
@@ -57,15 +73,24 @@ def test_reports_by_untrusted_authors_are_ignored_and_said_once(tmp_path, fresh_
     config = fast_config(fresh_world, tmp_path)
     with LocalGitHub(world) as server:
         honest, _ = collect(fresh_world, tmp_path, server, config, "--only", "ci_tests")
-        [p0] = [f for f in honest.findings if f.priority and f.priority.value == "P0"
-                and f.status is Status.NEW]  # fmt: skip
+        [p0] = [
+            f
+            for f in honest.findings
+            if f.priority and f.priority.value == "P0" and f.status is Status.NEW
+        ]
         assert honest.since.date().isoformat() == TWO_DAYS_AGO
         for login, day in (("mallory", YESTERDAY), ("old-agent", TWO_DAYS_AGO)):
             world.accounts.append(Account(login=login, id=world.new_id()))
             when = datetime.combine(date.fromisoformat(day), time(7), UTC)
-            issue.comments.append(Comment(id=world.new_id(), user=login, created_at=when,
-                                          updated_at=when, body=forged(day, p0.fingerprint,
-                                                                       p0.title)))  # fmt: skip
+            issue.comments.append(
+                Comment(
+                    id=world.new_id(),
+                    user=login,
+                    created_at=when,
+                    updated_at=when,
+                    body=forged(day, p0.fingerprint, p0.title),
+                )
+            )
 
         run, said = collect(fresh_world, tmp_path, server, config, "--only", "ci_tests")
         assert said.count(IGNORED) == 1  # on stderr, once
@@ -98,8 +123,10 @@ def test_reports_by_untrusted_authors_are_ignored_and_said_once(tmp_path, fresh_
 def person_item(world, fingerprint: str) -> Item:
     """A board item a person filed, pasting scout's template and exact marker."""
     number = world.new_id()
-    body = (f"Source: Nightly Scout Report — {DAY}\nPriority: P0\n\n## Problem\n\nCopied.\n\n"
-            f"<!-- scout:fp={fingerprint} -->")  # fmt: skip
+    body = (
+        f"Source: Nightly Scout Report — {DAY}\nPriority: P0\n\n## Problem\n\nCopied.\n\n"
+        f"<!-- scout:fp={fingerprint} -->"
+    )
     return Item(
         id=f"PVTI_lADO{number}",
         full_database_id=number,
@@ -117,8 +144,14 @@ def test_a_persons_item_with_scouts_marker_captures_nothing_and_keeps_its_status
     config = fast_config(fresh_world, tmp_path)
     with LocalGitHub(world) as server:
         run, _ = collect(fresh_world, tmp_path, server, config)
-        wanted = [f for f in run.findings if f.board_item and f.board is None
-                  and f.status is Status.NEW and f.section is Section.ACTION_ITEMS]  # fmt: skip
+        wanted = [
+            f
+            for f in run.findings
+            if f.board_item
+            and f.board is None
+            and f.status is Status.NEW
+            and f.section is Section.ACTION_ITEMS
+        ]
         assert wanted
         target = wanted[0].fingerprint
         [board] = world.projects
@@ -130,23 +163,38 @@ def test_a_persons_item_with_scouts_marker_captures_nothing_and_keeps_its_status
         [finding] = [f for f in run.findings if f.fingerprint == target]
         assert finding.board is None  # the marker on their item does not make it scout's
 
-        args = ["--repo", str(fresh_world.repo), "--config", str(config), "--date", DAY,
-                "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / "state"),
-                "--api-url", server.url]  # fmt: skip
+        args = [
+            "--repo",
+            str(fresh_world.repo),
+            "--config",
+            str(config),
+            "--date",
+            DAY,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--api-url",
+            server.url,
+        ]
         done = scout("publish", "--yes", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
         assert done.returncode == 0, done.stderr
         [after] = [i for i in server.world.projects[0].items if i.id == theirs.id]
         assert after.model_dump() == before  # its Status never set
-        drafts = [i for i in server.world.projects[0].items
-                  if i.creator == SCOUT_USER and f"scout:fp={target}" in i.body]  # fmt: skip
+        drafts = [
+            i
+            for i in server.world.projects[0].items
+            if i.creator == SCOUT_USER and f"scout:fp={target}" in i.body
+        ]
         assert len(drafts) == 1  # scout filed its own draft
 
 
 def test_an_app_token_is_known_by_graphql_viewer(fresh_world):
     world = world_for(fresh_world)
     world.accounts.append(Account(login="scout-app[bot]", id=world.new_id(), type="Bot"))
-    world.tokens.append(Token(token="ghs_app", login="scout-app[bot]", scopes=None,
-                              installation=True))  # fmt: skip
+    world.tokens.append(
+        Token(token="ghs_app", login="scout-app[bot]", scopes=None, installation=True)
+    )
     with LocalGitHub(world) as server:
         refused = requests.get(f"{server.url}/user", headers={"Authorization": "token ghs_app"})
         assert refused.status_code == 403
@@ -165,10 +213,22 @@ def test_an_app_token_is_known_by_graphql_viewer(fresh_world):
         assert hand and all(i.creator == MAINTAINER for i in hand)
 
 
-def _item(body: str, *, creator: str | None = "scout-bot", kind: str = "DraftIssue",
-          item_id: str = "PVTI_1") -> BoardItem:  # fmt: skip
-    return BoardItem(id=item_id, database_id=1, title="t", body=body, status=None,
-                     creator=creator, content_type=kind)  # fmt: skip
+def _item(
+    body: str,
+    *,
+    creator: str | None = "scout-bot",
+    kind: str = "DraftIssue",
+    item_id: str = "PVTI_1",
+) -> BoardItem:
+    return BoardItem(
+        id=item_id,
+        database_id=1,
+        title="t",
+        body=body,
+        status=None,
+        creator=creator,
+        content_type=kind,
+    )
 
 
 def test_only_scouts_exact_marker_on_a_draft_scout_created_matches():
@@ -202,7 +262,8 @@ def test_a_marker_pasted_into_scouts_draft_captures_no_finding():
     # What this state dir's journal recorded adding it for wins over any body.
     swapped = _item(body.replace(done_fp, p0))
     assert board_index([swapped], Scout("scout-bot", {"PVTI_1": done_fp})).drafts == {
-        done_fp: swapped}
+        done_fp: swapped
+    }
 
 
 async def test_the_console_says_which_reports_it_ignored(tmp_path):
@@ -216,10 +277,15 @@ async def test_the_console_says_which_reports_it_ignored(tmp_path):
         world = demo.github.world
         world.accounts.append(Account(login="mallory", id=world.new_id()))
         when = datetime.combine(date.fromisoformat(YESTERDAY), time(7), UTC)
-        tracking_issue(world).comments.append(Comment(
-            id=world.new_id(), user="mallory", created_at=when, updated_at=when,
-            body=forged(YESTERDAY, "todo_unblocked-ef799ac08a19", "a TODO"),
-        ))  # fmt: skip
+        tracking_issue(world).comments.append(
+            Comment(
+                id=world.new_id(),
+                user="mallory",
+                created_at=when,
+                updated_at=when,
+                body=forged(YESTERDAY, "todo_unblocked-ef799ac08a19", "a TODO"),
+            )
+        )
         Session(demo.session_options(today=TODAY)).collect()
         app = console(demo, tmp_path / "state")
         async with app.run_test(size=(100, 24)) as pilot:
@@ -242,9 +308,20 @@ def test_drafts_this_state_dir_published_stay_scouts_under_another_token(tmp_pat
     config = fast_config(fresh_world, tmp_path)
 
     def publish(token: str, state: str):
-        args = ["--repo", str(fresh_world.repo), "--config", str(config), "--date", DAY,
-                "--cache-dir", str(tmp_path / "cache"), "--state-dir", str(tmp_path / state),
-                "--api-url", server.url]  # fmt: skip
+        args = [
+            "--repo",
+            str(fresh_world.repo),
+            "--config",
+            str(config),
+            "--date",
+            DAY,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--state-dir",
+            str(tmp_path / state),
+            "--api-url",
+            server.url,
+        ]
         done = scout("publish", "--yes", *args, env={"GH_ENTERPRISE_TOKEN": token})
         assert done.returncode == 0, done.stderr
 
@@ -271,7 +348,8 @@ def test_a_damaged_state_store_costs_an_online_collection_nothing(tmp_path, fres
     (tmp_path / "state").mkdir()
     (tmp_path / "state" / "state.sqlite3").write_bytes(b"not a store" * 100)
     with LocalGitHub(world_for(fresh_world)) as server:
-        run, said = collect(fresh_world, tmp_path, server, fast_config(fresh_world, tmp_path),
-                            "--only", "ci_tests")  # fmt: skip
+        run, said = collect(
+            fresh_world, tmp_path, server, fast_config(fresh_world, tmp_path), "--only", "ci_tests"
+        )
     assert run.findings and "drafts are matched by their creator only" in said
     assert (tmp_path / "state" / "state.sqlite3").read_bytes() == b"not a store" * 100

@@ -35,11 +35,15 @@ def test_surfaces_on_the_sample(sample_world):
         "parameter `scale` added (keyword-only)",
     ]
     # Each change says why the experiment depends on it (what makes it an Action Item).
-    assert "— the experiment depends on it: its result unpacked into 3 names at " \
-        "torchtitan/experiments/graph_trainer/trainer.py:19" in \
-        changed["Trainer.post_dataloading_process() return tuple"].body  # fmt: skip
-    assert "the experiment depends on it: patched at torchtitan/experiments/graph_trainer/" \
-        "trainer.py:14" in changed["FlexAttention.forward signature"].body  # fmt: skip
+    assert (
+        "— the experiment depends on it: its result unpacked into 3 names at "
+        "torchtitan/experiments/graph_trainer/trainer.py:19"
+        in changed["Trainer.post_dataloading_process() return tuple"].body
+    )
+    assert (
+        "the experiment depends on it: patched at torchtitan/experiments/graph_trainer/"
+        "trainer.py:14" in changed["FlexAttention.forward signature"].body
+    )
     flex = changed["FlexAttention.forward signature"]
     assert "-    def forward(self, q, k, v, block_mask=None):" in flex.evidence.diff
     assert "+    def forward(self, q, k, v, *, block_mask=None, scale=None):" in flex.evidence.diff
@@ -62,8 +66,10 @@ def test_surfaces_on_the_sample(sample_world):
     ]
     assert stable.title.startswith("Unchanged since 2026-12-01: 5 watched surfaces and ")
     assert stable.section is Section.ALL_CLEAR
-    assert fingerprint("surface_stable", "torchtitan/config/configs.py::CompileConfig") in \
-        stable.aliases  # fmt: skip
+    assert (
+        fingerprint("surface_stable", "torchtitan/config/configs.py::CompileConfig")
+        in stable.aliases
+    )
     # Surfaces scout.toml names that the repository never had: scout.toml's problem, said
     # as configuration warnings, never as findings of the report.
     assert "surface_not_found" not in found
@@ -75,8 +81,7 @@ def test_surfaces_on_the_sample(sample_world):
     assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
     # Nothing in the experiment names it, imports its module or speaks of its terms: one
     # grouped line, not an opportunity of its own.
-    assert api.title == ("1 other new upstream API in 1 module, not named by the "
-                         "experiment's code")  # fmt: skip
+    assert api.title == ("1 other new upstream API in 1 module, not named by the experiment's code")
     assert "- `torchtitan/distributed/bucketing.py`: `bucket_all_gathers`" in api.body
     (constructor,) = found["new_constructor"]
     assert constructor.items == ["from_world_size"]
@@ -152,18 +157,25 @@ def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world
 
     repo = fresh_world.repo
     (repo / "torchtitan/models/moe").mkdir()
-    subprocess.run(["git", "mv", "torchtitan/models/common/moe.py",
-                    "torchtitan/models/moe/moe.py"], cwd=repo, check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "mv", "torchtitan/models/common/moe.py", "torchtitan/models/moe/moe.py"],
+        cwd=repo,
+        check=True,
+    )
     configs = repo / "torchtitan/config/configs.py"
     tree = ast.parse(configs.read_text())
-    [compile_config] = [n for n in tree.body
-                        if isinstance(n, ast.ClassDef) and n.name == "CompileConfig"]  # fmt: skip
+    [compile_config] = [
+        n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "CompileConfig"
+    ]
     lines = configs.read_text().splitlines(keepends=True)
     start = compile_config.lineno - 1 - len(compile_config.decorator_list)
     moved = "from dataclasses import dataclass, field\n\n\n" + "".join(
-        lines[start : compile_config.end_lineno])  # fmt: skip
-    configs.write_text("".join(lines[:start] + lines[compile_config.end_lineno :])
-                       + "\nfrom torchtitan.config.compile import CompileConfig  # noqa\n")
+        lines[start : compile_config.end_lineno]
+    )
+    configs.write_text(
+        "".join(lines[:start] + lines[compile_config.end_lineno :])
+        + "\nfrom torchtitan.config.compile import CompileConfig  # noqa\n"
+    )
     (repo / "torchtitan/config/compile.py").write_text(moved)
     dims = repo / "torchtitan/distributed/parallel_dims.py"
     module = ast.parse(dims.read_text())
@@ -190,8 +202,10 @@ def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world
     (stable,) = found["surface_stable"]
     assert "MoE.forward signature" in stable.items and "CompileConfig fields" in stable.items
     # under the key scout.toml gives, not the new home's
-    assert fingerprint("surface_stable", "torchtitan/models/common/moe.py::MoE.forward") in \
-        stable.aliases  # fmt: skip
+    assert (
+        fingerprint("surface_stable", "torchtitan/models/common/moe.py::MoE.forward")
+        in stable.aliases
+    )
     assert "surface_not_found" not in found
     assert not any("build_mesh" in f.title for f in result.findings)
 
@@ -206,26 +220,35 @@ def test_a_change_the_experiment_adapted_in_the_same_commit_is_fyi(fresh_world):
     added = '    backend: str = "inductor"\n    fullgraph: bool = True\n'
     configs.write_text(configs.read_text().replace('    backend: str = "inductor"\n', added))
     uses = repo / "torchtitan/experiments/graph_trainer/compile_setup.py"
-    uses.write_text("from torchtitan.config.configs import CompileConfig\n\n\n"
-                    "def setup(config: CompileConfig):\n    return config.fullgraph\n")
-    sha = commit_all(repo, "CompileConfig.fullgraph, used by graph_trainer",
-                  f"{TODAY.isoformat()}T20:00:00+00:00")  # inside the window
+    uses.write_text(
+        "from torchtitan.config.configs import CompileConfig\n\n\n"
+        "def setup(config: CompileConfig):\n    return config.fullgraph\n"
+    )
+    sha = commit_all(
+        repo,
+        "CompileConfig.fullgraph, used by graph_trainer",
+        f"{TODAY.isoformat()}T20:00:00+00:00",
+    )  # inside the window
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     # One FYI line for every change that does not bite; yesterday's markers still match it.
     assert "surface_adapted" not in found
     (quiet,) = found["dependencies_changed"]
-    assert "- CompileConfig fields: field `fullgraph` added (adapted in the same commit)" \
-        in quiet.body  # fmt: skip
+    assert (
+        "- CompileConfig fields: field `fullgraph` added (adapted in the same commit)" in quiet.body
+    )
     assert quiet.section is Section.FYI and quiet.priority is None
     target = "torchtitan/config/configs.py::CompileConfig"
-    assert {fingerprint("surface_changed", target), fingerprint("surface_adapted", target)} \
-        <= set(quiet.aliases)  # fmt: skip
+    assert {fingerprint("surface_changed", target), fingerprint("surface_adapted", target)} <= set(
+        quiet.aliases
+    )
     assert not any("CompileConfig" in f.title for f in found.get("surface_changed", []))
     # ... and the list of upstream commits marks it.
     (commits,) = found["upstream_commits"]
     assert commits.title.endswith(", 2 of them also changing the experiment")
-    assert f"`{sha[:10]}` CompileConfig.fullgraph, used by graph_trainer (Sample Dev) — also " \
-        "changed the experiment" in commits.body  # fmt: skip
+    assert (
+        f"`{sha[:10]}` CompileConfig.fullgraph, used by graph_trainer (Sample Dev) — also "
+        "changed the experiment" in commits.body
+    )
 
 
 def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
@@ -235,28 +258,36 @@ def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
     repo = fresh_world.repo
     day = TODAY.isoformat()
     user = repo / "torchtitan/experiments/graph_trainer/moe_user.py"
-    user.write_text("from torchtitan.models.common.moe import MoE\n\n\n"
-                    "def run(moe: MoE, x):\n    return moe.forward(x)\n")
+    user.write_text(
+        "from torchtitan.models.common.moe import MoE\n\n\n"
+        "def run(moe: MoE, x):\n    return moe.forward(x)\n"
+    )
     commit_all(repo, "graph_trainer runs MoE", f"{day}T19:00:00+00:00")
     moe = repo / "torchtitan/models/common/moe.py"
-    moe.write_text(moe.read_text().replace("def forward(self, x):",
-                                           "def forward(self, x, *, capacity=1.0):"))
+    moe.write_text(
+        moe.read_text().replace("def forward(self, x):", "def forward(self, x, *, capacity=1.0):")
+    )
     commit_all(repo, "MoE capacity", f"{day}T20:00:00+00:00")  # upstream only
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     (unused,) = found["dependencies_changed"]
-    assert ("- MoE.forward signature: parameter `capacity` added (keyword-only) (not in what "
-            "the experiment uses)") in unused.body  # fmt: skip
+    assert (
+        "- MoE.forward signature: parameter `capacity` added (keyword-only) (not in what "
+        "the experiment uses)"
+    ) in unused.body
     assert unused.section is Section.FYI
     assert not any(f.title.startswith("MoE.forward") for f in found.get("surface_changed", []))
 
-    user.write_text(user.read_text() + "\n\ndef scaled(moe: MoE, x):\n"
-                    "    return moe.forward(x, capacity=0.5)\n")
+    user.write_text(
+        user.read_text() + "\n\ndef scaled(moe: MoE, x):\n    return moe.forward(x, capacity=0.5)\n"
+    )
     commit_all(repo, "graph_trainer sets the capacity", f"{day}T20:30:00+00:00")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     [changed] = [f for f in found["surface_changed"] if f.title.startswith("MoE.forward")]
-    assert "parameter `capacity` added (keyword-only) — the experiment depends on it: " \
-        "called with `capacity=` at torchtitan/experiments/graph_trainer/moe_user.py:" \
-        in changed.body  # fmt: skip
+    assert (
+        "parameter `capacity` added (keyword-only) — the experiment depends on it: "
+        "called with `capacity=` at torchtitan/experiments/graph_trainer/moe_user.py:"
+        in changed.body
+    )
 
 
 def test_a_name_that_moved_is_not_new_api_and_an_imported_module_says_so(fresh_world):
@@ -272,9 +303,11 @@ def test_a_name_that_moved_is_not_new_api_and_an_imported_module_says_so(fresh_w
     commit_all(repo, "old bucketing", "2026-10-01T12:00:00+00:00")  # before the window
     old.unlink()
     (repo / "torchtitan/distributed/regrouping.py").write_text(
-        "def regroup(graph):\n    return graph\n")  # fmt: skip
+        "def regroup(graph):\n    return graph\n"
+    )
     (repo / "torchtitan/distributed/linear.py").write_text(
-        "class Linear:\n    pass\n\n\nclass AllGatherLinear(Linear):\n    pass\n")  # fmt: skip
+        "class Linear:\n    pass\n\n\nclass AllGatherLinear(Linear):\n    pass\n"
+    )
     commit_all(repo, "Move regroup; AllGatherLinear", f"{TODAY.isoformat()}T20:00:00+00:00")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     titles = [f.title for f in found.get("new_public_api", [])]
@@ -290,7 +323,8 @@ def test_a_new_name_the_experiment_already_imports_is_no_opportunity(fresh_world
     commit_all(repo, "linear", "2026-10-01T12:00:00+00:00")  # before the window
     (repo / "torchtitan/distributed/linear.py").write_text(
         "class Linear:\n    pass\n\n\nclass RowLinear(Linear):\n    pass\n\n\n"
-        "class ColLinear(Linear):\n    pass\n")  # fmt: skip
+        "class ColLinear(Linear):\n    pass\n"
+    )
     commit_all(repo, "RowLinear and ColLinear", f"{TODAY.isoformat()}T19:00:00+00:00")
     user = repo / "torchtitan/experiments/graph_trainer/row_user.py"
     user.write_text("from torchtitan.distributed.linear import RowLinear\n")
@@ -307,18 +341,25 @@ def test_a_surface_whose_file_moved_inside_the_window_is_compared_not_called_sta
     import subprocess
 
     repo = fresh_world.repo
-    subprocess.run(["git", "mv", "torchtitan/config/configs.py", "torchtitan/config/options.py"],
-                   cwd=repo, check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "mv", "torchtitan/config/configs.py", "torchtitan/config/options.py"],
+        cwd=repo,
+        check=True,
+    )
     options = repo / "torchtitan/config/options.py"
-    options.write_text(options.read_text().replace('backend: str = "inductor"',
-                                                   'backend: str = "eager"'))
-    (repo / "torchtitan/trainer.py").write_text((repo / "torchtitan/trainer.py").read_text()
-                                                .replace("config.configs", "config.options"))
+    options.write_text(
+        options.read_text().replace('backend: str = "inductor"', 'backend: str = "eager"')
+    )
+    (repo / "torchtitan/trainer.py").write_text(
+        (repo / "torchtitan/trainer.py").read_text().replace("config.configs", "config.options")
+    )
     commit_all(repo, "configs.py is options.py; eager by default")
     config = fresh_world.config
-    config.write_text(config.read_text() + "\n[[upstream.surfaces]]\nname = \"CompileConfig "
-                      "fields\"\ntarget = \"torchtitan/config/options.py::CompileConfig\"\n"
-                      "check = \"fields\"\n")  # fmt: skip
+    config.write_text(
+        config.read_text() + '\n[[upstream.surfaces]]\nname = "CompileConfig '
+        'fields"\ntarget = "torchtitan/config/options.py::CompileConfig"\n'
+        'check = "fields"\n'
+    )
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     changed = [f for f in found.get("surface_changed", []) if f.title.startswith("CompileConfig")]
     said = changed[0].body if changed else found["dependencies_changed"][0].body
@@ -334,14 +375,15 @@ def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_
     the commit that added it also changed graph_trainer (it took it up), it is no news."""
     repo = fresh_world.repo
     (repo / "torchtitan/experiments/graph_trainer/tp_by_hand.py").write_text(
-        "def all_gather_matmul(x, w):\n    return x @ w\n")
+        "def all_gather_matmul(x, w):\n    return x @ w\n"
+    )
     commit_all(repo, "graph_trainer's own all-gather matmul", "2026-10-01T12:00:00+00:00")
-    (repo / "torchtitan/distributed/linear.py").write_text(
-        "class AllGatherLinear:\n    pass\n")
+    (repo / "torchtitan/distributed/linear.py").write_text("class AllGatherLinear:\n    pass\n")
     (repo / "torchtitan/distributed/muon.py").write_text("class DistMuon:\n    pass\n")
     if taken_up:
         (repo / "torchtitan/experiments/graph_trainer/uses_it.py").write_text(
-            "GEMM_BACKEND = 'all_gather_linear'\n")
+            "GEMM_BACKEND = 'all_gather_linear'\n"
+        )
     commit_all(repo, "AllGatherLinear; DistMuon")
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     (other,) = [f for f in found["new_public_api"] if "DistMuon" in f.items]

@@ -140,7 +140,7 @@ def test_classes_are_read_as_pytest_collects_them():
 
     from scout_tui.analysis.workflows import read_test_file
 
-    source = '''
+    source = """
 import unittest
 from torch.testing._internal.common_utils import TestCase
 
@@ -180,7 +180,7 @@ class PlainUnittest(unittest.TestCase):
 class TestWithInit:
     def __init__(self): ...
     def test_never(self): ...
-'''
+"""
     items = read_test_file("t.py", ast_.parse(source)).items
     assert sorted(f"{i.cls}::{i.function}" for i in items) == [
         "GraphPPPartitionTest::test_shared",
@@ -197,7 +197,7 @@ def test_a_test_base_from_a_testing_library_makes_its_subclasses_collected():
     is collected whatever its name; a helper base of another origin is not."""
     import ast as ast_
 
-    source = '''
+    source = """
 from torch.testing._internal.common_fsdp import FSDPTest
 from helpers.shapes import ShapeTest
 
@@ -212,7 +212,7 @@ class GraphPPPartitionFSDPTest(_Dsv3FSDPTest):
 
 class NotCollected(ShapeTest):
     def test_shape(self): ...
-'''
+"""
     items = read_test_file("t.py", ast_.parse(source)).items
     assert sorted(f"{i.cls}::{i.function}" for i in items) == [
         "GraphPPPartitionFSDPTest::test_base",
@@ -236,12 +236,17 @@ def test_a_test_class_imported_into_a_module_ci_runs_runs_there(fresh_world):
     assert standing.title.endswith(", since before 2026-12-01")
     assert not any("test_extra.py" in f.items for f in found.get("test_not_in_ci", []))
     passes = tests / "test_passes.py"
-    passes.write_text("from torchtitan.experiments.graph_trainer.tests.test_extra import "
-                      "TestExtra  # noqa: F401\n" + passes.read_text())  # fmt: skip
+    passes.write_text(
+        "from torchtitan.experiments.graph_trainer.tests.test_extra import "
+        "TestExtra  # noqa: F401\n" + passes.read_text()
+    )
     commit_all(fresh_world.repo, "collect TestExtra with the pass tests")
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
-    assert not any("test_extra.py" in f.items for kind in ("test_not_in_ci",
-                   "test_files_not_in_ci") for f in found.get(kind, []))  # fmt: skip
+    assert not any(
+        "test_extra.py" in f.items
+        for kind in ("test_not_in_ci", "test_files_not_in_ci")
+        for f in found.get(kind, [])
+    )
 
 
 def test_a_test_file_added_in_the_window_that_no_step_runs_is_todays_p1(fresh_world):
@@ -265,13 +270,16 @@ def test_classes_of_one_file_dropped_from_several_steps_are_one_finding(fresh_wo
 
     workflow = fresh_world.repo / ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
     text = workflow.read_text()
-    for line in ("pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py::"
-                 "TestSimpleFSDP -v",
-                 "pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py -v \\"):
+    for line in (
+        "pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py::TestSimpleFSDP -v",
+        "pytest torchtitan/experiments/graph_trainer/tests/test_numerics.py -v \\",
+    ):
         assert line in text
         text = text.replace(line, "# " + line)
-    text = text.replace('            -k "dense and not AutoParallel"',
-                        '          #   -k "dense and not AutoParallel"')
+    text = text.replace(
+        '            -k "dense and not AutoParallel"',
+        '          #   -k "dense and not AutoParallel"',
+    )
     workflow.write_text(text)
     sha = commit_all(fresh_world.repo, "Temp disable numerics to restore CI health")
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
@@ -279,10 +287,18 @@ def test_classes_of_one_file_dropped_from_several_steps_are_one_finding(fresh_wo
     assert len(dropped) == 1
     (numerics,) = dropped
     assert numerics.priority.value == "P0" and sha[:10] in numerics.body
-    assert "; the lines are commented out in `.github/workflows/integration_test_8gpu_graph_" \
-        "trainer.yaml`." in numerics.body  # fmt: skip
-    assert fingerprint("test_dropped_from_ci", "torchtitan/experiments/graph_trainer/tests/"
-                       "test_numerics.py", "TestSimpleFSDP") in numerics.aliases  # fmt: skip
+    assert (
+        "; the lines are commented out in `.github/workflows/integration_test_8gpu_graph_"
+        "trainer.yaml`." in numerics.body
+    )
+    assert (
+        fingerprint(
+            "test_dropped_from_ci",
+            "torchtitan/experiments/graph_trainer/tests/test_numerics.py",
+            "TestSimpleFSDP",
+        )
+        in numerics.aliases
+    )
 
 
 def test_a_yaml_alias_bomb_is_read_once_per_node(tmp_path):
@@ -297,10 +313,16 @@ def test_a_yaml_alias_bomb_is_read_once_per_node(tmp_path):
         lines.append(f"a{level}: &a{level} [{refs}]")
     lines.append("jobs: {j: {steps: *a9}}")
     (tmp_path / "bomb.yml").write_text("\n".join(lines) + "\n")
-    script = ("import sys; from scout_tui.analysis.workflows import shell_blocks; "
-              "print(shell_blocks(open(sys.argv[1]).read()))")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "bomb.yml")],
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    script = (
+        "import sys; from scout_tui.analysis.workflows import shell_blocks; "
+        "print(shell_blocks(open(sys.argv[1]).read()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "bomb.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['pytest tests/x.py']"
     deep = "x: " + "[" * 5000 + "]" * 5000 + "\n"

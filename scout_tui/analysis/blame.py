@@ -90,7 +90,8 @@ def replay(
         elif raw.startswith(b"@@") and path is not None:
             match = _HUNK.match(raw)
             if match:
-                hunks.append((int(match.group(1)), int(match.group(2) or 1),
-                              int(match.group(4) or 1)))  # fmt: skip
+                hunks.append(
+                    (int(match.group(1)), int(match.group(2) or 1), int(match.group(4) or 1))
+                )
     flush()
     return files

@@ -58,8 +58,10 @@ _SUMMARY = re.compile(r"(\d+) integration test\(s\) failed")
 _PYTEST_FAILED = re.compile(r"^FAILED (\S+?)(?: - (.*))?$")
 _TORCH = re.compile(r"(?<![\w-])torch-(\d[\w.+!-]*)")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+)$')  # the name, rstripped
-_EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|"
-                        r"Timeout|Failed|Fault)\w*)(?::\s?(.*))?$")  # fmt: skip
+_EXCEPTION = re.compile(
+    r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|"
+    r"Timeout|Failed|Fault)\w*)(?::\s?(.*))?$"
+)
 _CHAIN = ("The above exception was the direct cause", "During handling of the above exception")
 
 
@@ -71,6 +73,7 @@ def _header_start(text: str) -> tuple[str, str, str] | None:
     _, ended, after = match.group(2).partition(" end ")
     _, flavored, description = after.partition(" flavor: ")
     return (match.group(1), description, match.group(3)) if ended and flavored else None
+
 
 WRAPPERS = (
     "ChildFailedError",
@@ -287,9 +290,13 @@ def find_anchors(fd: int, size: int) -> list[tuple[int, str]]:
 
 # -- analysis ------------------------------------------------------------------------------
 def _read_traceback(
-    log: LogFile, start: int, test: str | None, rank: int | None, known: set[str],
+    log: LogFile,
+    start: int,
+    test: str | None,
+    rank: int | None,
+    known: set[str],
     experiment: str,
-) -> TracebackInfo | None:  # fmt: skip
+) -> TracebackInfo | None:
     frames: list[Frame] = []
     kept: list[str] = []
     pending_frame: Frame | None = None
@@ -307,15 +314,20 @@ def _read_traceback(
         frame = _FRAME.match(text)
         if frame:
             path = frame.group(1)
-            pending_frame = Frame(path, int(frame.group(2)), frame.group(3).rstrip(),
-                                  in_experiment=experiment in path)  # fmt: skip
+            pending_frame = Frame(
+                path, int(frame.group(2)), frame.group(3).rstrip(), in_experiment=experiment in path
+            )
             frames.append(pending_frame)
             continue
         if text.startswith((" ", "\t")) or not text.strip():
             if pending_frame is not None and text.strip() and not frames[-1].source:
-                frames[-1] = Frame(pending_frame.path, pending_frame.line,
-                                   pending_frame.function, text.strip(),
-                                   pending_frame.in_experiment)  # fmt: skip
+                frames[-1] = Frame(
+                    pending_frame.path,
+                    pending_frame.line,
+                    pending_frame.function,
+                    text.strip(),
+                    pending_frame.in_experiment,
+                )
             continue
         if text.startswith(("^", "~")) or set(text.strip()) <= set("^~ "):
             continue

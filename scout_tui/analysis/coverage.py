@@ -84,9 +84,11 @@ def pass_definitions(path: str, tree: ast.Module | None) -> list[PassDef]:
             if node.name.endswith("_pass") or keys:
                 found[node.name] = PassDef(node.name, path, node.lineno, tuple(keys))
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AnnAssign) else []
-        )  # fmt: skip
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else ([node.target] if isinstance(node, ast.AnnAssign) else [])
+        )
         names = [t.id for t in targets if isinstance(t, ast.Name)]
         value = getattr(node, "value", None)
         if not any(re.match(r"^AVAILABLE_\w*PASSES$", n) for n in names):
@@ -143,9 +145,13 @@ def _table_rows(tree: ast.Module, comprehension: ast.ListComp) -> list[dict[str,
     if generator.ifs or not isinstance(generator.iter, ast.Name):
         return None
     target = generator.target
-    names = [t.id for t in target.elts if isinstance(t, ast.Name)] \
-        if isinstance(target, ast.Tuple) else [target.id] if isinstance(target, ast.Name) \
-        else []  # fmt: skip
+    names = (
+        [t.id for t in target.elts if isinstance(t, ast.Name)]
+        if isinstance(target, ast.Tuple)
+        else [target.id]
+        if isinstance(target, ast.Name)
+        else []
+    )
     if not names:
         return None
     for node in pyast.nodes(tree, ast.Assign):
@@ -177,8 +183,11 @@ def _text(node: ast.AST, bindings: dict[str, object]) -> str | None:
         for value in node.values:
             if isinstance(value, ast.Constant):
                 parts.append(str(value.value))
-            elif isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name) \
-                    and value.value.id in bindings:  # fmt: skip
+            elif (
+                isinstance(value, ast.FormattedValue)
+                and isinstance(value.value, ast.Name)
+                and value.value.id in bindings
+            ):
                 parts.append(str(bindings[value.value.id]))
             else:
                 return None
@@ -193,8 +202,9 @@ def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
         # A constant that is a piece of an f-string: its text is taken with the whole.
         pieces = {id(v) for j in nodes if isinstance(j, ast.JoinedStr) for v in j.values}
         for child in nodes:
-            text = _text(child, constants) if isinstance(child, ast.Constant | ast.JoinedStr) \
-                else None  # fmt: skip
+            text = (
+                _text(child, constants) if isinstance(child, ast.Constant | ast.JoinedStr) else None
+            )
             if text is not None and not (isinstance(child, ast.Constant) and id(child) in pieces):
                 strings.append(text)
     disabled = False
@@ -248,9 +258,11 @@ def disabled_entries(path: str, text: str, tree: ast.Module | None) -> list[Disa
     lines = text.splitlines()
     assigned = {
         target.id: node.lineno
-        for node in tree.body if isinstance(node, ast.Assign)
-        for target in node.targets if isinstance(target, ast.Name)
-    }  # fmt: skip
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     found = []
     for override in override_definitions(tree):
         if not override.disabled:
@@ -260,14 +272,29 @@ def disabled_entries(path: str, text: str, tree: ast.Module | None) -> list[Disa
         said = [r for r in reasons if r]
         # Each switch's reason is a sentence: joined as sentences ("….; Re-enable…" reads
         # badly), the last one as written.
-        reason = " ".join(r if n == len(said) - 1 or r.endswith((".", "!", "?")) else r + "."
-                          for n, r in enumerate(said))  # fmt: skip
+        reason = " ".join(
+            r if n == len(said) - 1 or r.endswith((".", "!", "?")) else r + "."
+            for n, r in enumerate(said)
+        )
         if not reason:
-            at = next((n + 1 for n in range(override.line - 1, min(len(lines), override.line + 60))
-                       if re.search(r"\bdisabled\s*=", lines[n])), override.line)  # fmt: skip
+            at = next(
+                (
+                    n + 1
+                    for n in range(override.line - 1, min(len(lines), override.line + 60))
+                    if re.search(r"\bdisabled\s*=", lines[n])
+                ),
+                override.line,
+            )
             reason = comment_above(lines, at) or comment_above(lines, override.line)
-        found.append(Disabled(path, override.line, override.name or f"line {override.line}",
-                              override.switch, reason))  # fmt: skip
+        found.append(
+            Disabled(
+                path,
+                override.line,
+                override.name or f"line {override.line}",
+                override.switch,
+                reason,
+            )
+        )
     return found
 
 
@@ -289,8 +316,10 @@ def skipped_tests(path: str, tree: ast.Module | None) -> list[Disabled]:
             target = ast.unparse(call.func if call else decorator)
             if target not in _SKIPS:
                 continue
-            arguments = [*(call.args if call else []),
-                         *(k.value for k in (call.keywords if call else []) if k.arg == "reason")]
+            arguments = [
+                *(call.args if call else []),
+                *(k.value for k in (call.keywords if call else []) if k.arg == "reason"),
+            ]
             for argument in arguments:
                 if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
                     return argument.value
@@ -307,8 +336,9 @@ def skipped_tests(path: str, tree: ast.Module | None) -> list[Disabled]:
                     found.append(Disabled(path, node.lineno, node.name, "@skip", reason))
                 else:
                     visit(node.body, node.name)
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
-                    node.name.startswith("test"):  # fmt: skip
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+                "test"
+            ):
                 reason = skip_of(node)
                 if reason is not None:
                     name = f"{owner}.{node.name}" if owner else node.name
@@ -380,8 +410,9 @@ def option_defaults(modules: dict[str, ast.Module]) -> dict[str, str]:
         for node in pyast.nodes(tree, ast.ClassDef):
             assert isinstance(node, ast.ClassDef)
             for statement in node.body:
-                if not isinstance(statement, ast.AnnAssign) or \
-                        not isinstance(statement.target, ast.Name):  # fmt: skip
+                if not isinstance(statement, ast.AnnAssign) or not isinstance(
+                    statement.target, ast.Name
+                ):
                     continue
                 value = _literal_default(statement.value)
                 if value is not None:
@@ -400,8 +431,7 @@ def _literal_default(value: ast.expr | None) -> str | None:
         for keyword in value.keywords:
             if keyword.arg == "default":
                 return _literal_default(keyword.value)
-            if keyword.arg == "default_factory" and ast.unparse(keyword.value) in (
-                    "list", "tuple"):  # fmt: skip
+            if keyword.arg == "default_factory" and ast.unparse(keyword.value) in ("list", "tuple"):
                 return "[]"
     return None
 
@@ -412,21 +442,29 @@ def _option_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     or `mode = cfg.compile.mode` → the option's name."""
     found = {}
     for node in ast.walk(function):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)):  # fmt: skip
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             continue
         value = node.value
         if isinstance(value, ast.Attribute):
             found[node.targets[0].id] = value.attr
-        elif isinstance(value, ast.Call) and ast.unparse(value.func) == "getattr" and \
-                len(value.args) >= 2 and isinstance(value.args[1], ast.Constant):  # fmt: skip
+        elif (
+            isinstance(value, ast.Call)
+            and ast.unparse(value.func) == "getattr"
+            and len(value.args) >= 2
+            and isinstance(value.args[1], ast.Constant)
+        ):
             found[node.targets[0].id] = str(value.args[1].value)
     return found
 
 
 @pyast.per_tree
-def selected_by_default(modules: dict[str, ast.Module], name: str,
-                        defaults: dict[str, str]) -> tuple[str, str, str] | None:  # fmt: skip
+def selected_by_default(
+    modules: dict[str, ast.Module], name: str, defaults: dict[str, str]
+) -> tuple[str, str, str] | None:
     """Where code picks the pass `name` on a branch every default takes: each `if` around it
     compares an option to a literal, and the option's default takes that branch
     (`if mode == "full": … elif mode == "regional": <here>` with `mode` defaulting to
@@ -442,8 +480,9 @@ def selected_by_default(modules: dict[str, ast.Module], name: str,
     return None
 
 
-def _default_truth(test: ast.expr, defaults: dict[str, str],
-                   aliases: dict[str, str] | None = None) -> tuple[bool, str, str, int] | None:
+def _default_truth(
+    test: ast.expr, defaults: dict[str, str], aliases: dict[str, str] | None = None
+) -> tuple[bool, str, str, int] | None:
     """Whether an `x.option == "v"` (or `!=`) test holds at the option's default; or a
     `"v" not in x.option` (`in`) test where the option defaults to an empty list."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
@@ -469,9 +508,14 @@ def _default_truth(test: ast.expr, defaults: dict[str, str],
     return None
 
 
-def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str, str],
-                       decided: tuple[str, str, int] | None, function: str | None = None,
-                       aliases: dict[str, str] | None = None) -> tuple[str, str, int] | None:
+def _on_default_branch(
+    statements: list[ast.stmt],
+    name: str,
+    defaults: dict[str, str],
+    decided: tuple[str, str, int] | None,
+    function: str | None = None,
+    aliases: dict[str, str] | None = None,
+) -> tuple[str, str, int] | None:
     """Where `name` is used on a path every default run of its function takes: the deciding
     test (option, value, line), or ("", function, line) when nothing decides — the function
     uses it whenever it runs."""
@@ -482,23 +526,32 @@ def _on_default_branch(statements: list[ast.stmt], name: str, defaults: dict[str
                 continue  # a condition scout cannot settle: not "by default"
             holds, option, value, line = truth
             branch = statement.body if holds else statement.orelse
-            found = _on_default_branch(branch, name, defaults,
-                                       (option, value, line) if holds else decided,
-                                       function, aliases)  # fmt: skip
+            found = _on_default_branch(
+                branch,
+                name,
+                defaults,
+                (option, value, line) if holds else decided,
+                function,
+                aliases,
+            )
             if found is not None:
                 return found
             continue
         if isinstance(statement, ast.For | ast.AsyncFor | ast.While | ast.ClassDef):
             continue  # a loop may run zero times; a class body is not a run
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-            found = _on_default_branch(statement.body, name, defaults, None, statement.name,
-                                       _option_names(statement))  # fmt: skip
+            found = _on_default_branch(
+                statement.body, name, defaults, None, statement.name, _option_names(statement)
+            )
             if found is not None:
                 return found
             continue
-        nested = [child for field in ("body", "orelse", "finalbody", "handlers")
-                  for child in getattr(statement, field, []) or []
-                  if isinstance(child, ast.stmt)]  # fmt: skip
+        nested = [
+            child
+            for field in ("body", "orelse", "finalbody", "handlers")
+            for child in getattr(statement, field, []) or []
+            if isinstance(child, ast.stmt)
+        ]
         if nested:
             found = _on_default_branch(nested, name, defaults, decided, function, aliases)
             if found is not None:
@@ -524,19 +577,26 @@ def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
             here = values
             if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
                 here = values + tuple(
-                    c.value for c in statement.test.comparators
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str))  # fmt: skip
+                    c.value
+                    for c in statement.test.comparators
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                )
                 walk(statement.body, here)
                 walk(statement.orelse, values)
                 continue
-            nested = [child for field in ("body", "orelse", "finalbody", "handlers")
-                      for child in getattr(statement, field, []) or []
-                      if isinstance(child, ast.stmt)]  # fmt: skip
+            nested = [
+                child
+                for field in ("body", "orelse", "finalbody", "handlers")
+                for child in getattr(statement, field, []) or []
+                if isinstance(child, ast.stmt)
+            ]
             if nested:
                 walk(nested, here)
-            elif any((isinstance(n, ast.Name) and n.id == name)
-                     or (isinstance(n, ast.Attribute) and n.attr == name)
-                     for n in ast.walk(statement)):  # fmt: skip
+            elif any(
+                (isinstance(n, ast.Name) and n.id == name)
+                or (isinstance(n, ast.Attribute) and n.attr == name)
+                for n in ast.walk(statement)
+            ):
                 found.update(here)
 
     for tree in modules.values():
@@ -556,8 +616,11 @@ def suite_entries(tree: ast.Module | None, suite: str) -> list[Override] | None:
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
             for key, value in zip(node.value.keys, node.value.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value == suite and \
-                        isinstance(value, ast.Name):  # fmt: skip
+                if (
+                    isinstance(key, ast.Constant)
+                    and key.value == suite
+                    and isinstance(value, ast.Name)
+                ):
                     builder = value.id
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     if builder not in functions:
@@ -569,9 +632,14 @@ def suite_entries(tree: ast.Module | None, suite: str) -> list[Override] | None:
         if name in reached or name not in functions:
             continue
         reached.add(name)
-        todo += [n.func.id for n in ast.walk(functions[name])
-                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]  # fmt: skip
-    spans = [(functions[n].lineno, functions[n].end_lineno or functions[n].lineno)
-             for n in reached]  # fmt: skip
-    return [entry for entry in override_definitions(tree)
-            if any(first <= entry.line <= last for first, last in spans)]  # fmt: skip
+        todo += [
+            n.func.id
+            for n in ast.walk(functions[name])
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        ]
+    spans = [(functions[n].lineno, functions[n].end_lineno or functions[n].lineno) for n in reached]
+    return [
+        entry
+        for entry in override_definitions(tree)
+        if any(first <= entry.line <= last for first, last in spans)
+    ]

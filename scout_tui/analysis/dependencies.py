@@ -67,8 +67,10 @@ def resolve(module: str, name: str, parse: Parse) -> tuple[str, Definition] | No
         if tree is None or path is None:
             return None
         for node in tree.body:
-            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and \
-                    node.name == name:  # fmt: skip
+            if (
+                isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name == name
+            ):
                 return path, node
         for node in pyast.nodes(tree, ast.ImportFrom):
             assert isinstance(node, ast.ImportFrom)
@@ -122,8 +124,9 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
         elif dependency.option_prefix and not known.option_prefix:
             # Imported and also reached through a root config: its options are both.
             via = f"{known.via}; {dependency.via}"
-            found[key] = Dependency(known.path, known.qualname, known.check, via,
-                                    dependency.option_prefix)  # fmt: skip
+            found[key] = Dependency(
+                known.path, known.qualname, known.check, via, dependency.option_prefix
+            )
 
     imported: dict[tuple[str, str], tuple[str, ast.AST, str]] = {}  # (file, local) → def
     for path, tree in sorted(modules.items()):
@@ -141,11 +144,9 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                 definition = hit[1]
                 if isinstance(definition, ast.ClassDef):
                     if _fields_of(definition):
-                        add(Dependency(hit[0], definition.name, "fields",
-                                       f"imported at {where}"))  # fmt: skip
+                        add(Dependency(hit[0], definition.name, "fields", f"imported at {where}"))
                 else:
-                    add(Dependency(hit[0], definition.name, "signature",
-                                   f"imported at {where}"))  # fmt: skip
+                    add(Dependency(hit[0], definition.name, "signature", f"imported at {where}"))
     for path, tree in sorted(modules.items()):
         short = path.rsplit("/", 1)[-1]
         for node in pyast.nodes(tree, ast.Attribute):
@@ -158,8 +159,14 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                 continue
             nested = pyast.find(parse(hit[0]), f"{hit[1].name}.{node.attr}")
             if isinstance(nested, ast.ClassDef) and _fields_of(nested):
-                add(Dependency(hit[0], f"{hit[1].name}.{node.attr}", "fields",
-                               f"used at {short}:{node.lineno}"))  # fmt: skip
+                add(
+                    Dependency(
+                        hit[0],
+                        f"{hit[1].name}.{node.attr}",
+                        "fields",
+                        f"used at {short}:{node.lineno}",
+                    )
+                )
         for node in pyast.nodes(tree, ast.ClassDef):
             assert isinstance(node, ast.ClassDef)
             for base in node.bases:
@@ -175,16 +182,27 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                 for child in node.body:
                     if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and (
                         child.name in overridden
-                        or (child.name.startswith("_")
+                        or (
+                            child.name.startswith("_")
                             and (child.name == "__init__" or not child.name.startswith("__"))
-                            and any(isinstance(c, ast.FunctionDef | ast.AsyncFunctionDef)
-                                    and c.name == child.name for c in upstream.body))
-                    ):  # fmt: skip
-                        add(Dependency(hit[0], f"{qualname}.{child.name}", "signature",
-                                       f"overridden at {short}:{child.lineno}",
-                                       override=f"{path}:{child.lineno}",
-                                       override_qualname=f"{node.name}.{child.name}",
-                                       calls_super=_calls_super(child)))  # fmt: skip
+                            and any(
+                                isinstance(c, ast.FunctionDef | ast.AsyncFunctionDef)
+                                and c.name == child.name
+                                for c in upstream.body
+                            )
+                        )
+                    ):
+                        add(
+                            Dependency(
+                                hit[0],
+                                f"{qualname}.{child.name}",
+                                "signature",
+                                f"overridden at {short}:{child.lineno}",
+                                override=f"{path}:{child.lineno}",
+                                override_qualname=f"{node.name}.{child.name}",
+                                calls_super=_calls_super(child),
+                            )
+                        )
     _reached_configs(list(found.values()), parse, add)
     return sorted(found.values(), key=lambda d: (d.path, d.qualname, d.check))
 
@@ -193,8 +211,11 @@ def _calls_super(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether an override calls the method it overrides (`super().name(...)`, or
     `Base.name(self, ...)`): then it gets what upstream changes in it."""
     for node in ast.walk(method):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == method.name:  # fmt: skip
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == method.name
+        ):
             owner = node.func.value
             if (isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super") or (
                 isinstance(owner, ast.Name | ast.Attribute) and ast.unparse(owner)[:1].isupper()
@@ -207,8 +228,12 @@ def body_shape(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """A function's body as code, its docstring and comments left out: equal when only
     words or formatting changed."""
     body = list(node.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
-            isinstance(body[0].value.value, str):  # fmt: skip
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     return "\n".join(ast.unparse(statement) for statement in body)
 
@@ -236,16 +261,21 @@ def widened(tree: ast.Module | None, old: str, new: str, parse: Parse) -> bool:
     return False
 
 
-def _class_at(tree: ast.Module | None, text: str,
-              parse: Parse) -> tuple[ast.Module | None, ast.ClassDef] | None:  # fmt: skip
+def _class_at(
+    tree: ast.Module | None, text: str, parse: Parse
+) -> tuple[ast.Module | None, ast.ClassDef] | None:
     """The class a name (`X`, `X.Config`) written in module `tree` stands for, with the
     module that defines it."""
     outer, _, nested = text.partition(".")
     node = pyast.find(tree, text)
     if isinstance(node, ast.ClassDef):
         return tree, node
-    names = {(a.asname or a.name): (n, a.name) for n in pyast.nodes(tree, ast.ImportFrom)
-             if isinstance(n, ast.ImportFrom) for a in n.names}  # fmt: skip
+    names = {
+        (a.asname or a.name): (n, a.name)
+        for n in pyast.nodes(tree, ast.ImportFrom)
+        if isinstance(n, ast.ImportFrom)
+        for a in n.names
+    }
     if outer not in names:
         return None
     statement, short = names[outer]
@@ -258,8 +288,9 @@ def _class_at(tree: ast.Module | None, text: str,
     return (defining, node) if isinstance(node, ast.ClassDef) else None
 
 
-def _reached_configs(roots: list[Dependency], parse: Parse,
-                     add: Callable[[Dependency], None]) -> None:  # fmt: skip
+def _reached_configs(
+    roots: list[Dependency], parse: Parse, add: Callable[[Dependency], None]
+) -> None:
     """The config dataclasses a root config holds as fields (`compile: CompileConfig`): the
     experiment sets their options as `--compile.mode` or `config.compile.mode` without
     ever naming the class."""
@@ -270,12 +301,16 @@ def _reached_configs(roots: list[Dependency], parse: Parse,
         node = pyast.find(tree, root.qualname)
         if not isinstance(node, ast.ClassDef):
             continue
-        names = {(a.asname or a.name): f"{_absolute(n, root.path)}.{a.name}"
-                 for n in pyast.nodes(tree, ast.ImportFrom) if isinstance(n, ast.ImportFrom)
-                 for a in n.names}  # fmt: skip
+        names = {
+            (a.asname or a.name): f"{_absolute(n, root.path)}.{a.name}"
+            for n in pyast.nodes(tree, ast.ImportFrom)
+            if isinstance(n, ast.ImportFrom)
+            for a in n.names
+        }
         for statement in node.body:
-            if not isinstance(statement, ast.AnnAssign) or \
-                    not isinstance(statement.target, ast.Name):  # fmt: skip
+            if not isinstance(statement, ast.AnnAssign) or not isinstance(
+                statement.target, ast.Name
+            ):
                 continue
             for name in _class_names(statement.annotation):
                 outer, _, nested = name.partition(".")
@@ -292,9 +327,15 @@ def _reached_configs(roots: list[Dependency], parse: Parse,
                 if not isinstance(node_of, ast.ClassDef) or not _fields_of(node_of):
                     continue
                 field_name = statement.target.id
-                add(Dependency(hit[0], qualname, "fields",
-                               f"field `{field_name}` of `{root.qualname}`",
-                               option_prefix=field_name))  # fmt: skip
+                add(
+                    Dependency(
+                        hit[0],
+                        qualname,
+                        "fields",
+                        f"field `{field_name}` of `{root.qualname}`",
+                        option_prefix=field_name,
+                    )
+                )
 
 
 class OptionIndex:
@@ -312,28 +353,43 @@ class OptionIndex:
             for node in pyast.nodes(tree, ast.Call, ast.Attribute, ast.Constant):
                 if isinstance(node, ast.Call):
                     func = node.func
-                    callee = func.attr if isinstance(func, ast.Attribute) else \
-                        func.id if isinstance(func, ast.Name) else ""  # fmt: skip
+                    callee = (
+                        func.attr
+                        if isinstance(func, ast.Attribute)
+                        else func.id
+                        if isinstance(func, ast.Name)
+                        else ""
+                    )
                     self.calls.setdefault(callee, []).append((short, node))
                     if callee == "replace" and node.args:
                         self.replaces.append((short, node, ast.unparse(node.args[0])))
                     for keyword in node.keywords:
                         if keyword.arg and isinstance(keyword.value, ast.Call):
                             self.keyword_calls.setdefault(keyword.arg, []).append(
-                                (short, keyword.value))
+                                (short, keyword.value)
+                            )
                 elif isinstance(node, ast.Attribute):
                     base = node.value
-                    name = base.attr if isinstance(base, ast.Attribute) else \
-                        base.id if isinstance(base, ast.Name) else None  # fmt: skip
+                    name = (
+                        base.attr
+                        if isinstance(base, ast.Attribute)
+                        else base.id
+                        if isinstance(base, ast.Name)
+                        else None
+                    )
                     if name is not None:
                         self.chains.setdefault(name, []).append((short, node))
-                elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                        "--" in node.value:  # fmt: skip
+                elif (
+                    isinstance(node, ast.Constant)
+                    and isinstance(node.value, str)
+                    and "--" in node.value
+                ):
                     self.flags.append((f"{short}:{node.lineno}", node.value))
 
 
-def option_uses(modules: dict[str, ast.Module], class_name: str, prefix: str,
-                index: OptionIndex | None = None) -> Uses:  # fmt: skip
+def option_uses(
+    modules: dict[str, ast.Module], class_name: str, prefix: str, index: OptionIndex | None = None
+) -> Uses:
     """Where the experiment sets or reads the options of a config dataclass: keywords of
     `ClassName(...)`, of the value of `prefix=`, of `replace(x.prefix, ...)`; attribute
     chains `….prefix.option`; command-line flags `--prefix.option` in its strings. With the
@@ -351,12 +407,14 @@ def option_uses(modules: dict[str, ast.Module], class_name: str, prefix: str,
     def keywords(short: str, call: ast.Call) -> None:
         for keyword in call.keywords:
             if keyword.arg:
-                note(keyword.arg, f"{short}:{getattr(keyword, 'lineno', call.lineno)}",
-                     keyword.value)  # fmt: skip
+                note(
+                    keyword.arg, f"{short}:{getattr(keyword, 'lineno', call.lineno)}", keyword.value
+                )
 
     for short, call in index.calls.get(class_name, []):
-        found.constructions.append((f"{short}:{call.lineno}", len(call.args),
-                                    {k.arg for k in call.keywords if k.arg}))  # fmt: skip
+        found.constructions.append(
+            (f"{short}:{call.lineno}", len(call.args), {k.arg for k in call.keywords if k.arg})
+        )
         keywords(short, call)
     if not prefix:
         return found

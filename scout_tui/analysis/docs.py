@@ -118,9 +118,14 @@ def pytest_command_claims(markdown: str) -> list[PytestSelector]:
                 if arg.startswith("-") or ".py" not in arg:
                     continue
                 path, *rest = arg.split("::")
-                found.append(PytestSelector(snippet.line, path.removeprefix("./"),
-                                          rest[0] if rest else None,
-                                          rest[1] if len(rest) > 1 else None))  # fmt: skip
+                found.append(
+                    PytestSelector(
+                        snippet.line,
+                        path.removeprefix("./"),
+                        rest[0] if rest else None,
+                        rest[1] if len(rest) > 1 else None,
+                    )
+                )
     return found
 
 
@@ -146,8 +151,13 @@ def script_breaks(path: str, tree: ast.Module | None, root_packages: set[str]) -
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
             return "it uses relative imports"
-        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else
-                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        names = (
+            [node.module]
+            if isinstance(node, ast.ImportFrom) and node.module
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
         for name in names:
             top = name.split(".")[0]
             if top in root_packages and top != own:
@@ -156,9 +166,11 @@ def script_breaks(path: str, tree: ast.Module | None, root_packages: set[str]) -
 
 
 _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
-_COUNTED = re.compile(r"\b(two|three|four|five|six|seven|eight|[2-8])\s+(?:[a-z-]+\s+)?"
-                      r"(modes|backends|options|strategies|policies|values|kinds|variants)\b",
-                      re.IGNORECASE)
+_COUNTED = re.compile(
+    r"\b(two|three|four|five|six|seven|eight|[2-8])\s+(?:[a-z-]+\s+)?"
+    r"(modes|backends|options|strategies|policies|values|kinds|variants)\b",
+    re.IGNORECASE,
+)
 _ANY_FLAG = re.compile(r"--([A-Za-z_][\w]*(?:\.[A-Za-z_][\w-]*)+)")
 
 
@@ -171,7 +183,7 @@ class CountedClaim:
 
 
 def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
-    """"Supports two compilation modes via --compile.mode": a number of modes (backends,
+    """ "Supports two compilation modes via --compile.mode": a number of modes (backends,
     options…) said in a paragraph that names the flag they are the values of."""
     lines = text.splitlines()
     found = []
@@ -180,26 +192,31 @@ def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
             word = match.group(1).lower()
             count = int(word) if word.isdigit() else _NUMBERS[word]
             paragraph = []
-            for following in lines[number:number + 8]:
+            for following in lines[number : number + 8]:
                 if not following.strip() and paragraph:
                     break
                 paragraph.append(following)
-            flags = tuple(dict.fromkeys(f.replace("-", "_") for f in
-                                        _ANY_FLAG.findall("\n".join(paragraph))))  # fmt: skip
+            flags = tuple(
+                dict.fromkeys(f.replace("-", "_") for f in _ANY_FLAG.findall("\n".join(paragraph)))
+            )
             if flags:
                 found.append(CountedClaim(first_line + number, count, match.group(0), flags))
     return found
 
 
 _TABLE_CLAIM = re.compile(r"^\s*\|\s*([^|]+?)\s*\|\s*(?:✅|✔️?|yes|supported)\s*\|", re.IGNORECASE)
-_UNSUPPORTED = re.compile(r"\b(?:not|no longer|isn't|is not) supported\b|\bunsupported\b",
-                          re.IGNORECASE)
+_UNSUPPORTED = re.compile(
+    r"\b(?:not|no longer|isn't|is not) supported\b|\bunsupported\b", re.IGNORECASE
+)
 
 
 def supported_claims(markdown: str) -> list[tuple[int, str]]:
     """Feature-table rows that say a feature works: `|Context Parallelism| ✅ |`."""
-    return [(number, match.group(1)) for number, line in enumerate(markdown.splitlines(), 1)
-            if (match := _TABLE_CLAIM.match(line))]  # fmt: skip
+    return [
+        (number, match.group(1))
+        for number, line in enumerate(markdown.splitlines(), 1)
+        if (match := _TABLE_CLAIM.match(line))
+    ]
 
 
 def _stem(word: str) -> str:
@@ -219,4 +236,5 @@ def contradicts(feature: str, reason: str) -> bool:
     said = {_stem(w.lower()) for w in re.findall(r"[A-Za-z]+", reason)}
     initials = "".join(w[0] for w in words).upper()
     return (bool(words) and all(_stem(w) in said for w in words)) or (
-        len(initials) >= 2 and re.search(rf"\b{initials}\b", reason) is not None)
+        len(initials) >= 2 and re.search(rf"\b{initials}\b", reason) is not None
+    )

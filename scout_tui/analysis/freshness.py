@@ -39,10 +39,12 @@ def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
             if isinstance(attribute, ast.Attribute) and isinstance(attribute.value, ast.Name):
                 target, method, value = attribute.value.id, attribute.attr, node.value
         elif (
-            isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name) and node.value.func.id == "setattr"
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "setattr"
             and len(node.value.args) == 3
-        ):  # fmt: skip
+        ):
             owner, name, value = node.value.args
             if isinstance(owner, ast.Name) and isinstance(name, ast.Constant):
                 target, method = owner.id, str(name.value)
@@ -187,9 +189,12 @@ def _field_read(value: ast.expr, base: str) -> str | None:
     if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
         return str(value.slice.value)
     if (
-        isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-        and value.func.attr == "get" and value.args and isinstance(value.args[0], ast.Constant)
-    ):  # fmt: skip
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "get"
+        and value.args
+        and isinstance(value.args[0], ast.Constant)
+    ):
         return str(value.args[0].value)
     return None
 
@@ -197,9 +202,12 @@ def _field_read(value: ast.expr, base: str) -> str | None:
 def _popped_key(node: ast.AST) -> object:
     """The key of `d.pop("x")` or `del d["x"]`, if the node is one."""
     if (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "pop" and node.args and isinstance(node.args[0], ast.Constant)
-    ):  # fmt: skip
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "pop"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
         return node.args[0].value
     if isinstance(node, ast.Delete):
         for target in node.targets:
@@ -215,10 +223,11 @@ def converter_drift(converter: ast.FunctionDef, base_fields: list[str]) -> dict[
     base = params[0] if params else ""
     status = {name: "dropped" for name in base_fields}
     generic = any(
-        isinstance(node, ast.Call) and ast.unparse(node.func).endswith("fields")
+        isinstance(node, ast.Call)
+        and ast.unparse(node.func).endswith("fields")
         and any(ast.unparse(arg) == base for arg in node.args)
         for node in ast.walk(converter)
-    )  # fmt: skip
+    )
     if generic:  # {f.name: getattr(base, f.name) for f in fields(base)}
         status = dict.fromkeys(base_fields, "copied")
 
@@ -255,9 +264,10 @@ def converter_drift(converter: ast.FunctionDef, base_fields: list[str]) -> dict[
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if (
-                    isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.slice, ast.Constant)
                     and target.slice.value in status
-                ):  # fmt: skip
+                ):
                     status[target.slice.value] = judge(target.slice.value, node.value)
         popped = _popped_key(node)
         if popped in status:
@@ -265,10 +275,11 @@ def converter_drift(converter: ast.FunctionDef, base_fields: list[str]) -> dict[
         if isinstance(node, ast.Assign):  # profiler.trace_post_processor = ...
             for target in node.targets:
                 if (
-                    isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
                     and aliases.get(target.value.id) in status
                     and status[aliases[target.value.id]] == "copied"
-                ):  # fmt: skip
+                ):
                     status[aliases[target.value.id]] = "overridden"
     return status
 
@@ -288,16 +299,22 @@ def forced_values(converter: ast.FunctionDef) -> list[Forced]:
     """The constants a converter forces into fields it otherwise keeps."""
     found = []
     for node in ast.walk(converter):
-        if not (isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1]
-                == "replace" and node.args):  # fmt: skip
+        if not (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).rsplit(".", 1)[-1] == "replace"
+            and node.args
+        ):
             continue
         source = node.args[0]
         if not isinstance(source, ast.Attribute):
             continue
         for keyword in node.keywords:
             if keyword.arg and isinstance(keyword.value, ast.Constant):
-                found.append(Forced(source.attr, keyword.arg, ast.unparse(keyword.value),
-                                    keyword.value.lineno))  # fmt: skip
+                found.append(
+                    Forced(
+                        source.attr, keyword.arg, ast.unparse(keyword.value), keyword.value.lineno
+                    )
+                )
     return found
 
 
@@ -320,12 +337,16 @@ def converter_uses(tree: ast.Module | None, converter: str) -> list[tuple[ast.Fu
     """Functions that build their config by converting another function's:
     `to_graph_trainer_config(llama3_debugmodel(), …)` → (that function, "llama3_debugmodel")."""
     found = []
-    for function in (tree.body if tree is not None else []):
+    for function in tree.body if tree is not None else []:
         if not isinstance(function, ast.FunctionDef):
             continue
         for node in ast.walk(function):
-            if (isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1]
-                    == converter and node.args and isinstance(node.args[0], ast.Call)):  # fmt: skip
+            if (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func).rsplit(".", 1)[-1] == converter
+                and node.args
+                and isinstance(node.args[0], ast.Call)
+            ):
                 found.append((function, ast.unparse(node.args[0].func)))
                 break
     return found

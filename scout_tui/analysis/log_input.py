@@ -200,8 +200,14 @@ def _unzip(fd: int, name: str, stack: ExitStack) -> tuple[int, tuple[str, ...]]:
                 with archive.open(member) as data:
                     if _copy(data.read, spool, name) not in (b"", b"\n"):
                         _write(spool, b"\n", name)  # the next member starts a line
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError,
-            RuntimeError) as exc:  # fmt: skip
+    except (
+        zipfile.BadZipFile,
+        OSError,
+        EOFError,
+        zlib.error,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:
         # RuntimeError: an encrypted member; NotImplementedError: an unknown compression.
         reason = str(exc)
         if reason == "File is not a zip file":  # no end of central directory record

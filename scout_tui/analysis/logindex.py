@@ -243,8 +243,11 @@ class LogIndex:
 
     def _read_block(self, checkpoints: _Checkpoints, index: int) -> _Block:
         start = checkpoints.offsets[index]
-        end = (checkpoints.offsets[index + 1] if index + 1 < len(checkpoints.offsets)
-               else checkpoints.size)  # fmt: skip
+        end = (
+            checkpoints.offsets[index + 1]
+            if index + 1 < len(checkpoints.offsets)
+            else checkpoints.size
+        )
         starts = array("Q")
         raws: list[bytes] = []
         cut: list[int] = []  # lines of which only the head was read

@@ -116,8 +116,10 @@ def compare_fields(old: dict[str, Field], new: dict[str, Field]) -> list[str]:
     for name in old.keys() & new.keys():
         a, b = old[name], new[name]
         if a.annotation != b.annotation:
-            changes.append(_allowed_values_change(name, a.annotation, b.annotation)
-                           or f"field `{name}` type `{a.annotation}` → `{b.annotation}`")
+            changes.append(
+                _allowed_values_change(name, a.annotation, b.annotation)
+                or f"field `{name}` type `{a.annotation}` → `{b.annotation}`"
+            )
         if a.default != b.default:
             changes.append(f"field `{name}` default `{a.default}` → `{b.default}`")
     return sorted(changes)
@@ -139,8 +141,10 @@ def _literal_values(annotation: str) -> tuple[str, ...] | None:
     for part in _union_parts(node):
         if isinstance(part, ast.Constant) and part.value is None:
             continue
-        if not (isinstance(part, ast.Subscript)
-                and ast.unparse(part.value).rsplit(".", 1)[-1] == "Literal"):  # fmt: skip
+        if not (
+            isinstance(part, ast.Subscript)
+            and ast.unparse(part.value).rsplit(".", 1)[-1] == "Literal"
+        ):
             return None
         inner = part.slice
         listed = inner.elts if isinstance(inner, ast.Tuple) else [inner]
@@ -162,7 +166,8 @@ def _allowed_values_change(name: str, old: str, new: str) -> str | None:
     removed = [v for v in before if v not in after]
     added = [v for v in after if v not in before]
     parts = ([f"removed {', '.join(f'`{v}`' for v in removed)}"] if removed else []) + (
-        [f"added {', '.join(f'`{v}`' for v in added)}"] if added else [])
+        [f"added {', '.join(f'`{v}`' for v in added)}"] if added else []
+    )
     return f"field `{name}` allowed values: {'; '.join(parts)}" if parts else None
 
 
@@ -332,7 +337,8 @@ def per_tree(function: F) -> F:
         with _DERIVED_LOCK:
             known = _DERIVED.get(owner, {}).get(key)
         alive = known is not None and all(
-            ref() is tree for ref, tree in zip(known[0], trees, strict=True))
+            ref() is tree for ref, tree in zip(known[0], trees, strict=True)
+        )
         if known is not None and alive:
             return known[-1]
         found = function(*args)
@@ -374,11 +380,11 @@ def per_tree_read(function: F) -> F:
             return tree
 
         found = function(*given, traced)
-        reads = tuple((path, None if tree is None else weakref.ref(tree))
-                      for path, tree in read.items())  # fmt: skip
+        reads = tuple(
+            (path, None if tree is None else weakref.ref(tree)) for path, tree in read.items()
+        )
         with _DERIVED_LOCK:
-            _DERIVED.setdefault(trees[0], {})[key] = (tuple(map(weakref.ref, trees)), reads,
-                                                      found)  # fmt: skip
+            _DERIVED.setdefault(trees[0], {})[key] = (tuple(map(weakref.ref, trees)), reads, found)
         return found
 
     return kept  # type: ignore[return-value]
@@ -481,8 +487,7 @@ def identifiers(tree: ast.Module | None) -> frozenset[str]:
         found = {n.id for n in nodes(tree, ast.Name) if isinstance(n, ast.Name)}
         found |= {n.attr for n in nodes(tree, ast.Attribute) if isinstance(n, ast.Attribute)}
         found |= {(i.asname or i.name or i.module).rsplit(".", 1)[-1] for i in imports(tree)}
-        found |= {n.name for n in nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef,
-                                        ast.ClassDef)}  # fmt: skip
+        found |= {n.name for n in nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)}
         cached = _IDENTIFIERS[tree] = frozenset(found)
     return cached
 

@@ -40,8 +40,9 @@ class Uses:
     constructions: list[tuple[str, int, set[str]]] = field(default_factory=list)
 
 
-def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "",
-            mention: str = "") -> Uses:  # fmt: skip
+def uses_of(
+    modules: dict[str, ast.Module], outer: str, member: str = "", mention: str = ""
+) -> Uses:
     """The experiment's uses of `outer.member` (a method of class `outer`, or a function
     `member` when `outer` is ""), or of class `outer` itself when `member` is "". Only
     modules that name `mention` (default: `outer`; for a nested `Trainer.Config`, the
@@ -56,17 +57,24 @@ def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "",
             continue
         for node in ast.walk(tree):
             where = f"{path}:{getattr(node, 'lineno', 0)}"
-            if isinstance(node, ast.ClassDef) and member and any(
-                ast.unparse(base).rsplit(".", 1)[-1] == outer for base in node.bases
+            if (
+                isinstance(node, ast.ClassDef)
+                and member
+                and any(ast.unparse(base).rsplit(".", 1)[-1] == outer for base in node.bases)
             ):
                 for child in node.body:
-                    if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and \
-                            child.name == member:  # fmt: skip
+                    if (
+                        isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                        and child.name == member
+                    ):
                         found.overrides.append(f"{path}:{child.lineno}")
             elif isinstance(node, ast.Assign) and member:
                 for target in node.targets:
-                    if isinstance(target, ast.Attribute) and target.attr == member and \
-                            ast.unparse(target.value).rsplit(".", 1)[-1] == outer:  # fmt: skip
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and target.attr == member
+                        and ast.unparse(target.value).rsplit(".", 1)[-1] == outer
+                    ):
                         found.patches.append(where)
                 if isinstance(node.targets[0], ast.Tuple) and _calls_member(node.value, member):
                     found.unpacks.append((where, len(node.targets[0].elts)))
@@ -82,7 +90,8 @@ def uses_of(modules: dict[str, ast.Module], outer: str, member: str = "",
                         found.names.setdefault(keyword.arg, []).append(at)
                         if isinstance(keyword.value, ast.Constant):
                             found.values.setdefault(keyword.arg, set()).add(
-                                ast.unparse(keyword.value))
+                                ast.unparse(keyword.value)
+                            )
             elif isinstance(node, ast.Attribute):
                 found.names.setdefault(node.attr, []).append(where)
                 if isinstance(node.ctx, ast.Load):
@@ -103,8 +112,9 @@ class Dependence:
     because: str  # "overridden at p:12", "called positionally at p:30 (4 arguments)", …
 
 
-def depended_on(changes: list[str], uses: Uses, old_positions: dict[str, int],
-                old_arity: set[int]) -> list[Dependence]:  # fmt: skip
+def depended_on(
+    changes: list[str], uses: Uses, old_positions: dict[str, int], old_arity: set[int]
+) -> list[Dependence]:
     """The changes the experiment depends on. `old_positions`: each parameter's position in
     the old signature as a caller counts them (a method's `self` not counted);
     `old_arity`: the tuple sizes it returned."""
@@ -116,8 +126,9 @@ def depended_on(changes: list[str], uses: Uses, old_positions: dict[str, int],
             name, what = param.groups()
             position = old_positions.get(name)
             if reshaped:
-                because = _where("overridden" if uses.overrides else "patched",
-                                 uses.overrides or uses.patches)  # fmt: skip
+                because = _where(
+                    "overridden" if uses.overrides else "patched", uses.overrides or uses.patches
+                )
             else:
                 for where, positional, keywords in uses.calls:
                     if name in keywords:
@@ -144,8 +155,11 @@ def depended_on(changes: list[str], uses: Uses, old_positions: dict[str, int],
                 # A default reaches the experiment where it builds one without the field,
                 # or reads it from objects it never builds; setting it everywhere is immune.
                 position = old_positions.get(name, 1 << 30)
-                omitted = [where for where, positional, kw in uses.constructions
-                           if name not in kw and positional <= position]  # fmt: skip
+                omitted = [
+                    where
+                    for where, positional, kw in uses.constructions
+                    if name not in kw and positional <= position
+                ]
                 if omitted:
                     because = _where(f"built without `{name}`", omitted)
                 elif not uses.constructions and name in uses.reads:
@@ -158,8 +172,9 @@ def depended_on(changes: list[str], uses: Uses, old_positions: dict[str, int],
                 because = _where(f"`{name}` used", uses.names[name])
         elif _RETURNS.match(change):
             if reshaped:
-                because = _where("overridden" if uses.overrides else "patched",
-                                 uses.overrides or uses.patches)  # fmt: skip
+                because = _where(
+                    "overridden" if uses.overrides else "patched", uses.overrides or uses.patches
+                )
             else:
                 unpacked = [(w, n) for w, n in uses.unpacks if n in old_arity]
                 if unpacked:

@@ -55,8 +55,9 @@ def repro_command(command: str, default_ngpu: int = 8) -> str:
             continue
         rest.append(flag)
         position += 1
-    kept_env = [f"{key}={shlex.quote(value)}" for key, value in env.items()
-                if key not in DROPPED_ENV]  # fmt: skip
+    kept_env = [
+        f"{key}={shlex.quote(value)}" for key, value in env.items() if key not in DROPPED_ENV
+    ]
     parts = [*kept_env, f"NGPU={shlex.quote(ngpu)}", program]
     if module:
         parts += ["--module", shlex.quote(module)]

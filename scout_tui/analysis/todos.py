@@ -32,11 +32,15 @@ _CODE_WORD = re.compile(
 _PROPER_NOUNS = {"PyTorch", "GitHub", "TorchTitan", "TorchInductor", "JavaScript", "TypeScript"}
 _CAUSE = re.compile(
     r"\b(?:caused|triggered|introduced|broken|broke|regressed)\s+(?:by|in)\b|"
-    r"\bregression\s+(?:from|in|since)\b", re.IGNORECASE)
+    r"\bregression\s+(?:from|in|since)\b",
+    re.IGNORECASE,
+)
 _UPSTREAM_WAIT = re.compile(
     r"\b(?:once|until|after|when)\b[^.;]{0,60}?\b(?:pytorch|torch|nightly|upstream|inductor|"
     r"dynamo|autoparallel|triton)\b|\brequires?\s+(?:an?\s+)?upstream\b|"
-    r"\bupstream\s+(?:\w+\s+)?(?:change|fix|pytorch|regression|bug|issue)\b", re.IGNORECASE)
+    r"\bupstream\s+(?:\w+\s+)?(?:change|fix|pytorch|regression|bug|issue)\b",
+    re.IGNORECASE,
+)
 _WAITING = re.compile(
     r"\b(?:nightly|wheel|upstream|available|availability|includes?|picks? up|lands?|landed|"
     r"exposes?|exposed|supports?|supported|released?|once|until|after)\b",
@@ -163,9 +167,10 @@ def _outermost_strings(tree: ast.Module) -> list[ast.expr]:
     joined = [node for node in pyast.nodes(tree, ast.JoinedStr) if isinstance(node, ast.JoinedStr)]
     inside = {id(part) for node in joined for part in ast.walk(node) if part is not node}
     constants = [
-        node for node in pyast.nodes(tree, ast.Constant)
+        node
+        for node in pyast.nodes(tree, ast.Constant)
         if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
-    ]  # fmt: skip
+    ]
     return [node for node in [*joined, *constants] if id(node) not in inside]
 
 
@@ -267,8 +272,9 @@ def classify(todo: Todo, bare_ref_repo: str, named_refs: dict[str, str] | None =
         apis = [m.rstrip("()") for m in _BACKTICKED.findall(text)]
         apis += _DOTTED.findall(text)
         apis += [
-            word for word in _CODE_WORD.findall(_BACKTICKED.sub(" ", text))
+            word
+            for word in _CODE_WORD.findall(_BACKTICKED.sub(" ", text))
             if word not in _PROPER_NOUNS
-        ]  # fmt: skip
+        ]
         todo.apis = list(dict.fromkeys(api.rstrip(".") for api in apis if len(api) > 3))
     return todo

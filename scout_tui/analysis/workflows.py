@@ -26,12 +26,40 @@ _SEPARATORS = {"&&", "||", ";", "|", "&"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # pytest options that take a separate value (`-k expr`, `--deselect id`, ...).
 _VALUE_OPTIONS = {
-    "-k", "-m", "-p", "-c", "-o", "-n", "-W", "-r", "--deselect", "--ignore", "--ignore-glob",
-    "--rootdir", "--junitxml", "--junit-xml", "--maxfail", "--durations", "--timeout",
-    "--basetemp", "--confcutdir", "--log-level", "--log-cli-level", "--tb", "--color",
-    "--import-mode", "--reruns", "--dist", "--capture", "--override-ini", "--cov-report",
-    "--cov-config", "--timeout-method", "--count", "--junit-prefix",
-}  # fmt: skip
+    "-k",
+    "-m",
+    "-p",
+    "-c",
+    "-o",
+    "-n",
+    "-W",
+    "-r",
+    "--deselect",
+    "--ignore",
+    "--ignore-glob",
+    "--rootdir",
+    "--junitxml",
+    "--junit-xml",
+    "--maxfail",
+    "--durations",
+    "--timeout",
+    "--basetemp",
+    "--confcutdir",
+    "--log-level",
+    "--log-cli-level",
+    "--tb",
+    "--color",
+    "--import-mode",
+    "--reruns",
+    "--dist",
+    "--capture",
+    "--override-ini",
+    "--cov-report",
+    "--cov-config",
+    "--timeout-method",
+    "--count",
+    "--junit-prefix",
+}
 
 
 class WorkflowError(ValueError):
@@ -187,8 +215,11 @@ def parse_invocation(workflow: str, line: str, commented: bool) -> list[Invocati
                 elif not token.startswith("-") and "$" not in token:
                     selectors.append(token.removeprefix("./"))
                 index += 1
-            found.append(Invocation(workflow, line, commented, "pytest", tuple(selectors),
-                                    keyword, tuple(deselect)))  # fmt: skip
+            found.append(
+                Invocation(
+                    workflow, line, commented, "pytest", tuple(selectors), keyword, tuple(deselect)
+                )
+            )
             continue
         module = _module(command)
         if module and module not in ("pip", "pytest", "torch.distributed.run"):
@@ -221,9 +252,11 @@ def _markers(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> set
 def _own_test_flag(node: ast.ClassDef) -> bool | None:
     """`__test__ = True/False` in the class body, if it says."""
     for child in node.body:
-        if isinstance(child, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__test__" for t in child.targets
-        ) and isinstance(child.value, ast.Constant):
+        if (
+            isinstance(child, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__test__" for t in child.targets)
+            and isinstance(child.value, ast.Constant)
+        ):
             return bool(child.value.value)
     return None
 
@@ -237,15 +270,19 @@ class _Classes:
         # Test bases from a testing library (torch's `FSDPTest`, `MultiProcessTestCase`):
         # TestCase subclasses whose own module is not read.
         self.testing_bases = {
-            name for name, origin in pyast.import_map(tree).items()
+            name
+            for name, origin in pyast.import_map(tree).items()
             if (".testing." in origin or origin.startswith("unittest."))
             and name.endswith(("Test", "TestCase", "TestBase"))
-        }  # fmt: skip
+        }
 
     def _bases(self, node: ast.ClassDef) -> list[ast.ClassDef]:
         names = [ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases]
-        return [self.nodes[name] for name in names if name in self.nodes
-                and self.nodes[name] is not node]  # fmt: skip
+        return [
+            self.nodes[name]
+            for name in names
+            if name in self.nodes and self.nodes[name] is not node
+        ]
 
     def test_flag(self, node: ast.ClassDef, depth: int = 0) -> bool:
         own = _own_test_flag(node)
@@ -255,8 +292,9 @@ class _Classes:
 
     def unittest(self, node: ast.ClassDef, depth: int = 0) -> bool:
         names = {ast.unparse(base).rsplit(".", 1)[-1] for base in node.bases}
-        if any(name.endswith(("TestCase", "TestBase")) or name in self.testing_bases
-               for name in names):  # fmt: skip
+        if any(
+            name.endswith(("TestCase", "TestBase")) or name in self.testing_bases for name in names
+        ):
             return True
         return depth < 10 and any(self.unittest(b, depth + 1) for b in self._bases(node))
 
@@ -265,8 +303,9 @@ class _Classes:
             return False
         if self.unittest(node):
             return True
-        has_init = any(isinstance(child, ast.FunctionDef) and child.name == "__init__"
-                       for child in node.body)  # fmt: skip
+        has_init = any(
+            isinstance(child, ast.FunctionDef) and child.name == "__init__" for child in node.body
+        )
         return node.name.startswith("Test") and not has_init
 
     def methods(self, node: ast.ClassDef, depth: int = 0) -> dict[str, ast.AST]:

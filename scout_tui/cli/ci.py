@@ -62,8 +62,10 @@ def _as_json(path: str, analysis: LogAnalysis) -> dict:
 def _human(analysis: LogAnalysis) -> str:
     if not analysis.failures:
         return "no failing tests found in this log"
-    out = [f"{len(analysis.failures)} failing test(s)"
-           + (f", torch {analysis.torch_version}" if analysis.torch_version else "")]  # fmt: skip
+    out = [
+        f"{len(analysis.failures)} failing test(s)"
+        + (f", torch {analysis.torch_version}" if analysis.torch_version else "")
+    ]
     if analysis.truncated:
         out.append("(the log ends inside a test's output: it may be truncated)")
     for failure in analysis.failures:
@@ -100,8 +102,11 @@ def cmd_ci_log(args: argparse.Namespace) -> int:
                     config, analysis.torch_version, args.passing_version, cache, note=warn
                 )
         finding = ci_finding(config, Path(args.file).name, analysis, rows, compare)
-        write_output("## CI Failures\n\n" + (render_item(finding) if finding else
-                                             "CI green, nothing to report"), None)  # fmt: skip
+        write_output(
+            "## CI Failures\n\n"
+            + (render_item(finding) if finding else "CI green, nothing to report"),
+            None,
+        )
     else:
         write_output(_human(analysis), None)
     return EXIT_OK
@@ -148,13 +153,20 @@ def cmd_torch_commit(args: argparse.Namespace) -> int:
     try:  # before any network call: a typo must not cost a download
         Version(args.version)
     except InvalidVersion:
-        raise UsageError(f"not a torch version: {args.version!r} "
-                         "(e.g. 2.13.0.dev20260819+cu130)") from None  # fmt: skip
+        raise UsageError(
+            f"not a torch version: {args.version!r} (e.g. 2.13.0.dev20260819+cu130)"
+        ) from None
     config = config_near(args.repo, args.config)
     cache = Cache(args.cache_dir, warn=warn)
     try:
-        found = commit_for(config, args.version, cache, args.index_url, args.python_tag,
-                           note=lambda message: print(message, file=sys.stderr))  # fmt: skip
+        found = commit_for(
+            config,
+            args.version,
+            cache,
+            args.index_url,
+            args.python_tag,
+            note=lambda message: print(message, file=sys.stderr),
+        )
     except NightlyError as exc:
         print(f"scout: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE

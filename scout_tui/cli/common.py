@@ -94,9 +94,14 @@ def strict_exit(args: argparse.Namespace, result: RunResult) -> int:
     skip (--offline) does not count."""
     if not getattr(args, "strict", False):
         return EXIT_OK
-    problems = [state for state in result.collectors
-                if state.state in ("skipped", "failed") and not state.by_request]  # fmt: skip
+    problems = [
+        state
+        for state in result.collectors
+        if state.state in ("skipped", "failed") and not state.by_request
+    ]
     for state in problems:
-        print(f"scout: strict: {state.title} ({state.name}) {state.state} — {state.reason}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"scout: strict: {state.title} ({state.name}) {state.state} — {state.reason}",
+            file=sys.stderr,
+        )
     return EXIT_FAILURE if problems else EXIT_OK

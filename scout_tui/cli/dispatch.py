@@ -55,8 +55,11 @@ class _Parser(argparse.ArgumentParser):
 
     def _get_option_tuples(self, option_string: str) -> list[tuple[Any, ...]]:
         """Abbreviations expand to the options shown, never to a hidden one."""
-        return [match for match in super()._get_option_tuples(option_string)
-                if match[0].help is not argparse.SUPPRESS]  # fmt: skip
+        return [
+            match
+            for match in super()._get_option_tuples(option_string)
+            if match[0].help is not argparse.SUPPRESS
+        ]
 
 
 class _ScoutParser(_Parser):
@@ -82,27 +85,56 @@ def _date(value: str) -> date:
 # (`scout publish --offline`), as in git or gh; argparse kwargs, `default` applied after
 # the merge.
 GLOBAL_OPTIONS: dict[str, dict[str, Any]] = {
-    "--repo": dict(dest="repo", type=Path, metavar="PATH", default=Path("."),
-                   help="checkout to scan; any folder inside it (default: here)"),
-    "--config": dict(dest="config", type=Path, metavar="FILE",
-                     help="scout.toml (default: the checkout's, then the shipped default)"),
-    "--date": dict(dest="as_of", type=_date, metavar="YYYY-MM-DD",
-                   help="run as of this day, from the experiment's first commit to today "
-                   "(default: today, UTC)"),
-    "--prior": dict(dest="prior", type=Path, metavar="DIR",
-                    help="prior reports as YYYY-MM-DD.md files in DIR"),
-    "--offline": dict(dest="offline", action="store_true", default=False,
-                      help="no network: collectors that need it are skipped"),
-    "--cache-dir": dict(dest="cache_dir", type=Path, metavar="DIR",
-                        help="cache location (default: the platform cache dir)"),
-    "--state-dir": dict(dest="state_dir", type=Path, metavar="DIR",
-                        help="where triage decisions and the publish journal live "
-                        "(default: $SCOUT_STATE_DIR, then the platform data dir)"),
-    "--api-url": dict(dest="api_url", metavar="URL",
-                      help="GitHub's API (default: $SCOUT_GITHUB_API_URL, then api_url in your "
-                      "config file, then [project] api_url of a trusted scout.toml; GitHub "
-                      "Enterprise: https://HOST/api/v3)"),
-}  # fmt: skip
+    "--repo": dict(
+        dest="repo",
+        type=Path,
+        metavar="PATH",
+        default=Path("."),
+        help="checkout to scan; any folder inside it (default: here)",
+    ),
+    "--config": dict(
+        dest="config",
+        type=Path,
+        metavar="FILE",
+        help="scout.toml (default: the checkout's, then the shipped default)",
+    ),
+    "--date": dict(
+        dest="as_of",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="run as of this day, from the experiment's first commit to today "
+        "(default: today, UTC)",
+    ),
+    "--prior": dict(
+        dest="prior", type=Path, metavar="DIR", help="prior reports as YYYY-MM-DD.md files in DIR"
+    ),
+    "--offline": dict(
+        dest="offline",
+        action="store_true",
+        default=False,
+        help="no network: collectors that need it are skipped",
+    ),
+    "--cache-dir": dict(
+        dest="cache_dir",
+        type=Path,
+        metavar="DIR",
+        help="cache location (default: the platform cache dir)",
+    ),
+    "--state-dir": dict(
+        dest="state_dir",
+        type=Path,
+        metavar="DIR",
+        help="where triage decisions and the publish journal live "
+        "(default: $SCOUT_STATE_DIR, then the platform data dir)",
+    ),
+    "--api-url": dict(
+        dest="api_url",
+        metavar="URL",
+        help="GitHub's API (default: $SCOUT_GITHUB_API_URL, then api_url in your "
+        "config file, then [project] api_url of a trusted scout.toml; GitHub "
+        "Enterprise: https://HOST/api/v3)",
+    ),
+}
 _EVERY_GLOBAL: dict[str, dict[str, Any]] = {flag: {} for flag in GLOBAL_OPTIONS}
 
 # Command → the global options it takes, each with the argparse kwargs that differ there
@@ -115,25 +147,35 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
     "publish": _EVERY_GLOBAL,
     "triage": _EVERY_GLOBAL,
     "open": {
-        "--repo": dict(default=None, help="your checkout of the bundle's repository: its "
-                       "scout.toml says where to publish, and repros run there"),
-        "--config": dict(help="your scout.toml: where publishing goes (default: --repo's, "
-                         "then the checkout around here, then the shipped default)"),
+        "--repo": dict(
+            default=None,
+            help="your checkout of the bundle's repository: its "
+            "scout.toml says where to publish, and repros run there",
+        ),
+        "--config": dict(
+            help="your scout.toml: where publishing goes (default: --repo's, "
+            "then the checkout around here, then the shipped default)"
+        ),
         "--cache-dir": {},
         "--state-dir": {},
         "--offline": dict(help="review only: no GitHub"),
-        "--api-url": dict(help="GitHub's API to publish to (default: as for any command; "
-                          "never the bundle's)"),
+        "--api-url": dict(
+            help="GitHub's API to publish to (default: as for any command; never the bundle's)"
+        ),
     },
     "cache": {"--cache-dir": {}},
     "replay": {
         "--repo": {},
         "--config": {},
-        "--prior": dict(help="reports from before --from (YYYY-MM-DD.md), copied into --out: "
-                        "the first day's priors (default: none, the first day has no baseline)"),
+        "--prior": dict(
+            help="reports from before --from (YYYY-MM-DD.md), copied into --out: "
+            "the first day's priors (default: none, the first day has no baseline)"
+        ),
         "--offline": dict(help="no network (GitHub's CI runs, PRs and blockers skipped)"),
-        "--state-dir": dict(help="apply the triage decisions kept there (default: none; "
-                            "replay never writes decisions)"),
+        "--state-dir": dict(
+            help="apply the triage decisions kept there (default: none; "
+            "replay never writes decisions)"
+        ),
         "--api-url": {},
     },
     "ci-log": {
@@ -150,7 +192,7 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
     },
     "demo": {"--date": dict(help="the demo's today (default: today, UTC)")},
     "serve-github": {},
-}  # fmt: skip
+}
 EXCLUSIVE_GLOBALS = {"open": ("--repo", "--config")}  # at most one of them, either side
 
 
@@ -173,14 +215,19 @@ def _add_globals(parser: argparse.ArgumentParser, command: str | None, depth: in
     group = parser.add_mutually_exclusive_group() if exclusive else None
     for flag in GLOBAL_OPTIONS:
         taken = flag in COMMAND_GLOBALS[command]
-        kwargs = _global_kwargs(command, flag) if taken else {**GLOBAL_OPTIONS[flag],
-                                                              "help": argparse.SUPPRESS}
+        kwargs = (
+            _global_kwargs(command, flag)
+            if taken
+            else {**GLOBAL_OPTIONS[flag], "help": argparse.SUPPRESS}
+        )
         kwargs.update(dest=_given_at(kwargs["dest"], depth), default=argparse.SUPPRESS)
         (group if flag in exclusive else parser).add_argument(flag, **kwargs)
 
 
-def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace,
-                    ) -> argparse.ArgumentParser:  # fmt: skip
+def _command_parser(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+) -> argparse.ArgumentParser:
     """The parser of the command (and triage action) in `args`: its errors name its --help."""
     for name in (getattr(args, "command", None), getattr(args, "action", None)):
         subparsers = parser._subparsers
@@ -201,42 +248,59 @@ def merge_globals(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     taken = COMMAND_GLOBALS.get(command, {})
     for flag, kwargs in GLOBAL_OPTIONS.items():
         dest = kwargs["dest"]
-        given = [vars(args).pop(_given_at(dest, depth)) for depth in range(3)
-                 if hasattr(args, _given_at(dest, depth))]  # fmt: skip
+        given = [
+            vars(args).pop(_given_at(dest, depth))
+            for depth in range(3)
+            if hasattr(args, _given_at(dest, depth))
+        ]
         if flag not in taken:
             if given:
                 where.error(f"{flag} does not apply to `{where.prog}`")
             continue
         if any(value != given[0] for value in given):
-            where.error(f"{flag} given twice with different values: "
-                        f"{' and '.join(map(str, given))}")  # fmt: skip
+            where.error(
+                f"{flag} given twice with different values: {' and '.join(map(str, given))}"
+            )
         setattr(args, dest, given[0] if given else _global_kwargs(command, flag).get("default"))
-    chosen = [flag for flag in EXCLUSIVE_GLOBALS.get(command or "", ())
-              if getattr(args, GLOBAL_OPTIONS[flag]["dest"]) is not None]  # fmt: skip
+    chosen = [
+        flag
+        for flag in EXCLUSIVE_GLOBALS.get(command or "", ())
+        if getattr(args, GLOBAL_OPTIONS[flag]["dest"]) is not None
+    ]
     if len(chosen) > 1:
         where.error(f"argument {chosen[1]}: not allowed with argument {chosen[0]}")
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--only", action="append", metavar="COLLECTOR",
-                        help="run only this collector (repeatable)")
-    parser.add_argument("--strict", action="store_true",
-                        help="exit 1 when a collector is skipped or fails (not when you asked "
-                        "for it with --offline)")  # fmt: skip
+    parser.add_argument(
+        "--only", action="append", metavar="COLLECTOR", help="run only this collector (repeatable)"
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a collector is skipped or fails (not when you asked "
+        "for it with --offline)",
+    )
 
 
 def _output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (see schema/)")
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE",
-                        help="write to FILE instead of stdout (- is stdout)")  # fmt: skip
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="FILE",
+        help="write to FILE instead of stdout (- is stdout)",
+    )
 
 
 def _triage_parser(sub: argparse._SubParsersAction) -> None:
     triage = sub.add_parser(
-        "triage", help="the console's decisions, headless: list, accept, drop, merge, undo…",
+        "triage",
+        help="the console's decisions, headless: list, accept, drop, merge, undo…",
         description="Decide on the findings of the day's run (collected first when there is "
         "none). FP is a fingerprint, or a unique prefix of it or of its hex part.",
-    )  # fmt: skip
+    )
     _add_globals(triage, "triage", depth=1)
     actions = triage.add_subparsers(dest="action", metavar="ACTION", required=True)
 
@@ -261,8 +325,9 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("--title")
     edit.add_argument("--priority", choices=["P0", "P1", "P2", "none"])
     edit.add_argument("--section", choices=SECTIONS)
-    edit.add_argument("--body-file", type=Path, metavar="FILE",
-                      help="the new body, as Markdown (- for stdin)")  # fmt: skip
+    edit.add_argument(
+        "--body-file", type=Path, metavar="FILE", help="the new body, as Markdown (- for stdin)"
+    )
     action("undo", "undo the last decision (it survives restarts)", fps=False)
     action("redo", "redo what undo undid", fps=False)
 
@@ -281,16 +346,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_globals(collect, "collect", depth=1)
     _run_options(collect)
     _output(collect)
-    collect.add_argument("--events", action="store_true",
-                         help="stream the run's events as JSON lines on stdout (for a console "
-                         "running the collection in a child process; SIGTERM cancels)")  # fmt: skip
-    collect.add_argument("--bundle", type=Path, metavar="FILE",
-                         help="also write the run as a self-contained bundle to review "
-                         "elsewhere with `scout open FILE` (gzip-compressed when FILE ends in "
-                         ".gz)")  # fmt: skip
+    collect.add_argument(
+        "--events",
+        action="store_true",
+        help="stream the run's events as JSON lines on stdout (for a console "
+        "running the collection in a child process; SIGTERM cancels)",
+    )
+    collect.add_argument(
+        "--bundle",
+        type=Path,
+        metavar="FILE",
+        help="also write the run as a self-contained bundle to review "
+        "elsewhere with `scout open FILE` (gzip-compressed when FILE ends in "
+        ".gz)",
+    )
 
-    open_ = sub.add_parser("open", help="review a bundle (collect --bundle) or a run (collect "
-                           "--json) in the console; the report when not in a terminal")
+    open_ = sub.add_parser(
+        "open",
+        help="review a bundle (collect --bundle) or a run (collect "
+        "--json) in the console; the report when not in a terminal",
+    )
     open_.add_argument("file", type=Path, help="the bundle or run file")
     _add_globals(open_, "open", depth=1)
 
@@ -299,37 +374,67 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(report)
     _output(report)
     report.add_argument("--recollect", action="store_true", help="collect again first")
-    report.add_argument("--as-posted", action="store_true",
-                        help="what publishing would post: cut to GitHub's comment limit "
-                        "(without it: the full text)")  # fmt: skip
-    report.add_argument("--poorer", action="store_true",
-                        help="the day's poorer run kept apart (it looked at less than the "
-                        "day's run, e.g. --offline after an online run), not the day's run")
+    report.add_argument(
+        "--as-posted",
+        action="store_true",
+        help="what publishing would post: cut to GitHub's comment limit "
+        "(without it: the full text)",
+    )
+    report.add_argument(
+        "--poorer",
+        action="store_true",
+        help="the day's poorer run kept apart (it looked at less than the "
+        "day's run, e.g. --offline after an online run), not the day's run",
+    )
 
     replay = sub.add_parser(
-        "replay", help="the daily reports scout would have written over past days",
+        "replay",
+        help="the daily reports scout would have written over past days",
         description="Run scout once per day from --from to --to, each day on that day's last "
         "commit (read from git; the work tree is untouched), each day's report read back as "
         "the next day's prior. Writes DIR/YYYY-MM-DD.md and .json and DIR/summary.json, and "
         "prints one line per day. An interrupted replay resumes after its last complete day. "
-        "Exit codes: 0 done, 1 a day failed, 2 bad usage, 130 interrupted.")  # fmt: skip
+        "Exit codes: 0 done, 1 a day failed, 2 bad usage, 130 interrupted.",
+    )
     _add_globals(replay, "replay", depth=1)
-    replay.add_argument("--from", dest="first", type=_date, required=True, metavar="YYYY-MM-DD",
-                        help="the first day")
-    replay.add_argument("--to", dest="last", type=_date, metavar="YYYY-MM-DD",
-                        help="the last day (default: today, UTC)")
-    replay.add_argument("--out", type=Path, metavar="DIR",
-                        help="where the reports go: a new or empty folder, or an earlier "
-                        "replay's to resume it (default: ./scout-replay-FROM-TO)")
-    replay.add_argument("--json", action="store_true",
-                        help="print the summary as JSON instead of a table")  # fmt: skip
+    replay.add_argument(
+        "--from",
+        dest="first",
+        type=_date,
+        required=True,
+        metavar="YYYY-MM-DD",
+        help="the first day",
+    )
+    replay.add_argument(
+        "--to",
+        dest="last",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="the last day (default: today, UTC)",
+    )
+    replay.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="where the reports go: a new or empty folder, or an earlier "
+        "replay's to resume it (default: ./scout-replay-FROM-TO)",
+    )
+    replay.add_argument(
+        "--json", action="store_true", help="print the summary as JSON instead of a table"
+    )
 
     publish = sub.add_parser("publish", help="post the report and file Backlog drafts")
     _add_globals(publish, "publish", depth=1)
-    publish.add_argument("--dry-run", action="store_true",
-                         help="print the exact plan, bodies included; change nothing")
-    publish.add_argument("--yes", action="store_true",
-                         help="do not ask (cron: every finding not dropped counts as accepted)")
+    publish.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the exact plan, bodies included; change nothing",
+    )
+    publish.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not ask (cron: every finding not dropped counts as accepted)",
+    )
     publish.add_argument("--recollect", action="store_true", help="collect again first")
 
     _triage_parser(sub)
@@ -340,14 +445,20 @@ def build_parser() -> argparse.ArgumentParser:
     cache.add_argument("--json", action="store_true", help="print JSON")
 
     ci_log = sub.add_parser("ci-log", help="analyse a CI log you already have")
-    ci_log.add_argument("file", help="the log (saved from `gh run view --log` or the job page, "
-                        "gzip or GitHub's .zip log archive); - for stdin")  # fmt: skip
+    ci_log.add_argument(
+        "file",
+        help="the log (saved from `gh run view --log` or the job page, "
+        "gzip or GitHub's .zip log archive); - for stdin",
+    )
     ci_log.add_argument("--json", action="store_true", help="print JSON")
-    ci_log.add_argument("--report", action="store_true",
-                        help="print the report's CI Failures section for this log")  # fmt: skip
-    ci_log.add_argument("--passing-version", metavar="VERSION",
-                        help="with --report: the last passing torch nightly, for the "
-                        "regression range")  # fmt: skip
+    ci_log.add_argument(
+        "--report", action="store_true", help="print the report's CI Failures section for this log"
+    )
+    ci_log.add_argument(
+        "--passing-version",
+        metavar="VERSION",
+        help="with --report: the last passing torch nightly, for the regression range",
+    )
     _add_globals(ci_log, "ci-log", depth=1)
 
     repro = sub.add_parser("repro", help="the command that reproduces a failing CI test")
@@ -366,32 +477,58 @@ def build_parser() -> argparse.ArgumentParser:
     commit.add_argument("--json", action="store_true", help="print JSON")
 
     serve = sub.add_parser(
-        "serve-github", help="a local GitHub-compatible server (REST + Projects v2 GraphQL)",
+        "serve-github",
+        help="a local GitHub-compatible server (REST + Projects v2 GraphQL)",
         description="Serve a GitHub stand-in on 127.0.0.1 for tests and demos; the first line "
         "on stdout is `listening on http://127.0.0.1:PORT`.",
-    )  # fmt: skip
+    )
     _add_globals(serve, "serve-github", depth=1)
     serve.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
-    serve.add_argument("--state", type=Path, metavar="FILE",
-                       help="keep the world in this JSON file (loaded if it exists, saved after "
-                       "each change); default: the demo's sample world, in memory")
-    serve.add_argument("--token", action="append", metavar="TOKEN",
-                       help="a token it accepts (repeatable; default: demo-token)")
-    serve.add_argument("--fault", action="append", metavar="N:KIND", default=[],
-                       help="fail the Nth request, or TEXT:KIND every request whose "
-                       "`METHOD /path` (and GraphQL field) contains TEXT; KIND: 500, 502, "
-                       "ratelimit[=S], secondary, primary[=S], 429[=S], graphql-ratelimit[=S], "
-                       "graphql-timeout, timeout, drop, hang, repeat-cursor, null-node; "
-                       "optionally -after (applied, then failed) and *K (the first K "
-                       "only)")  # fmt: skip
-    serve.add_argument("--automation-status", metavar="STATUS",
-                       help="a board automation: each new item gets this Status (e.g. Ready)")
-    serve.add_argument("--automation-delay", type=float, default=0.0, metavar="S",
-                       help="seconds after the add that the automation moves an item "
-                       "(default: 0, on the add)")
-    serve.add_argument("--lag", type=float, default=0.0, metavar="S",
-                       help="new board items are missing from reads for S seconds, as GitHub's "
-                       "eventual consistency can make them (default: 0)")  # fmt: skip
+    serve.add_argument(
+        "--state",
+        type=Path,
+        metavar="FILE",
+        help="keep the world in this JSON file (loaded if it exists, saved after "
+        "each change); default: the demo's sample world, in memory",
+    )
+    serve.add_argument(
+        "--token",
+        action="append",
+        metavar="TOKEN",
+        help="a token it accepts (repeatable; default: demo-token)",
+    )
+    serve.add_argument(
+        "--fault",
+        action="append",
+        metavar="N:KIND",
+        default=[],
+        help="fail the Nth request, or TEXT:KIND every request whose "
+        "`METHOD /path` (and GraphQL field) contains TEXT; KIND: 500, 502, "
+        "ratelimit[=S], secondary, primary[=S], 429[=S], graphql-ratelimit[=S], "
+        "graphql-timeout, timeout, drop, hang, repeat-cursor, null-node; "
+        "optionally -after (applied, then failed) and *K (the first K "
+        "only)",
+    )
+    serve.add_argument(
+        "--automation-status",
+        metavar="STATUS",
+        help="a board automation: each new item gets this Status (e.g. Ready)",
+    )
+    serve.add_argument(
+        "--automation-delay",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="seconds after the add that the automation moves an item (default: 0, on the add)",
+    )
+    serve.add_argument(
+        "--lag",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="new board items are missing from reads for S seconds, as GitHub's "
+        "eventual consistency can make them (default: 0)",
+    )
 
     demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
     demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")
@@ -433,8 +570,11 @@ def run(argv: Sequence[str] | None = None, console: Callable[..., int] | None = 
 def _console(args: argparse.Namespace, console: Callable[..., int]) -> int:
     """Bare `scout`: the console on the day's run of the checkout."""
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("scout: error: the console needs a terminal (the headless commands are listed "
-              "by `scout --help`)", file=sys.stderr)  # fmt: skip
+        print(
+            "scout: error: the console needs a terminal (the headless commands are listed "
+            "by `scout --help`)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     # No cycle collection while the console imports and loads what lives as long as it does
     # (80 ms of 450 at import); the console turns it back on once its run is on screen.

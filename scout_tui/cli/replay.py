@@ -22,14 +22,31 @@ from scout_tui.replay import (
 )
 from scout_tui.session import utc_today
 
-_HEADER = ("date", "head", *SECTION_COLUMNS.values(), "new", "carried", "resolved", "left_out",
-           "bytes", "seconds")  # fmt: skip
+_HEADER = (
+    "date",
+    "head",
+    *SECTION_COLUMNS.values(),
+    "new",
+    "carried",
+    "resolved",
+    "left_out",
+    "bytes",
+    "seconds",
+)
 
 
 def _cells(row: DayRow) -> list[str]:
-    return [row.date, row.head[:10], *(str(row.sections.get(c, 0)) for c in
-            SECTION_COLUMNS.values()), str(row.new), str(row.carried), str(row.resolved),
-            str(row.left_out), f"{row.bytes:,}", f"{row.seconds:.1f}"]  # fmt: skip
+    return [
+        row.date,
+        row.head[:10],
+        *(str(row.sections.get(c, 0)) for c in SECTION_COLUMNS.values()),
+        str(row.new),
+        str(row.carried),
+        str(row.resolved),
+        str(row.left_out),
+        f"{row.bytes:,}",
+        f"{row.seconds:.1f}",
+    ]
 
 
 def _line(cells: list[str] | tuple[str, ...]) -> str:
@@ -48,8 +65,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
     # One process: forked collectors would parse into copies of the shared blob store and
     # every day would parse again (measured: 7 days in 7.9 s so, 11.2 s in two processes).
     base = replace(session.run_options(), prior_dir=None, only=None, processes=1)
-    options = ReplayOptions(base=base, first=args.first, last=last, out=out,
-                            prior=args.prior, state_dir=args.state_dir)  # fmt: skip
+    options = ReplayOptions(
+        base=base, first=args.first, last=last, out=out, prior=args.prior, state_dir=args.state_dir
+    )
     check_days(options)
     if not args.json:
         print(_line(_HEADER), flush=True)
@@ -63,8 +81,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         rows = replay(options, on_day, warn, cancel)
     except (Cancelled, KeyboardInterrupt):
         cancel.set()
-        print(f"scout: the days done are kept: `scout replay` with the same --out {out} "
-              "resumes", file=sys.stderr)  # fmt: skip
+        print(
+            f"scout: the days done are kept: `scout replay` with the same --out {out} resumes",
+            file=sys.stderr,
+        )
         return EXIT_INTERRUPTED
     finally:
         cache.close()
@@ -72,10 +92,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(json.dumps([asdict(row) for row in rows], indent=2))
     else:
         churn = flickers(out, rows)
-        print(f"{len(rows)} days: {sum(r.action_items for r in rows)} new Action Items, "
-              f"{sum(r.resolved for r in rows)} Resolved lines, {churn} "
-              f"item{'s' if churn != 1 else ''} (news aside) that appeared and vanished "
-              "within 3 days")  # fmt: skip
-        print(f"scout: {len(rows)} day(s) in {out}: `scout open {out}/{last}.json` reviews "
-              "one", file=sys.stderr)  # fmt: skip
+        print(
+            f"{len(rows)} days: {sum(r.action_items for r in rows)} new Action Items, "
+            f"{sum(r.resolved for r in rows)} Resolved lines, {churn} "
+            f"item{'s' if churn != 1 else ''} (news aside) that appeared and vanished "
+            "within 3 days"
+        )
+        print(
+            f"scout: {len(rows)} day(s) in {out}: `scout open {out}/{last}.json` reviews one",
+            file=sys.stderr,
+        )
     return EXIT_OK

@@ -85,23 +85,30 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _write_bundle(session: Session, run: RunResult, warnings: list[str], path: Path) -> None:
-    bundle = make_bundle(run, session.config.model_dump(mode="json"), warnings, __version__,
-                         datetime.now(UTC))  # fmt: skip
+    bundle = make_bundle(
+        run, session.config.model_dump(mode="json"), warnings, __version__, datetime.now(UTC)
+    )
     try:
         size = write_bundle(bundle, path)
     except OSError as exc:
         raise ScoutError(f"--bundle {path}: cannot write: {exc.strerror or exc}") from None
-    print(f"scout: bundle {path} ({size / 1024:.0f} KiB, {len(run.findings)} findings, "
-          f"{len(bundle.logs)} log excerpt(s)): `scout open {path}` reviews it",
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"scout: bundle {path} ({size / 1024:.0f} KiB, {len(run.findings)} findings, "
+        f"{len(bundle.logs)} log excerpt(s)): `scout open {path}` reviews it",
+        file=sys.stderr,
+    )
 
 
 def cmd_open(args: argparse.Namespace) -> int:
     """A bundle (or a run) reviewed here: the console in a terminal, else its report."""
-    options = SessionOptions(config=args.config, cache_dir=args.cache_dir,
-                             state_dir=args.state_dir, offline=args.offline,
-                             api_url=args.api_url,
-                             reviewer_checkout=getattr(args, "repo", None))  # fmt: skip
+    options = SessionOptions(
+        config=args.config,
+        cache_dir=args.cache_dir,
+        state_dir=args.state_dir,
+        offline=args.offline,
+        api_url=args.api_url,
+        reviewer_checkout=getattr(args, "repo", None),
+    )
     session = Session.of_bundle(args.file, options, warn=warn)
     assert session.bundle is not None
     for line in session.bundle.warnings:
@@ -135,14 +142,20 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _poorer_run(session: Session, args: argparse.Namespace) -> RunResult:
     """`report --poorer`: the day's poorer run kept apart, said to be that."""
     if args.recollect or args.only:
-        raise UsageError(f"--poorer reports the poorer run of the day kept apart: not with "
-                         f"{'--recollect' if args.recollect else '--only'}")  # fmt: skip
+        raise UsageError(
+            f"--poorer reports the poorer run of the day kept apart: not with "
+            f"{'--recollect' if args.recollect else '--only'}"
+        )
     poorer, day = session.poorer_run(), session.cached_run()
     if poorer is None or day is None or session.kept_apart_notice(day) is None:
-        raise UsageError(f"no poorer run of {session.day} is kept apart (`scout cache info` "
-                         "lists the days that have one)")  # fmt: skip
-    warn(f"the poorer {run_time(poorer)}run kept apart ({lost_text(poorer, day)}), not the "
-         f"day's run (the fuller {run_time(day)}run)")  # fmt: skip
+        raise UsageError(
+            f"no poorer run of {session.day} is kept apart (`scout cache info` "
+            "lists the days that have one)"
+        )
+    warn(
+        f"the poorer {run_time(poorer)}run kept apart ({lost_text(poorer, day)}), not the "
+        f"day's run (the fuller {run_time(day)}run)"
+    )
     return poorer
 
 
@@ -153,8 +166,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
         if github is None:
             raise UsageError(f"publishing needs GitHub: {reason} (--dry-run shows the plan)")
         if not args.yes and not sys.stdin.isatty():
-            raise UsageError("publishing asks for a confirmation: run it in a terminal, or "
-                             "pass --yes (every finding not dropped counts as accepted)")
+            raise UsageError(
+                "publishing asks for a confirmation: run it in a terminal, or "
+                "pass --yes (every finding not dropped counts as accepted)"
+            )
         try:  # before anything else: a token that cannot write, or a day it cannot post
             publisher = session.publisher(note=warn)
             publisher.check_access()
@@ -177,8 +192,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
         write_output(_plan_text(plan, session, items is not None, reason), None)
         return EXIT_OK
     if not args.yes:
-        print(f"Publish {plan.date}: {plan.summary()} to {session.publish_target()}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"Publish {plan.date}: {plan.summary()} to {session.publish_target()}", file=sys.stderr
+        )
         answer = input("Go ahead? [y/N] ").strip().lower()
         if answer not in ("y", "yes"):
             print("nothing published", file=sys.stderr)
@@ -188,22 +204,29 @@ def cmd_publish(args: argparse.Namespace) -> int:
     except GitHubError as exc:
         if not exc.transient:  # another try would be refused the same way
             raise ScoutError(str(exc)) from None
-        raise ScoutError(f"{exc} — what was done is journaled: run it again to finish") \
-            from None
+        raise ScoutError(f"{exc} — what was done is journaled: run it again to finish") from None
     write_output("\n".join(outcome.summary()), None)
     return EXIT_OK
 
 
 def _plan_text(plan: PublishPlan, session: Session, board_checked: bool, reason: str) -> str:
-    out = [f"Publish plan for {plan.date}: {plan.summary()}",
-           f"  to {session.publish_target()}", ""]  # fmt: skip
+    out = [
+        f"Publish plan for {plan.date}: {plan.summary()}",
+        f"  to {session.publish_target()}",
+        "",
+    ]
     if not board_checked:
         out.append(f"  (the board was not checked for duplicates: {reason})")
     out += [f"  {step.description}" for step in plan.steps]
     out += [f"  duplicate of a board item, no draft: {title}" for title in plan.duplicates]
     out += [f"  status line for the draft {line.title}: {line.text}" for line in plan.status_lines]
-    out += ["", "=" * 72, f"Report comment on {session.config.project.repo}"
-            f"#{plan.tracking_issue}:", "=" * 72, plan.report]  # fmt: skip
+    out += [
+        "",
+        "=" * 72,
+        f"Report comment on {session.config.project.repo}#{plan.tracking_issue}:",
+        "=" * 72,
+        plan.report,
+    ]
     for draft in plan.drafts:
         out += ["=" * 72, f"Draft: {draft.title}", "=" * 72, draft.body, ""]
     return "\n".join(out)
@@ -222,18 +245,24 @@ def cmd_cache(args: argparse.Namespace) -> int:
         try:
             removed = cache.clear()
         except OSError as exc:
-            raise ScoutError(f"cannot clear the cache at {cache.directory}: "
-                             f"{exc.strerror or exc}") from None  # fmt: skip
-        write_output(f"cleared {removed} entries from {cache.directory} "
-                     "(triage decisions are kept: they are not in the cache)", None)  # fmt: skip
+            raise ScoutError(
+                f"cannot clear the cache at {cache.directory}: {exc.strerror or exc}"
+            ) from None
+        write_output(
+            f"cleared {removed} entries from {cache.directory} "
+            "(triage decisions are kept: they are not in the cache)",
+            None,
+        )
         return EXIT_OK
     info = cache.info()
     if args.json:
         write_output(dumps(info), None)
     else:
         days = info.pop("days")
-        lines = [f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
-                 for key, value in info.items()]  # fmt: skip
+        lines = [
+            f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
+            for key, value in info.items()
+        ]
         assert isinstance(days, list)
         lines += [f"  {_day_line(day)}" for day in days]
         write_output("\n".join(lines), None)
@@ -245,17 +274,24 @@ def _day_line(day: dict) -> str:
     line = f"{day['day']} {day['experiment']} in {day['checkout']}: {_run_line(day)}"
     poorer = day["poorer"]
     if poorer is not None:
-        line += (f"; a poorer run is kept apart: {_run_line(poorer)}, "
-                 f"without {', '.join(poorer['lost'])} (`scout report --poorer`)")  # fmt: skip
+        line += (
+            f"; a poorer run is kept apart: {_run_line(poorer)}, "
+            f"without {', '.join(poorer['lost'])} (`scout report --poorer`)"
+        )
     return line
 
 
 def _run_line(run: dict) -> str:
-    when = f"collected {run['collected_at'][:16].replace('T', ' ')} UTC" if run["collected_at"] \
-        else "collected at an unknown time"  # fmt: skip
+    when = (
+        f"collected {run['collected_at'][:16].replace('T', ' ')} UTC"
+        if run["collected_at"]
+        else "collected at an unknown time"
+    )
     done = len(run["done"])
-    return f"{when}, {done} of {done + len(run['not_done'])} collectors done, " \
-        f"{run['findings']} findings"  # fmt: skip
+    return (
+        f"{when}, {done} of {done + len(run['not_done'])} collectors done, "
+        f"{run['findings']} findings"
+    )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -270,16 +306,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     base = args.dir or Path(tempfile.mkdtemp(prefix="scout-demo-"))
     with running_demo(base, today) as demo:
         print(f"sample repository: {demo.sample.repo}", file=sys.stderr)
-        print(f"local GitHub:      {demo.github.url} (prior reports on the tracking issue)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"local GitHub:      {demo.github.url} (prior reports on the tracking issue)",
+            file=sys.stderr,
+        )
         console = getattr(args, "console", None)
         if console is not None and not args.json and sys.stdout.isatty() and sys.stdin.isatty():
             code = console(demo.session_options(today=today), demo=True)
             sample = demo.sample
-            print(f"the demo's decisions are kept in {base}; to review them again (offline: "
-                  f"its local GitHub is gone): scout --repo {sample.repo} --config "
-                  f"{sample.config} --cache-dir {sample.cache} --state-dir {sample.state} "
-                  f"--date {today} --offline", file=sys.stderr)  # fmt: skip
+            print(
+                f"the demo's decisions are kept in {base}; to review them again (offline: "
+                f"its local GitHub is gone): scout --repo {sample.repo} --config "
+                f"{sample.config} --cache-dir {sample.cache} --state-dir {sample.state} "
+                f"--date {today} --offline",
+                file=sys.stderr,
+            )
             return code
         session = Session(demo.session_options(cli_processes(), today), warn=warn)
         made = session.collect(on_event=progress)

@@ -39,14 +39,17 @@ def cmd_serve_github(args: argparse.Namespace) -> int:
             world.tokens.append(Token(token=token, login=SCOUT_USER))
     if args.automation_delay < 0 or args.lag < 0:
         raise UsageError("--automation-delay and --lag are seconds, 0 or more")
-    timing = BoardTiming(lag=args.lag, automation_status=args.automation_status,
-                         automation_delay=args.automation_delay)  # fmt: skip
+    timing = BoardTiming(
+        lag=args.lag,
+        automation_status=args.automation_status,
+        automation_delay=args.automation_delay,
+    )
     try:
-        server = LocalGitHub(world, port=args.port, state_file=args.state, faults=faults,
-                             timing=timing)  # fmt: skip
+        server = LocalGitHub(
+            world, port=args.port, state_file=args.state, faults=faults, timing=timing
+        )
     except OSError as exc:
-        raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") \
-            from None  # fmt: skip
+        raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
     server.saved()
     print(f"listening on {server.url}", flush=True)
     server.serve_forever()

@@ -34,14 +34,14 @@ def cmd_triage(args: argparse.Namespace) -> int:
     findings = [session.resolve(run, reference) for reference in args.fingerprints]
     try:
         if args.action == "merge":
-            return _said(session.merge(findings, session.resolve(run, args.into)), run,
-                         "merged")  # fmt: skip
+            return _said(session.merge(findings, session.resolve(run, args.into)), run, "merged")
         if args.action in ("demote", "promote"):
             up = args.action == "promote"
             changes, stuck = session.move(findings, up)
             for fp in stuck:
-                print(f"{fp}: already at the {'top' if up else 'bottom'}, unchanged",
-                      file=sys.stderr)  # fmt: skip
+                print(
+                    f"{fp}: already at the {'top' if up else 'bottom'}, unchanged", file=sys.stderr
+                )
             return _said(changes, run, args.action + "d")
         if args.action == "accept":
             return _said(session.accept(findings), run, "accepted")
@@ -64,10 +64,14 @@ def _edit(session: Session, run: RunResult, args: argparse.Namespace) -> int:
     priority = None if args.priority in (None, "none") else Priority(args.priority)
 
     try:
-        changes = session.edit(finding, title=args.title, body=body,
-                               section=Section(args.section) if args.section else None,
-                               priority=priority,
-                               set_priority=args.priority is not None)  # fmt: skip
+        changes = session.edit(
+            finding,
+            title=args.title,
+            body=body,
+            section=Section(args.section) if args.section else None,
+            priority=priority,
+            set_priority=args.priority is not None,
+        )
     except triage.TriageError as exc:
         raise UsageError(str(exc)) from None
     return _said(changes, run, "edited")
@@ -110,8 +114,9 @@ def _said(changes: list[Change], run: RunResult, verb: str) -> int:
         what = verb
         if verb == "merged" and after is not None and after.merged_into:
             what = f"merged into {after.merged_into}"
-        title = (after.title if after is not None and after.title
-                 else titles.get(change.fingerprint, ""))  # fmt: skip
+        title = (
+            after.title if after is not None and after.title else titles.get(change.fingerprint, "")
+        )
         lines.append(f"{what}: {change.fingerprint}  {title}")
     write_output("\n".join(lines), None)
     return EXIT_OK
@@ -120,10 +125,12 @@ def _said(changes: list[Change], run: RunResult, verb: str) -> int:
 def _list(session: Session, run: RunResult, as_json: bool) -> int:
     rows = sorted(
         session.decided(run),
-        key=lambda d: (SECTION_ORDER.index(d.current.section),
-                       PRIORITY_ORDER[d.current.priority.value if d.current.priority else None],
-                       d.current.title),
-    )  # fmt: skip
+        key=lambda d: (
+            SECTION_ORDER.index(d.current.section),
+            PRIORITY_ORDER[d.current.priority.value if d.current.priority else None],
+            d.current.title,
+        ),
+    )
     if as_json:
         data = [
             {
@@ -151,7 +158,9 @@ def _list(session: Session, run: RunResult, as_json: bool) -> int:
         label = d.label or "-"
         if d.label == "merged" and d.entry and d.entry.merged_into:
             label = f"merged→{d.entry.merged_into.rsplit('-', 1)[-1][:6]}"
-        out.append(f"{d.original.fingerprint:<{width}}  {d.current.section.value:<15} "
-                   f"{priority:<2}  {label:<14} {d.current.title}")  # fmt: skip
+        out.append(
+            f"{d.original.fingerprint:<{width}}  {d.current.section.value:<15} "
+            f"{priority:<2}  {label:<14} {d.current.title}"
+        )
     write_output("\n".join(out), None)
     return EXIT_OK

@@ -198,7 +198,7 @@ def unmet_need(cls: type[Collector], ctx: CollectorContext) -> Unmet | None:
         (Need.NETWORK, lambda: ctx.online, "offline", True),
         (Need.GITHUB, lambda: ctx.github is not None, ctx.github_reason, False),
         (Need.TORCH, lambda: ctx.torch_root is not None, ctx.torch_reason, False),
-    ]  # fmt: skip
+    ]
     for need, ok, reason, by_request in checks:
         if need in cls.needs and not ok():
             return Unmet(reason, by_request)
@@ -206,13 +206,19 @@ def unmet_need(cls: type[Collector], ctx: CollectorContext) -> Unmet | None:
 
 
 __all__ = [
-    "CollectorFinished", "CollectorStarted", "ConfigWarned", "Event", "FindingFound", "Progress",
+    "CollectorFinished",
+    "CollectorStarted",
+    "ConfigWarned",
+    "Event",
+    "FindingFound",
+    "Progress",
     "Skipped",
-]  # fmt: skip
+]
 
 
-def missing_path_warning(ctx: CollectorContext, collector: str, where: str,
-                         path: str) -> ConfigWarning:  # fmt: skip
+def missing_path_warning(
+    ctx: CollectorContext, collector: str, where: str, path: str
+) -> ConfigWarning:
     """scout.toml names a file the checkout does not have: moved (and where), removed (and
     when), or never there — one line for the person who keeps scout.toml."""
     if ctx.source.leads_outside(path):

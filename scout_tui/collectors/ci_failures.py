@@ -64,10 +64,15 @@ def ci_finding(
     rule = config.rule("ci_failure")
     first = next((f for f in analysis.failures if f.error), analysis.failures[0])
     frames = [
-        TracebackFrame(path=f.path, line=f.line, function=f.function, source=f.source,
-                       in_experiment=f.in_experiment)
+        TracebackFrame(
+            path=f.path,
+            line=f.line,
+            function=f.function,
+            source=f.source,
+            in_experiment=f.in_experiment,
+        )
         for f in first.frames
-    ]  # fmt: skip
+    ]
     names = analysis.failing_tests
     reasons = {f.name: f.reason for f in analysis.failures if f.reason}
     classes = classes or {}
@@ -142,28 +147,36 @@ class CiFailureCollector:
         config = ctx.config
         repo, window = config.project.repo, config.windows.ci_runs
         # Three times the window: cancelled and skipped runs are listed too.
-        listed = github.workflow_runs(repo, workflow, config.ci.branch, config.ci.event,
-                                      limit=window * 3)
-        runs = [r for r in listed if r.status == "completed"
-                and r.conclusion not in IGNORED and r.created_at <= ctx.until][:window]  # fmt: skip
+        listed = github.workflow_runs(
+            repo, workflow, config.ci.branch, config.ci.event, limit=window * 3
+        )
+        runs = [
+            r
+            for r in listed
+            if r.status == "completed" and r.conclusion not in IGNORED and r.created_at <= ctx.until
+        ][:window]
         source = workflow.rsplit("/", 1)[-1]
         if not runs:  # never "CI green" for runs nobody saw
             where = f"branch {config.ci.branch}, event {config.ci.event}"
             return ctx.finding(
-                self.name, "ci_no_runs", (source,),
+                self.name,
+                "ci_no_runs",
+                (source,),
                 f"No scheduled runs of {code(source)} found in the window ({where})",
                 f"None of the latest {window * 3} runs of {code(workflow)} on {where} completed "
                 f"by {ctx.as_of}: CI is not known to be green. Check `[ci] workflows`, `branch` "
                 "and `event` in scout.toml.",
-            )  # fmt: skip
+            )
         if runs[0].conclusion == "success":
             latest = runs[0]
             return ctx.finding(
-                self.name, "ci_passing", (source,),
+                self.name,
+                "ci_passing",
+                (source,),
                 f"CI green: {code(source)} run #{latest.number} of "
                 f"{latest.created_at.date()} passed",
                 evidence=Evidence(urls=[latest.url]),
-            )  # fmt: skip
+            )
         histories: list[RunHistory] = []
         latest: _RunLogs | None = None
         for run in runs:
@@ -173,8 +186,9 @@ class CiFailureCollector:
             analysis = self._failures(ctx, github, repo, run)
             if latest is None:
                 latest = _RunLogs(run, analysis)
-            histories.append(RunHistory(run.number, run.url, passed=False,
-                                        signatures=_signatures(analysis)))  # fmt: skip
+            histories.append(
+                RunHistory(run.number, run.url, passed=False, signatures=_signatures(analysis))
+            )
         assert latest is not None
         classes = classify(histories)
         per_test = {s.test: f"{c.kind} ({c.detail})" for s, c in classes.items()}
@@ -183,19 +197,30 @@ class CiFailureCollector:
         if passing is None:
             notes.append(f"No recent success in the last {len(runs)} scheduled runs.")
         rows, compare = self._regression(ctx, github, repo, latest, passing, notes)
-        finding = ci_finding(config, source, latest.analysis, rows, compare, classes=per_test,
-                             notes=notes, urls=[latest.run.url])  # fmt: skip
+        finding = ci_finding(
+            config,
+            source,
+            latest.analysis,
+            rows,
+            compare,
+            classes=per_test,
+            notes=notes,
+            urls=[latest.run.url],
+        )
         if finding is None:  # a failed run whose logs name no failing test
             return ctx.finding(
-                self.name, "ci_failure", (source,),
+                self.name,
+                "ci_failure",
+                (source,),
                 f"{code(source)} failing: run #{latest.run.number}, no failing test in its logs",
                 "The run failed outside the tests (set-up, infrastructure): see its log.",
                 evidence=Evidence(urls=[latest.run.url]),
-            )  # fmt: skip
+            )
         return finding
 
-    def _failures(self, ctx: CollectorContext, github: GitHub, repo: str,
-                  run: WorkflowRun) -> LogAnalysis:  # fmt: skip
+    def _failures(
+        self, ctx: CollectorContext, github: GitHub, repo: str, run: WorkflowRun
+    ) -> LogAnalysis:
         combined = LogAnalysis()
         for job in github.run_jobs(repo, run.id):
             if job.conclusion not in ("failure", "timed_out"):
@@ -205,8 +230,9 @@ class CiFailureCollector:
             combined.torch_version = combined.torch_version or analysis.torch_version
         return combined
 
-    def _analyse(self, ctx: CollectorContext, github: GitHub, repo: str,
-                 job_id: int) -> LogAnalysis:  # fmt: skip
+    def _analyse(
+        self, ctx: CollectorContext, github: GitHub, repo: str, job_id: int
+    ) -> LogAnalysis:
         """A job's log, streamed to the cache once (a finished job's log never changes)."""
         host = github.api_url.split("://", 1)[-1].replace("/", "_").replace(":", "_")
         kept = ctx.cache.blob_path("ci-logs", host, repo, f"{job_id}.log") if ctx.cache else None
@@ -214,8 +240,9 @@ class CiFailureCollector:
             return analyse(str(kept), ctx.config.project.experiment)  # names it as the log
         if ctx.cancelled.is_set():
             raise Cancelled
-        with tempfile.NamedTemporaryFile(dir=kept.parent if kept else None, delete=False,
-                                         suffix=".part") as spool:  # fmt: skip
+        with tempfile.NamedTemporaryFile(
+            dir=kept.parent if kept else None, delete=False, suffix=".part"
+        ) as spool:
             try:
                 github.job_log(repo, job_id, spool)
                 spool.flush()
@@ -231,9 +258,15 @@ class CiFailureCollector:
             failure.log = str(kept) if kept is not None else None
         return analysis
 
-    def _regression(self, ctx: CollectorContext, github: GitHub, repo: str, latest: _RunLogs,
-                    passing: WorkflowRun | None,
-                    notes: list[str]) -> tuple[list[RegressionRow], str | None]:  # fmt: skip
+    def _regression(
+        self,
+        ctx: CollectorContext,
+        github: GitHub,
+        repo: str,
+        latest: _RunLogs,
+        passing: WorkflowRun | None,
+        notes: list[str],
+    ) -> tuple[list[RegressionRow], str | None]:
         failing_version = latest.analysis.torch_version
         if failing_version is None:
             notes.append("Regression range: skipped — no torch version in the failing log.")
@@ -246,8 +279,9 @@ class CiFailureCollector:
         if ctx.cache is None:
             return [RegressionRow(nightly=failing_version, status="fail")], None
         said: list[str] = []
-        rows, compare = regression_range(ctx.config, failing_version, passing_version,
-                                         ctx.cache, note=said.append)  # fmt: skip
+        rows, compare = regression_range(
+            ctx.config, failing_version, passing_version, ctx.cache, note=said.append
+        )
         notes += [f"Regression range: {line}" for line in said if "skipped" in line]
         return rows, compare
 

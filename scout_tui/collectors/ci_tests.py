@@ -137,9 +137,11 @@ class _Workflows:
     def at(self, commit: str | None) -> list[Invocation]:
         found: list[Invocation] = []
         for path in self._files(commit):
-            read = self.ctx.source.read if commit is None else (
-                lambda p, c=commit: self.ctx.source.read_at(c, p)
-            )  # fmt: skip
+            read = (
+                self.ctx.source.read
+                if commit is None
+                else (lambda p, c=commit: self.ctx.source.read_at(c, p))
+            )
             text = read(path)
             if text is None:
                 continue
@@ -159,24 +161,35 @@ class CiTestsCollector:
     shares, cost = "tests", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     ages_out = frozenset({"test_dropped_from_ci"})  # ran at the baseline, not now
-    kinds = ("test_dropped_from_ci", "test_not_in_ci", "test_disabled_in_ci",
-             "workflow_unreadable", "ci_step_runs_nothing", "ci_steps_idle",
-             "test_files_not_in_ci")  # fmt: skip
+    kinds = (
+        "test_dropped_from_ci",
+        "test_not_in_ci",
+        "test_disabled_in_ci",
+        "workflow_unreadable",
+        "ci_step_runs_nothing",
+        "ci_steps_idle",
+        "test_files_not_in_ci",
+    )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         workflows = _Workflows(ctx)
         now = workflows.at(None)
         active = [inv for inv in now if not inv.commented]
         commented = [inv for inv in now if inv.commented]
-        at_baseline = [inv for inv in workflows.at(ctx.baseline_commit) if not inv.commented] if (
-            ctx.baseline_commit
-        ) else []  # fmt: skip
+        at_baseline = (
+            [inv for inv in workflows.at(ctx.baseline_commit) if not inv.commented]
+            if (ctx.baseline_commit)
+            else []
+        )
         for path, reason in workflows.unreadable.items():
             yield ctx.finding(
-                self.name, "workflow_unreadable", (path,),
-                f"Workflow {code(path)} could not be read", f"{reason}; its tests count as absent.",
+                self.name,
+                "workflow_unreadable",
+                (path,),
+                f"Workflow {code(path)} could not be read",
+                f"{reason}; its tests count as absent.",
                 files=[FileRef(path=path)],
-            )  # fmt: skip
+            )
         tests_dir = ctx.config.experiment_path(ctx.config.ci.tests_dir)
         paths = ctx.source.glob(tests_dir, "test_*.py")
         never_run: list[_Gap] = []
@@ -193,12 +206,26 @@ class CiTestsCollector:
             if len(dropped) > 1:
                 # Classes of one file dropped from several steps: one problem, one finding
                 # (yesterday's one-per-step markers kept as aliases).
-                merged = _Gap(file, [g for gap in dropped for g in gap.groups],
-                              [i for gap in dropped for i in gap.disabled_by], True)
+                merged = _Gap(
+                    file,
+                    [g for gap in dropped for g in gap.groups],
+                    [i for gap in dropped for i in gap.disabled_by],
+                    True,
+                )
                 finding = self._finding(ctx, merged)
-                yield finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
-                    fingerprint("test_dropped_from_ci", path, *gap.groups)
-                    for gap in dropped)})})
+                yield finding.model_copy(
+                    update={
+                        "aliases": sorted(
+                            {
+                                *finding.aliases,
+                                *(
+                                    fingerprint("test_dropped_from_ci", path, *gap.groups)
+                                    for gap in dropped
+                                ),
+                            }
+                        )
+                    }
+                )
                 gaps = [gap for gap in gaps if not gap.ran_at_baseline]
             for gap in gaps:
                 whole = len(gap.groups) == len(_groups(gap.file))
@@ -211,8 +238,11 @@ class CiTestsCollector:
             # A test file added inside the window that no step runs is today's task; the
             # ones that never ran since before it are a standing line.
             base = ctx.baseline_commit
-            new = [g for g in never_run
-                   if base is None or ctx.source.read_at(base, g.file.path) is None]  # fmt: skip
+            new = [
+                g
+                for g in never_run
+                if base is None or ctx.source.read_at(base, g.file.path) is None
+            ]
             old = [g for g in never_run if g not in new]
             if new:
                 yield self._never_run(ctx, tests_dir, new, "test_not_in_ci")
@@ -220,8 +250,9 @@ class CiTestsCollector:
                 yield self._never_run(ctx, tests_dir, old, "test_files_not_in_ci")
         yield from self._idle(ctx, selection, before, paths)
 
-    def _idle_steps(self, ctx: CollectorContext, commit: str | None, selection: Selection,
-                    paths: list[str]) -> dict[tuple[str, str], str]:  # fmt: skip
+    def _idle_steps(
+        self, ctx: CollectorContext, commit: str | None, selection: Selection, paths: list[str]
+    ) -> dict[tuple[str, str], str]:
         """The steps that run zero tests (at HEAD, or at `commit`): every pytest item they
         select skipped without a condition, or every entry of the suite they run disabled.
         (workflow, line) → what it selects, in words."""
@@ -236,9 +267,11 @@ class CiTestsCollector:
                 count = counts.setdefault(invocation, [0, 0])
                 count[0] += chosen
                 count[1] += skipped
-        idle = {(inv.workflow, inv.line): f"selects {chosen} test(s), each skipped without a "
-                "condition" for inv, (chosen, skipped) in counts.items()
-                if chosen and skipped == chosen}  # fmt: skip
+        idle = {
+            (inv.workflow, inv.line): f"selects {chosen} test(s), each skipped without a condition"
+            for inv, (chosen, skipped) in counts.items()
+            if chosen and skipped == chosen
+        }
         experiment = ctx.config.project.experiment.rstrip("/") + "/"
         for invocation in selection.invocations:
             suite = _suite(invocation)
@@ -249,46 +282,71 @@ class CiTestsCollector:
                 names = ", ".join(code(e.name or f"line {e.line}") for e in entries[:6])
                 idle[(invocation.workflow, invocation.line)] = (
                     f"runs suite {code(suite)}, whose {len(entries)} "
-                    f"entr{'ies are' if len(entries) != 1 else 'y is'} all disabled ({names})")
+                    f"entr{'ies are' if len(entries) != 1 else 'y is'} all disabled ({names})"
+                )
         return idle
 
-    def _idle(self, ctx: CollectorContext, selection: Selection, before: Selection,
-              paths: list[str]) -> Iterator[Finding]:  # fmt: skip
+    def _idle(
+        self, ctx: CollectorContext, selection: Selection, before: Selection, paths: list[str]
+    ) -> Iterator[Finding]:
         """Steps that are green having run nothing: the ones that ran tests at the baseline
         are news (P1); the ones idle since before it are one standing line (P2)."""
         now = self._idle_steps(ctx, None, selection, paths)
         if not now:
             return
-        was = self._idle_steps(ctx, ctx.baseline_commit, before, paths) \
-            if ctx.baseline_commit else {}  # fmt: skip
+        was = (
+            self._idle_steps(ctx, ctx.baseline_commit, before, paths) if ctx.baseline_commit else {}
+        )
         since = ctx.since.date()
         groups = [
-            ("ci_step_runs_nothing", [k for k in now if k not in was],
-             lambda n: f"{'A CI step runs' if n == 1 else f'{n} CI steps run'} zero tests "
-             f"since {since}: what {'it selects is' if n == 1 else 'they select is'} all "
-             "skipped or disabled"),
-            ("ci_steps_idle", [k for k in now if k in was],
-             lambda n: f"{'A CI step has' if n == 1 else f'{n} CI steps have'} run zero "
-             f"tests since before {since}: what {'it selects is' if n == 1 else 'they select is'}"
-             " all skipped or disabled"),
-        ]  # fmt: skip
+            (
+                "ci_step_runs_nothing",
+                [k for k in now if k not in was],
+                lambda n: (
+                    f"{'A CI step runs' if n == 1 else f'{n} CI steps run'} zero tests "
+                    f"since {since}: what {'it selects is' if n == 1 else 'they select is'} all "
+                    "skipped or disabled"
+                ),
+            ),
+            (
+                "ci_steps_idle",
+                [k for k in now if k in was],
+                lambda n: (
+                    f"{'A CI step has' if n == 1 else f'{n} CI steps have'} run zero "
+                    f"tests since before {since}: what "
+                    f"{'it selects is' if n == 1 else 'they select is'}"
+                    " all skipped or disabled"
+                ),
+            ),
+        ]
         for kind, steps, title in groups:
             if not steps:
                 continue
-            lines = "\n".join(f"- {code(line)} in {code(workflow)} {now[(workflow, line)]}"
-                              for workflow, line in sorted(steps))  # fmt: skip
+            lines = "\n".join(
+                f"- {code(line)} in {code(workflow)} {now[(workflow, line)]}"
+                for workflow, line in sorted(steps)
+            )
             finding = ctx.finding(
-                self.name, kind, (ctx.config.experiment_path(ctx.config.ci.tests_dir),),
+                self.name,
+                kind,
+                (ctx.config.experiment_path(ctx.config.ci.tests_dir),),
                 title(len(steps)),
-                f"{lines}\n\nEach step passes having run nothing, and still pays for its "
-                "setup.",
+                f"{lines}\n\nEach step passes having run nothing, and still pays for its setup.",
                 suggested_fix="Re-enable what they select, or drop the steps until it can run.",
                 files=[FileRef(path=workflow) for workflow in sorted({w for w, _ in steps})],
                 items=[line for _, line in sorted(steps)],
-            )  # fmt: skip
+            )
             # Yesterday's one-finding-per-step markers still match.
-            yield finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
-                fingerprint("ci_step_runs_nothing", w, line) for w, line in steps)})})
+            yield finding.model_copy(
+                update={
+                    "aliases": sorted(
+                        {
+                            *finding.aliases,
+                            *(fingerprint("ci_step_runs_nothing", w, line) for w, line in steps),
+                        }
+                    )
+                }
+            )
 
     def _gap(
         self,
@@ -316,8 +374,9 @@ class CiTestsCollector:
             return None
         return [_Gap(file, groups, disabled[key], key[0]) for key, groups in missing.items()]
 
-    def _never_run(self, ctx: CollectorContext, tests_dir: str, gaps: list[_Gap],
-                   kind: str) -> Finding:  # fmt: skip
+    def _never_run(
+        self, ctx: CollectorContext, tests_dir: str, gaps: list[_Gap], kind: str
+    ) -> Finding:
         names = [gap.file.path.rsplit("/", 1)[-1] for gap in gaps]
         workflow = (ctx.config.ci.workflows or [WORKFLOWS_DIR + "/<workflow>.yaml"])[0]
         lines = "\n".join(f"pytest {gap.file.path} -v" for gap in gaps)
@@ -327,21 +386,29 @@ class CiTestsCollector:
         )
         count = f"{len(gaps)} test file{'s' if len(gaps) != 1 else ''}"
         since = ctx.since.date()
-        title = f"{count} added since {since} never run in CI" if kind == "test_not_in_ci" \
-            and ctx.baseline_commit else f"{count} never run in CI"  # fmt: skip
+        title = (
+            f"{count} added since {since} never run in CI"
+            if kind == "test_not_in_ci" and ctx.baseline_commit
+            else f"{count} never run in CI"
+        )
         if kind == "test_files_not_in_ci":
             title += f", since before {since}"
         finding = ctx.finding(
-            self.name, kind, (tests_dir,), title,
+            self.name,
+            kind,
+            (tests_dir,),
+            title,
             f"No workflow invocation selects these files:\n\n{listing}",
             suggested_fix=f"Add to {code(workflow)}:\n\n{fence(lines, 'bash')}",
-            files=[FileRef(path=gap.file.path) for gap in gaps], items=names,
-        )  # fmt: skip
+            files=[FileRef(path=gap.file.path) for gap in gaps],
+            items=names,
+        )
         if kind == "test_not_in_ci":
             return finding
         # Yesterday's marker, from when both were one finding, still matches the standing one.
-        return finding.model_copy(update={"aliases": sorted({
-            *finding.aliases, fingerprint("test_not_in_ci", tests_dir)})})
+        return finding.model_copy(
+            update={"aliases": sorted({*finding.aliases, fingerprint("test_not_in_ci", tests_dir)})}
+        )
 
     def _finding(self, ctx: CollectorContext, gap: _Gap) -> Finding:
         path = gap.file.path
@@ -361,11 +428,15 @@ class CiTestsCollector:
                 else ""
             )
             return ctx.finding(
-                self.name, "test_dropped_from_ci", (path, *gap.groups),
+                self.name,
+                "test_dropped_from_ci",
+                (path, *gap.groups),
                 f"{what} no longer runs in CI",
                 f"CI ran it at the baseline ({ctx.since.date()}); it was dropped{by}{how}.",
-                suggested_fix=suggestion, files=files, items=gap.groups,
-            )  # fmt: skip
+                suggested_fix=suggestion,
+                files=files,
+                items=gap.groups,
+            )
         # The problem the day it happened was news ("no longer runs"): once the baseline
         # moves past it, the same problem under its standing name carries that item on.
         dropped = [fingerprint("test_dropped_from_ci", path, *gap.groups)]
@@ -377,20 +448,30 @@ class CiTestsCollector:
             )
             by = f", since {code(culprit.sha[:10])} ({culprit.summary})" if culprit else ""
             return ctx.finding(
-                self.name, "test_disabled_in_ci", (path, *gap.groups),
+                self.name,
+                "test_disabled_in_ci",
+                (path, *gap.groups),
                 f"{what} is disabled in CI",
                 f"Commented out in {code(invocation.workflow)}{by}:\n\n"
                 f"{code('# ' + invocation.line)}",
-                suggested_fix=suggestion, files=files, items=gap.groups,
-                evidence=Evidence(context=invocation.line), aliases=dropped,
-            )  # fmt: skip
+                suggested_fix=suggestion,
+                files=files,
+                items=gap.groups,
+                evidence=Evidence(context=invocation.line),
+                aliases=dropped,
+            )
         return ctx.finding(
-            self.name, "test_not_in_ci", (path, *gap.groups),
+            self.name,
+            "test_not_in_ci",
+            (path, *gap.groups),
             f"{what} never runs in CI",
             "No workflow invocation selects "
             + ("this file." if whole else "these classes (file selectors, `-k`, `--deselect`)."),
-            suggested_fix=suggestion, files=files, items=gap.groups, aliases=dropped,
-        )  # fmt: skip
+            suggested_fix=suggestion,
+            files=files,
+            items=gap.groups,
+            aliases=dropped,
+        )
 
     @staticmethod
     def _suggestion(ctx: CollectorContext, path: str, groups: list[str], whole: bool) -> str:

@@ -102,9 +102,18 @@ class CoverageCollector:
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     ages_out = frozenset({"new_code_untested", "tests_newly_disabled"})  # since the baseline
-    kinds = ("pass_untested", "pass_integration_only", "model_config_untested",
-             "model_configs_untested", "pass_tests_disabled", "tests_newly_disabled",
-             "parallelism_gap", "new_code_untested", "tests_disabled", "pass_dead")  # fmt: skip
+    kinds = (
+        "pass_untested",
+        "pass_integration_only",
+        "model_config_untested",
+        "model_configs_untested",
+        "pass_tests_disabled",
+        "tests_newly_disabled",
+        "parallelism_gap",
+        "new_code_untested",
+        "tests_disabled",
+        "pass_dead",
+    )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
         config = ctx.config
@@ -119,8 +128,12 @@ class CoverageCollector:
             # Gone (moved, removed) is scout.toml's to fix; never there is an experiment with
             # no integration tests of its own, as the default path allows.
             warning = missing_path_warning(
-                ctx, self.name, "`[coverage] experiment_integration_tests` "
-                f"{config.coverage.experiment_integration_tests}", integration)  # fmt: skip
+                ctx,
+                self.name,
+                "`[coverage] experiment_integration_tests` "
+                f"{config.coverage.experiment_integration_tests}",
+                integration,
+            )
             if warning.commit is not None:
                 yield warning
             integration = ""
@@ -128,8 +141,9 @@ class CoverageCollector:
         unit_text = Words(*(ctx.source.read(p) or "" for p in unit_paths))
         integration_text = Words(_enabled_strings(ctx, integration))
         yield Progress(self.name, 1, 4, "passes")
-        yield from self._passes(ctx, experiment, tests_dir, unit_text, integration_text,
-                                integration)
+        yield from self._passes(
+            ctx, experiment, tests_dir, unit_text, integration_text, integration
+        )
         yield Progress(self.name, 2, 4, "model configs")
         workflows_text = Words(
             *(ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml"))
@@ -163,8 +177,9 @@ class CoverageCollector:
         skipped = [d for path in unit_paths for d in skipped_tests(path, read(path)[1])]
         return entries, total, skipped
 
-    def _disabled(self, ctx: CollectorContext, integration: str,
-                  unit_paths: list[str]) -> Iterator[Finding]:  # fmt: skip
+    def _disabled(
+        self, ctx: CollectorContext, integration: str, unit_paths: list[str]
+    ) -> Iterator[Finding]:
         """One finding for every test that does not run — disabled integration entries,
         unit tests skipped without a condition — with the reasons the code gives, and how
         the count moved since the baseline."""
@@ -172,14 +187,17 @@ class CoverageCollector:
         if not entries and not skipped:
             return
         count = len(entries) + len(skipped)
-        title = (f"{len(entries)} of {total} integration tests disabled, {len(skipped)} unit "
-                 f"test{'s' if len(skipped) != 1 else ''} skipped")  # fmt: skip
+        title = (
+            f"{len(entries)} of {total} integration tests disabled, {len(skipped)} unit "
+            f"test{'s' if len(skipped) != 1 else ''} skipped"
+        )
         status_update = None
         newly: list[str] = []
         back: list[str] = []
         if ctx.baseline_commit:
-            was, _, was_skipped = self._not_running(ctx, ctx.baseline_commit, integration,
-                                                    unit_paths)  # fmt: skip
+            was, _, was_skipped = self._not_running(
+                ctx, ctx.baseline_commit, integration, unit_paths
+            )
             before = len(was) + len(was_skipped)
             since = ctx.since.date()
             # Which ones changed, by name: a count alone hides this week's news.
@@ -196,52 +214,72 @@ class CoverageCollector:
         lines: list[str] = []
         if ctx.baseline_commit and (newly or back):
             if newly:
-                lines.append(f"Newly off since {ctx.since.date()}: "
-                             + ", ".join(code(n) for n in newly[:12])
-                             + (f" and {len(newly) - 12} more" if len(newly) > 12 else ""))
+                lines.append(
+                    f"Newly off since {ctx.since.date()}: "
+                    + ", ".join(code(n) for n in newly[:12])
+                    + (f" and {len(newly) - 12} more" if len(newly) > 12 else "")
+                )
             if back:
-                lines.append(f"Running again since {ctx.since.date()}: "
-                             + ", ".join(code(n) for n in back[:12])
-                             + (f" and {len(back) - 12} more" if len(back) > 12 else ""))
+                lines.append(
+                    f"Running again since {ctx.since.date()}: "
+                    + ", ".join(code(n) for n in back[:12])
+                    + (f" and {len(back) - 12} more" if len(back) > 12 else "")
+                )
             lines.append("")
         if entries:
-            lines.append(f"Integration tests ({code(integration)}), {len(entries)} of {total} "
-                         "disabled:")  # fmt: skip
+            lines.append(
+                f"Integration tests ({code(integration)}), {len(entries)} of {total} disabled:"
+            )
             lines += self._groups(ctx, integration, entries)
         if skipped:
             lines.append(f"\nUnit tests skipped without a condition, {len(skipped)}:")
             lines += self._groups(ctx, None, skipped)
         finding = ctx.finding(
-            self.name, "tests_disabled", (ctx.config.project.experiment,), title,
+            self.name,
+            "tests_disabled",
+            (ctx.config.project.experiment,),
+            title,
             "\n".join(lines).strip(),
             files=[FileRef(path=d.path, line=d.line) for d in [*entries, *skipped]][:50],
             items=sorted(f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*entries, *skipped]),
-        )  # fmt: skip
-        yield finding.model_copy(update={"status_update": status_update}) if status_update \
-            else finding  # fmt: skip
+        )
+        yield (
+            finding.model_copy(update={"status_update": status_update})
+            if status_update
+            else finding
+        )
         if newly:
             # Tests switched off inside the window are this week's news: something the
             # experiment could do stopped being checked. One Action Item, with why.
-            off = [d for d in [*entries, *skipped]
-                   if f"{d.path.rsplit('/', 1)[-1]}::{d.name}" in newly]  # fmt: skip
+            off = [
+                d for d in [*entries, *skipped] if f"{d.path.rsplit('/', 1)[-1]}::{d.name}" in newly
+            ]
             reasons = sorted({d.reason for d in off if d.reason})
             yield ctx.finding(
-                self.name, "tests_newly_disabled", (ctx.config.project.experiment,),
+                self.name,
+                "tests_newly_disabled",
+                (ctx.config.project.experiment,),
                 f"{len(newly)} test{'s' if len(newly) != 1 else ''} switched off since "
-                f"{ctx.since.date()}: " + ", ".join(code(n.split("::", 1)[1]) for n in newly[:3])
+                f"{ctx.since.date()}: "
+                + ", ".join(code(n.split("::", 1)[1]) for n in newly[:3])
                 + (f" (+{len(newly) - 3} more)" if len(newly) > 3 else ""),
                 "Newly disabled or skipped without a condition:\n\n"
                 + "\n".join(f"- {code(n)}" for n in newly)
-                + ("\n\nWhy, as the code says:\n\n" + "\n".join(f"- {r}" for r in reasons)
-                   if reasons else "\n\nThe code gives no reason.")
+                + (
+                    "\n\nWhy, as the code says:\n\n" + "\n".join(f"- {r}" for r in reasons)
+                    if reasons
+                    else "\n\nThe code gives no reason."
+                )
                 + "\n\nWhat these tests covered is unchecked until they run again.",
                 suggested_fix="Track the re-enable (an issue per reason), or fix what broke.",
-                files=[FileRef(path=d.path, line=d.line) for d in off][:20], items=newly,
-            )  # fmt: skip
+                files=[FileRef(path=d.path, line=d.line) for d in off][:20],
+                items=newly,
+            )
 
     @staticmethod
-    def _groups(ctx: CollectorContext, integration: str | None,
-                disabled: list[Disabled]) -> list[str]:  # fmt: skip
+    def _groups(
+        ctx: CollectorContext, integration: str | None, disabled: list[Disabled]
+    ) -> list[str]:
         """A line per switch and reason: how many, since when, why, which."""
         groups: dict[tuple[str, str], list[Disabled]] = {}
         for item in disabled:
@@ -252,10 +290,13 @@ class CoverageCollector:
             since = ""
             constant = re.fullmatch(r"[A-Za-z_]\w*", where)
             if integration and constant and where not in ("True", "False"):
-                commit = ctx.source.since_when(integration, lambda text, name=where: re.search(
-                    rf"^{name}\s*=\s*True\b", text, re.M) is not None)  # fmt: skip
-                since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit \
-                    else ""  # fmt: skip
+                commit = ctx.source.since_when(
+                    integration,
+                    lambda text, name=where: (
+                        re.search(rf"^{name}\s*=\s*True\b", text, re.M) is not None
+                    ),
+                )
+                since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit else ""
             label = code(f"disabled={where}") if integration else code(where)
             why = f": {_gist(reason)}" if reason else " (no reason given in the code)"
             # One a line: the report cuts a long list, the JSON and the console keep it.
@@ -264,15 +305,21 @@ class CoverageCollector:
         return lines
 
     def _passes(
-        self, ctx: CollectorContext, experiment: str, tests_dir: str, unit: Words, integ: Words,
+        self,
+        ctx: CollectorContext,
+        experiment: str,
+        tests_dir: str,
+        unit: Words,
+        integ: Words,
         integration: str = "",
     ) -> Iterator[Finding]:
         patterns = ctx.config.coverage.pass_files
         files = [
-            p for p in ctx.source.glob(experiment, "*.py")
+            p
+            for p in ctx.source.glob(experiment, "*.py")
             if not p.startswith(tests_dir + "/")
             and any(fnmatch(p.rsplit("/", 1)[-1], pattern) for pattern in patterns)
-        ]  # fmt: skip
+        ]
         untested, integration_only, dead = [], [], []
         code_text = ""  # the experiment's own code (not its tests): who calls what
         modules: dict[str, ast.Module] = {}
@@ -309,35 +356,64 @@ class CoverageCollector:
                         untested.append(definition)
                 else:  # nothing calls or registers it: testing it would test dead code
                     dead.append(definition)
+
         def dead_body(names: str, count: int) -> str:
-            return (f"{names} {'is' if count == 1 else 'are'} defined but never called, "
-                    "registered or selected by the experiment's code, tests or workflows.")
+            return (
+                f"{names} {'is' if count == 1 else 'are'} defined but never called, "
+                "registered or selected by the experiment's code, tests or workflows."
+            )
 
         groups = [
-            ("pass_dead", dead, "nothing calls", dead_body,
-             "Delete it, or wire it in where it was meant to run."),
-            ("pass_untested", untested, "with no test",
-             lambda names, _: "No unit test and no enabled integration test references "
-             f"{names} (by function name or registry key).",
-             "Add a unit test per pass in the experiment's tests."),
-            ("pass_tests_disabled", disabled_only, "whose only tests are disabled",
-             lambda names, _: f"Only disabled integration tests select {names}; no unit test "
-             "does. They run nowhere until those tests are enabled again.",
-             "Give each a unit test, or retire them with the mode they belong to."),
-            ("pass_integration_only", integration_only, "only exercised by integration tests",
-             lambda names, _: f"{names} run only inside multi-GPU integration tests: a "
-             "regression shows up late and far from its cause.",
-             "Add a small unit test (a traced toy graph) for each."),
-        ]  # fmt: skip
+            (
+                "pass_dead",
+                dead,
+                "nothing calls",
+                dead_body,
+                "Delete it, or wire it in where it was meant to run.",
+            ),
+            (
+                "pass_untested",
+                untested,
+                "with no test",
+                lambda names, _: (
+                    "No unit test and no enabled integration test references "
+                    f"{names} (by function name or registry key)."
+                ),
+                "Add a unit test per pass in the experiment's tests.",
+            ),
+            (
+                "pass_tests_disabled",
+                disabled_only,
+                "whose only tests are disabled",
+                lambda names, _: (
+                    f"Only disabled integration tests select {names}; no unit test "
+                    "does. They run nowhere until those tests are enabled again."
+                ),
+                "Give each a unit test, or retire them with the mode they belong to.",
+            ),
+            (
+                "pass_integration_only",
+                integration_only,
+                "only exercised by integration tests",
+                lambda names, _: (
+                    f"{names} run only inside multi-GPU integration tests: a "
+                    "regression shows up late and far from its cause."
+                ),
+                "Add a small unit test (a traced toy graph) for each.",
+            ),
+        ]
         for kind, passes, what, body, fix in groups:
             if passes:
                 yield ctx.finding(
-                    self.name, kind, (experiment,),
+                    self.name,
+                    kind,
+                    (experiment,),
                     f"{len(passes)} graph pass{'es' if len(passes) != 1 else ''} {what}",
-                    body(_listing([d.name for d in passes]), len(passes)), suggested_fix=fix,
+                    body(_listing([d.name for d in passes]), len(passes)),
+                    suggested_fix=fix,
                     files=[FileRef(path=d.path, line=d.line) for d in passes],
                     items=[d.name for d in passes],
-                )  # fmt: skip
+                )
 
     def _configs(
         self, ctx: CollectorContext, experiment: str, unit: Words, integ: Words, workflows: Words
@@ -354,8 +430,12 @@ class CoverageCollector:
                         continue
                     if not any(name in text for text in (unit, integ, workflows)):
                         if scripts is None:
-                            scripts = Words(*(ctx.source.read(p) or "" for p in
-                                              ctx.source.glob(experiment, "*.sh")))  # fmt: skip
+                            scripts = Words(
+                                *(
+                                    ctx.source.read(p) or ""
+                                    for p in ctx.source.glob(experiment, "*.sh")
+                                )
+                            )
                         if name in scripts:
                             by_scripts.append(name)  # a benchmark's config, run on purpose
                             continue
@@ -365,40 +445,50 @@ class CoverageCollector:
         # A fixed list read every day is noise: the configs registered since the baseline
         # with no test are the task; the ones that were already there are a count.
         base = ctx.baseline_commit
-        known = {path: pyast.public_names(ctx.source.parse_at(base, path)) if base else set()
-                 for path in {path for _, path, _ in unused}}  # fmt: skip
+        known = {
+            path: pyast.public_names(ctx.source.parse_at(base, path)) if base else set()
+            for path in {path for _, path, _ in unused}
+        }
         new = [(name, path, line) for name, path, line in unused if name not in known[path]]
         old = [name for name, path, _ in unused if name in known[path]]
         if base is None and ctx.history_gap:  # the history does not say which are new
             new, old = [], [name for name, _, _ in unused]
         if new:
             yield ctx.finding(
-                self.name, "model_config_untested", (experiment,),
+                self.name,
+                "model_config_untested",
+                (experiment,),
                 f"{len(new)} model config{'s' if len(new) != 1 else ''} registered since "
                 f"{ctx.since.date()} that no test uses",
                 "No unit test, enabled integration test or workflow uses these:\n\n"
                 + _bullets([name for name, _, _ in new])
-                + (f"\n\n{len(old)} older registered configs no test uses either." if old
-                   else "")
-                + (f"\n\nLeft out, run by the experiment's scripts: {_listing(by_scripts)}."
-                   if by_scripts else ""),
+                + (f"\n\n{len(old)} older registered configs no test uses either." if old else "")
+                + (
+                    f"\n\nLeft out, run by the experiment's scripts: {_listing(by_scripts)}."
+                    if by_scripts
+                    else ""
+                ),
                 files=[FileRef(path=path, line=line) for _, path, line in new],
                 items=[name for name, _, _ in new],
-            )  # fmt: skip
+            )
         if old:
             yield ctx.finding(
-                self.name, "model_configs_untested", (experiment,),
+                self.name,
+                "model_configs_untested",
+                (experiment,),
                 f"{len(old)} registered model config{'s' if len(old) != 1 else ''} no test "
-                f"uses, none new {ctx.since_words()}" if not new else
-                f"{len(old)} older registered model config{'s' if len(old) != 1 else ''} no "
+                f"uses, none new {ctx.since_words()}"
+                if not new
+                else f"{len(old)} older registered model config{'s' if len(old) != 1 else ''} no "
                 "test uses",
                 "No unit test, enabled integration test or workflow uses these:\n\n"
                 + _bullets(old),
                 items=old,
-            )  # fmt: skip
+            )
 
-    def _parallelism(self, ctx: CollectorContext,
-                     integration: str) -> Iterator[Finding | ConfigWarning]:  # fmt: skip
+    def _parallelism(
+        self, ctx: CollectorContext, integration: str
+    ) -> Iterator[Finding | ConfigWarning]:
         pattern = ctx.config.coverage.parallelism_flags
         core: dict[frozenset[str], str] = {}
         for path in ctx.config.coverage.core_integration_tests:
@@ -409,10 +499,12 @@ class CoverageCollector:
                 continue
             if not override_definitions(tree):
                 yield ConfigWarning(
-                    collector=self.name, subject=where,
+                    collector=self.name,
+                    subject=where,
                     message=f"{where}: holds no integration entries (`OverrideDefinitions`) "
                     "any more: the parallelism check has nothing of it to compare; point "
-                    "scout.toml at where they went.")  # fmt: skip
+                    "scout.toml at where they went.",
+                )
                 continue
             for override in override_definitions(tree):
                 combo = parallelism_combo(override.strings, pattern)
@@ -428,19 +520,24 @@ class CoverageCollector:
             for o in override_definitions(ctx.source.parse(integration) if integration else None)
             if not o.disabled
         }
-        missing = sorted((_combo_name(c), where) for c, where in core.items()
-                         if not any(c <= mine for mine in ours))  # fmt: skip
+        missing = sorted(
+            (_combo_name(c), where)
+            for c, where in core.items()
+            if not any(c <= mine for mine in ours)
+        )
         if missing:
             rows = "\n".join(f"- {code(combo)} (core: {code(where)})" for combo, where in missing)
             yield ctx.finding(
-                self.name, "parallelism_gap", (integration or "integration",),
+                self.name,
+                "parallelism_gap",
+                (integration or "integration",),
                 f"{len(missing)} parallelism combination{'s' if len(missing) != 1 else ''} "
                 "core tests but the experiment never runs",
                 f"Core's integration tests run these; no enabled entry of {code(integration)} "
                 f"does:\n\n{rows}",
                 files=[FileRef(path=integration)] if integration else [],
                 items=[combo for combo, _ in missing],
-            )  # fmt: skip
+            )
 
     def _new_code(
         self, ctx: CollectorContext, experiment: str, tests_dir: str, tests_text: Words
@@ -469,10 +566,13 @@ class CoverageCollector:
                 untested.append(path)
         if untested:
             yield ctx.finding(
-                self.name, "new_code_untested", (experiment,),
+                self.name,
+                "new_code_untested",
+                (experiment,),
                 f"{len(untested)} file{'s' if len(untested) != 1 else ''} added or grown since "
                 f"{ctx.since.date()} with no test touching {'them' if len(untested) > 1 else 'it'}",
                 f"No test imports or mentions these (new, or {_GROWTH}+ lines longer):\n\n"
                 + _bullets(untested),
-                files=[FileRef(path=path) for path in untested], items=untested,
-            )  # fmt: skip
+                files=[FileRef(path=path) for path in untested],
+                items=untested,
+            )

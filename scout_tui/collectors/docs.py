@@ -58,8 +58,9 @@ def _unknown_flag(ctx: CollectorContext, flag: str, flags: dict[str, str]) -> st
     homes = [f for f in flags if f.rsplit(".", 1)[-1] == leaf and f != flag]
     if len(homes) != 1:
         # A typo: the one flag of that section spelled nearly the same.
-        close = difflib.get_close_matches(flag, [f for f in flags if f.startswith(
-            flag.rpartition(".")[0] + ".")], n=1, cutoff=0.9)  # fmt: skip
+        close = difflib.get_close_matches(
+            flag, [f for f in flags if f.startswith(flag.rpartition(".")[0] + ".")], n=1, cutoff=0.9
+        )
         return f"{said}; did you mean {code('--' + close[0])}?" if close else said
     home = homes[0]
     path = flags[home]
@@ -232,8 +233,12 @@ class DocsCollector:
         for done, doc in enumerate(docs, 1):
             text = ctx.source.read(doc) or ""
             all_text += text
-            problems = self._paths(ctx, doc, text) + self._tests(ctx, text) \
-                + self._scripts(ctx, text) + self._support(ctx, text)  # fmt: skip
+            problems = (
+                self._paths(ctx, doc, text)
+                + self._tests(ctx, text)
+                + self._scripts(ctx, text)
+                + self._support(ctx, text)
+            )
             if roots:
                 problems += self._flags(ctx, types, roots, text)
                 problems += self._counts(types, roots, counted_claims(text))
@@ -241,48 +246,73 @@ class DocsCollector:
             if problems:
                 inaccurate += 1
                 others = [n for n in names[doc] if n != doc]
-                also = ("\n\nThe same file as " + ", ".join(code(n) for n in others)
-                        + " (a symlink).") if others else ""  # fmt: skip
+                also = (
+                    ("\n\nThe same file as " + ", ".join(code(n) for n in others) + " (a symlink).")
+                    if others
+                    else ""
+                )
                 finding = ctx.finding(
-                    self.name, "doc_inaccuracy", (doc,),
+                    self.name,
+                    "doc_inaccuracy",
+                    (doc,),
                     f"{code(doc.rsplit('/', 1)[-1])}: {len(problems)} "
                     f"inaccurac{'ies' if len(problems) != 1 else 'y'}",
                     "\n".join(f"- line {line}: {problem}" for line, problem in problems) + also,
                     files=[FileRef(path=doc, line=problems[0][0])],
                     items=[problem for _, problem in problems],
-                )  # fmt: skip
+                )
                 # Yesterday's markers, keyed by a name that is a symlink, still match.
-                yield finding.model_copy(update={"aliases": sorted({*finding.aliases, *(
-                    fingerprint("doc_inaccuracy", name) for name in others)})})  # fmt: skip
+                yield finding.model_copy(
+                    update={
+                        "aliases": sorted(
+                            {
+                                *finding.aliases,
+                                *(fingerprint("doc_inaccuracy", name) for name in others),
+                            }
+                        )
+                    }
+                )
             yield Progress(self.name, done, len(docs), doc)
         stale = self._stale_names(ctx)
         if stale:
             yield ctx.finding(
-                self.name, "doc_stale_name", (config.project.experiment,),
-                (f"{len(stale)} docstrings or comments name passes" if len(stale) != 1
-                 else "A docstring or comment names a pass") + " that no longer exist"
+                self.name,
+                "doc_stale_name",
+                (config.project.experiment,),
+                (
+                    f"{len(stale)} docstrings or comments name passes"
+                    if len(stale) != 1
+                    else "A docstring or comment names a pass"
+                )
+                + " that no longer exist"
                 + ("" if len(stale) != 1 else "s"),
-                "\n".join(f"- {code(f'{path.rsplit(chr(47), 1)[-1]}:{line}')} names "
-                          f"{code(name)}{when}" for path, line, name, when in stale),
+                "\n".join(
+                    f"- {code(f'{path.rsplit(chr(47), 1)[-1]}:{line}')} names {code(name)}{when}"
+                    for path, line, name, when in stale
+                ),
                 suggested_fix="Name what replaced it, or drop the sentence.",
                 files=[FileRef(path=path, line=line) for path, line, _, _ in stale][:20],
                 items=[f"{path.rsplit('/', 1)[-1]}: {name}" for path, _, name, _ in stale],
-            )  # fmt: skip
+            )
         missing = self._undocumented(ctx, all_text) if docs else []
         if missing:
             yield ctx.finding(
-                self.name, "doc_feature_missing", (config.project.experiment,),
+                self.name,
+                "doc_feature_missing",
+                (config.project.experiment,),
                 f"{len(missing)} new option{'s' if len(missing) != 1 else ''} or pass"
                 f"{'es' if len(missing) != 1 else ''} since {ctx.since.date()} that no doc "
                 "mentions",
                 "A user can select these, and no doc names them ("
-                + ", ".join(code(d.rsplit("/", 1)[-1]) for d in docs) + "):\n\n"
+                + ", ".join(code(d.rsplit("/", 1)[-1]) for d in docs)
+                + "):\n\n"
                 + "\n".join(f"- {code(name)}" for name in missing),  # the report cuts it
                 items=missing,
-            )  # fmt: skip
+            )
         if docs and not inaccurate and not missing:
-            yield ctx.finding(self.name, "docs_current", (config.project.experiment,),
-                              "Docs", "docs are current")  # fmt: skip
+            yield ctx.finding(
+                self.name, "docs_current", (config.project.experiment,), "Docs", "docs are current"
+            )
 
     def _missing(self, ctx: CollectorContext, name: str, path: str) -> ConfigWarning:
         return missing_path_warning(ctx, self.name, f"`[docs] files` {name}", path)
@@ -295,8 +325,12 @@ class DocsCollector:
             if claim.text.startswith("../"):  # relative to the doc, as GitHub resolves it
                 path = posixpath.normpath(posixpath.join(doc_dir, claim.text))
                 if path.startswith("../") or not ctx.source.exists(path):
-                    problems.append((claim.line, f"link {code(claim.text)} does not resolve "
-                                                 f"from {code(doc_dir + '/')}"))  # fmt: skip
+                    problems.append(
+                        (
+                            claim.line,
+                            f"link {code(claim.text)} does not resolve from {code(doc_dir + '/')}",
+                        )
+                    )
                 continue
             path = claim.text.removeprefix("./")
             first = path.split("/", 1)[0]
@@ -316,8 +350,13 @@ class DocsCollector:
             why = script_breaks(claim.text, ctx.source.parse(claim.text), roots)
             if why:
                 module = claim.text.removesuffix(".py").replace("/", ".")
-                problems.append((claim.line, f"{code('python ' + claim.text)} fails: {why}; "
-                                             f"run {code('python -m ' + module)}"))  # fmt: skip
+                problems.append(
+                    (
+                        claim.line,
+                        f"{code('python ' + claim.text)} fails: {why}; "
+                        f"run {code('python -m ' + module)}",
+                    )
+                )
         return problems
 
     def _tests(self, ctx: CollectorContext, text: str) -> list[tuple[int, str]]:
@@ -332,8 +371,12 @@ class DocsCollector:
             if selector.function is None and selector.cls not in file.classes:
                 functions = [i.function for i in file.items if i.cls is None]
                 if selector.cls not in functions:
-                    problems.append((selector.line, f"{code(selector.cls)} is not a test in "
-                                                     f"{code(selector.path)}"))  # fmt: skip
+                    problems.append(
+                        (
+                            selector.line,
+                            f"{code(selector.cls)} is not a test in {code(selector.path)}",
+                        )
+                    )
             elif selector.function is not None and not any(
                 i.cls == selector.cls and i.function == selector.function for i in file.items
             ):
@@ -344,8 +387,9 @@ class DocsCollector:
         return problems
 
     @staticmethod
-    def _flags(ctx: CollectorContext, types: ConfigTypes, roots: list[ClassRef],
-               text: str) -> list[tuple[int, str]]:  # fmt: skip
+    def _flags(
+        ctx: CollectorContext, types: ConfigTypes, roots: list[ClassRef], text: str
+    ) -> list[tuple[int, str]]:
         problems = []
         flags: dict[str, str] | None = None
         for claim, value in flag_claims(text):
@@ -361,7 +405,7 @@ class DocsCollector:
         return problems
 
     def _support(self, ctx: CollectorContext, text: str) -> list[tuple[int, str]]:
-        """"Context Parallelism ✅" in a feature table while a test of the experiment is
+        """ "Context Parallelism ✅" in a feature table while a test of the experiment is
         skipped because "Context Parallel is not supported by graph_trainer"."""
         claims = supported_claims(text)
         if not claims:
@@ -369,36 +413,55 @@ class DocsCollector:
         if self._off is None:
             config = ctx.config
             tests_dir = config.experiment_path(config.ci.tests_dir)
-            integration = config.experiment_path(config.coverage.experiment_integration_tests) \
-                if config.coverage.experiment_integration_tests else ""  # fmt: skip
-            off = [d for path in ctx.source.glob(tests_dir, "*.py")
-                   for d in skipped_tests(path, ctx.source.parse(path))]  # fmt: skip
+            integration = (
+                config.experiment_path(config.coverage.experiment_integration_tests)
+                if config.coverage.experiment_integration_tests
+                else ""
+            )
+            off = [
+                d
+                for path in ctx.source.glob(tests_dir, "*.py")
+                for d in skipped_tests(path, ctx.source.parse(path))
+            ]
             if integration:
-                off += disabled_entries(integration, ctx.source.read(integration) or "",
-                                        ctx.source.parse(integration))  # fmt: skip
+                off += disabled_entries(
+                    integration, ctx.source.read(integration) or "", ctx.source.parse(integration)
+                )
             self._off = off
         problems = []
         for line, feature in claims:
-            against = next((d for d in self._off if d.reason and contradicts(feature, d.reason)),
-                           None)  # fmt: skip
+            against = next(
+                (d for d in self._off if d.reason and contradicts(feature, d.reason)), None
+            )
             if against is not None:
-                problems.append((line, f"says {feature} ✅, but {code(against.name)} is skipped: "
-                                       f"{against.reason[:120]!r}"))  # fmt: skip
+                problems.append(
+                    (
+                        line,
+                        f"says {feature} ✅, but {code(against.name)} is skipped: "
+                        f"{against.reason[:120]!r}",
+                    )
+                )
         return problems
 
     @staticmethod
-    def _counts(types: ConfigTypes, roots: list[ClassRef],
-                claims: list[CountedClaim]) -> list[tuple[int, str]]:  # fmt: skip
-        """"Two modes" where the flag the sentence names allows three."""
+    def _counts(
+        types: ConfigTypes, roots: list[ClassRef], claims: list[CountedClaim]
+    ) -> list[tuple[int, str]]:
+        """ "Two modes" where the flag the sentence names allows three."""
         problems = []
         for claim in claims:
             for flag in claim.flags:
                 known, allowed = types.option(roots, flag)
                 values = [v for v in allowed or [] if v != "None"]
                 if known and values and len(values) != claim.count:
-                    problems.append((claim.line, f"says {claim.words!r}, but "
-                                     f"{code('--' + flag)} allows {len(values)}: "
-                                     + ", ".join(code(v) for v in values)))  # fmt: skip
+                    problems.append(
+                        (
+                            claim.line,
+                            f"says {claim.words!r}, but "
+                            f"{code('--' + flag)} allows {len(values)}: "
+                            + ", ".join(code(v) for v in values),
+                        )
+                    )
                     break
         return problems
 
@@ -441,8 +504,9 @@ class DocsCollector:
             added = set(re.findall(r"^\+\s*def (\w+_pass)\(", diff, re.MULTILINE))
             added -= _defined_before(diff)
             became = f" (it became {code(next(iter(added)))}?)" if len(added) == 1 else ""
-            stale.append((path, line, name,
-                          f", removed in {code(gone.sha[:10])} ({gone.summary}){became}"))
+            stale.append(
+                (path, line, name, f", removed in {code(gone.sha[:10])} ({gone.summary}){became}")
+            )
         return stale
 
     @staticmethod
@@ -452,8 +516,11 @@ class DocsCollector:
         among what appeared since the baseline: the standing list is not news every day."""
         now = _selectable(ctx, None)
         before = _selectable(ctx, ctx.baseline_commit) if ctx.baseline_commit else set()
-        return sorted(name for name in now - before if not mentions(docs_text, name.split(
-            " = ", 1)[-1].strip("'\"")))
+        return sorted(
+            name
+            for name in now - before
+            if not mentions(docs_text, name.split(" = ", 1)[-1].strip("'\""))
+        )
 
 
 _PASS_NAME = re.compile(r"\b([a-z][a-z0-9_]*_pass)\b")
@@ -468,11 +535,14 @@ def _defined_before(diff: str) -> set[str]:
 def _prose(text: str, tree: ast.Module | None) -> list[tuple[int, str]]:
     """The docstrings and `#` comments of a module, with their first line."""
     found = []
-    for node in pyast.nodes(tree, ast.Module, ast.ClassDef, ast.FunctionDef,
-                            ast.AsyncFunctionDef):  # fmt: skip
+    for node in pyast.nodes(tree, ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
         body = getattr(node, "body", [])
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):  # fmt: skip
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             found.append((body[0].lineno, body[0].value.value))
     # Class-level attribute docstrings (`field: T = x` then `"""…"""`) too.
     for node in pyast.nodes(tree, ast.Expr):
@@ -492,8 +562,11 @@ def _selectable(ctx: CollectorContext, commit: str | None) -> set[str]:
     config = ctx.config
     experiment = config.project.experiment
     tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
-    paths = ctx.source.glob(experiment, "*.py") if commit is None \
-        else ctx.source.python_files_at(commit, experiment)  # fmt: skip
+    paths = (
+        ctx.source.glob(experiment, "*.py")
+        if commit is None
+        else ctx.source.python_files_at(commit, experiment)
+    )
     found: set[str] = set()
     for path in paths:
         if path.startswith(tests_dir):

@@ -50,8 +50,11 @@ def _explained(lines: list[str], converter: ast.FunctionDef, name: str, docstrin
         return True
     pattern = re.compile(rf"[\"']{re.escape(name)}[\"']|\b{re.escape(name)}\s*=")
     for number in range(converter.lineno, (converter.end_lineno or converter.lineno) + 1):
-        if number <= len(lines) and pattern.search(lines[number - 1]) and \
-                comment_above(lines, number):  # fmt: skip
+        if (
+            number <= len(lines)
+            and pattern.search(lines[number - 1])
+            and comment_above(lines, number)
+        ):
             return True
     return False
 
@@ -63,17 +66,26 @@ class FreshnessCollector:
     section = Section.ACTION_ITEMS
     shares, cost = "experiment", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    kinds = ("stale_monkey_patch", "monkey_patch_stable", "private_api",
-             "private_api_public_alt", "duplicated_logic", "config_drift",
-             "config_overrides", "config_conflict", "config_mismatch")  # fmt: skip
+    kinds = (
+        "stale_monkey_patch",
+        "monkey_patch_stable",
+        "private_api",
+        "private_api_public_alt",
+        "duplicated_logic",
+        "config_drift",
+        "config_overrides",
+        "config_conflict",
+        "config_mismatch",
+    )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | Unchecked]:
         config = ctx.config
         tests_dir = config.experiment_path(config.ci.tests_dir) + "/"
         files = [
-            p for p in ctx.source.glob(config.project.experiment, "*.py")
+            p
+            for p in ctx.source.glob(config.project.experiment, "*.py")
             if not p.startswith(tests_dir)
-        ]  # fmt: skip
+        ]
         yield Progress(self.name, 1, 4, "monkey-patches")
         stable: list[Finding] = []
         for path in files:
@@ -88,12 +100,17 @@ class FreshnessCollector:
         if stable:  # an inventory: one All Clear line, not one per patch every day
             titles = list(dict.fromkeys(f.title.removesuffix(" patch") for f in stable))
             yield ctx.finding(
-                self.name, "monkey_patch_stable", (config.project.experiment,),
+                self.name,
+                "monkey_patch_stable",
+                (config.project.experiment,),
                 f"{len(titles)} monkey-patch{'es' if len(titles) != 1 else ''} of upstream "
-                "still fit", "Each wraps the original or matches the upstream signature: "
-                + ", ".join(code(t) for t in titles) + ".",
-                files=[file for f in stable for file in f.files][:50], items=sorted(titles),
-            )  # fmt: skip
+                "still fit",
+                "Each wraps the original or matches the upstream signature: "
+                + ", ".join(code(t) for t in titles)
+                + ".",
+                files=[file for f in stable for file in f.files][:50],
+                items=sorted(titles),
+            )
         yield Progress(self.name, 2, 4, "private APIs")
         yield from self._private(ctx, files)
         yield Progress(self.name, 3, 4, "duplicated logic")
@@ -129,12 +146,15 @@ class FreshnessCollector:
             return Unchecked(key)  # not known to be stale or fit: the warning names the file
         if upstream is None or isinstance(upstream, ast.ClassDef):
             return ctx.finding(
-                self.name, "stale_monkey_patch", key,
+                self.name,
+                "stale_monkey_patch",
+                key,
                 f"Monkey-patch of {code(patch.label)} targets a method that no longer exists",
                 f"{code(patch.path)} patches {code(patch.label)}, which {code(upstream_path)} "
                 "no longer defines: the patch silently adds a method nobody calls.",
-                files=files, items=["target missing"],
-            )  # fmt: skip
+                files=files,
+                items=["target missing"],
+            )
         if patch.wraps_original:
             return ctx.finding(
                 self.name,
@@ -148,21 +168,26 @@ class FreshnessCollector:
         current = pyast.signature(upstream)
         problems = signature_mismatch(pyast.signature(patch.function), current)
         if not problems:
-            return ctx.finding(self.name, "monkey_patch_stable", key, f"{patch.label} patch",
-                               "signature-stable")  # fmt: skip
+            return ctx.finding(
+                self.name, "monkey_patch_stable", key, f"{patch.label} patch", "signature-stable"
+            )
         diff = (
             f"upstream: {pyast.format_signature(patch.label, current)}\n"
             "patch:    "
             + pyast.format_signature(patch.function.name, pyast.signature(patch.function))
         )
         return ctx.finding(
-            self.name, "stale_monkey_patch", key,
+            self.name,
+            "stale_monkey_patch",
+            key,
             f"Monkey-patch of {code(patch.label)} is stale: {problems[0]}",
             "\n".join(f"- {problem}" for problem in problems),
             suggested_fix=f"Update {code(patch.function.name)} in {code(patch.path)} to the "
             "current upstream signature.",
-            files=files, items=problems, evidence=Evidence(diff=diff),
-        )  # fmt: skip
+            files=files,
+            items=problems,
+            evidence=Evidence(diff=diff),
+        )
 
     def _private(self, ctx: CollectorContext, files: list[str]) -> Iterator[Finding | Unchecked]:
         configured = ctx.config.freshness.private_apis
@@ -198,20 +223,29 @@ class FreshnessCollector:
             added = sorted(set(uses) - before)
             gone = sorted(before - set(uses))
             since = ctx.since.date()
-            title = (f"{count}: {len(added)} new {ctx.since_words()}" if added
-                     else f"{count}, none new {ctx.since_words()}")  # fmt: skip
+            title = (
+                f"{count}: {len(added)} new {ctx.since_words()}"
+                if added
+                else f"{count}, none new {ctx.since_words()}"
+            )
             shown = added
-            head = (f"New since the baseline ({since}); private names can change in any "
-                    "nightly:") if added else (f"No private torch API newly used "
-                                              f"{ctx.since_words()}; the {len(uses)} in use are "
-                                              "unchanged.")  # fmt: skip
+            head = (
+                (f"New since the baseline ({since}); private names can change in any nightly:")
+                if added
+                else (
+                    f"No private torch API newly used "
+                    f"{ctx.since_words()}; the {len(uses)} in use are "
+                    "unchanged."
+                )
+            )
             if gone:
-                note = ("\n\nNo longer used: " + ", ".join(code(d) for d in gone) + "."
-                        + note)  # fmt: skip
+                note = "\n\nNo longer used: " + ", ".join(code(d) for d in gone) + "." + note
             others = len(uses) - len(added)
             if others and added:
-                note += f"\n\n{others} other{'s' if others != 1 else ''}, in use since before " \
-                    f"{since}, unchanged."  # fmt: skip
+                note += (
+                    f"\n\n{others} other{'s' if others != 1 else ''}, in use since before "
+                    f"{since}, unchanged."
+                )
         rows = "\n".join(
             f"- {code(dotted)} in "
             + ", ".join(code(f"{u.path.rsplit('/', 1)[-1]}:{u.line}") for u in uses[dotted][:3])
@@ -219,22 +253,27 @@ class FreshnessCollector:
             for dotted in shown
         )
         yield ctx.finding(
-            self.name, "private_api", (experiment,), title,
+            self.name,
+            "private_api",
+            (experiment,),
+            title,
             head + ("\n\n" + rows if rows else "") + note,
             files=[FileRef(path=u.path, line=u.line) for d in shown for u in uses[d]][:50],
             items=sorted(uses),
-        )  # fmt: skip
+        )
         if alternatives:
             rows = "\n".join(f"- {code(a)} → {code(b)}" for a, b in sorted(alternatives.items()))
             yield ctx.finding(
-                self.name, "private_api_public_alt", (experiment,),
+                self.name,
+                "private_api_public_alt",
+                (experiment,),
                 f"{len(alternatives)} private torch import{'s' if len(alternatives) != 1 else ''}"
                 " now " + ("have" if len(alternatives) != 1 else "has") + " a public name",
                 f"The installed torch exports these publicly:\n\n{rows}",
                 suggested_fix="Import from the public location.",
                 files=[FileRef(path=u.path, line=u.line) for a in alternatives for u in uses[a]],
                 items=sorted(alternatives),
-            )  # fmt: skip
+            )
 
     @staticmethod
     def _private_at_baseline(ctx: CollectorContext, configured: list[str]) -> set[str] | None:
@@ -246,8 +285,10 @@ class FreshnessCollector:
         found: set[str] = set()
         for path in ctx.source.python_files_at(base, config.project.experiment):
             if not path.startswith(tests_dir):
-                found.update(use.dotted for use in private_imports(
-                    path, ctx.source.parse_at(base, path), configured))  # fmt: skip
+                found.update(
+                    use.dotted
+                    for use in private_imports(path, ctx.source.parse_at(base, path), configured)
+                )
         return found
 
     def _duplicates(self, ctx: CollectorContext, left: str, right: str) -> Finding | None:
@@ -260,13 +301,15 @@ class FreshnessCollector:
             for p in pairs
         )
         return ctx.finding(
-            self.name, "duplicated_logic", (left, right),
+            self.name,
+            "duplicated_logic",
+            (left, right),
             f"{code(left.rsplit('/', 1)[-1])} duplicates logic of {code(right)}",
             f"Functions with the same shape (names aside):\n\n{rows}",
             suggested_fix=f"Reuse {code(right)} where the logic really is the same.",
             files=[FileRef(path=left), FileRef(path=right)],
             items=[f"{p.left}~{p.right}" for p in pairs],
-        )  # fmt: skip
+        )
 
     def _conflicts(self, ctx: CollectorContext) -> Iterator[Finding]:
         """A value the converter forces that a registered config sets otherwise, in itself
@@ -280,8 +323,11 @@ class FreshnessCollector:
         if not forced:
             return
         names = set(ctx.config.coverage.config_registries)
-        registries = [p for p in ctx.source.glob(ctx.config.project.experiment, "*.py")
-                      if p.rsplit("/", 1)[-1] in names]  # fmt: skip
+        registries = [
+            p
+            for p in ctx.source.glob(ctx.config.project.experiment, "*.py")
+            if p.rsplit("/", 1)[-1] in names
+        ]
         for path in registries:
             tree = ctx.source.parse(path)
             for function, base_name in converter_uses(tree, conv_name):
@@ -290,39 +336,57 @@ class FreshnessCollector:
                     continue
                 base_path, base_function = base
                 for force in forced:
-                    others = [(v, line) for v, line in constants_set(base_function, force.name)
-                              if v != force.value]  # fmt: skip
+                    others = [
+                        (v, line)
+                        for v, line in constants_set(base_function, force.name)
+                        if v != force.value
+                    ]
                     if not others or constants_set(function, force.name):
                         continue  # agrees, or the registered config sets it back itself
                     value, line = others[0]
                     flag = f"{force.field}.{force.name}"
-                    words = set(re.findall(r"\w+", ast.unparse(base_function)
-                                           + ast.unparse(function)))  # fmt: skip
+                    words = set(
+                        re.findall(r"\w+", ast.unparse(base_function) + ast.unparse(function))
+                    )
                     check = self._rejecting_check(ctx, force.name, value, force.value, words)
-                    places = (f"{code(function.name)} ({code(f'{path}:{function.lineno}')}) "
-                              f"converts {code(base_name)}, which sets {code(flag)} to "
-                              f"{code(value)} ({code(f'{base_path}:{line}')}); {code(conv_name)} "
-                              f"forces it to {code(force.value)} "
-                              f"({code(f'{conv_path}:{force.line}')}).")  # fmt: skip
-                    files = [FileRef(path=path, line=function.lineno),
-                             FileRef(path=base_path, line=line),
-                             FileRef(path=conv_path, line=force.line)]
+                    places = (
+                        f"{code(function.name)} ({code(f'{path}:{function.lineno}')}) "
+                        f"converts {code(base_name)}, which sets {code(flag)} to "
+                        f"{code(value)} ({code(f'{base_path}:{line}')}); {code(conv_name)} "
+                        f"forces it to {code(force.value)} "
+                        f"({code(f'{conv_path}:{force.line}')})."
+                    )
+                    files = [
+                        FileRef(path=path, line=function.lineno),
+                        FileRef(path=base_path, line=line),
+                        FileRef(path=conv_path, line=force.line),
+                    ]
                     try:  # since when the converter forces it: the commit that broke it
                         # The forcing line as written (`spmd_backend="partial_dtensor",`):
                         # the last commit that changed how often it appears added it.
                         written = (ctx.source.read(conv_path) or "").splitlines()
-                        needle = written[force.line - 1].strip().rstrip(",") \
-                            if 0 < force.line <= len(written) else ""  # fmt: skip
-                        since = ctx.source.pickaxe(needle, conv_path, ctx.head_commit or "HEAD") \
-                            if needle else None  # fmt: skip
+                        needle = (
+                            written[force.line - 1].strip().rstrip(",")
+                            if 0 < force.line <= len(written)
+                            else ""
+                        )
+                        since = (
+                            ctx.source.pickaxe(needle, conv_path, ctx.head_commit or "HEAD")
+                            if needle
+                            else None
+                        )
                     except GitCommandError:
                         since = None
                     if since is not None:
-                        places += (f" The converter forces it since {code(since.sha[:10])} "
-                                   f"({since.summary}).")  # fmt: skip
+                        places += (
+                            f" The converter forces it since {code(since.sha[:10])} "
+                            f"({since.summary})."
+                        )
                     if check is not None:  # something on its path rejects the forced value
                         yield ctx.finding(
-                            self.name, "config_conflict", (path, function.name, flag),
+                            self.name,
+                            "config_conflict",
+                            (path, function.name, flag),
                             f"{code(function.name)} cannot run as configured: "
                             f"{code(conv_name)} forces {code(flag)} = {code(force.value)}, its "
                             f"base sets {code(value)}",
@@ -330,18 +394,22 @@ class FreshnessCollector:
                             "combination is broken by construction.",
                             suggested_fix=f"Set {code(flag)} back in {code(function.name)} "
                             "after the conversion, or stop forcing it in the converter.",
-                            files=files, items=[f"{flag}: {value} → {force.value}"],
-                        )  # fmt: skip
+                            files=files,
+                            items=[f"{flag}: {value} → {force.value}"],
+                        )
                     elif not self._runs_in_ci(ctx, function.name):
                         # It runs in CI as it is: it works, the override is the choice.
                         yield ctx.finding(
-                            self.name, "config_mismatch", (path, function.name, flag),
+                            self.name,
+                            "config_mismatch",
+                            (path, function.name, flag),
                             f"{code(function.name)} runs with {code(flag)} = "
                             f"{code(force.value)}, not the {code(value)} its base sets",
                             places + " No check on its path rejects that value and no enabled "
                             "integration test runs it: confirm the override is meant for it.",
-                            files=files, items=[f"{flag}: {value} → {force.value}"],
-                        )  # fmt: skip
+                            files=files,
+                            items=[f"{flag}: {value} → {force.value}"],
+                        )
 
     def _runs_in_ci(self, ctx: CollectorContext, name: str) -> bool:
         """Whether an enabled integration entry of the experiment selects the config."""
@@ -349,11 +417,16 @@ class FreshnessCollector:
         if not coverage.experiment_integration_tests:
             return False
         path = ctx.config.experiment_path(coverage.experiment_integration_tests)
-        return any(name in text for entry in override_definitions(ctx.source.parse(path))
-                   if not entry.disabled for text in entry.strings)  # fmt: skip
+        return any(
+            name in text
+            for entry in override_definitions(ctx.source.parse(path))
+            if not entry.disabled
+            for text in entry.strings
+        )
 
-    def _rejecting_check(self, ctx: CollectorContext, option: str, needed: str, forced: str,
-                         words: set[str]) -> str | None:  # fmt: skip
+    def _rejecting_check(
+        self, ctx: CollectorContext, option: str, needed: str, forced: str, words: set[str]
+    ) -> str | None:
         """An `if` that raises, with a message naming `option`, comparing against the value
         the config needs (`!=`) or the forced one (`==`), in a module the config names
         (`tp_gemm_backend="dist_gemm"` names dist_gemm.py): "path:line", or None."""
@@ -363,20 +436,25 @@ class FreshnessCollector:
             for node in pyast.nodes(ctx.source.parse(path), ast.If):
                 assert isinstance(node, ast.If)
                 test = node.test
-                if not (isinstance(test, ast.Compare) and len(test.ops) == 1
-                        and isinstance(test.comparators[0], ast.Constant)):  # fmt: skip
+                if not (
+                    isinstance(test, ast.Compare)
+                    and len(test.ops) == 1
+                    and isinstance(test.comparators[0], ast.Constant)
+                ):
                     continue
                 against = ast.unparse(test.comparators[0])
                 rejects = (isinstance(test.ops[0], ast.NotEq) and against == needed) or (
-                    isinstance(test.ops[0], ast.Eq) and against == forced)
+                    isinstance(test.ops[0], ast.Eq) and against == forced
+                )
                 raises = [r for s in node.body for r in ast.walk(s) if isinstance(r, ast.Raise)]
                 if rejects and any(option in ast.unparse(r) for r in raises):
                     return f"{path}:{node.lineno}"
         return None
 
     @staticmethod
-    def _function(ctx: CollectorContext, path: str, tree: ast.Module | None,
-                  name: str) -> tuple[str, ast.FunctionDef] | None:  # fmt: skip
+    def _function(
+        ctx: CollectorContext, path: str, tree: ast.Module | None, name: str
+    ) -> tuple[str, ast.FunctionDef] | None:
         """A function named in `path`: defined there, or imported from the repository."""
         local = pyast.find(tree, name)
         if isinstance(local, ast.FunctionDef):
@@ -385,8 +463,10 @@ class FreshnessCollector:
         if origin is None:
             return None
         module, _, attribute = origin.rpartition(".")
-        for candidate in (module.replace(".", "/") + ".py", module.replace(".", "/")
-                          + "/__init__.py"):  # fmt: skip
+        for candidate in (
+            module.replace(".", "/") + ".py",
+            module.replace(".", "/") + "/__init__.py",
+        ):
             found = pyast.find(ctx.source.parse(candidate), attribute)
             if isinstance(found, ast.FunctionDef):
                 return candidate, found
@@ -411,11 +491,9 @@ class FreshnessCollector:
         # choice, not drift: one FYI line. Unexplained drops and rebuilds are the finding.
         lines = (ctx.source.read(conv_path) or "").splitlines()
         docstring = ast.get_docstring(converter) or ""
-        explained = {name for name in changed
-                     if _explained(lines, converter, name, docstring)}  # fmt: skip
+        explained = {name for name in changed if _explained(lines, converter, name, docstring)}
         order = {"dropped": 0, "rebuilt": 1, "overridden": 2}
-        ranked = sorted(changed.items(),
-                        key=lambda kv: (kv[0] in explained, order[kv[1]], kv[0]))  # fmt: skip
+        ranked = sorted(changed.items(), key=lambda kv: (kv[0] in explained, order[kv[1]], kv[0]))
         words = {"dropped": "drops", "rebuilt": "replaces wholesale", "overridden": "overrides"}
         unexplained = [(n, how) for n, how in ranked if n not in explained]
         # What the converter began to override inside the window is the news of the list.
@@ -424,28 +502,40 @@ class FreshnessCollector:
             old = pyast.find(ctx.source.parse_at(ctx.baseline_commit, conv_path), conv_name)
             if isinstance(old, ast.FunctionDef):
                 before = converter_drift(old, fields)
-        fresh = [name for name, how in ranked if before.get(name, "copied") != how] \
-            if ctx.baseline_commit else []  # fmt: skip
-        rows = "\n".join(f"- {code(name)}: {how}"
-                         + (" (explained in the converter)" if name in explained else "")
-                         + (f" — new since {ctx.since.date()}" if name in fresh else "")
-                         for name, how in ranked)  # fmt: skip
+        fresh = (
+            [name for name, how in ranked if before.get(name, "copied") != how]
+            if ctx.baseline_commit
+            else []
+        )
+        rows = "\n".join(
+            f"- {code(name)}: {how}"
+            + (" (explained in the converter)" if name in explained else "")
+            + (f" — new since {ctx.since.date()}" if name in fresh else "")
+            for name, how in ranked
+        )
         if not unexplained:
             count = f"{len(ranked)} field{'s' if len(ranked) != 1 else ''}"
-            news = (f": {', '.join(code(n) for n in fresh)} new since {ctx.since.date()}"
-                    if fresh and ctx.baseline_commit else "")  # fmt: skip
+            news = (
+                f": {', '.join(code(n) for n in fresh)} new since {ctx.since.date()}"
+                if fresh and ctx.baseline_commit
+                else ""
+            )
             return ctx.finding(
-                self.name, "config_overrides", (freshness.config_converter,),
+                self.name,
+                "config_overrides",
+                (freshness.config_converter,),
                 f"{code(conv_name)} overrides {count} of the base config, each explained "
                 f"in the converter{news}",
                 f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}",
                 files=[FileRef(path=conv_path, line=converter.lineno)],
                 items=[f"{name}: {how}" for name, how in ranked],
                 aliases=[fingerprint("config_drift", freshness.config_converter)],
-            )  # fmt: skip
+            )
         head = ", ".join(f"{words[how]} {code(name)}" for name, how in unexplained[:2])
         return ctx.finding(
-            self.name, "config_drift", (freshness.config_converter,),
+            self.name,
+            "config_drift",
+            (freshness.config_converter,),
             f"{code(conv_name)} {head}"
             + (f" (+{len(unexplained) - 2} more)" if len(unexplained) > 2 else ""),
             f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}\n\n"
@@ -453,4 +543,4 @@ class FreshnessCollector:
             "these says why.",
             files=[FileRef(path=conv_path, line=converter.lineno)],
             items=[f"{name}: {how}" for name, how in ranked],
-        )  # fmt: skip
+        )

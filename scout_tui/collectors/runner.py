@@ -158,8 +158,9 @@ def _stream_threads(
     replay runs 10% faster without them). Then with no network collector they run in the
     caller's thread; else in one thread, and each network collector, waiting on sockets, in
     a thread of its own (one that will be skipped, offline, returns at once: local)."""
-    local = [cls for cls in collectors
-             if not _networked(cls, ctx) or unmet_need(cls, ctx) is not None]  # fmt: skip
+    local = [
+        cls for cls in collectors if not _networked(cls, ctx) or unmet_need(cls, ctx) is not None
+    ]
     if not take_turns:
         local = []
     elif len(local) == len(collectors):
@@ -219,8 +220,9 @@ def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel
     from scout_tui.source import SourceTree
 
     # The same snapshot as the parent's (a dated run's commit), with a copy of its store.
-    source = SourceTree(ctx.repo_path, cancel=local_cancel, at=ctx.source.at,
-                        blobs=ctx.source.blobs)  # fmt: skip
+    source = SourceTree(
+        ctx.repo_path, cancel=local_cancel, at=ctx.source.at, blobs=ctx.source.blobs
+    )
     local = dataclasses.replace(ctx, source=source, cancelled=local_cancel)
     for event in _stream_threads(local, group):
         out.put(event)
@@ -228,14 +230,17 @@ def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel
 
 
 def _stream_processes(
-    ctx: CollectorContext, groups: list[list[type[Collector]]],
+    ctx: CollectorContext,
+    groups: list[list[type[Collector]]],
     threaded: Sequence[type[Collector]] = (),
 ) -> Iterator[Event]:
     fork = multiprocessing.get_context("fork")
     events = fork.Queue()
     cancel = fork.RawValue("b", 0)  # no lock: set by the parent, polled by the children
-    children = [fork.Process(target=_child, args=(ctx, group, events, cancel), daemon=True)
-                for group in groups]  # fmt: skip
+    children = [
+        fork.Process(target=_child, args=(ctx, group, events, cancel), daemon=True)
+        for group in groups
+    ]
     unfinished = {cls.name: cls for group in [*groups, threaded] for cls in group}
     # No signal may reach a child before it has set its own handlers (a KeyboardInterrupt
     # there would print a traceback): block them across the fork.
@@ -279,12 +284,18 @@ def _stream_processes(
             yield event
         for cls in list(unfinished.values()):  # its process died, or was stopped
             state, reason = (
-                ("cancelled", None) if ctx.cancelled.is_set()
+                ("cancelled", None)
+                if ctx.cancelled.is_set()
                 else ("failed", "the collector's process died")
-            )  # fmt: skip
-            yield CollectorFinished(CollectorState(
-                name=cls.name, title=cls.title, state=state, reason=reason,
-            ))  # fmt: skip
+            )
+            yield CollectorFinished(
+                CollectorState(
+                    name=cls.name,
+                    title=cls.title,
+                    state=state,
+                    reason=reason,
+                )
+            )
         finished = True
     finally:
         cancel.value = 1

@@ -50,15 +50,18 @@ def _blame_all(
             fallback.append((path, todos))
             continue
         result[path] = {
-            todo.line: Blame(origins[todo.line - 1].author,
-                             datetime.fromtimestamp(origins[todo.line - 1].time, UTC),
-                             origins[todo.line - 1].commit)
+            todo.line: Blame(
+                origins[todo.line - 1].author,
+                datetime.fromtimestamp(origins[todo.line - 1].time, UTC),
+                origins[todo.line - 1].commit,
+            )
             for todo in todos
-        }  # fmt: skip
+        }
     # `git blame` is a process per file and waits on disk: a few at once.
     with ThreadPoolExecutor(max_workers=BLAME_PROCESSES) as pool:
-        futures = [pool.submit(_blame, ctx, path, [t.line for t in todos])
-                   for path, todos in fallback]  # fmt: skip
+        futures = [
+            pool.submit(_blame, ctx, path, [t.line for t in todos]) for path, todos in fallback
+        ]
         for (path, _), future in zip(fallback, futures, strict=True):
             result[path] = future.result()
     return result
@@ -154,14 +157,17 @@ def _one_blocker(group: list[Finding]) -> Finding:
     """TODOs in several places waiting on the same thing: one finding naming every place,
     under the first one's key (the others' markers still match)."""
     first = group[0]
-    places = ", ".join(code(f"{f.files[0].path.rsplit('/', 1)[-1]}:{f.files[0].line}")
-                       for f in group)  # fmt: skip
-    return first.model_copy(update={
-        "title": f"{len(group)} TODOs blocked on {', '.join(first.items)}: {places}",
-        "body": "\n\n".join(f.body for f in group),
-        "files": [file for f in group for file in f.files],
-        "aliases": sorted({*first.aliases, *(f.fingerprint for f in group[1:])}),
-    })
+    places = ", ".join(
+        code(f"{f.files[0].path.rsplit('/', 1)[-1]}:{f.files[0].line}") for f in group
+    )
+    return first.model_copy(
+        update={
+            "title": f"{len(group)} TODOs blocked on {', '.join(first.items)}: {places}",
+            "body": "\n\n".join(f.body for f in group),
+            "files": [file for f in group for file in f.files],
+            "aliases": sorted({*first.aliases, *(f.fingerprint for f in group[1:])}),
+        }
+    )
 
 
 def _key(todo: Todo) -> tuple[str, ...]:
@@ -190,8 +196,13 @@ class TodoCollector:
     shares, cost = "history", 10  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     ages_out = frozenset({"todo_unblocked"})  # a blocker that closed since the baseline
-    kinds = ("todo_blocked", "todo_unblocked", "todo_api_available", "todo_unclassified",
-             "todo_upstream_unlinked")  # fmt: skip
+    kinds = (
+        "todo_blocked",
+        "todo_unblocked",
+        "todo_api_available",
+        "todo_unclassified",
+        "todo_upstream_unlinked",
+    )
     # It reads GitHub when it can (blocker states, authors' logins): then it runs in a thread
     # of the parent process, never in a forked one.
     uses_github = True
@@ -224,8 +235,15 @@ class TodoCollector:
                     # Only torch could say whether the API is there now: neither found nor gone.
                     yield Unchecked(_key(todo), ("todo_api_available",))
                 if finding is None:
-                    fyi.append((todo, age, origin is not None and origin.when >= ctx.since
-                                and origin.commit not in ctx.shallow_roots))
+                    fyi.append(
+                        (
+                            todo,
+                            age,
+                            origin is not None
+                            and origin.when >= ctx.since
+                            and origin.commit not in ctx.shallow_roots,
+                        )
+                    )
                 elif finding.kind == "todo_blocked":
                     blocked.setdefault(tuple(finding.items), []).append(finding)
                 else:
@@ -237,8 +255,13 @@ class TodoCollector:
         upstream = [entry for entry in fyi if entry[0].upstream]
         others = [entry for entry in fyi if not entry[0].upstream]
         if upstream:
-            yield self._fyi_list(ctx, upstream, torch is None, "todo_upstream_unlinked",
-                                 "TODOs waiting on upstream with no link to what")  # fmt: skip
+            yield self._fyi_list(
+                ctx,
+                upstream,
+                torch is None,
+                "todo_upstream_unlinked",
+                "TODOs waiting on upstream with no link to what",
+            )
         if others:
             yield self._fyi_list(ctx, others, torch is None)
 
@@ -248,8 +271,14 @@ class TodoCollector:
         found = []
         for path in paths:
             text = ctx.source.read(path) or ""
-            todos = find_todos(path, text, ctx.source.parse(path), config.markers,
-                               config.bare_ref_repo, config.named_refs)  # fmt: skip
+            todos = find_todos(
+                path,
+                text,
+                ctx.source.parse(path),
+                config.markers,
+                config.bare_ref_repo,
+                config.named_refs,
+            )
             if todos:
                 found.append((path, todos))
         return found
@@ -270,43 +299,60 @@ class TodoCollector:
             states = [(r, *_state(ctx, r)) for r in todo.references]
             merged = [(r, s) for r, s, _ in states if s is not None and s.merged]
             if merged:
-                names = ", ".join(f"{r} (merged {s.merged_at:%Y-%m-%d})" for r, s in merged
-                                  if s.merged_at)  # fmt: skip
+                names = ", ".join(
+                    f"{r} (merged {s.merged_at:%Y-%m-%d})" for r, s in merged if s.merged_at
+                )
                 return ctx.finding(
-                    self.name, "todo_unblocked", key,
+                    self.name,
+                    "todo_unblocked",
+                    key,
                     f"TODO in {code(short)} likely unblocked: {refs} merged",
                     f"{where} waits on {names}.\n\n{code(todo.text)}",
                     suggested_fix="Check that the merged change is in the nightly the "
                     "experiment uses, then drop the workaround (or re-word the TODO if more "
                     "is missing).",
-                    files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
+                    files=[ref],
+                    items=[str(r) for r in todo.references],
+                    evidence=evidence,
                     aliases=[fingerprint("todo_blocked", *key)],  # what it was until the merge
-                )  # fmt: skip
+                )
             said = "; ".join(_said(r, s, why) for r, s, why in states)
             return ctx.finding(
-                self.name, "todo_blocked", key,
+                self.name,
+                "todo_blocked",
+                key,
                 f"TODO in {code(short)} blocked on {refs}",
                 f"{where} waits on {said}.\n\n{code(todo.text)}",
-                files=[ref], items=[str(r) for r in todo.references], evidence=evidence,
-            )  # fmt: skip
+                files=[ref],
+                items=[str(r) for r in todo.references],
+                evidence=evidence,
+            )
         index = torch if torch is not None and _awaits_api(ctx, todo) else None
         present = [api for api in todo.apis if index is not None and index.has_name(api)]
         if present:
             names = ", ".join(code(api) for api in present)
             return ctx.finding(
-                self.name, "todo_api_available", key,
+                self.name,
+                "todo_api_available",
+                key,
                 f"TODO in {code(short)} likely unblocked: the installed torch has {names}",
                 f"{where} waits for {names}, which the installed torch "
                 f"(`{ctx.torch_root}`) now defines:\n\n{code(todo.text)}",
                 suggested_fix="Drop the workaround and use the upstream API, or bump the "
                 "minimum nightly.",
-                files=[ref], items=present, evidence=evidence,
-            )  # fmt: skip
+                files=[ref],
+                items=present,
+                evidence=evidence,
+            )
         return None
 
     def _fyi_list(
-        self, ctx: CollectorContext, todos: list[tuple[Todo, str, bool]], no_torch: bool,
-        kind: str = "todo_unclassified", what: str = "TODOs with no upstream blocker",
+        self,
+        ctx: CollectorContext,
+        todos: list[tuple[Todo, str, bool]],
+        no_torch: bool,
+        kind: str = "todo_unclassified",
+        what: str = "TODOs with no upstream blocker",
     ) -> Finding:
         """One line a day for a group of TODOs: their count, and only those written since
         the baseline (the same text in several places: one line). The TODOs that wait on
@@ -325,28 +371,43 @@ class TodoCollector:
             lines.append(f"- {spots} ({who}{', ' + age if age else ''}): {code(text[:120])}")
         count = f"{len(todos)} {what} ({owned} with a named owner)"
         fresh = sum(len(where) for where in places.values())
-        title = f"{count}: {fresh} new {ctx.since_words()}" if fresh else \
-            f"{count}, none new {ctx.since_words()}"  # fmt: skip
-        body = ("Written since the baseline:\n\n" + "\n".join(lines)) if lines else \
-            f"None of them was written {ctx.since_words()}."  # fmt: skip
+        title = (
+            f"{count}: {fresh} new {ctx.since_words()}"
+            if fresh
+            else f"{count}, none new {ctx.since_words()}"
+        )
+        body = (
+            ("Written since the baseline:\n\n" + "\n".join(lines))
+            if lines
+            else f"None of them was written {ctx.since_words()}."
+        )
         if kind == "todo_upstream_unlinked":
-            body += ("\n\nA link to the upstream issue or PR (`pytorch/pytorch#N`) lets scout "
-                     "say when it lands.")  # fmt: skip
+            body += (
+                "\n\nA link to the upstream issue or PR (`pytorch/pytorch#N`) lets scout "
+                "say when it lands."
+            )
         older = [todo for todo, _, new in todos if not new]
         if older:
             # Where they are, in one line: enough to check the count, not a list to re-read.
             spots = ", ".join(code(f"{t.path.rsplit('/', 1)[-1]}:{t.line}") for t in older[:12])
             more = f" and {len(older) - 12} more" if len(older) > 12 else ""
-            body += (f"\n\n{len(older)} older one{'s' if len(older) != 1 else ''}, unchanged: "
-                     f"{spots}{more}.")  # fmt: skip
+            body += (
+                f"\n\n{len(older)} older one{'s' if len(older) != 1 else ''}, unchanged: "
+                f"{spots}{more}."
+            )
         note = f"\n\nNamed APIs not checked: skipped — {ctx.torch_reason}." if no_torch else ""
         experiment = ctx.config.project.experiment
         return ctx.finding(
-            self.name, kind, (experiment,), title, body + note,
-            files=[FileRef(path=t.path, line=t.line) for where in places.values()
-                   for t, _ in where],
+            self.name,
+            kind,
+            (experiment,),
+            title,
+            body + note,
+            files=[
+                FileRef(path=t.path, line=t.line) for where in places.values() for t, _ in where
+            ],
             items=sorted({_item(ctx, todo) for todo, _, _ in todos}),
-        )  # fmt: skip
+        )
 
 
 def _state(ctx: CollectorContext, reference: Reference) -> tuple[IssueState | None, str]:

@@ -27,14 +27,29 @@ class SampleTest:
 
 
 TESTS = [
-    SampleTest("aot_fx_trace_llama3_fsdp_tp", "AOT FX trace FSDP+TP", 4, "fail",
-               "--parallelism.data_parallel_shard_degree 2 --parallelism.tensor_parallel_degree 2"),
+    SampleTest(
+        "aot_fx_trace_llama3_fsdp_tp",
+        "AOT FX trace FSDP+TP",
+        4,
+        "fail",
+        "--parallelism.data_parallel_shard_degree 2 --parallelism.tensor_parallel_degree 2",
+    ),
     SampleTest("aot_fx_trace_llama3_1d", "AOT FX trace 1D", 2, "pass"),
-    SampleTest("jit_1d_auto_bucketing", "JIT 1D+auto_bucketing", 2, "chained",
-               "--compile.mode jit --compile.passes=auto_bucketing"),
-    SampleTest("aot_fx_trace_deepseek_v3_ep", "AOT FX trace EP", 8, "timeout",
-               "--parallelism.expert_parallel_degree 8"),
-]  # fmt: skip
+    SampleTest(
+        "jit_1d_auto_bucketing",
+        "JIT 1D+auto_bucketing",
+        2,
+        "chained",
+        "--compile.mode jit --compile.passes=auto_bucketing",
+    ),
+    SampleTest(
+        "aot_fx_trace_deepseek_v3_ep",
+        "AOT FX trace EP",
+        8,
+        "timeout",
+        "--parallelism.expert_parallel_degree 8",
+    ),
+]
 
 
 def command(test: SampleTest, out: str = "/tmp/artifacts") -> str:

@@ -62,8 +62,11 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
             with open(target, "rb") as file:
                 file.seek(start)
                 body = file.read(end - start + 1)
-            self._send(206, body, {"Content-Range": f"bytes {start}-{end}/{size}",
-                                   "Accept-Ranges": "bytes"})  # fmt: skip
+            self._send(
+                206,
+                body,
+                {"Content-Range": f"bytes {start}-{end}/{size}", "Accept-Ranges": "bytes"},
+            )
 
     return Handler
 

@@ -11,6 +11,7 @@ EXP = "torchtitan/experiments/graph_trainer"
 class Link(str):
     """A file of the sample that is a symlink to this (relative) target."""
 
+
 # -- the baseline: what the repository looked like before the window --------------------
 BASELINE: dict[str, str] = {
     "README.md": "# minititan\n\nA miniature of a training framework, for the scout demo.\n",

@@ -27,17 +27,27 @@ class RunningDemo:
 
     def session_options(self, processes: int = 1, today: date | None = None) -> SessionOptions:
         sample = self.sample
-        return SessionOptions(repo=sample.repo, config=sample.config, cache_dir=sample.cache,
-                              state_dir=sample.state, as_of=today, processes=processes,
-                              api_url=self.github.url, token=DEMO_TOKEN,
-                              publish_today=today, today=today)  # fmt: skip
+        return SessionOptions(
+            repo=sample.repo,
+            config=sample.config,
+            cache_dir=sample.cache,
+            state_dir=sample.state,
+            as_of=today,
+            processes=processes,
+            api_url=self.github.url,
+            token=DEMO_TOKEN,
+            publish_today=today,
+            today=today,
+        )
 
 
 @contextmanager
 def running_demo(base: Path, today: date) -> Iterator[RunningDemo]:
     sample = build_sample(base, today)
-    priors = {date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
-              for p in sorted(sample.priors.glob("*.md"))}  # fmt: skip
+    priors = {
+        date.fromisoformat(p.stem): p.read_text(encoding="utf-8")
+        for p in sorted(sample.priors.glob("*.md"))
+    }
     authors = {sha: "sample-dev" for sha in git.Repo(sample.repo).git.rev_list("HEAD").split()}
     world = demo_world(load_config(sample.config), priors, today=today, commit_authors=authors)
     nightlies = Served(files=nightly_wheels(base / "nightlies"))
@@ -46,6 +56,6 @@ def running_demo(base: Path, today: date) -> Iterator[RunningDemo]:
         text = sample.config.read_text(encoding="utf-8")
         if "nightly_index" not in text:
             sample.config.write_text(
-                text.replace("[torch]\n", f'[torch]\nnightly_index = "{index}"\n'),
-                encoding="utf-8")  # fmt: skip
+                text.replace("[torch]\n", f'[torch]\nnightly_index = "{index}"\n'), encoding="utf-8"
+            )
         yield RunningDemo(sample, github)

@@ -117,13 +117,25 @@ def build_sample(base: Path, today: date) -> Sample:
     # Yesterday's report: the pipeline's morning run of yesterday (what the branch held at
     # 08:00 UTC: yesterday's commits came after it, and are today's news).
     result = run(
-        RunOptions(repo=repo_path, config=load_config(config_path), as_of=yesterday,
-                   prior_dir=priors, offline=True, today=yesterday,
-                   moment=datetime.combine(yesterday, time(8), UTC))
-    )  # fmt: skip
+        RunOptions(
+            repo=repo_path,
+            config=load_config(config_path),
+            as_of=yesterday,
+            prior_dir=priors,
+            offline=True,
+            today=yesterday,
+            moment=datetime.combine(yesterday, time(8), UTC),
+        )
+    )
     (priors / f"{yesterday.isoformat()}.md").write_text(
-        render_report(yesterday, result.findings, result.collectors, collector_sections(),
-                      head=result.head, quiet=result.quiet),
+        render_report(
+            yesterday,
+            result.findings,
+            result.collectors,
+            collector_sections(),
+            head=result.head,
+            quiet=result.quiet,
+        ),
         encoding="utf-8",
     )
     cache = base / "cache"

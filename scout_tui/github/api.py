@@ -16,8 +16,7 @@ class GitHubError(ScoutError):
     """A GitHub call that failed, in one line (the token never in it). `transient`: worth
     another try (5xx, rate limits, timeouts, dropped connections)."""
 
-    def __init__(self, message: str, *, status: int | None = None,
-                 transient: bool = False) -> None:  # fmt: skip
+    def __init__(self, message: str, *, status: int | None = None, transient: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.transient = transient
@@ -121,9 +120,13 @@ def as_of(state: IssueState, until: datetime) -> IssueState:
     closed = state.state != "open" and (state.closed_at is None or state.closed_at < until)
     if merged == state.merged and closed == (state.state != "open"):
         return state
-    return replace(state, state="closed" if closed else "open", merged=merged,
-                   merged_at=state.merged_at if merged else None,
-                   closed_at=state.closed_at if closed else None)  # fmt: skip
+    return replace(
+        state,
+        state="closed" if closed else "open",
+        merged=merged,
+        merged_at=state.merged_at if merged else None,
+        closed_at=state.closed_at if closed else None,
+    )
 
 
 class GitHub(Protocol):
@@ -137,24 +140,31 @@ class GitHub(Protocol):
 
     # the tracking issue
     def comments(self, repo: str, issue: int, since: datetime | None) -> list[Comment]: ...
-    def create_comment(self, repo: str, issue: int, body: str,
-                       applied: Callable[[], Comment | None] | None = None) -> Comment: ...
+    def create_comment(
+        self, repo: str, issue: int, body: str, applied: Callable[[], Comment | None] | None = None
+    ) -> Comment: ...
     def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment: ...
     def delete_comment(self, repo: str, comment_id: int) -> None: ...
 
     # the board
     def board(self, owner: str, number: int, status_field: str) -> Board: ...
     def board_items(self, board: Board, status_field: str) -> list[BoardItem]: ...
-    def add_draft(self, board: Board, title: str, body: str,
-                  applied: Callable[[], BoardItem | None] | None = None) -> BoardItem: ...
+    def add_draft(
+        self,
+        board: Board,
+        title: str,
+        body: str,
+        applied: Callable[[], BoardItem | None] | None = None,
+    ) -> BoardItem: ...
     def set_status(self, board: Board, item_id: str, option_id: str) -> None: ...
     def item_status(self, board: Board, item_id: str, status_field: str) -> str | None: ...
     def delete_item(self, board: Board, item_id: str) -> None: ...
     def update_draft(self, draft_id: str, body: str) -> None: ...
 
     # what the GitHub collectors read
-    def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,
-                      limit: int) -> list[WorkflowRun]: ...
+    def workflow_runs(
+        self, repo: str, workflow: str, branch: str, event: str, limit: int
+    ) -> list[WorkflowRun]: ...
     def run_jobs(self, repo: str, run_id: int) -> list[Job]: ...
     def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int: ...
     def issue_state(self, repo: str, number: int) -> IssueState: ...

@@ -46,8 +46,10 @@ def missing_token(api_url: str) -> str:
     if is_github(api_url):
         return "no GitHub token (set GH_TOKEN or GITHUB_TOKEN, or `gh auth login`)"
     host = gh_hostname(api_url)
-    return (f"no token for {host} (set GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, or "
-            f"`gh auth login --hostname {host}`; GH_TOKEN is for github.com only)")  # fmt: skip
+    return (
+        f"no token for {host} (set GH_ENTERPRISE_TOKEN or GITHUB_ENTERPRISE_TOKEN, or "
+        f"`gh auth login --hostname {host}`; GH_TOKEN is for github.com only)"
+    )
 
 
 def find_token(api_url: str = GITHUB_API) -> str | None:
@@ -63,9 +65,13 @@ def find_token(api_url: str = GITHUB_API) -> str | None:
         if shutil.which("gh"):
             # Named even for github.com: gh's default host may be another ($GH_HOST).
             try:
-                done = subprocess.run(["gh", "auth", "token", "--hostname",
-                                       gh_hostname(api_url)], capture_output=True, text=True,
-                                      timeout=5, check=False)  # fmt: skip
+                done = subprocess.run(
+                    ["gh", "auth", "token", "--hostname", gh_hostname(api_url)],
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                    check=False,
+                )
             except (OSError, subprocess.TimeoutExpired):
                 return None
             if done.returncode == 0 and done.stdout.strip():

@@ -58,8 +58,13 @@ logging.getLogger("github").propagate = False
 
 T = TypeVar("T")
 PAGE = 100
-_NETWORK_ERRORS = (requests.exceptions.RequestException, urllib3.exceptions.HTTPError,
-                   http.client.HTTPException, ConnectionError, TimeoutError)  # fmt: skip
+_NETWORK_ERRORS = (
+    requests.exceptions.RequestException,
+    urllib3.exceptions.HTTPError,
+    http.client.HTTPException,
+    ConnectionError,
+    TimeoutError,
+)
 
 # GitHub's transient GraphQL failure ("… This may be the result of a timeout, or it could be
 # a GitHub bug"): worth another try, as a 5xx is.
@@ -145,8 +150,11 @@ def _login(actor: dict | None) -> str | None:
     if not actor or not actor.get("login"):
         return None
     login = str(actor["login"])
-    return f"{login}[bot]" if actor.get("__typename") == "Bot" and not login.endswith(
-        "[bot]") else login  # fmt: skip
+    return (
+        f"{login}[bot]"
+        if actor.get("__typename") == "Bot" and not login.endswith("[bot]")
+        else login
+    )
 
 
 class Cached(BaseModel):
@@ -162,8 +170,9 @@ class _Again(Exception):  # a signal inside the retry layer, never raised out of
     """An attempt worth another: after `wait` seconds when GitHub rate-limited it, else after
     the backoff. `unsure`: the request reached GitHub and may have been carried out."""
 
-    def __init__(self, error: GitHubError, *, wait: float | None = None,
-                 unsure: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self, error: GitHubError, *, wait: float | None = None, unsure: bool = False
+    ) -> None:
         super().__init__(str(error))
         self.error, self.wait, self.unsure = error, wait, unsure
 
@@ -210,28 +219,41 @@ def _message(data: Any) -> str:
         return ""
     message = str(data.get("message") or "")
     if isinstance(data.get("errors"), list):  # "Validation Failed" alone hides GitHub's why
-        said = "; ".join(str(e.get("message")) if isinstance(e, dict) else str(e)
-                         for e in data["errors"][:2]
-                         if not isinstance(e, dict) or e.get("message"))  # fmt: skip
+        said = "; ".join(
+            str(e.get("message")) if isinstance(e, dict) else str(e)
+            for e in data["errors"][:2]
+            if not isinstance(e, dict) or e.get("message")
+        )
         message = ": ".join(filter(None, [message, said]))
     return message
 
 
 class GitHubClient:
-    def __init__(self, api_url: str, token: str, settings: GithubConfig,
-                 cache: Cache | None = None, *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time) -> None:  # fmt: skip
+    def __init__(
+        self,
+        api_url: str,
+        token: str,
+        settings: GithubConfig,
+        cache: Cache | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         register_secret(token)
         self.api_url = api_url.rstrip("/")
         self._settings = settings
         self._sleep, self._clock = sleep, clock
         common: dict[str, Any] = dict(
-            auth=Auth.Token(token), base_url=self.api_url, timeout=max(1, round(settings.timeout)),
-            user_agent=f"scout-tui/{__version__}", per_page=PAGE, seconds_between_requests=None,
+            auth=Auth.Token(token),
+            base_url=self.api_url,
+            timeout=max(1, round(settings.timeout)),
+            user_agent=f"scout-tui/{__version__}",
+            per_page=PAGE,
+            seconds_between_requests=None,
             # No retries below `_retrying`: `None` is PyGithub's "no GithubRetry", which
             # leaves requests' HTTPAdapter at its default, urllib3's Retry(0, read=False).
             retry=None,
-        )  # fmt: skip
+        )
         self._reads = Github(**common, seconds_between_writes=None)
         self._writes = Github(**common, seconds_between_writes=settings.mutation_interval or None)
         self._viewer: str | None = None
@@ -245,17 +267,28 @@ class GitHubClient:
         self._prefix = f"github {self.api_url} "
 
     # -- the one retry layer --------------------------------------------------------------
-    def _once(self, requester: Requester, verb: str, url: str, doing: str, *,
-              params: dict | None = None, body: Any = None,
-              headers: dict | None = None) -> _Answer:  # fmt: skip
+    def _once(
+        self,
+        requester: Requester,
+        verb: str,
+        url: str,
+        doing: str,
+        *,
+        params: dict | None = None,
+        body: Any = None,
+        headers: dict | None = None,
+    ) -> _Answer:
         """One request: the answer, or `_Again` when another try may help, or the error."""
         try:
             status, answer_headers, text = requester.requestJson(
-                verb, url, parameters=params, headers=headers, input=body)  # fmt: skip
+                verb, url, parameters=params, headers=headers, input=body
+            )
         except _NETWORK_ERRORS as exc:
             if _never_connected(exc):
-                error = GitHubError(redact(f"cannot reach GitHub at {self.api_url} ({doing}): "
-                                           "connection failed"), transient=True)  # fmt: skip
+                error = GitHubError(
+                    redact(f"cannot reach GitHub at {self.api_url} ({doing}): connection failed"),
+                    transient=True,
+                )
                 self._blocked["*"] = error
                 raise error from None
             kind = "timed out" if _timed_out(exc) else "connection dropped"
@@ -272,12 +305,21 @@ class GitHubClient:
         if status == 401:
             refused = f"GitHub refused the token ({status} {message or 'Bad credentials'})"
             raise GitHubError(redact(refused), status=status)
-        error = GitHubError(redact(" ".join(
-            f"GitHub answered {status} to {doing}: {message or 'no message'}".split())),
-            status=status, transient=status >= 500)  # fmt: skip
-        if status == 429 or (status == 403 and (
-                "retry-after" in answer_headers or Requester.isRateLimitError(message)
-                or answer_headers.get("x-ratelimit-remaining") == "0")):  # fmt: skip
+        error = GitHubError(
+            redact(
+                " ".join(f"GitHub answered {status} to {doing}: {message or 'no message'}".split())
+            ),
+            status=status,
+            transient=status >= 500,
+        )
+        if status == 429 or (
+            status == 403
+            and (
+                "retry-after" in answer_headers
+                or Requester.isRateLimitError(message)
+                or answer_headers.get("x-ratelimit-remaining") == "0"
+            )
+        ):
             error.transient = True
             raise _Again(error, wait=self._rate_wait(answer_headers))
         if status >= 500:
@@ -295,8 +337,15 @@ class GitHubClient:
             return max(1.0, float(reset) - self._clock())
         return self._settings.secondary_rate_wait
 
-    def _retrying(self, doing: str, resource: str, once: Callable[[], T], *, safe: bool = True,
-                  applied: Callable[[], T | None] | None = None) -> T:  # fmt: skip
+    def _retrying(
+        self,
+        doing: str,
+        resource: str,
+        once: Callable[[], T],
+        *,
+        safe: bool = True,
+        applied: Callable[[], T | None] | None = None,
+    ) -> T:
         """`once` until it answers: 5xx and lost answers after the backoff (a write that may
         have happened only when `safe`, or when `applied` finds no result of it), rate
         limits after GitHub's wait — never more than `max_rate_limit_wait` in all."""
@@ -318,12 +367,16 @@ class GitHubClient:
                 self._blocked[resource] = limited = RateLimited(
                     f"GitHub rate-limited {doing} until {until:%H:%M} UTC, longer than "
                     f"[github] max_rate_limit_wait ({self._settings.max_rate_limit_wait:g} s)",
-                    until)  # fmt: skip
+                    until,
+                )
                 raise limited
             if attempt == self._settings.retries:
                 if attempt:
-                    raise GitHubError(f"{str(error).rstrip('.')}, again after retrying",
-                                      status=error.status, transient=True)  # fmt: skip
+                    raise GitHubError(
+                        f"{str(error).rstrip('.')}, again after retrying",
+                        status=error.status,
+                        transient=True,
+                    )
                 raise error
             if wait is None:
                 wait, backoff = backoff, backoff * 2
@@ -344,33 +397,54 @@ class GitHubClient:
         elif blocked is not None:
             raise blocked
 
-    def _request(self, requester: Requester, verb: str, url: str, doing: str, *,
-                 params: dict | None = None, body: Any = None, headers: dict | None = None,
-                 safe: bool = True) -> _Answer:  # fmt: skip
+    def _request(
+        self,
+        requester: Requester,
+        verb: str,
+        url: str,
+        doing: str,
+        *,
+        params: dict | None = None,
+        body: Any = None,
+        headers: dict | None = None,
+        safe: bool = True,
+    ) -> _Answer:
         resource = "search" if url.startswith("/search/") else "core"
-        return self._retrying(doing, resource, lambda: self._once(
-            requester, verb, url, doing, params=params, body=body, headers=headers),
-            safe=safe)  # fmt: skip
+        return self._retrying(
+            doing,
+            resource,
+            lambda: self._once(
+                requester, verb, url, doing, params=params, body=body, headers=headers
+            ),
+            safe=safe,
+        )
 
-    def _graphql_once(self, requester: Requester, query: str, variables: dict,
-                      doing: str) -> dict:  # fmt: skip
-        answer = self._once(requester, "POST", requester.graphql_url, doing,
-                            body={"query": query, "variables": variables})  # fmt: skip
+    def _graphql_once(self, requester: Requester, query: str, variables: dict, doing: str) -> dict:
+        answer = self._once(
+            requester,
+            "POST",
+            requester.graphql_url,
+            doing,
+            body={"query": query, "variables": variables},
+        )
         data = answer.data if isinstance(answer.data, dict) else {}
-        errors = [e if isinstance(e, dict) else {"message": str(e)}
-                  for e in data.get("errors") or []]  # fmt: skip
+        errors = [
+            e if isinstance(e, dict) else {"message": str(e)} for e in data.get("errors") or []
+        ]
         if errors:
             said = "; ".join(str(e.get("message", "")) for e in errors)
             if any(str(e.get("message", "")).startswith(ARCHIVED) for e in errors):
                 raise ArchivedItem(redact(f"GitHub refused {doing}: {said}"))
             not_found = all(e.get("type") == "NOT_FOUND" for e in errors)
-            error = GitHubError(redact(f"GitHub GraphQL refused {doing}: {said}"),
-                                status=404 if not_found else None)  # fmt: skip
+            error = GitHubError(
+                redact(f"GitHub GraphQL refused {doing}: {said}"), status=404 if not_found else None
+            )
             if any(e.get("type") == "RATE_LIMITED" for e in errors):
                 error.transient = True
                 raise _Again(error, wait=self._rate_wait(answer.headers))
-            if any(str(e.get("message", "")).lower().startswith(_TRANSIENT_GRAPHQL)
-                   for e in errors):  # fmt: skip
+            if any(
+                str(e.get("message", "")).lower().startswith(_TRANSIENT_GRAPHQL) for e in errors
+            ):
                 error.transient = True
                 raise _Again(error, unsure=True)
             raise error
@@ -378,14 +452,24 @@ class GitHubClient:
             raise _lacked(f"its data ({doing})")
         return scrub_data(data["data"])
 
-    def _graphql(self, requester: Requester, query: str, variables: dict, doing: str, *,
-                 safe: bool = True) -> dict:  # fmt: skip
-        return self._retrying(doing, "graphql", lambda: self._graphql_once(
-            requester, query, variables, doing), safe=safe)  # fmt: skip
+    def _graphql(
+        self, requester: Requester, query: str, variables: dict, doing: str, *, safe: bool = True
+    ) -> dict:
+        return self._retrying(
+            doing,
+            "graphql",
+            lambda: self._graphql_once(requester, query, variables, doing),
+            safe=safe,
+        )
 
     # -- reads through the cache ------------------------------------------------------------
-    def _get(self, url: str, params: dict | None = None, doing: str = "",
-             final: Callable[[Any], bool] | None = None) -> Any:  # fmt: skip
+    def _get(
+        self,
+        url: str,
+        params: dict | None = None,
+        doing: str = "",
+        final: Callable[[Any], bool] | None = None,
+    ) -> Any:
         """A GET through the cache: If-None-Match with the stored ETag, 304 → the stored
         answer; a final answer is not asked for again."""
         params = params or {}
@@ -394,18 +478,28 @@ class GitHubClient:
         if cached is not None and cached.final:
             return scrub_data(json.loads(cached.body))
         headers = {"If-None-Match": cached.etag} if cached and cached.etag else None
-        answer = self._request(self._r, "GET", url, doing or f"GET {url}", params=params,
-                               headers=headers)  # fmt: skip
+        answer = self._request(
+            self._r, "GET", url, doing or f"GET {url}", params=params, headers=headers
+        )
         if answer.status == 304 and cached is not None:
             return scrub_data(json.loads(cached.body))
         if self._cache is not None and answer.text:
-            keep = Cached(etag=answer.headers.get("etag"), body=answer.text,
-                          final=bool(final and final(answer.data)))  # fmt: skip
+            keep = Cached(
+                etag=answer.headers.get("etag"),
+                body=answer.text,
+                final=bool(final and final(answer.data)),
+            )
             self._cache.put_value(key, keep)
         return scrub_data(answer.data)
 
-    def _pages(self, url: str, params: dict | None = None, doing: str = "",
-               items: str | None = None, limit: int | None = None) -> list[Any]:  # fmt: skip
+    def _pages(
+        self,
+        url: str,
+        params: dict | None = None,
+        doing: str = "",
+        items: str | None = None,
+        limit: int | None = None,
+    ) -> list[Any]:
         """Every page of a list (`items`: the key holding it, for wrapped lists), each
         page revalidated on its own."""
         found: list[Any] = []
@@ -453,11 +547,14 @@ class GitHubClient:
     # -- the tracking issue --------------------------------------------------------------------
     def _comment(self, data: Any) -> Comment:
         author = str((data.get("user") or {}).get("login", ""))
-        return Comment(id=int(_need(data, "id", "the comment's id")), author=author,
-                       body=data.get("body") or "",
-                       created_at=_time(_need(data, "created_at", "the comment's created_at")),
-                       updated_at=_time(_need(data, "updated_at", "the comment's updated_at")),
-                       url=data.get("html_url", ""))  # fmt: skip
+        return Comment(
+            id=int(_need(data, "id", "the comment's id")),
+            author=author,
+            body=data.get("body") or "",
+            created_at=_time(_need(data, "created_at", "the comment's created_at")),
+            updated_at=_time(_need(data, "updated_at", "the comment's updated_at")),
+            url=data.get("html_url", ""),
+        )
 
     def comments(self, repo: str, issue: int, since: datetime | None) -> list[Comment]:
         params = {"since": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")} if since else {}
@@ -465,18 +562,26 @@ class GitHubClient:
         doing = f"listing the comments of {repo}#{issue}"
         return [self._comment(data) for data in self._pages(url, params, doing)]
 
-    def create_comment(self, repo: str, issue: int, body: str,
-                       applied: Callable[[], Comment | None] | None = None) -> Comment:  # fmt: skip
+    def create_comment(
+        self, repo: str, issue: int, body: str, applied: Callable[[], Comment | None] | None = None
+    ) -> Comment:
         url = f"/repos/{repo}/issues/{issue}/comments"
         doing = f"commenting on {repo}#{issue}"
-        return self._retrying(doing, "core", lambda: self._comment(scrub_data(self._once(
-            self._w, "POST", url, doing, body={"body": body}).data)), safe=False,
-            applied=applied)  # fmt: skip
+        return self._retrying(
+            doing,
+            "core",
+            lambda: self._comment(
+                scrub_data(self._once(self._w, "POST", url, doing, body={"body": body}).data)
+            ),
+            safe=False,
+            applied=applied,
+        )
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         url = f"/repos/{repo}/issues/comments/{comment_id}"
-        answer = self._request(self._w, "PATCH", url, f"editing comment {comment_id} on {repo}",
-                               body={"body": body})  # the same edit twice is the same edit
+        answer = self._request(
+            self._w, "PATCH", url, f"editing comment {comment_id} on {repo}", body={"body": body}
+        )  # the same edit twice is the same edit
         return self._comment(scrub_data(answer.data))
 
     def delete_comment(self, repo: str, comment_id: int) -> None:
@@ -492,8 +597,9 @@ class GitHubClient:
         variables = {"owner": owner, "number": number, "status": status_field}
         for kind, path in (("organization", "orgs"), ("user", "users")):
             try:
-                data = self._graphql(self._r, _BOARD % kind, variables,
-                                     f"looking up board {owner}/{number}")  # fmt: skip
+                data = self._graphql(
+                    self._r, _BOARD % kind, variables, f"looking up board {owner}/{number}"
+                )
             except GitHubError as exc:
                 if "Could not resolve" in str(exc):  # GraphQL's NOT_FOUND: not an organization
                     continue
@@ -502,15 +608,25 @@ class GitHubClient:
             if not project:
                 continue
             field = project.get("field") or {}
-            options = {str(_need(o, "name", "a status option's name")):
-                       str(_need(o, "id", "a status option's id"))
-                       for o in field.get("options") or []}  # fmt: skip
-            return Board(id=str(_need(project, "id", f"board {owner}/{number}'s id")),
-                         owner=owner, owner_type=path, number=number,
-                         title=project.get("title", ""), status_field_id=field.get("id"),
-                         status_options=options)  # fmt: skip
-        raise GitHubError(f"no project {number} of {owner} on {self.api_url} (or the token "
-                          "cannot see it: it needs the read:project or project scope)")  # fmt: skip
+            options = {
+                str(_need(o, "name", "a status option's name")): str(
+                    _need(o, "id", "a status option's id")
+                )
+                for o in field.get("options") or []
+            }
+            return Board(
+                id=str(_need(project, "id", f"board {owner}/{number}'s id")),
+                owner=owner,
+                owner_type=path,
+                number=number,
+                title=project.get("title", ""),
+                status_field_id=field.get("id"),
+                status_options=options,
+            )
+        raise GitHubError(
+            f"no project {number} of {owner} on {self.api_url} (or the token "
+            "cannot see it: it needs the read:project or project scope)"
+        )
 
     def board_items(self, board: Board, status_field: str) -> list[BoardItem]:
         """Every item, page by page; a page cursor that comes back is an error, not a loop."""
@@ -521,32 +637,48 @@ class GitHubClient:
         while True:
             variables = {"id": board.id, "after": after, "status": status_field}
             data = self._graphql(self._r, _ITEMS, variables, f"listing the items of {name}")
-            page = _need(_need(data, "node", f"{name} (node {board.id} is null)"), "items",
-                         f"the items of {name}")  # fmt: skip
+            page = _need(
+                _need(data, "node", f"{name} (node {board.id} is null)"),
+                "items",
+                f"the items of {name}",
+            )
             for node in page.get("nodes") or []:
                 if not node:
                     continue
                 content = node.get("content") or {}
                 status = (node.get("fieldValueByName") or {}).get("name")
                 database_id = node.get("fullDatabaseId")
-                items.append(BoardItem(id=str(_need(node, "id", f"an item id on {name}")),
-                                       database_id=int(database_id) if database_id else None,
-                                       title=content.get("title", ""), body=content.get("body", ""),
-                                       status=status, creator=_login(node.get("creator")),
-                                       content_type=content.get("__typename", ""),
-                                       archived=bool(node.get("isArchived")),
-                                       draft_id=content.get("id")))  # fmt: skip
+                items.append(
+                    BoardItem(
+                        id=str(_need(node, "id", f"an item id on {name}")),
+                        database_id=int(database_id) if database_id else None,
+                        title=content.get("title", ""),
+                        body=content.get("body", ""),
+                        status=status,
+                        creator=_login(node.get("creator")),
+                        content_type=content.get("__typename", ""),
+                        archived=bool(node.get("isArchived")),
+                        draft_id=content.get("id"),
+                    )
+                )
             info = page.get("pageInfo") or {}
             if not info.get("hasNextPage"):
                 return items
             after = info.get("endCursor")
             if not after or after in cursors:
-                raise _lacked(f"a new page cursor for the items of {name} (endCursor "
-                              f"{after!r} again after {len(cursors) + 1} pages)")  # fmt: skip
+                raise _lacked(
+                    f"a new page cursor for the items of {name} (endCursor "
+                    f"{after!r} again after {len(cursors) + 1} pages)"
+                )
             cursors.add(after)
 
-    def add_draft(self, board: Board, title: str, body: str,
-                  applied: Callable[[], BoardItem | None] | None = None) -> BoardItem:  # fmt: skip
+    def add_draft(
+        self,
+        board: Board,
+        title: str,
+        body: str,
+        applied: Callable[[], BoardItem | None] | None = None,
+    ) -> BoardItem:
         doing = f"adding a draft to board {board.owner}/{board.number}"
         variables = {"project": board.id, "title": title, "body": body}
 
@@ -554,64 +686,94 @@ class GitHubClient:
             data = self._graphql_once(self._w, _ADD_DRAFT, variables, doing)
             item = _need(data.get("addProjectV2DraftIssue"), "projectItem", "the new draft")
             database_id = item.get("fullDatabaseId")
-            return BoardItem(id=str(_need(item, "id", "the new draft's id")),
-                             database_id=int(database_id) if database_id else None,
-                             title=title, body=body, status=None,
-                             creator=_login(item.get("creator")))  # fmt: skip
+            return BoardItem(
+                id=str(_need(item, "id", "the new draft's id")),
+                database_id=int(database_id) if database_id else None,
+                title=title,
+                body=body,
+                status=None,
+                creator=_login(item.get("creator")),
+            )
 
         return self._retrying(doing, "graphql", add, safe=False, applied=applied)
 
     def set_status(self, board: Board, item_id: str, option_id: str) -> None:
         if board.status_field_id is None:
             raise GitHubError(f"board {board.owner}/{board.number} has no status field")
-        variables = {"project": board.id, "item": item_id, "field": board.status_field_id,
-                     "option": option_id}  # fmt: skip
+        variables = {
+            "project": board.id,
+            "item": item_id,
+            "field": board.status_field_id,
+            "option": option_id,
+        }
         # the same status twice is the same status: safe to send again
         self._graphql(self._w, _SET_STATUS, variables, "setting a board item's status")
 
     def item_status(self, board: Board, item_id: str, status_field: str) -> str | None:
         """One item's Status, read fresh (by id: a new item is found at once)."""
-        data = self._graphql(self._r, _ITEM_STATUS, {"id": item_id, "status": status_field},
-                             "reading a board item's status")  # fmt: skip
+        data = self._graphql(
+            self._r,
+            _ITEM_STATUS,
+            {"id": item_id, "status": status_field},
+            "reading a board item's status",
+        )
         return ((data.get("node") or {}).get("fieldValueByName") or {}).get("name")
 
     def delete_item(self, board: Board, item_id: str) -> None:
         try:  # removing twice removes once: safe to send again
-            self._graphql(self._w, _DELETE_ITEM, {"project": board.id, "item": item_id},
-                          f"removing an item from board {board.owner}/{board.number}")
+            self._graphql(
+                self._w,
+                _DELETE_ITEM,
+                {"project": board.id, "item": item_id},
+                f"removing an item from board {board.owner}/{board.number}",
+            )
         except GitHubError as exc:
             if "Could not resolve" not in str(exc):  # gone, by a retry whose answer was lost
                 raise
 
     def update_draft(self, draft_id: str, body: str) -> None:
         # the same body twice is the same body: safe to send again
-        self._graphql(self._w, _UPDATE_DRAFT, {"draft": draft_id, "body": body},
-                      "updating a draft's body")
+        self._graphql(
+            self._w, _UPDATE_DRAFT, {"draft": draft_id, "body": body}, "updating a draft's body"
+        )
 
     # -- what the GitHub collectors read -------------------------------------------------------
-    def workflow_runs(self, repo: str, workflow: str, branch: str, event: str,
-                      limit: int) -> list[WorkflowRun]:  # fmt: skip
+    def workflow_runs(
+        self, repo: str, workflow: str, branch: str, event: str, limit: int
+    ) -> list[WorkflowRun]:
         name = workflow.rsplit("/", 1)[-1]
         url = f"/repos/{repo}/actions/workflows/{name}/runs"
 
-        data = self._get(url, {"branch": branch, "event": event, "per_page": min(PAGE, limit)},
-                         f"listing the runs of {name}")  # fmt: skip
+        data = self._get(
+            url,
+            {"branch": branch, "event": event, "per_page": min(PAGE, limit)},
+            f"listing the runs of {name}",
+        )
         return [
-            WorkflowRun(id=int(_need(r, "id", "a workflow run's id")),
-                        number=int(r.get("run_number") or 0),
-                        status=r.get("status") or "", conclusion=r.get("conclusion"),
-                        created_at=_time(_need(r, "created_at", "a run's created_at")),
-                        head_sha=r.get("head_sha", ""),
-                        url=r.get("html_url", ""))
+            WorkflowRun(
+                id=int(_need(r, "id", "a workflow run's id")),
+                number=int(r.get("run_number") or 0),
+                status=r.get("status") or "",
+                conclusion=r.get("conclusion"),
+                created_at=_time(_need(r, "created_at", "a run's created_at")),
+                head_sha=r.get("head_sha", ""),
+                url=r.get("html_url", ""),
+            )
             for r in (data or {}).get("workflow_runs", [])
-        ]  # fmt: skip
+        ]
 
     def run_jobs(self, repo: str, run_id: int) -> list[Job]:
         url = f"/repos/{repo}/actions/runs/{run_id}/jobs"
         jobs = self._pages(url, None, f"listing the jobs of run {run_id}", items="jobs")
-        return [Job(id=int(_need(j, "id", "a job's id")), name=j.get("name", ""),
-                    conclusion=j.get("conclusion"), url=j.get("html_url", ""))
-                for j in jobs]  # fmt: skip
+        return [
+            Job(
+                id=int(_need(j, "id", "a job's id")),
+                name=j.get("name", ""),
+                conclusion=j.get("conclusion"),
+                url=j.get("html_url", ""),
+            )
+            for j in jobs
+        ]
 
     def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int:
         """Stream a job's log into a file, redacted on the way (a token split across two
@@ -636,29 +798,41 @@ class GitHubClient:
     def _state(self, repo: str, data: dict) -> IssueState:
         pull = data.get("pull_request") or {}
         merged_at = data.get("merged_at") or pull.get("merged_at")
-        return IssueState(repo=repo, number=int(_need(data, "number", "an issue's number")),
-                          title=data.get("title", ""),
-                          state=data.get("state", ""), is_pull=bool(pull) or "merged" in data,
-                          merged=bool(merged_at), merged_at=_maybe_time(merged_at),
-                          created_at=_time(_need(data, "created_at", "an issue's created_at")),
-                          updated_at=_time(_need(data, "updated_at", "an issue's updated_at")),
-                          closed_at=_maybe_time(data.get("closed_at")),
-                          author=str((data.get("user") or {}).get("login", "")),
-                          url=data.get("html_url", ""))  # fmt: skip
+        return IssueState(
+            repo=repo,
+            number=int(_need(data, "number", "an issue's number")),
+            title=data.get("title", ""),
+            state=data.get("state", ""),
+            is_pull=bool(pull) or "merged" in data,
+            merged=bool(merged_at),
+            merged_at=_maybe_time(merged_at),
+            created_at=_time(_need(data, "created_at", "an issue's created_at")),
+            updated_at=_time(_need(data, "updated_at", "an issue's updated_at")),
+            closed_at=_maybe_time(data.get("closed_at")),
+            author=str((data.get("user") or {}).get("login", "")),
+            url=data.get("html_url", ""),
+        )
 
     def issue_state(self, repo: str, number: int) -> IssueState:
         """A merged pull request cannot change: kept for good."""
+
         def merged(data: Any) -> bool:
             return bool((data.get("pull_request") or {}).get("merged_at"))
 
-        data = self._get(f"/repos/{repo}/issues/{number}", None, f"looking up {repo}#{number}",
-                         final=merged)
+        data = self._get(
+            f"/repos/{repo}/issues/{number}", None, f"looking up {repo}#{number}", final=merged
+        )
         return self._state(repo, data)
 
     def reviews(self, repo: str, number: int) -> int:
         """How many reviews a pull request has had."""
-        return len(self._pages(f"/repos/{repo}/pulls/{number}/reviews", None,
-                               f"listing the reviews of {repo}#{number}"))  # fmt: skip
+        return len(
+            self._pages(
+                f"/repos/{repo}/pulls/{number}/reviews",
+                None,
+                f"listing the reviews of {repo}#{number}",
+            )
+        )
 
     def commit_author(self, repo: str, sha: str) -> str | None:
         """The GitHub login of a commit's author (None when GitHub does not know one):
@@ -667,8 +841,12 @@ class GitHubClient:
         if self._cache is not None and self._cache.get_value(missing, Cached) is not None:
             return None  # asked today already: not pushed, or not GitHub's
         try:
-            data = self._get(f"/repos/{repo}/commits/{sha}", None,
-                             f"looking up commit {sha[:12]}", final=lambda d: True)  # fmt: skip
+            data = self._get(
+                f"/repos/{repo}/commits/{sha}",
+                None,
+                f"looking up commit {sha[:12]}",
+                final=lambda d: True,
+            )
         except GitHubError as exc:
             if exc.status in (404, 422) and self._cache is not None:
                 self._cache.put_value(missing, Cached(body="null", final=True))
@@ -676,7 +854,9 @@ class GitHubClient:
         return ((data or {}).get("author") or {}).get("login")
 
     def search_issues(self, query: str, limit: int) -> list[IssueState]:
-        items = self._pages("/search/issues", {"q": query}, f"searching {query!r}",
-                            items="items", limit=limit)  # fmt: skip
-        return [self._state(str(d.get("repository_url", "")).split("/repos/", 1)[-1], d)
-                for d in items]  # fmt: skip
+        items = self._pages(
+            "/search/issues", {"q": query}, f"searching {query!r}", items="items", limit=limit
+        )
+        return [
+            self._state(str(d.get("repository_url", "")).split("/repos/", 1)[-1], d) for d in items
+        ]

@@ -104,13 +104,21 @@ class Target:
     @classmethod
     def of(cls, config: Config, api_url: str, web_url: str) -> Target:
         project, board = config.project, config.board
-        return cls(api_url.rstrip("/"), web_url.rstrip("/"), project.repo,
-                   project.tracking_issue, board.owner, board.number)
+        return cls(
+            api_url.rstrip("/"),
+            web_url.rstrip("/"),
+            project.repo,
+            project.tracking_issue,
+            board.owner,
+            board.number,
+        )
 
     @property
     def journal_scope(self) -> str:
-        return (f"publish {self.api_url} {self.repo}#{self.issue} "
-                f"{self.board_owner}/projects/{self.board_number}")  # fmt: skip
+        return (
+            f"publish {self.api_url} {self.repo}#{self.issue} "
+            f"{self.board_owner}/projects/{self.board_number}"
+        )
 
 
 @dataclass
@@ -140,16 +148,22 @@ class Outcome:
         if self.archived:
             lines.append(f"{len(self.archived)} archived draft(s) left as they are")
         if self.copies_removed:
-            lines.append(f"{self.copies_removed} copy(ies) removed: another publish had made "
-                         "them first")  # fmt: skip
+            lines.append(
+                f"{self.copies_removed} copy(ies) removed: another publish had made them first"
+            )
         if self.status_lines:
             lines.append(f"{len(self.status_lines)} status line(s) added to existing drafts")
         return lines
 
 
-def plan_against_board(config: Config, run: RunResult, report: str,
-                       items: list[BoardItem] | None, scout: Scout | None,
-                       journaled: frozenset[str] = frozenset()) -> PublishPlan:  # fmt: skip
+def plan_against_board(
+    config: Config,
+    run: RunResult,
+    report: str,
+    items: list[BoardItem] | None,
+    scout: Scout | None,
+    journaled: frozenset[str] = frozenset(),
+) -> PublishPlan:
     """The plan, with board items (when known) as duplicates rather than new drafts, and
     the status lines scout's drafts are due (`journaled`: the digests already written)."""
     index = board_index(items, scout) if items is not None else None
@@ -168,10 +182,16 @@ def _status_line_step(fingerprint: str) -> str:
 
 
 class Publisher:
-    def __init__(self, github: GitHub, state: StateStore, config: Config, target: Target,
-                 render: Callable[..., str],  # (run, room=0): room for a person's text
-                 note: Callable[[str], None] = lambda message: None,
-                 today: date | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        github: GitHub,
+        state: StateStore,
+        config: Config,
+        target: Target,
+        render: Callable[..., str],  # (run, room=0): room for a person's text
+        note: Callable[[str], None] = lambda message: None,
+        today: date | None = None,
+    ) -> None:
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
         self._steps: dict[str, dict] = {}  # every day's draft and status steps, read back
@@ -207,9 +227,13 @@ class Publisher:
     def journaled_status_lines(self, day: str) -> frozenset[str]:
         """The status lines (their digests) this state dir wrote for the day's run."""
         steps = self.state.journal(self.target.journal_scope, day)
-        return frozenset(str(data["digest"]) for step, data in steps.items()
-                         if step.startswith(_status_line_step("")) and data.get("state") == "done"
-                         and data.get("digest"))  # fmt: skip
+        return frozenset(
+            str(data["digest"])
+            for step, data in steps.items()
+            if step.startswith(_status_line_step(""))
+            and data.get("state") == "done"
+            and data.get("digest")
+        )
 
     def scout(self) -> Scout:
         """Who scout is on the board: the token's identity and what this journal added."""
@@ -226,21 +250,27 @@ class Publisher:
         if not SCOPES_FOR_BOARDS & set(scopes):
             missing.append("project, to add drafts to the board")
         if missing:
-            raise PublishError("the token cannot publish: it lacks the scope "
-                               + " and the scope ".join(missing)
-                               + " (`gh auth refresh -s project`, or a new token)")  # fmt: skip
+            raise PublishError(
+                "the token cannot publish: it lacks the scope "
+                + " and the scope ".join(missing)
+                + " (`gh auth refresh -s project`, or a new token)"
+            )
 
     def check_day(self, day: date) -> None:
         """DateRefused unless a run of `day` may post or edit under its date."""
         today = self.today or today_utc()
         if day > today:
-            raise DateRefused(f"the run is dated {day}, after today ({today}, UTC): "
-                              "nothing is published under a day to come")  # fmt: skip
+            raise DateRefused(
+                f"the run is dated {day}, after today ({today}, UTC): "
+                "nothing is published under a day to come"
+            )
         if day >= today - timedelta(days=1) or self._comment_of(day) is not None:
             return
-        raise DateRefused(f"the run of {day} has no report comment of its own on "
-                          f"#{self.target.issue} to edit, and a report older than yesterday is "
-                          "never posted anew: publish today's run (without --date)")  # fmt: skip
+        raise DateRefused(
+            f"the run of {day} has no report comment of its own on "
+            f"#{self.target.issue} to edit, and a report older than yesterday is "
+            "never posted anew: publish today's run (without --date)"
+        )
 
     def publish(self, run: RunResult) -> Outcome:
         """`run` is triaged: what is in it is published."""
@@ -258,23 +288,29 @@ class Publisher:
         backlog = board.status_options.get(self.config.board.backlog_option)
         if backlog is None:
             options = ", ".join(board.status_options) or "none"
-            raise PublishError(f"board {board.owner}/{board.number} has no {status_field!r} "
-                               f"option {self.config.board.backlog_option!r} (options: {options})")
+            raise PublishError(
+                f"board {board.owner}/{board.number} has no {status_field!r} "
+                f"option {self.config.board.backlog_option!r} (options: {options})"
+            )
         scope = self.target.journal_scope
         today = self.state.journal(scope, day)
-        self._steps = {**self.state.journal_steps(scope, "draft "),
-                       **self.state.journal_steps(scope, "status ")}  # fmt: skip
+        self._steps = {
+            **self.state.journal_steps(scope, "draft "),
+            **self.state.journal_steps(scope, "status "),
+        }
         scout = self.scout()
-        items = self._without_copies(board, self.github.board_items(board, status_field),
-                                     scout, outcome)  # fmt: skip
+        items = self._without_copies(
+            board, self.github.board_items(board, status_field), scout, outcome
+        )
         index = board_index(items, scout)
 
         # 1. The comment, with the board links already known.
         findings = [self._linked(f, board, index) for f in run.findings]
         linked = run.model_copy(update={"findings": findings})
         body = self.render(linked)
-        comment, outcome.comment_posted = self._comment(linked, body, viewer, "comment" in today,
-                                                        outcome)  # fmt: skip
+        comment, outcome.comment_posted = self._comment(
+            linked, body, viewer, "comment" in today, outcome
+        )
         outcome.comment = comment
 
         # 2. One draft per new Action Item that has none; 3. Backlog where scout owns it.
@@ -302,17 +338,25 @@ class Publisher:
         if final is not None and final != comment.body:
             self._record(day, "links", state="started")
             comment = self.github.edit_comment(self.target.repo, comment.id, final)
-            self._record(day, "comment", state="done", id=comment.id, url=comment.url,
-                         body=comment.body)  # fmt: skip
+            self._record(
+                day, "comment", state="done", id=comment.id, url=comment.url, body=comment.body
+            )
             self._record(day, "rendered", body=rendered)
             outcome.comment = comment
             outcome.links_edited = True
         self._record(day, "links", state="done")
         return outcome
 
-    def _draft(self, run: RunResult, board: Board, index: BoardIndex, scout: Scout,
-               finding: Finding, comment_url: str,
-               outcome: Outcome) -> BoardItem | None:  # fmt: skip
+    def _draft(
+        self,
+        run: RunResult,
+        board: Board,
+        index: BoardIndex,
+        scout: Scout,
+        finding: Finding,
+        comment_url: str,
+        outcome: Outcome,
+    ) -> BoardItem | None:
         """The finding's draft: scout's own, found or added now; None: an item someone
         filed is its duplicate."""
         fingerprint, title = finding.fingerprint, draft_title(self.config, finding)
@@ -334,17 +378,21 @@ class Publisher:
             return ours
         self._record(run.date.isoformat(), step, state="started")
         made = self.github.add_draft(
-            board, title, draft_body(self.config, finding, run.date, comment_url),
+            board,
+            title,
+            draft_body(self.config, finding, run.date, comment_url),
             applied=lambda: self._look(find, expected=True),
-        )  # fmt: skip
+        )
         kept = self._oldest_draft(board, fingerprint, scout, made, outcome)
-        self._record(run.date.isoformat(), step, state="done", item=kept.id,
-                     database_id=kept.database_id)  # fmt: skip
+        self._record(
+            run.date.isoformat(), step, state="done", item=kept.id, database_id=kept.database_id
+        )
         outcome.drafts_added.append(title)
         return kept
 
-    def _without_copies(self, board: Board, items: list[BoardItem], scout: Scout,
-                        outcome: Outcome) -> list[BoardItem]:  # fmt: skip
+    def _without_copies(
+        self, board: Board, items: list[BoardItem], scout: Scout, outcome: Outcome
+    ) -> list[BoardItem]:
         """The board's items, scout's own newer copies of one draft removed: an add whose
         answer was lost, read back after the consistency wait, leaves two. Only true copies
         (the same fingerprint and title) go; the oldest stays."""
@@ -362,8 +410,9 @@ class Publisher:
                 outcome.copies_removed += 1
         return [item for item in items if item.id not in removed]
 
-    def _oldest_draft(self, board: Board, fingerprint: str, scout: Scout, made: BoardItem,
-                      outcome: Outcome) -> BoardItem:  # fmt: skip
+    def _oldest_draft(
+        self, board: Board, fingerprint: str, scout: Scout, made: BoardItem, outcome: Outcome
+    ) -> BoardItem:
         """Read again after the add: when another box added the same finding's draft, the
         older stays and scout removes its own."""
         items = self.github.board_items(board, self.config.board.status_field)
@@ -375,8 +424,15 @@ class Publisher:
             outcome.copies_removed += 1
         return oldest
 
-    def _backlog(self, day: str, board: Board, backlog: str, fingerprint: str, item: BoardItem,
-                 outcome: Outcome) -> str | None:  # fmt: skip
+    def _backlog(
+        self,
+        day: str,
+        board: Board,
+        backlog: str,
+        fingerprint: str,
+        item: BoardItem,
+        outcome: Outcome,
+    ) -> str | None:
         """The draft's Status once scout has done its part."""
         name = self.config.board.backlog_option
         added = f"draft {fingerprint}" in self._steps
@@ -417,8 +473,10 @@ class Publisher:
     def _archived(self, item: BoardItem, outcome: Outcome) -> str | None:
         """GitHub refuses any change to an archived item: left as it is, said, never a stop."""
         outcome.archived.append(item.title)
-        self.note(f"board item {item.title!r} is archived: GitHub refuses changes to it, so "
-                  "its Status is left as it is")  # fmt: skip
+        self.note(
+            f"board item {item.title!r} is archived: GitHub refuses changes to it, so "
+            "its Status is left as it is"
+        )
         return item.status
 
     def _add_status_lines(self, run: RunResult, board: Board, scout: Scout) -> list[str]:
@@ -428,18 +486,19 @@ class Publisher:
             return []  # nothing changed: no board read
         day = run.date.isoformat()
         journaled = self.journaled_status_lines(day)
-        drafts = board_index(self.github.board_items(board, self.config.board.status_field),
-                             scout).drafts  # fmt: skip
+        drafts = board_index(
+            self.github.board_items(board, self.config.board.status_field), scout
+        ).drafts
         added = []
-        for line in status_lines(self.config, run.date, run.findings, _updatable(drafts),
-                                 journaled):  # fmt: skip
+        for line in status_lines(
+            self.config, run.date, run.findings, _updatable(drafts), journaled
+        ):
             item = drafts[line.fingerprint]
             if item.archived:
                 continue  # GitHub refuses changes to it; its Status step says so
             body = with_status_line(item.body, line)
             if len(body) > COMMENT_LIMIT:  # a person's text filled the draft: never a stop
-                self.note(f"board item {item.title!r} is too long for its status line: "
-                          "not added")  # fmt: skip
+                self.note(f"board item {item.title!r} is too long for its status line: not added")
                 continue
             step = _status_line_step(line.fingerprint)
             self._record(day, step, state="started", digest=line.digest)
@@ -452,8 +511,7 @@ class Publisher:
             added.append(line.title)
         return added
 
-    def _kept_edits(self, run: RunResult, theirs: Comment,
-                    ours: str) -> tuple[str | None, str]:  # fmt: skip
+    def _kept_edits(self, run: RunResult, theirs: Comment, ours: str) -> tuple[str | None, str]:
         """`ours` with what a person did to today's comment kept, within GitHub's limit,
         and scout's own part of it (the next merge's base); None (said) when their edit and
         scout's conflict: the comment is left as it is."""
@@ -468,8 +526,9 @@ class Publisher:
                 merged = Merged(None)
             if merged.body is None or len(merged.body) > COMMENT_LIMIT:
                 merged, why = Merged(None), "what was added leaves scout's report no room"
-        said = (f"today's comment was edited by hand and {why}: scout left it as it is "
-                f"({theirs.url})")  # fmt: skip
+        said = (
+            f"today's comment was edited by hand and {why}: scout left it as it is ({theirs.url})"
+        )
         if merged.body is None and said not in self.said:  # once, not at each step
             self.said.add(said)
             self.note(said)
@@ -492,8 +551,9 @@ class Publisher:
         items = self.github.board_items(board, self.config.board.status_field)
         return board_index(items, scout).drafts.get(fingerprint)
 
-    def _comment(self, run: RunResult, body: str, viewer: str, journaled: bool,
-                 outcome: Outcome) -> tuple[Comment, bool]:  # fmt: skip
+    def _comment(
+        self, run: RunResult, body: str, viewer: str, journaled: bool, outcome: Outcome
+    ) -> tuple[Comment, bool]:
         """Today's comment by us, edited; or a new one (never twice, never someone else's).
         True when posted now."""
         day = run.date.isoformat()
@@ -507,9 +567,11 @@ class Publisher:
         if mine is None:
             self._record(day, "comment", state="started")
             made = self.github.create_comment(
-                self.target.repo, self.target.issue, body,
+                self.target.repo,
+                self.target.issue,
+                body,
                 applied=lambda: self._look(find, expected=True),
-            )  # fmt: skip
+            )
             mine = self._oldest_comment(run, viewer, made, outcome)
         else:
             merged, rendered = self._kept_edits(run, mine, body)
@@ -521,8 +583,9 @@ class Publisher:
         self._record(day, "rendered", body=rendered)
         return mine, posted
 
-    def _oldest_comment(self, run: RunResult, viewer: str, made: Comment,
-                        outcome: Outcome) -> Comment:  # fmt: skip
+    def _oldest_comment(
+        self, run: RunResult, viewer: str, made: Comment, outcome: Outcome
+    ) -> Comment:
         """Read again after the post: when another box posted today's comment too, the
         older stays and scout removes its own."""
         copies = self._todays_comments(run, viewer)
@@ -552,5 +615,4 @@ class Publisher:
         since = datetime.combine(day - timedelta(days=1), time(), UTC)
         viewer = viewer or self.github.viewer()
         comments = self.github.comments(self.target.repo, self.target.issue, since)
-        return [c for c in comments
-                if c.author == viewer and carries_report_marker(c.body, day)]  # fmt: skip
+        return [c for c in comments if c.author == viewer and carries_report_marker(c.body, day)]

@@ -87,9 +87,12 @@ def merge_edits(base: str | None, theirs: str, ours: str) -> Merged:
     ticks: dict[str, str] = {}  # key → the box's state, as the person left it
     added: list[tuple[int, list[str]]] = []  # after base line n (-1: the start), these
     rewritten: list[tuple[list[str], list[str]]] = []  # scout's passage → the person's
-    matcher = SequenceMatcher(None, [_unticked(line) for line in base_lines],
-                              [_unticked(line) for line in their_lines],
-                              autojunk=False)  # fmt: skip
+    matcher = SequenceMatcher(
+        None,
+        [_unticked(line) for line in base_lines],
+        [_unticked(line) for line in their_lines],
+        autojunk=False,
+    )
     for op, b1, b2, t1, t2 in matcher.get_opcodes():
         if op == "equal":
             for mine, person in zip(base_lines[b1:b2], their_lines[t1:t2], strict=True):
@@ -116,8 +119,9 @@ def merge_edits(base: str | None, theirs: str, ours: str) -> Merged:
     owners, sections = _owners(result)
     after: dict[int, list[str]] = {}
     for anchor, lines in added:
-        after.setdefault(_place(anchor, base_lines, base_owners, base_sections, result,
-                                owners, sections), []).extend(lines)  # fmt: skip
+        after.setdefault(
+            _place(anchor, base_lines, base_owners, base_sections, result, owners, sections), []
+        ).extend(lines)
     out = list(after.get(-1, []))
     for index, line in enumerate(result):
         out.append(line)
@@ -125,9 +129,15 @@ def merge_edits(base: str | None, theirs: str, ours: str) -> Merged:
     return Merged("\n".join(out))
 
 
-def _place(anchor: int, base_lines: list[str], base_owners: list[str],
-           base_sections: list[str], result: list[str], owners: list[str],
-           sections: list[str]) -> int:  # fmt: skip
+def _place(
+    anchor: int,
+    base_lines: list[str],
+    base_owners: list[str],
+    base_sections: list[str],
+    result: list[str],
+    owners: list[str],
+    sections: list[str],
+) -> int:
     """The line of `result` after which what followed base line `anchor` goes."""
     if anchor < 0:
         return -1

@@ -113,8 +113,9 @@ def draft_body(config: Config, finding: Finding, report_date: date, comment_url:
     return _draft_body(finding, report_date, problem, fix, references)
 
 
-def _draft_body(finding: Finding, report_date: date, problem: str, fix: str,
-                references: list[str]) -> str:  # fmt: skip
+def _draft_body(
+    finding: Finding, report_date: date, problem: str, fix: str, references: list[str]
+) -> str:
     priority = finding.priority.value if finding.priority else "none"
     return "\n".join(
         [
@@ -162,9 +163,13 @@ def material_change(finding: Finding) -> str | None:
     return next((change for change in MATERIAL_CHANGES if update.startswith(change)), None)
 
 
-def status_lines(config: Config, report_date: date, findings: Sequence[Finding],
-                 draft_bodies: Mapping[str, str],
-                 journaled: frozenset[str] = frozenset()) -> list[StatusLine]:  # fmt: skip
+def status_lines(
+    config: Config,
+    report_date: date,
+    findings: Sequence[Finding],
+    draft_bodies: Mapping[str, str],
+    journaled: frozenset[str] = frozenset(),
+) -> list[StatusLine]:
     """The status lines due: `draft_bodies` are scout's own drafts' bodies by fingerprint;
     `journaled`, the digests this state dir already wrote."""
     due = []
@@ -202,8 +207,7 @@ def build_plan(
     own drafts by fingerprint, for their status lines."""
     existing = board_titles or {}
     plan = PublishPlan(report_date, report, config.project.tracking_issue)
-    plan.status_lines = status_lines(config, report_date, findings, draft_bodies or {},
-                                     journaled)  # fmt: skip
+    plan.status_lines = status_lines(config, report_date, findings, draft_bodies or {}, journaled)
     for finding in findings:
         if not wants_draft(finding):
             continue

@@ -36,17 +36,18 @@ _FIRST_REPORTED = re.compile(
 LATER_ATTRIBUTES = r"(?:\s+[a-z][a-z0-9_]*=[\w.:-]*)*"
 _MARKER = re.compile(
     r"<!--\s*scout:fp=([\w.:-]+)(?:\s+items=([0-9a-f.]*))?(?:\s+first=(\d{4}-\d{2}-\d{2}))?"
-    + LATER_ATTRIBUTES + r"\s*-->"
+    + LATER_ATTRIBUTES
+    + r"\s*-->"
 )
 _LAST_MARKER = re.compile(_MARKER.pattern + r"\s*$")  # where the renderer puts ours
 # Items a report folded to their markers, several of one kind to a comment.
 _FOLDED = re.compile(r"<!--\s*scout:folded\s+kind=([a-z][a-z0-9_]*)((?:\s+[0-9a-f.:@-]+)*)\s*-->")
-_RUN = re.compile(r"<!--\s*scout:run\s+head=([0-9a-f]{40}|[0-9a-f]{64})" + LATER_ATTRIBUTES
-                  + r"\s*-->")
+_RUN = re.compile(
+    r"<!--\s*scout:run\s+head=([0-9a-f]{40}|[0-9a-f]{64})" + LATER_ATTRIBUTES + r"\s*-->"
+)
 _QUIET = re.compile(
     r"<!--\s*scout:quiet\s+fp=([a-z][a-z0-9_]*-[0-9a-f]{12})\s+set=([A-Za-z0-9_-]*|~[0-9a-f]{12}\.\d{1,9})"
-    r"\s+since=(\d{4}-\d{2}-\d{2})(?:\s+first=(\d{4}-\d{2}-\d{2}))?" + LATER_ATTRIBUTES
-    + r"\s*-->"
+    r"\s+since=(\d{4}-\d{2}-\d{2})(?:\s+first=(\d{4}-\d{2}-\d{2}))?" + LATER_ATTRIBUTES + r"\s*-->"
 )
 _FOLDED_ENTRY = re.compile(r"([0-9a-f]{12})(?::([0-9a-f.]+))?(?:@(\d{4}-\d{2}-\d{2}))?")
 # A project board link: a URL with `/projects/<n>` in it, to the end of its word.
@@ -133,7 +134,7 @@ def _strip_markdown(text: str) -> str:
 
 
 def _is_noise(first: str) -> bool:
-    """"nothing to report", "x: skipped — why" and the like, not an item."""
+    """ "nothing to report", "x: skipped — why" and the like, not an item."""
     if "<!--" in first or "**" in first or "__" in first:
         first = _strip_prose(first)
     dash = first.find("—")
@@ -292,8 +293,9 @@ def _folded_items(section: Section, line: str) -> list[PriorItem]:
         for entry in folded.group(2).split():
             match = _FOLDED_ENTRY.fullmatch(entry)
             if match is not None:
-                found.append((f"{folded.group(1)}-{match.group(1)}", match.group(2),
-                              match.group(3)))  # fmt: skip
+                found.append(
+                    (f"{folded.group(1)}-{match.group(1)}", match.group(2), match.group(3))
+                )
     items = []
     for fingerprint, digests, first in found:
         given: dict = {"fingerprint": fingerprint}
@@ -436,14 +438,20 @@ def parse_report(markdown: str, fallback_date: date | None = None, source: str =
         current.lines.append(stripped.rstrip())
     close()
     # A date a report gives after its own day is no date it could know: not believed.
-    items = [item.model_copy(update={"first_reported": None})
-             if item.first_reported and item.first_reported > found else item
-             for item in items]  # fmt: skip
-    quiet = [mark.model_copy(update={"first_reported": None})
-             if mark.first_reported and mark.first_reported > found else mark
-             for mark in marks.quiet if mark.since <= found]  # fmt: skip
-    return PriorReport(date=found, source=source, items=items, quiet=quiet,
-                       head=marks.head)  # fmt: skip
+    items = [
+        item.model_copy(update={"first_reported": None})
+        if item.first_reported and item.first_reported > found
+        else item
+        for item in items
+    ]
+    quiet = [
+        mark.model_copy(update={"first_reported": None})
+        if mark.first_reported and mark.first_reported > found
+        else mark
+        for mark in marks.quiet
+        if mark.since <= found
+    ]
+    return PriorReport(date=found, source=source, items=items, quiet=quiet, head=marks.head)
 
 
 @dataclass
@@ -466,10 +474,15 @@ def _hidden_mark(line: str, marks: _Marks) -> bool:
             return False
         items = quiet.group(2)
         summed = items.startswith("~")
-        marks.quiet.append(QuietMark(
-            fingerprint=quiet.group(1), since=since, first_reported=_date_or_none(quiet.group(4)),
-            item_digests=[] if summed else unpack_digests(items),
-            set_digest=items[1:13] if summed else None,
-            count=int(items[14:]) if summed else None))  # fmt: skip
+        marks.quiet.append(
+            QuietMark(
+                fingerprint=quiet.group(1),
+                since=since,
+                first_reported=_date_or_none(quiet.group(4)),
+                item_digests=[] if summed else unpack_digests(items),
+                set_digest=items[1:13] if summed else None,
+                count=int(items[14:]) if summed else None,
+            )
+        )
         return True
     return False

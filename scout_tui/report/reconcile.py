@@ -49,9 +49,31 @@ RESOLVABLE = {
 _WORD = re.compile(r"[a-z0-9_.]{3,}")
 _BACKTICKED = re.compile(r"`+([^`]+?)`+")
 _STOP = {
-    "the", "and", "for", "with", "not", "now", "has", "are", "was", "from", "that", "this",
-    "into", "its", "but", "nor", "any", "new", "still", "since", "may", "can", "need", "needs",
-}  # fmt: skip
+    "the",
+    "and",
+    "for",
+    "with",
+    "not",
+    "now",
+    "has",
+    "are",
+    "was",
+    "from",
+    "that",
+    "this",
+    "into",
+    "its",
+    "but",
+    "nor",
+    "any",
+    "new",
+    "still",
+    "since",
+    "may",
+    "can",
+    "need",
+    "needs",
+}
 
 
 @dataclass
@@ -82,8 +104,11 @@ class Lifetimes:
 
 # "CLAUDE.md: all paths verified correct" is a hand-written all-clear in a Docs or FYI
 # section: never the same thing as today's problem with that file.
-_ALL_WELL = re.compile(r"\b(?:verified|(?:are|is|still) (?:correct|current|accurate)|"
-                       r"up to date|no issues|still work|all good)\b", re.IGNORECASE)
+_ALL_WELL = re.compile(
+    r"\b(?:verified|(?:are|is|still) (?:correct|current|accurate)|"
+    r"up to date|no issues|still work|all good)\b",
+    re.IGNORECASE,
+)
 
 
 def _says_all_is_well(item: PriorItem) -> bool:
@@ -123,8 +148,14 @@ def match_report(findings: Sequence[Finding], report: PriorReport) -> dict[int, 
     taken: set[int] = set()
     by_fp = {item.fingerprint: n for n, item in enumerate(candidates) if item.fingerprint}
     for index, finding in enumerate(findings):
-        n = next((by_fp[fp] for fp in (finding.fingerprint, *finding.aliases)
-                  if fp in by_fp and by_fp[fp] not in taken), None)  # fmt: skip
+        n = next(
+            (
+                by_fp[fp]
+                for fp in (finding.fingerprint, *finding.aliases)
+                if fp in by_fp and by_fp[fp] not in taken
+            ),
+            None,
+        )
         if n is not None:
             matched[index] = candidates[n]
             taken.add(n)
@@ -151,8 +182,9 @@ def match_report(findings: Sequence[Finding], report: PriorReport) -> dict[int, 
 def _named_items(finding: Finding, item: PriorItem) -> list[str]:
     """The items of a grouped finding a prior item names (a pass, a test file, a config):
     only distinctive names count — a word like `reorder` could be anything."""
-    said = _backticked(item.text) | _backticked(item.title) | _tokens(item.title) | _tokens(
-        item.text)
+    said = (
+        _backticked(item.text) | _backticked(item.title) | _tokens(item.title) | _tokens(item.text)
+    )
     raw = f"{item.title}\n{item.text}".lower()
     named = []
     for name in finding.items:
@@ -160,7 +192,8 @@ def _named_items(finding: Finding, item: PriorItem) -> list[str]:
         # in backticks (a doc problem): each can be what a hand-written item named.
         for part in {name, name.rsplit("::", 1)[-1], *_backticked(name)}:
             distinctive = len(part) >= 6 and (
-                "_" in part or "." in part or "/" in part or sum(c.isupper() for c in part) >= 2)
+                "_" in part or "." in part or "/" in part or sum(c.isupper() for c in part) >= 2
+            )
             # `pytorch/pytorch#179209` is no token: a long reference counts as written.
             if distinctive and (part.lower() in said or ("#" in part and part.lower() in raw)):
                 named.append(name)
@@ -168,16 +201,20 @@ def _named_items(finding: Finding, item: PriorItem) -> list[str]:
     return named
 
 
-def absorb(findings: Sequence[Finding], report: PriorReport,
-           matched: dict[int, PriorItem]) -> dict[int, list[PriorItem]]:  # fmt: skip
+def absorb(
+    findings: Sequence[Finding], report: PriorReport, matched: dict[int, PriorItem]
+) -> dict[int, list[PriorItem]]:
     """Marker-less prior items (hand-written) that name one item of today's grouped finding:
     that item is carried forward, its first-reported date kept; the finding's other items
     are new. Index of finding → the prior items it absorbs."""
     matched_to = {id(item): index for index, item in matched.items()}
     absorbed: dict[int, list[PriorItem]] = {}
     for item in report.items:
-        if item.fingerprint is not None or item.section is Section.ALL_CLEAR or \
-                _says_all_is_well(item):  # fmt: skip
+        if (
+            item.fingerprint is not None
+            or item.section is Section.ALL_CLEAR
+            or _says_all_is_well(item)
+        ):
             continue
         # Every grouped finding it names an item of (a disabled test is in the list of
         # disabled tests and in this week's switch-offs alike), besides the one it matched.
@@ -200,10 +237,13 @@ def status_update(finding: Finding, prior: PriorItem) -> str:
         # A report without markers: compare with the items it names in backticks, if any.
         mentioned = _backticked(prior.text)
         named = set(_named_items(finding, prior)) | {
-            item for item in finding.items if item.lower() in mentioned}
+            item for item in finding.items if item.lower() in mentioned
+        }
         if finding.items and not named:
-            return (f"still present ({len(finding.items)} now; the prior report named none of "
-                    "them one by one)")  # fmt: skip
+            return (
+                f"still present ({len(finding.items)} now; the prior report named none of "
+                "them one by one)"
+            )
         added = [item for item in finding.items if item not in named]
         removed = 0
     if added:
@@ -251,17 +291,27 @@ def reconcile(
         hits = [
             (report, m[index]) for report, m in zip(reports, matches, strict=True) if index in m
         ]
-        parts = [(report, item) for report, a in zip(reports, absorbed, strict=True)
-                 for item in a.get(index, [])]  # fmt: skip
-        mark = next((went_quiet[fp] for fp in (finding.fingerprint, *finding.aliases)
-                     if fp in went_quiet), None)  # fmt: skip
+        parts = [
+            (report, item)
+            for report, a in zip(reports, absorbed, strict=True)
+            for item in a.get(index, [])
+        ]
+        mark = next(
+            (went_quiet[fp] for fp in (finding.fingerprint, *finding.aliases) if fp in went_quiet),
+            None,
+        )
         listed_latest = bool(reports) and index in matches[-1]
         if mark is not None and not listed_latest:  # left out by the latest report
-            first = min([mark.first_reported or mark.since,
-                         *(item.first_reported or report.date for report, item in hits)])
+            first = min(
+                [
+                    mark.first_reported or mark.since,
+                    *(item.first_reported or report.date for report, item in hits),
+                ]
+            )
             if finding.section is Section.FYI and _same_items(mark, finding):
-                _leave_out(quiet, _carried(finding, first, "no change", unchanged_lines),
-                           mark.since)  # fmt: skip
+                _leave_out(
+                    quiet, _carried(finding, first, "no change", unchanged_lines), mark.since
+                )
             else:  # it changed while left out: back, saying how
                 out.append(_back(finding, mark.model_copy(update={"first_reported": first})))
             continue
@@ -279,9 +329,13 @@ def reconcile(
             follows = f"follows up “{latest.title}”, reported since {first.isoformat()}"
             out.append(finding.model_copy(update={"status_update": follows}))
             continue
-        if finding.kind in lifetimes.ages_out and index in matches[-1] and \
-                finding.section not in UNCHECKED_CARRY and latest.item_digests is not None \
-                and _digests(finding) <= set(latest.item_digests):  # fmt: skip
+        if (
+            finding.kind in lifetimes.ages_out
+            and index in matches[-1]
+            and finding.section not in UNCHECKED_CARRY
+            and latest.item_digests is not None
+            and _digests(finding) <= set(latest.item_digests)
+        ):
             # Awareness all of which was said yesterday (its window still holds it): said once.
             # An Action Item stays, carried, while the window holds it.
             quiet.left_out.append(finding)
@@ -318,17 +372,20 @@ def _digests(finding: Finding) -> set[str]:
     return {item_digest(item) for item in finding.items}
 
 
-def _carried(finding: Finding, first: date, update: str,
-             unchanged_lines: dict[str, str] | None) -> Finding:  # fmt: skip
+def _carried(
+    finding: Finding, first: date, update: str, unchanged_lines: dict[str, str] | None
+) -> Finding:
     section = finding.section
     if section is Section.ACTION_ITEMS:
         section = Section.CARRIED_FORWARD
     template = (unchanged_lines or {}).get(finding.kind)
     if template is None and section is not Section.CI_FAILURES:
         template = UNCHANGED  # a standing item is one line a day; its detail is known
-    one_line = template.format(first_reported=first.isoformat()) if (
-        template and update == "no change"
-    ) else None  # fmt: skip
+    one_line = (
+        template.format(first_reported=first.isoformat())
+        if (template and update == "no change")
+        else None
+    )
     return finding.model_copy(
         update={
             "status": Status.CARRIED,
@@ -349,11 +406,16 @@ def _leave_out(quiet: Reconciled, finding: Finding, since: date) -> None:
     quiet.left_out.append(finding)
     digests = _digests(finding)
     many = len(digests) > QUIET_ITEMS
-    quiet.quiet.append(QuietMark(fingerprint=finding.fingerprint,
-                                 item_digests=[] if many else sorted(digests), since=since,
-                                 first_reported=finding.first_reported,
-                                 set_digest=set_digest(digests) if many else None,
-                                 count=len(digests) if many else None))  # fmt: skip
+    quiet.quiet.append(
+        QuietMark(
+            fingerprint=finding.fingerprint,
+            item_digests=[] if many else sorted(digests),
+            since=since,
+            first_reported=finding.first_reported,
+            set_digest=set_digest(digests) if many else None,
+            count=len(digests) if many else None,
+        )
+    )
 
 
 def _same_items(mark: QuietMark, finding: Finding) -> bool:
@@ -364,26 +426,36 @@ def _same_items(mark: QuietMark, finding: Finding) -> bool:
 
 def _back(finding: Finding, mark: QuietMark) -> Finding:
     """A finding left out as unchanged that changed since: back in the report, saying how."""
-    before = PriorItem(section=Section.FYI, title=finding.title, text="",
-                       item_digests=mark.item_digests)  # fmt: skip
-    update = status_update(finding, before) if mark.set_digest is None else \
-        f"its items changed ({mark.count} then, {len(set(finding.items))} now)"  # fmt: skip
+    before = PriorItem(
+        section=Section.FYI, title=finding.title, text="", item_digests=mark.item_digests
+    )
+    update = (
+        status_update(finding, before)
+        if mark.set_digest is None
+        else f"its items changed ({mark.count} then, {len(set(finding.items))} now)"
+    )
     if update == "no change":  # the same items, in another section now
         update = "moved"
     first = mark.first_reported or mark.since
-    return finding.model_copy(update={
-        "status": Status.CARRIED, "first_reported": first,
-        "status_update": f"{update} since it was left out as unchanged "
-                         f"(last listed {mark.since.isoformat()})",
-        "section": Section.CARRIED_FORWARD if finding.section is Section.ACTION_ITEMS
-        else finding.section})  # fmt: skip
+    return finding.model_copy(
+        update={
+            "status": Status.CARRIED,
+            "first_reported": first,
+            "status_update": f"{update} since it was left out as unchanged "
+            f"(last listed {mark.since.isoformat()})",
+            "section": Section.CARRIED_FORWARD
+            if finding.section is Section.ACTION_ITEMS
+            else finding.section,
+        }
+    )
 
 
 def _gone(latest: PriorReport, found_again: list[PriorItem]) -> list[PriorItem]:
     """The latest report's items not found again today (in sections that can resolve)."""
     still_there = {id(item) for item in found_again}
-    return [item for item in latest.items
-            if item.section in RESOLVABLE and id(item) not in still_there]  # fmt: skip
+    return [
+        item for item in latest.items if item.section in RESOLVABLE and id(item) not in still_there
+    ]
 
 
 @dataclass
@@ -410,8 +482,9 @@ class _Judge:
             return None
         return kind
 
-    def check_on_prior_commit(self, recheck: Callable[[frozenset[str]], PriorCheck | None]
-                              | None, items: list[PriorItem]) -> None:  # fmt: skip
+    def check_on_prior_commit(
+        self, recheck: Callable[[frozenset[str]], PriorCheck | None] | None, items: list[PriorItem]
+    ) -> None:
         kinds = frozenset(k for item in items if (k := self._needs_check(item)))
         if kinds and recheck is not None:
             self.check = recheck(kinds)
@@ -423,8 +496,11 @@ class _Judge:
         if item.fingerprint in found_as:  # merged into a finding of today's that names it
             return "moved", "", None
         if kind is None:
-            return "unchecked", ("scout has no check for it and cannot tell whether it is "
-                                 "fixed"), None  # fmt: skip
+            return (
+                "unchecked",
+                ("scout has no check for it and cannot tell whether it is fixed"),
+                None,
+            )
         if kind in self.lifetimes.ages_out:
             return "aged", "", None
         if kind not in self.completed or item.fingerprint in self.unchecked:
@@ -432,18 +508,28 @@ class _Judge:
         if kind in self.lifetimes.observed:
             return "resolved", "", None
         if self.check is None or kind not in self.check.kinds:
-            return "unchecked", (f"its check ({kind}) could not run on the commit that report "
-                                 "scanned"), None  # fmt: skip
+            return (
+                "unchecked",
+                (f"its check ({kind}) could not run on the commit that report scanned"),
+                None,
+            )
         held = _held(item, self.check, self.lifetimes)
         if held is None:
-            return "disagrees", (f"scout's check disagrees: {kind} finds nothing of it on "
-                                 f"`{self.check.head[:10]}`, the commit that report scanned, "
-                                 "nor today"), None  # fmt: skip
+            return (
+                "disagrees",
+                (
+                    f"scout's check disagrees: {kind} finds nothing of it on "
+                    f"`{self.check.head[:10]}`, the commit that report scanned, "
+                    "nor today"
+                ),
+                None,
+            )
         # Its items in another finding of its check today (a pass only integration tests ran,
         # now run by none; files "added since" now among the older ones): not fixed, and
         # today's finding says what became of them.
-        if any(f.collector == held.collector and set(f.items) & set(held.items)
-               for f in self.today):  # fmt: skip
+        if any(
+            f.collector == held.collector and set(f.items) & set(held.items) for f in self.today
+        ):
             return "moved", "", None
         return "resolved", "", held
 
@@ -458,8 +544,9 @@ class _Judge:
                 out.append(_unchecked(item, latest, since, why, verdict))
         return out
 
-    def dropped(self, latest: PriorReport,
-                dropped: list[tuple[PriorReport, PriorItem]]) -> list[Finding]:  # fmt: skip
+    def dropped(
+        self, latest: PriorReport, dropped: list[tuple[PriorReport, PriorItem]]
+    ) -> list[Finding]:
         out = []
         for report, item in dropped:
             since = item.first_reported or report.date
@@ -468,10 +555,18 @@ class _Judge:
                 out.append(_resolved_line(item, since, latest, self.check, held))
                 continue
             finding = _unchecked(item, report, since, why, verdict)
-            out.append(finding.model_copy(update={"body": (
-                f"From the report of {report.date.isoformat()}; the report of "
-                f"{latest.date.isoformat()} no longer mentions it and {why}, so it is carried "
-                "as it was. Drop it in triage once it is dealt with.")}))
+            out.append(
+                finding.model_copy(
+                    update={
+                        "body": (
+                            f"From the report of {report.date.isoformat()}; the report of "
+                            f"{latest.date.isoformat()} no longer mentions it and {why}, "
+                            "so it is carried "
+                            "as it was. Drop it in triage once it is dealt with."
+                        )
+                    }
+                )
+            )
         return out
 
 
@@ -479,8 +574,9 @@ def _held(item: PriorItem, check: PriorCheck, lifetimes: Lifetimes) -> Finding |
     """The finding that is `item` among those its check made on the prior commit."""
     candidates = [f for f in check.findings if f.kind not in lifetimes.ages_out]
     if item.fingerprint and not item.fingerprint.startswith("prior_unchecked-"):
-        return next((f for f in candidates
-                     if item.fingerprint in (f.fingerprint, *f.aliases)), None)  # fmt: skip
+        return next(
+            (f for f in candidates if item.fingerprint in (f.fingerprint, *f.aliases)), None
+        )
     written = item.model_copy(update={"fingerprint": None})
     report = PriorReport(date=date.min, source="", items=[written])
     matched = match_report(candidates, report)
@@ -490,9 +586,12 @@ def _held(item: PriorItem, check: PriorCheck, lifetimes: Lifetimes) -> Finding |
     return candidates[next(iter(parts))] if parts else None
 
 
-def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorItem]],
-                     absorbed: list[dict[int, list[PriorItem]]],
-                     so_far: list[Finding]) -> list[tuple[PriorReport, PriorItem]]:  # fmt: skip
+def _dropped_by_hand(
+    reports: list[PriorReport],
+    matches: list[dict[int, PriorItem]],
+    absorbed: list[dict[int, list[PriorItem]]],
+    so_far: list[Finding],
+) -> list[tuple[PriorReport, PriorItem]]:
     """Hand-written action items of earlier reports that the latest report no longer
     mentions and scout does not find: a person dropped them without saying they were fixed.
     Judged like the latest report's items rather than lost."""
@@ -502,12 +601,18 @@ def _dropped_by_hand(reports: list[PriorReport], matches: list[dict[int, PriorIt
     for report, matched, taken in zip(reports[:-1], matches[:-1], absorbed[:-1], strict=True):
         seen = {id(i) for i in matched.values()} | {id(i) for v in taken.values() for i in v}
         for item in report.items:
-            if item.fingerprint is not None or id(item) in seen or \
-                    item.section not in UNCHECKED_CARRY or item.priority is None:  # fmt: skip
+            if (
+                item.fingerprint is not None
+                or id(item) in seen
+                or item.section not in UNCHECKED_CARRY
+                or item.priority is None
+            ):
                 continue
             if item.title.lower() in titles or any(
-                _tokens(item.title) and len(_tokens(item.title) & _tokens(later.title))
-                / len(_tokens(item.title) | _tokens(later.title)) >= FUZZY_THRESHOLD
+                _tokens(item.title)
+                and len(_tokens(item.title) & _tokens(later.title))
+                / len(_tokens(item.title) | _tokens(later.title))
+                >= FUZZY_THRESHOLD
                 for later in latest.items
             ):
                 continue  # the latest report still has it, in its own words
@@ -524,19 +629,36 @@ def _carried_in_part(finding: Finding, parts: list[tuple[PriorReport, PriorItem]
     new = [name for name in finding.items if name not in named]
     known = ", ".join(f"`{n}`" for n in finding.items if n in named)
     update = f"carried for {known}" + (
-        f"; new: {', '.join(f'`{n}`' for n in new[:5])}" + (
-            f" (+{len(new) - 5} more)" if len(new) > 5 else "") if new else "")
-    section = Section.CARRIED_FORWARD if finding.section is Section.ACTION_ITEMS \
-        else finding.section  # fmt: skip
-    return finding.model_copy(update={"status": Status.CARRIED, "first_reported": first,
-                                      "status_update": update, "section": section})
+        f"; new: {', '.join(f'`{n}`' for n in new[:5])}"
+        + (f" (+{len(new) - 5} more)" if len(new) > 5 else "")
+        if new
+        else ""
+    )
+    section = (
+        Section.CARRIED_FORWARD if finding.section is Section.ACTION_ITEMS else finding.section
+    )
+    return finding.model_copy(
+        update={
+            "status": Status.CARRIED,
+            "first_reported": first,
+            "status_update": update,
+            "section": section,
+        }
+    )
 
 
-def _resolved_line(item: PriorItem, since: date, latest: PriorReport, check: PriorCheck | None,
-                   held: Finding | None) -> Finding:  # fmt: skip
+def _resolved_line(
+    item: PriorItem,
+    since: date,
+    latest: PriorReport,
+    check: PriorCheck | None,
+    held: Finding | None,
+) -> Finding:
     if check is not None and held is not None:
-        body = (f"first reported {since.isoformat()}; its check finds it on `{check.head[:10]}` "
-                f"(what the report of {latest.date.isoformat()} scanned) and not today")
+        body = (
+            f"first reported {since.isoformat()}; its check finds it on `{check.head[:10]}` "
+            f"(what the report of {latest.date.isoformat()} scanned) and not today"
+        )
     else:
         body = f"first reported {since.isoformat()}, gone as of today"
     return Finding(
@@ -546,8 +668,10 @@ def _resolved_line(item: PriorItem, since: date, latest: PriorReport, check: Pri
         body=body,
         section=Section.ALL_CLEAR,
         files=held.files if held is not None else [],
-        evidence=Evidence(found_at=check.head if check and held else None,
-                          found_as=held.fingerprint if check and held else None),
+        evidence=Evidence(
+            found_at=check.head if check and held else None,
+            found_as=held.fingerprint if check and held else None,
+        ),
         fingerprint=fingerprint("resolved", item.fingerprint or item.title.lower()),
         status=Status.RESOLVED,
         first_reported=since,
@@ -559,14 +683,19 @@ def _resolved_line(item: PriorItem, since: date, latest: PriorReport, check: Pri
 # coverage, every pass for tests. Such an item is Resolved like scout's own: the check
 # finds it on the commit its report scanned and not today. Other hand-written items stay
 # "not re-checked" rather than risk a false "Resolved".
-_CI_WORDS = re.compile(r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
-                       r"disabled in ci|missing from ci|(?:re-?enable|add|restore)\b.*\bin ci)\b",
-                       re.I)
+_CI_WORDS = re.compile(
+    r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
+    r"disabled in ci|missing from ci|(?:re-?enable|add|restore)\b.*\bin ci)\b",
+    re.I,
+)
 _TEST_NAME = re.compile(r"`?\b(Test[A-Z]\w+|test_\w+\.py)\b`?")
 
 
-_UNTESTED_WORDS = re.compile(r"\b(?:(?:zero|no) (?:unit )?(?:tests?|test coverage|coverage)|"
-                             r"untested|lacks? (?:unit )?tests?)\b", re.IGNORECASE)
+_UNTESTED_WORDS = re.compile(
+    r"\b(?:(?:zero|no) (?:unit )?(?:tests?|test coverage|coverage)|"
+    r"untested|lacks? (?:unit )?tests?)\b",
+    re.IGNORECASE,
+)
 _PASS = re.compile(r"`\w+_pass`")
 
 
@@ -582,10 +711,13 @@ def _kind_of(item: PriorItem) -> str | None:
     return None
 
 
-def _unchecked(item: PriorItem, latest: PriorReport, since: date, why: str,
-               verdict: str = "unchecked") -> Finding:  # fmt: skip
-    body = (f"From the report of {latest.date.isoformat()}: {why}, so it is carried as it "
-            "was. Drop it in triage once it is dealt with.")
+def _unchecked(
+    item: PriorItem, latest: PriorReport, since: date, why: str, verdict: str = "unchecked"
+) -> Finding:
+    body = (
+        f"From the report of {latest.date.isoformat()}: {why}, so it is carried as it "
+        "was. Drop it in triage once it is dealt with."
+    )
     return Finding(
         collector="reconcile",
         kind="prior_unchecked",
@@ -593,8 +725,9 @@ def _unchecked(item: PriorItem, latest: PriorReport, since: date, why: str,
         body=body,
         section=Section.CARRIED_FORWARD,
         priority=item.priority,
-        fingerprint=item.fingerprint if item.fingerprint and item.fingerprint.startswith(
-            "prior_unchecked-") else fingerprint("prior_unchecked", item.title.lower()),
+        fingerprint=item.fingerprint
+        if item.fingerprint and item.fingerprint.startswith("prior_unchecked-")
+        else fingerprint("prior_unchecked", item.title.lower()),
         status=Status.CARRIED,
         status_update=why if verdict == "disagrees" else "not re-checked",
         first_reported=since,

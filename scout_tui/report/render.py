@@ -47,8 +47,10 @@ SECTION_HEADINGS: dict[Section, str] = {
     Section.ALL_CLEAR: "All Clear",
 }
 NOTHING = "nothing to report"
-FIRST_REPORT = ("First report: no prior report to compare with, so every finding is new and "
-                "\"new\" means since the start of the day.")
+FIRST_REPORT = (
+    "First report: no prior report to compare with, so every finding is new and "
+    '"new" means since the start of the day.'
+)
 CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
 ONE_LINE_WHEN_CARRIED = {Section.OPPORTUNITIES, Section.FYI, Section.DOCS}
 COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
@@ -93,10 +95,16 @@ def run_marker(head: str) -> str:
 def quiet_marker(mark: QuietMark) -> str:
     """An FYI left out as unchanged, with the items it went quiet with (SPEC: suppression
     that stays)."""
-    items = f"~{mark.set_digest}.{mark.count or 0}" if mark.set_digest else \
-        pack_digests(mark.item_digests)  # fmt: skip
-    parts = [f"scout:quiet fp={mark.fingerprint}", f"set={items}",
-             f"since={mark.since.isoformat()}"]  # fmt: skip
+    items = (
+        f"~{mark.set_digest}.{mark.count or 0}"
+        if mark.set_digest
+        else pack_digests(mark.item_digests)
+    )
+    parts = [
+        f"scout:quiet fp={mark.fingerprint}",
+        f"set={items}",
+        f"since={mark.since.isoformat()}",
+    ]
     if mark.first_reported:
         parts.append(f"first={mark.first_reported.isoformat()}")
     return "<!-- " + " ".join(parts) + " -->"
@@ -216,8 +224,9 @@ def regression_table(finding: Finding) -> str:
     return "\n".join(rows)
 
 
-def render_item(finding: Finding, max_items: int | None = None,
-                list_items: int | None = None) -> str:  # fmt: skip
+def render_item(
+    finding: Finding, max_items: int | None = None, list_items: int | None = None
+) -> str:
     """One list item; the layout matches what the prior-report parser reads back.
     `max_items`: longer lists and tracebacks are cut to that many, with "… N more";
     `list_items`: the body's lists alone are."""
@@ -231,21 +240,32 @@ def render_item(finding: Finding, max_items: int | None = None,
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
     box = "[ ] " if finding.section in CHECKBOX_SECTIONS else ""
-    board = f" ({link('board item', finding.board.url)})" if finding.board and \
-        finding.board.url else ""  # fmt: skip
+    board = (
+        f" ({link('board item', finding.board.url)})" if finding.board and finding.board.url else ""
+    )
     head = f"- {box}**{title}**"
     if summary:
         head += f" — {summary}"
     head += board
     by_hand = finding.decision in ("edited", "promoted")  # what a person wrote is shown whole
     # One line still says where to look: a reviewer acts on it without the first report.
-    where = " · " + ", ".join(code(f"{ref.path}:{ref.line}" if ref.line else ref.path)
-                              for ref in finding.files[:2]) if finding.files else ""  # fmt: skip
+    where = (
+        " · "
+        + ", ".join(
+            code(f"{ref.path}:{ref.line}" if ref.line else ref.path) for ref in finding.files[:2]
+        )
+        if finding.files
+        else ""
+    )
     if finding.unchanged_line and not by_hand:  # carried, unchanged: one line
         line = neutralize_line(finding.unchanged_line)
         return f"- {box}**{title}** — {line}{where}{board} {marker(finding)}"
-    if finding.status is Status.CARRIED and finding.section in ONE_LINE_WHEN_CARRIED and \
-            finding.status_update and not by_hand:  # fmt: skip
+    if (
+        finding.status is Status.CARRIED
+        and finding.section in ONE_LINE_WHEN_CARRIED
+        and finding.status_update
+        and not by_hand
+    ):
         # Awareness the first report detailed: what changed is the news (the console and
         # the JSON keep the whole of it).
         line = neutralize_line(finding.status_update)
@@ -332,9 +352,11 @@ def _hidden(findings: Sequence[Finding]) -> list[str]:
     for finding in findings:
         if is_fingerprint(finding.fingerprint):  # none for one scout did not make
             by_kind.setdefault(finding.fingerprint.rsplit("-", 1)[0], []).append(finding)
-    return [folded_marker(kind, group[start : start + FOLDED_PER_LINE])
-            for kind, group in by_kind.items()
-            for start in range(0, len(group), FOLDED_PER_LINE)]  # fmt: skip
+    return [
+        folded_marker(kind, group[start : start + FOLDED_PER_LINE])
+        for kind, group in by_kind.items()
+        for start in range(0, len(group), FOLDED_PER_LINE)
+    ]
 
 
 def _section_body(section: Section, items: list[Finding], layout: Layout) -> list[str]:
@@ -343,11 +365,15 @@ def _section_body(section: Section, items: list[Finding], layout: Layout) -> lis
         shown, left_out = items[: layout.max_items], items[layout.max_items :]
     collapse = layout.collapse if section in COLLAPSIBLE and items else ""
     if collapse == "count":
-        return [f"_{len(items)} item(s), folded to fit: see `scout report`._", "",
-                *_hidden(items)]  # fmt: skip
+        return [f"_{len(items)} item(s), folded to fit: see `scout report`._", "", *_hidden(items)]
     if collapse == "details":
-        return [f"<details><summary>{len(items)} item(s)</summary>", "",
-                *(_one_line_item(f) for f in shown), "", "</details>"]  # fmt: skip
+        return [
+            f"<details><summary>{len(items)} item(s)</summary>",
+            "",
+            *(_one_line_item(f) for f in shown),
+            "",
+            "</details>",
+        ]
     if section is Section.ALL_CLEAR:
         body = [_all_clear_item(finding) for finding in shown]
     else:
@@ -407,13 +433,19 @@ def fit_report(render: Callable[[Layout], str], max_items: int, limit: int) -> s
     whole report but for findings' long lists; long evidence cut; FYI and All Clear folded
     into `<details>`; then into a count; then every section's list cut. Each keeps every
     item's marker."""
-    layouts = [Layout(list_items=max_items), Layout(max_items), Layout(max_items, "details"),
-               Layout(max_items, "count"),
-               Layout(max_items, "count", cut_sections=True)]  # fmt: skip
+    layouts = [
+        Layout(list_items=max_items),
+        Layout(max_items),
+        Layout(max_items, "details"),
+        Layout(max_items, "count"),
+        Layout(max_items, "count", cut_sections=True),
+    ]
     for layout in layouts:
         text = render(layout)
         if len(text) <= limit:
             return text
-    raise ReportTooLong(f"the report does not fit in a GitHub comment ({limit:,} characters "
-                        f"for it) even cut to {max_items} item(s) a list: {len(text):,}; lower "
-                        "[report] max_list_items")  # fmt: skip
+    raise ReportTooLong(
+        f"the report does not fit in a GitHub comment ({limit:,} characters "
+        f"for it) even cut to {max_items} item(s) a list: {len(text):,}; lower "
+        "[report] max_list_items"
+    )

@@ -145,8 +145,15 @@ class ScoutApp(App[int]):
         title: str
         markdown: str
 
-    def __init__(self, session: Session, run: RunResult | None = None, *, demo: bool = False,
-                 collect: bool = False, load_cached: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        session: Session,
+        run: RunResult | None = None,
+        *,
+        demo: bool = False,
+        collect: bool = False,
+        load_cached: bool = False,
+    ) -> None:
         """`load_cached`: read the day's cached run in a worker once the frame is up (the
         console's start), collecting when there is none; else show `run`, or collect."""
         super().__init__()
@@ -180,8 +187,9 @@ class ScoutApp(App[int]):
         self.set_keymap(dict(session.config.keys))
 
     # The main screen's actions: not from a screen above it (the log viewer, a modal).
-    MAIN_SCREEN_ACTIONS = frozenset({"filter", "preview", "publish", "rerun", "zoom", "help",
-                                     "unzoom_or_clear"})  # fmt: skip
+    MAIN_SCREEN_ACTIONS = frozenset(
+        {"filter", "preview", "publish", "rerun", "zoom", "help", "unzoom_or_clear"}
+    )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return not (action in self.MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1)
@@ -191,8 +199,10 @@ class ScoutApp(App[int]):
         yield StatusLine(id="status")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Input(placeholder="filter: words, p0 p1 p2 new carried dropped "
-                            "unreviewed", id="filter")  # fmt: skip
+                yield Input(
+                    placeholder="filter: words, p0 p1 p2 new carried dropped unreviewed",
+                    id="filter",
+                )
                 yield FindingsTree(id="tree")
             with Vertical(id="right"):
                 yield DetailPane(id="detail")
@@ -283,13 +293,19 @@ class ScoutApp(App[int]):
 
     def _apply_entries(self, entries: dict[str, TriageEntry]) -> None:
         before, self.entries = self.entries, entries
-        changed = {fp for fp in before.keys() | entries.keys()
-                   if _decision(before.get(fp)) != _decision(entries.get(fp))}  # fmt: skip
+        changed = {
+            fp
+            for fp in before.keys() | entries.keys()
+            if _decision(before.get(fp)) != _decision(entries.get(fp))
+        }
         if not self.rows or not self._relabel(changed, before):
             self._show()
 
-    def _predict(self, findings: list[Finding],
-                 decide: Callable[[Finding, TriageEntry | None], TriageEntry | None]) -> None:
+    def _predict(
+        self,
+        findings: list[Finding],
+        decide: Callable[[Finding, TriageEntry | None], TriageEntry | None],
+    ) -> None:
         """Show a decision at once; the worker then records it and posts what the state
         store holds (the same, or what it refused, with why)."""
         entries = dict(self.entries)
@@ -315,8 +331,9 @@ class ScoutApp(App[int]):
                 if entry is not None and entry.merged_into in index:
                     changed.add(entry.merged_into)
         titles = self._titles
-        fresh = rows_of([self.rows[index[fp]].decided.original for fp in changed], self.entries,
-                        titles)  # fmt: skip
+        fresh = rows_of(
+            [self.rows[index[fp]].decided.original for fp in changed], self.entries, titles
+        )
         for row in fresh:
             old = self.rows[index[row.fingerprint]].finding
             if (old.section, old.priority) != (row.finding.section, row.finding.priority):
@@ -358,12 +375,16 @@ class ScoutApp(App[int]):
         finding = row.finding if row else None
         diff, log = self.query_one(DiffPane), self.query_one(LogPane)
         diff.display = diff.show(finding) or self.zoomed == "diff"
-        run = self.repro if finding and self.repro and (
-            self.repro.fingerprint == finding.fingerprint) else None  # fmt: skip
+        run = (
+            self.repro
+            if finding and self.repro and (self.repro.fingerprint == finding.fingerprint)
+            else None
+        )
         log.show_run(run)
         has_log = self.session.has_log(finding)  # no disk here: this runs per cursor move
-        log.display = log.show(finding, self._experiment, has_log) \
-            or run is not None or self.zoomed == "log"  # fmt: skip
+        log.display = (
+            log.show(finding, self._experiment, has_log) or run is not None or self.zoomed == "log"
+        )
 
     @on(FindingsTree.FindingHighlighted)
     def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
@@ -396,8 +417,9 @@ class ScoutApp(App[int]):
             except (triage.TriageError, StateError, ScoutError) as exc:
                 self.post_message(self.Decided(self._decisions(), redact(str(exc)), "error"))
             except Exception as exc:  # never lose the console to one bad decision
-                self.post_message(self.Decided(self._decisions(),
-                                               redact(f"{type(exc).__name__}: {exc}"), "error"))
+                self.post_message(
+                    self.Decided(self._decisions(), redact(f"{type(exc).__name__}: {exc}"), "error")
+                )
 
     def _decisions(self) -> dict[str, TriageEntry]:
         try:
@@ -405,8 +427,9 @@ class ScoutApp(App[int]):
         except (StateError, ScoutError):
             return self.entries
 
-    def _decide(self, act: Callable[[], list[Change] | str], verb: str,
-                select: str | None = None) -> None:  # fmt: skip
+    def _decide(
+        self, act: Callable[[], list[Change] | str], verb: str, select: str | None = None
+    ) -> None:
         def job() -> None:
             done = act()
             if isinstance(done, str):
@@ -443,8 +466,11 @@ class ScoutApp(App[int]):
         if action == "redo":
             self._decide(lambda: _undo_said(session.redo(), "redid", "redo"), "")
             return
-        findings = [f for f in self._findings(message.fingerprints)
-                    if f.section is not Section.ALL_CLEAR or action == "accept"]  # fmt: skip
+        findings = [
+            f
+            for f in self._findings(message.fingerprints)
+            if f.section is not Section.ALL_CLEAR or action == "accept"
+        ]
         if not findings:
             self.notify("no finding under the cursor", severity="warning", timeout=2)
             return
@@ -468,8 +494,9 @@ class ScoutApp(App[int]):
 
             def dropped(reason: str | None) -> None:
                 if reason:
-                    self._predict(findings,
-                                  lambda f, entry: triage.drop(f.fingerprint, entry, reason))
+                    self._predict(
+                        findings, lambda f, entry: triage.drop(f.fingerprint, entry, reason)
+                    )
                     self._decide(lambda: session.drop(findings, reason), "dropped")
                     tree.marked.clear()
 
@@ -507,16 +534,23 @@ class ScoutApp(App[int]):
     def _merge(self, message: FindingsTree.ActionRequested) -> None:
         tree = self.query_one(FindingsTree)
         target = self._current(message.cursor)
-        parts = [f for f in self._findings(sorted(tree.marked))
-                 if target is None or f.fingerprint != target.fingerprint]  # fmt: skip
+        parts = [
+            f
+            for f in self._findings(sorted(tree.marked))
+            if target is None or f.fingerprint != target.fingerprint
+        ]
         if target is None or not parts:
-            self.notify("mark findings with space, then put the cursor on the one they join "
-                        "and press m", severity="warning", timeout=4)  # fmt: skip
+            self.notify(
+                "mark findings with space, then put the cursor on the one they join and press m",
+                severity="warning",
+                timeout=4,
+            )
             return
         original = next(f for f in self.findings if f.fingerprint == target.fingerprint)
         tree.marked.clear()
-        self._decide(lambda: self.session.merge(parts, original), "merged",
-                     select=target.fingerprint)  # fmt: skip
+        self._decide(
+            lambda: self.session.merge(parts, original), "merged", select=target.fingerprint
+        )
 
     def _edit(self, finding: Finding | None) -> None:
         if finding is None:
@@ -526,10 +560,17 @@ class ScoutApp(App[int]):
         def saved(edited: Edited | None) -> None:
             if edited is None:
                 return
-            self._decide(lambda: self.session.edit(
-                original, title=edited.title, body=edited.body, priority=edited.priority,
-                set_priority=edited.priority != finding.priority,
-            ), "edited", select=finding.fingerprint)  # fmt: skip
+            self._decide(
+                lambda: self.session.edit(
+                    original,
+                    title=edited.title,
+                    body=edited.body,
+                    priority=edited.priority,
+                    set_priority=edited.priority != finding.priority,
+                ),
+                "edited",
+                select=finding.fingerprint,
+            )
 
         self.push_screen(EditFinding(finding), saved)
 
@@ -547,9 +588,11 @@ class ScoutApp(App[int]):
         self.notify("repro copied (OSC 52; in tmux: set -g set-clipboard on)", timeout=3)
 
     def _open_url(self, finding: Finding) -> None:
-        urls = ([finding.board.url] if finding.board and finding.board.url else []) + \
-            finding.evidence.urls + ([finding.evidence.compare_url]
-                                     if finding.evidence.compare_url else [])  # fmt: skip
+        urls = (
+            ([finding.board.url] if finding.board and finding.board.url else [])
+            + finding.evidence.urls
+            + ([finding.evidence.compare_url] if finding.evidence.compare_url else [])
+        )
         if not urls:
             self.notify("this finding has no link", severity="warning", timeout=2)
             return
@@ -575,30 +618,43 @@ class ScoutApp(App[int]):
             code = self._run_editor([*shlex.split(editor), str(path)])
         except (OSError, ValueError) as exc:
             path.unlink(missing_ok=True)
-            self.notify(f"cannot start the editor {editor!r}: {exc}", severity="error",
-                        timeout=8)  # fmt: skip
+            self.notify(f"cannot start the editor {editor!r}: {exc}", severity="error", timeout=8)
             return
         text = path.read_text(encoding="utf-8", errors="replace")
         try:
             edited = parse_document(text)
         except BadDocument as exc:  # the text is kept: nothing typed is lost
-            self.notify(f"not recorded — {exc}; your text is kept in {path}", severity="error",
-                        timeout=12)  # fmt: skip
+            self.notify(
+                f"not recorded — {exc}; your text is kept in {path}", severity="error", timeout=12
+            )
             return
         path.unlink(missing_ok=True)
         if code != 0:
-            self.notify(f"the editor exited with status {code}: nothing recorded",
-                        severity="warning", timeout=6)  # fmt: skip
+            self.notify(
+                f"the editor exited with status {code}: nothing recorded",
+                severity="warning",
+                timeout=6,
+            )
         elif edited is None:
             self.notify("the file was emptied: edit cancelled", timeout=3)
         elif (edited.title, edited.priority, edited.body) == (
-                finding.title, finding.priority, finding.body.strip()):  # fmt: skip
+            finding.title,
+            finding.priority,
+            finding.body.strip(),
+        ):
             self.notify("nothing changed", timeout=2)
         else:
-            self._decide(lambda: self.session.edit(
-                original, title=edited.title, body=edited.body, priority=edited.priority,
-                set_priority=edited.priority != finding.priority,
-            ), "edited", select=finding.fingerprint)  # fmt: skip
+            self._decide(
+                lambda: self.session.edit(
+                    original,
+                    title=edited.title,
+                    body=edited.body,
+                    priority=edited.priority,
+                    set_priority=edited.priority != finding.priority,
+                ),
+                "edited",
+                select=finding.fingerprint,
+            )
 
     def _run_editor(self, command: list[str]) -> int:
         if shutil.which(command[0]) is None:  # checked first: a failed start inside suspend
@@ -611,8 +667,7 @@ class ScoutApp(App[int]):
                     error = exc
             raise error
         except SuspendNotSupported:  # headless (tests): an editor that needs no terminal
-            return subprocess.call(command, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL)  # fmt: skip
+            return subprocess.call(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
 
     # -- the repro ----------------------------------------------------------------------------
     def _run_repro(self, finding: Finding) -> None:
@@ -674,11 +729,17 @@ class ScoutApp(App[int]):
         if self.repro is not None:
             self.repro.running, self.repro.returncode = False, message.returncode
             self.repro.stopped = message.stopped
-            self.repro.lines.append("[stopped: its whole process group]" if message.stopped
-                                    else f"[exit status {message.returncode}]")  # fmt: skip
+            self.repro.lines.append(
+                "[stopped: its whole process group]"
+                if message.stopped
+                else f"[exit status {message.returncode}]"
+            )
             said = "stopped" if message.stopped else f"ended: exit status {message.returncode}"
-            self.notify(f"repro {said}", severity="information" if message.returncode == 0
-                        else "warning", timeout=5)  # fmt: skip
+            self.notify(
+                f"repro {said}",
+                severity="information" if message.returncode == 0 else "warning",
+                timeout=5,
+            )
         self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
 
     # -- the whole log --------------------------------------------------------------------------
@@ -689,15 +750,25 @@ class ScoutApp(App[int]):
             return
         from scout_tui.tui.screens.log_viewer import LogViewer
 
-        self.push_screen(LogViewer(kept.path, experiment=self._experiment, title=finding.title,
-                                   root_offset=kept.root_offset))  # fmt: skip
+        self.push_screen(
+            LogViewer(
+                kept.path,
+                experiment=self._experiment,
+                title=finding.title,
+                root_offset=kept.root_offset,
+            )
+        )
 
     # -- collection ---------------------------------------------------------------------------
     def action_rerun(self) -> None:
         if self.session.bundle is not None:
-            self.notify(f"{self.session.bundle_path} is a bundle: collect on a checkout of "
-                        f"{self.session.repository} (`scout collect --bundle …`), then open "
-                        "the new one", severity="warning", timeout=8)  # fmt: skip
+            self.notify(
+                f"{self.session.bundle_path} is a bundle: collect on a checkout of "
+                f"{self.session.repository} (`scout collect --bundle …`), then open "
+                "the new one",
+                severity="warning",
+                timeout=8,
+            )
             return
         if self.collection is not None:
             self.collection.cancel()
@@ -794,8 +865,9 @@ class ScoutApp(App[int]):
             self.post_message(self.GitHubStatus(False, f"GitHub cannot be reached: {exc}"))
             return
         limit = github.rate_limit()
-        self.post_message(self.GitHubStatus(True, f"rate {limit.remaining}/{limit.limit}"
-                                            if limit else ""))  # fmt: skip
+        self.post_message(
+            self.GitHubStatus(True, f"rate {limit.remaining}/{limit.limit}" if limit else "")
+        )
 
     def on_scout_app_git_hub_status(self, message: GitHubStatus) -> None:
         self.github_ok, self.github_detail = message.online, message.detail
@@ -815,8 +887,9 @@ class ScoutApp(App[int]):
         run = self.session.triaged(self.run_result)
         if reviewed_only:
             reviewed = {fp for fp, entry in self.entries.items() if triage.reviewed(entry)}
-            run = run.model_copy(update={"findings": [f for f in run.findings
-                                                      if f.fingerprint in reviewed]})  # fmt: skip
+            run = run.model_copy(
+                update={"findings": [f for f in run.findings if f.fingerprint in reviewed]}
+            )
         return run
 
     def action_preview(self) -> None:
@@ -836,13 +909,17 @@ class ScoutApp(App[int]):
             self.notify("wait for the collection to finish", severity="warning")
             return
         if self.session.bundle is not None and is_past_day(self.run_result.date):
-            self.notify(f"the run of {self.run_result.date} is a past day's (a replay, an old "
-                        "bundle): it is reviewed here, never published", severity="error",
-                        timeout=6)  # fmt: skip
+            self.notify(
+                f"the run of {self.run_result.date} is a past day's (a replay, an old "
+                "bundle): it is reviewed here, never published",
+                severity="error",
+                timeout=6,
+            )
             return
         if self.github_ok is False:
-            self.notify(f"publishing needs GitHub: {self.github_detail}", severity="error",
-                        timeout=6)  # fmt: skip
+            self.notify(
+                f"publishing needs GitHub: {self.github_detail}", severity="error", timeout=6
+            )
             return
         self.query_one(StatusLine).busy = "preparing the publish…"
         self._propose(self.triaged_run(), self.triaged_run(reviewed_only=True))
@@ -859,14 +936,27 @@ class ScoutApp(App[int]):
             except GitHubError as exc:
                 items, note = None, str(exc)
             existing = publisher.todays_comment(run)
-            comment = f"edit today's comment ({existing.url})" if existing else \
-                "post a new report comment"  # fmt: skip
-            undecided = sum(1 for f in run.findings if f.section is not Section.ALL_CLEAR
-                            and not triage.reviewed(self.entries.get(f.fingerprint)))  # fmt: skip
+            comment = (
+                f"edit today's comment ({existing.url})"
+                if existing
+                else "post a new report comment"
+            )
+            undecided = sum(
+                1
+                for f in run.findings
+                if f.section is not Section.ALL_CLEAR
+                and not triage.reviewed(self.entries.get(f.fingerprint))
+            )
             target = session.publish_target()
-            proposal = PublishProposal(session.plan(run, items), session.plan(reviewed, items),
-                                       target, comment, undecided, note,
-                                       tuple(session.run_problems(run)))  # fmt: skip
+            proposal = PublishProposal(
+                session.plan(run, items),
+                session.plan(reviewed, items),
+                target,
+                comment,
+                undecided,
+                note,
+                tuple(session.run_problems(run)),
+            )
             self.post_message(self.Proposed(proposal, None))
         except (GitHubError, ScoutError) as exc:
             self.post_message(self.Proposed(None, redact(str(exc))))
@@ -882,9 +972,17 @@ class ScoutApp(App[int]):
                 self.notify("nothing published", timeout=2)
             elif choice == "dry":
                 plan = message.proposal.plan
-                text = "\n".join([f"# Dry run: {plan.summary()}", "",
-                                  *(f"- {step.description}" for step in plan.steps),
-                                  "", "---", "", plan.report])  # fmt: skip
+                text = "\n".join(
+                    [
+                        f"# Dry run: {plan.summary()}",
+                        "",
+                        *(f"- {step.description}" for step in plan.steps),
+                        "",
+                        "---",
+                        "",
+                        plan.report,
+                    ]
+                )
                 self.push_screen(PreviewScreen(text, "Dry run: nothing is sent"))
             else:
                 run = self.triaged_run(reviewed_only=choice == "reviewed")
@@ -898,17 +996,20 @@ class ScoutApp(App[int]):
     def _publish(self, run: RunResult) -> None:
         session = self.session
         try:
-            outcome = session.publisher(note=lambda line: self.post_message(
-                self.PublishNote(redact(line)))).publish(run)  # fmt: skip
+            outcome = session.publisher(
+                note=lambda line: self.post_message(self.PublishNote(redact(line)))
+            ).publish(run)
         except UsageError as exc:  # refused before anything was written (a day it cannot post)
             self.post_message(self.Published("Nothing published", f"**{redact(str(exc))}**"))
             return
         except (GitHubError, ScoutError) as exc:
             # Only a failure that may pass (5xx, rate limit, network) is worth another try.
-            again = "\n\nWhat was done is journaled: publish again to finish." if isinstance(
-                exc, GitHubError) and exc.transient else ""  # fmt: skip
-            self.post_message(self.Published("Publish stopped",
-                                             f"**{redact(str(exc))}**{again}"))  # fmt: skip
+            again = (
+                "\n\nWhat was done is journaled: publish again to finish."
+                if isinstance(exc, GitHubError) and exc.transient
+                else ""
+            )
+            self.post_message(self.Published("Publish stopped", f"**{redact(str(exc))}**{again}"))
             return
         lines = [f"- {line}" for line in outcome.summary()]
         markdown = "\n".join(["## Published", "", *lines, "", *self._github_view(run)])
@@ -921,8 +1022,12 @@ class ScoutApp(App[int]):
             items = session.board_items()
         except GitHubError as exc:
             return [f"(the board cannot be read: {exc})"]
-        lines = [f"## Board {config.board.owner}/projects/{config.board.number}", "",
-                 "| status | item |", "| --- | --- |"]  # fmt: skip
+        lines = [
+            f"## Board {config.board.owner}/projects/{config.board.number}",
+            "",
+            "| status | item |",
+            "| --- | --- |",
+        ]
         for item in items:
             title = item.title.replace("|", "\\|")
             lines.append(f"| {item.status or 'no status'} | {title} |")
@@ -955,9 +1060,12 @@ class ScoutApp(App[int]):
                 self.zoomed = pane_id
         if self.zoomed is None:
             return
-        hidden = {"tree": ["#right"], "detail": ["#left", "#diff", "#log"],
-                  "diff": ["#left", "#detail", "#log"],
-                  "log": ["#left", "#detail", "#diff"]}[self.zoomed]  # fmt: skip
+        hidden = {
+            "tree": ["#right"],
+            "detail": ["#left", "#diff", "#log"],
+            "diff": ["#left", "#detail", "#log"],
+            "log": ["#left", "#detail", "#diff"],
+        }[self.zoomed]
         for selector in hidden:
             self.query_one(selector).add_class("zoom-hidden")
         if self.zoomed == "tree":
@@ -988,8 +1096,12 @@ class ScoutApp(App[int]):
         self.query_one(FindingsTree).focus()
 
     def action_help(self) -> None:
-        keys = {b.id: key for key, bindings in self.active_bindings.items()
-                for b in [bindings.binding] if b.id}  # fmt: skip
+        keys = {
+            b.id: key
+            for key, bindings in self.active_bindings.items()
+            for b in [bindings.binding]
+            if b.id
+        }
         from scout_tui.tui.screens.help import HelpScreen  # Markdown: imported when asked
 
         self.push_screen(HelpScreen(keys))
@@ -999,18 +1111,30 @@ class ScoutApp(App[int]):
         tree = self.query_one(FindingsTree)
         for action in ACTIONS.values():
             target = tree if hasattr(tree, f"action_{action.id}") else self
-            yield SystemCommand(action.id.replace("_", " ").capitalize(), action.help,
-                                lambda t=target, a=action.id: t.run_action(a))  # fmt: skip
-        yield SystemCommand("Warnings of scout.toml", "what scout.toml names that the "
-                            "repository no longer has, and where it went",
-                            self._show_config_warnings)  # fmt: skip
+            yield SystemCommand(
+                action.id.replace("_", " ").capitalize(),
+                action.help,
+                lambda t=target, a=action.id: t.run_action(a),
+            )
+        yield SystemCommand(
+            "Warnings of scout.toml",
+            "what scout.toml names that the repository no longer has, and where it went",
+            self._show_config_warnings,
+        )
 
     def _show_config_warnings(self) -> None:
         warnings = self.query_one(CollectorsBar).warnings
-        text = "\n".join(f"- **{w.collector}**: {w.message}" for w in warnings) or \
-            "scout.toml matches the repository: nothing to say."  # fmt: skip
-        self.push_screen(PreviewScreen(text, "scout.toml: configured things the repository "
-                                       "no longer has (not findings: never published)"))
+        text = (
+            "\n".join(f"- **{w.collector}**: {w.message}" for w in warnings)
+            or "scout.toml matches the repository: nothing to say."
+        )
+        self.push_screen(
+            PreviewScreen(
+                text,
+                "scout.toml: configured things the repository "
+                "no longer has (not findings: never published)",
+            )
+        )
 
     async def action_quit(self) -> None:
         self.exit(0)

@@ -28,11 +28,14 @@ STDERR_KEPT = 40  # last lines of the child's stderr, for the error it ends with
 
 
 def collect_command(options: SessionOptions, recollect: bool = True) -> list[str]:
-    args = [sys.executable, "-m", "scout_tui", "collect", "--events",
-            "--repo", str(options.repo)]  # fmt: skip
-    for flag, value in (("--config", options.config), ("--cache-dir", options.cache_dir),
-                        ("--state-dir", options.state_dir), ("--prior", options.prior_dir),
-                        ("--api-url", options.api_url)):  # fmt: skip
+    args = [sys.executable, "-m", "scout_tui", "collect", "--events", "--repo", str(options.repo)]
+    for flag, value in (
+        ("--config", options.config),
+        ("--cache-dir", options.cache_dir),
+        ("--state-dir", options.state_dir),
+        ("--prior", options.prior_dir),
+        ("--api-url", options.api_url),
+    ):
         if value is not None:
             args += [flag, str(value)]
     if options.as_of is not None:
@@ -68,9 +71,13 @@ class Collection:
             env[token_variable(self.api_url)] = self.options.token
         env.setdefault("SCOUT_PROCESSES", "2")
         self._process = subprocess.Popen(
-            collect_command(self.options), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-        )  # fmt: skip
+            collect_command(self.options),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         drain = threading.Thread(target=self._read_stderr, daemon=True)
         drain.start()
         assert self._process.stdout is not None
@@ -84,7 +91,7 @@ class Collection:
         error = None
         if code != 0 and not self._cancelled.is_set():
             lines = [line for line in self._stderr if line.startswith("scout: error:")]
-            error = (lines[-1] if lines else (self._stderr or [f"exit code {code}"])[-1])
+            error = lines[-1] if lines else (self._stderr or [f"exit code {code}"])[-1]
             error = redact(error.removeprefix("scout: error: "))
         self.ended = Ended(code, error)
 

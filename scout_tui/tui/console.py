@@ -15,8 +15,11 @@ from scout_tui.session import Session, SessionOptions
 
 def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None = None) -> int:
     warnings: list[str] = []
-    session = (Session.of_bundle(bundle, options, warn=warnings.append) if bundle is not None
-               else Session(options, warn=warnings.append))  # fmt: skip
+    session = (
+        Session.of_bundle(bundle, options, warn=warnings.append)
+        if bundle is not None
+        else Session(options, warn=warnings.append)
+    )
     from scout_tui.tui.app import ScoutApp  # Textual loads only for the console
 
     app = ScoutApp(session, demo=demo, load_cached=True)

@@ -6,9 +6,11 @@ from __future__ import annotations
 from scout_tui.model import Finding, Priority
 from scout_tui.tui.screens.edit_finding import Edited
 
-GUIDE = ("<!-- scout: edit the title, the priority (P0, P1, P2 or none) and the body below "
-         "the blank line; save and quit to record it (u undoes it). Empty the file to "
-         "cancel. -->")  # fmt: skip
+GUIDE = (
+    "<!-- scout: edit the title, the priority (P0, P1, P2 or none) and the body below "
+    "the blank line; save and quit to record it (u undoes it). Empty the file to "
+    "cancel. -->"
+)
 PRIORITIES = {p.value.lower(): p for p in Priority}
 
 
@@ -27,8 +29,9 @@ def parse_document(text: str) -> Edited | None:
     if not "".join(lines).strip():
         return None
     position = 0
-    while position < len(lines) and (not lines[position].strip()
-                                     or lines[position].lstrip().startswith("<!--")):  # fmt: skip
+    while position < len(lines) and (
+        not lines[position].strip() or lines[position].lstrip().startswith("<!--")
+    ):
         position += 1
     header: dict[str, str] = {}
     while position < len(lines) and lines[position].strip():
@@ -36,8 +39,10 @@ def parse_document(text: str) -> Edited | None:
         key, colon, value = line.partition(":")
         name = key.strip().lower()
         if not colon or name not in ("title", "priority"):
-            raise BadDocument(f"line {position + 1}: expected `Title:` or `Priority:` before "
-                              f"the blank line, found {line.strip()[:60]!r}")  # fmt: skip
+            raise BadDocument(
+                f"line {position + 1}: expected `Title:` or `Priority:` before "
+                f"the blank line, found {line.strip()[:60]!r}"
+            )
         if name in header:
             raise BadDocument(f"line {position + 1}: `{key.strip()}:` given twice")
         header[name] = value.strip()

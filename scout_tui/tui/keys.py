@@ -21,39 +21,77 @@ class Action:
     show: bool = True  # in the Footer
 
 
-ACTIONS: dict[str, Action] = {a.id: a for a in (
-    Action("accept", "a", "Accept", "accept the finding(s) as they stand"),
-    Action("demote", "minus", "Demote", "P0 → P1 → P2 → FYI; Opportunities and Docs → FYI",
-           show=False),
-    Action("promote", "plus", "Promote", "FYI, Opportunities, Docs → Action Items P2 → P1 → "
-           "P0", show=False),
-    Action("drop", "x", "Drop", "drop with a reason (remembered: not proposed again)"),
-    Action("mark", "space", "Mark", "mark or unmark for a bulk action or a merge", show=False),
-    Action("merge", "m", "Merge", "merge the marked findings into the cursor's (one board "
-           "item)", show=False),
-    Action("edit", "e", "Edit", "edit title, priority and body", show=False),
-    Action("edit_external", "E", "$EDITOR", "edit the finding in $EDITOR", show=False),
-    Action("undo", "u", "Undo", "undo the last decision (survives a restart)"),
-    Action("redo", "U", "Redo", "redo what undo undid", show=False),
-    Action("copy_repro", "c", "Copy repro", "copy the repro command (OSC 52: works over SSH)",
-           show=False),
-    Action("run_repro", "r", "Run repro", "run the repro here (asks first; r again stops it "
-           "and its workers), output in the log pane",
-           show=False),
-    Action("open_url", "o", "Open URL", "open the finding's link (copied when no display)",
-           show=False),
-    Action("open_log", "l", "Log", "the whole CI log: search it, jump between failures",
-           show=False),
-    Action("filter", "slash", "Filter", "filter: words, and p0 p1 p2 new carried dropped "
-           "unreviewed"),
-    Action("preview", "p", "Preview", "the report as it will be published"),
-    Action("publish", "P", "Publish", "publish: the report comment and Backlog drafts"),
-    Action("rerun", "R", "Rerun", "collect again (cancel a running collection)"),
-    Action("next_unreviewed", "n", "Next", "the next finding not yet reviewed", show=False),
-    Action("zoom", "z", "Zoom", "zoom the focused pane, or back", show=False),
-    Action("help", "question_mark", "Help", "the keys, and how copying works over SSH"),
-    Action("quit", "q", "Quit", "quit (decisions are saved as they are made)"),
-)}  # fmt: skip
+ACTIONS: dict[str, Action] = {
+    a.id: a
+    for a in (
+        Action("accept", "a", "Accept", "accept the finding(s) as they stand"),
+        Action(
+            "demote",
+            "minus",
+            "Demote",
+            "P0 → P1 → P2 → FYI; Opportunities and Docs → FYI",
+            show=False,
+        ),
+        Action(
+            "promote",
+            "plus",
+            "Promote",
+            "FYI, Opportunities, Docs → Action Items P2 → P1 → P0",
+            show=False,
+        ),
+        Action("drop", "x", "Drop", "drop with a reason (remembered: not proposed again)"),
+        Action("mark", "space", "Mark", "mark or unmark for a bulk action or a merge", show=False),
+        Action(
+            "merge",
+            "m",
+            "Merge",
+            "merge the marked findings into the cursor's (one board item)",
+            show=False,
+        ),
+        Action("edit", "e", "Edit", "edit title, priority and body", show=False),
+        Action("edit_external", "E", "$EDITOR", "edit the finding in $EDITOR", show=False),
+        Action("undo", "u", "Undo", "undo the last decision (survives a restart)"),
+        Action("redo", "U", "Redo", "redo what undo undid", show=False),
+        Action(
+            "copy_repro",
+            "c",
+            "Copy repro",
+            "copy the repro command (OSC 52: works over SSH)",
+            show=False,
+        ),
+        Action(
+            "run_repro",
+            "r",
+            "Run repro",
+            "run the repro here (asks first; r again stops it "
+            "and its workers), output in the log pane",
+            show=False,
+        ),
+        Action(
+            "open_url",
+            "o",
+            "Open URL",
+            "open the finding's link (copied when no display)",
+            show=False,
+        ),
+        Action(
+            "open_log", "l", "Log", "the whole CI log: search it, jump between failures", show=False
+        ),
+        Action(
+            "filter",
+            "slash",
+            "Filter",
+            "filter: words, and p0 p1 p2 new carried dropped unreviewed",
+        ),
+        Action("preview", "p", "Preview", "the report as it will be published"),
+        Action("publish", "P", "Publish", "publish: the report comment and Backlog drafts"),
+        Action("rerun", "R", "Rerun", "collect again (cancel a running collection)"),
+        Action("next_unreviewed", "n", "Next", "the next finding not yet reviewed", show=False),
+        Action("zoom", "z", "Zoom", "zoom the focused pane, or back", show=False),
+        Action("help", "question_mark", "Help", "the keys, and how copying works over SSH"),
+        Action("quit", "q", "Quit", "quit (decisions are saved as they are made)"),
+    )
+}
 assert set(ACTIONS) == set(ACTION_IDS), "the console's actions are the ids [keys] accepts"
 
 
@@ -67,6 +105,6 @@ def shown_key(key: str) -> str:
 
 def binding(action_id: str, *, priority: bool = False) -> Binding:
     action = ACTIONS[action_id]
-    return Binding(action.key, action_id, action.description, show=action.show, id=action_id,
-                   priority=priority)  # fmt: skip
-
+    return Binding(
+        action.key, action_id, action.description, show=action.show, id=action_id, priority=priority
+    )

@@ -52,8 +52,9 @@ class SectionView:
         return [row for group in self.groups for row in group.rows]
 
 
-def badges(decided: triage.Decided, titles: dict[str, str] | None = None,
-           absorbed: int = 0) -> tuple[str, ...]:  # fmt: skip
+def badges(
+    decided: triage.Decided, titles: dict[str, str] | None = None, absorbed: int = 0
+) -> tuple[str, ...]:
     """`titles` names a merge's target; `absorbed` counts the findings merged into this."""
     finding, entry = decided.original, decided.entry
     out = []
@@ -68,8 +69,11 @@ def badges(decided: triage.Decided, titles: dict[str, str] | None = None,
         label = decided.label
         if label == "merged" and entry is not None and entry.merged_into:
             target = (titles or {}).get(entry.merged_into)
-            label = f"merged into “{_short(target)}”" if target else (
-                f"merged into {entry.merged_into.rsplit('-', 1)[-1][:6]}")  # fmt: skip
+            label = (
+                f"merged into “{_short(target)}”"
+                if target
+                else (f"merged into {entry.merged_into.rsplit('-', 1)[-1][:6]}")
+            )
         out.append(label)
     if absorbed:
         out.append(f"+{absorbed} merged")
@@ -123,18 +127,22 @@ class Filter:
         return True
 
 
-def rows_of(findings: Sequence[Finding], entries: dict,
-            titles: dict[str, str] | None = None) -> list[Row]:  # fmt: skip
+def rows_of(
+    findings: Sequence[Finding], entries: dict, titles: dict[str, str] | None = None
+) -> list[Row]:
     """`titles`: of every finding of the run, for merges into findings not in `findings`."""
     decided = triage.decided(findings, entries)
-    titles = titles if titles is not None else {d.original.fingerprint: d.current.title
-                                                for d in decided}  # fmt: skip
+    titles = (
+        titles if titles is not None else {d.original.fingerprint: d.current.title for d in decided}
+    )
     absorbed: dict[str, int] = {}
     for entry in entries.values():
         if entry.decision == "merged" and entry.merged_into:
             absorbed[entry.merged_into] = absorbed.get(entry.merged_into, 0) + 1
-    return [Row(d, badges(d, titles, absorbed.get(d.original.fingerprint, 0)),
-                triage.reviewed(d.entry)) for d in decided]  # fmt: skip
+    return [
+        Row(d, badges(d, titles, absorbed.get(d.original.fingerprint, 0)), triage.reviewed(d.entry))
+        for d in decided
+    ]
 
 
 def sections(rows: Sequence[Row], keep: Filter | None = None) -> list[SectionView]:

@@ -52,13 +52,18 @@ class BoardTiming:
         now = self.clock()
         for project in world.projects:
             status = project.field("Status")
-            option = next((o.id for o in status.options
-                           if o.name == self.automation_status), None) if status else None
+            option = (
+                next((o.id for o in status.options if o.name == self.automation_status), None)
+                if status
+                else None
+            )
             for item in project.items:
                 if item.id in self.pending and now >= self.added[item.id] + self.automation_delay:
                     self.pending.discard(item.id)
                     if option is not None and status is not None:
                         item.values[status.id] = option
+
+
 TITLE_LIMIT = 256  # a draft issue's title, as GitHub validates it
 
 
@@ -66,8 +71,13 @@ TITLE_LIMIT = 256  # a draft issue's title, as GitHub validates it
 def schema() -> GraphQLSchema:
     sdl = resources.files(__package__).joinpath("schema.graphql").read_text(encoding="utf-8")
     built = build_schema(sdl)
-    for name in ("Actor", "Node", "ProjectV2FieldConfiguration", "ProjectV2ItemContent",
-                 "ProjectV2ItemFieldValue"):  # fmt: skip
+    for name in (
+        "Actor",
+        "Node",
+        "ProjectV2FieldConfiguration",
+        "ProjectV2ItemContent",
+        "ProjectV2ItemFieldValue",
+    ):
         built.type_map[name].resolve_type = lambda obj, *_: obj.typename  # type: ignore[attr-defined]
     return built
 
@@ -89,17 +99,21 @@ def _page(nodes: Sequence[Any], first: int | None, after: str | None) -> dict:
     if first is None:
         raise GraphQLError("You must provide a `first` or `last` value to properly paginate.")
     if first > MAX_PAGE:
-        raise GraphQLError(f"Requesting {first} records exceeds the `first` limit of "
-                           f"{MAX_PAGE} records.")  # fmt: skip
+        raise GraphQLError(
+            f"Requesting {first} records exceeds the `first` limit of {MAX_PAGE} records."
+        )
     start = _offset(after)
     chunk = list(nodes[start : start + first])
     end = start + len(chunk)
     return {
         "nodes": chunk,
         "totalCount": len(nodes),
-        "pageInfo": {"hasNextPage": end < len(nodes), "hasPreviousPage": start > 0,
-                     "startCursor": _cursor(start + 1) if chunk else None,
-                     "endCursor": _cursor(end) if chunk else None},
+        "pageInfo": {
+            "hasNextPage": end < len(nodes),
+            "hasPreviousPage": start > 0,
+            "startCursor": _cursor(start + 1) if chunk else None,
+            "endCursor": _cursor(end) if chunk else None,
+        },
     }
 
 
@@ -107,13 +121,17 @@ class _Field:
     def __init__(self, field: ProjectField) -> None:
         self.id, self.name, self.dataType = field.id, field.name, field.data_type
         self._field = field
-        self.typename = {"SINGLE_SELECT": "ProjectV2SingleSelectField",
-                         "ITERATION": "ProjectV2IterationField"}.get(field.data_type,
-                                                                   "ProjectV2Field")  # fmt: skip
+        self.typename = {
+            "SINGLE_SELECT": "ProjectV2SingleSelectField",
+            "ITERATION": "ProjectV2IterationField",
+        }.get(field.data_type, "ProjectV2Field")
 
     def options(self, info: Any, names: list[str] | None = None) -> list[dict]:
-        return [{"id": o.id, "name": o.name} for o in self._field.options
-                if names is None or o.name in names]  # fmt: skip
+        return [
+            {"id": o.id, "name": o.name}
+            for o in self._field.options
+            if names is None or o.name in names
+        ]
 
 
 class _Actor:
@@ -163,14 +181,18 @@ class _Item:
 
     def _values(self) -> list[_SingleSelectValue]:
         fields = {f.id: f for f in self._project.fields}
-        return [_SingleSelectValue(self._item, fields[fid], oid)
-                for fid, oid in self._item.values.items() if fid in fields]  # fmt: skip
+        return [
+            _SingleSelectValue(self._item, fields[fid], oid)
+            for fid, oid in self._item.values.items()
+            if fid in fields
+        ]
 
     def fieldValueByName(self, info: Any, name: str) -> _SingleSelectValue | None:
         return next((v for v in self._values() if v.field.name == name), None)
 
-    def fieldValues(self, info: Any, first: int | None = None, after: str | None = None,
-                    **_: Any) -> dict:  # fmt: skip
+    def fieldValues(
+        self, info: Any, first: int | None = None, after: str | None = None, **_: Any
+    ) -> dict:
         return _page(self._values(), first, after)
 
 
@@ -187,15 +209,18 @@ class _Project:
         found = self._project.field(name)
         return _Field(found) if found else None
 
-    def fields(self, info: Any, first: int | None = None, after: str | None = None,
-               **_: Any) -> dict:  # fmt: skip
+    def fields(
+        self, info: Any, first: int | None = None, after: str | None = None, **_: Any
+    ) -> dict:
         return _page([_Field(f) for f in self._project.fields], first, after)
 
-    def items(self, info: Any, first: int | None = None, after: str | None = None,
-              **_: Any) -> dict:  # fmt: skip
+    def items(
+        self, info: Any, first: int | None = None, after: str | None = None, **_: Any
+    ) -> dict:
         timing = info.root_value.timing
-        items = [_Item(self._world, self._project, i) for i in self._project.items
-                 if timing.visible(i)]  # fmt: skip
+        items = [
+            _Item(self._world, self._project, i) for i in self._project.items if timing.visible(i)
+        ]
         return _page(items, first, after)
 
 
@@ -220,9 +245,14 @@ def _check_draft(title: str | None, body: str | None) -> None:
 class GraphQLApi:
     """Runs one request against the world; the caller holds the world's lock."""
 
-    def __init__(self, world: World, viewer: str, base_url: str,
-                 after_write: Callable[[], None],
-                 timing: BoardTiming | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        world: World,
+        viewer: str,
+        base_url: str,
+        after_write: Callable[[], None],
+        timing: BoardTiming | None = None,
+    ) -> None:
         self.world, self.viewer_login, self.base_url = world, viewer, base_url
         self._after_write = after_write
         self.timing = timing or BoardTiming()
@@ -258,8 +288,7 @@ class GraphQLApi:
     def _project_by_id(self, project_id: str) -> Project:
         project = next((p for p in self.world.projects if p.id == project_id), None)
         if project is None:
-            raise GraphQLError(f"Could not resolve to a node with the global id of "
-                               f"'{project_id}'")  # fmt: skip
+            raise GraphQLError(f"Could not resolve to a node with the global id of '{project_id}'")
         return project
 
     def addProjectV2DraftIssue(self, info: Any, input: dict) -> dict:
@@ -268,9 +297,14 @@ class GraphQLApi:
             raise GraphQLError("Title can't be blank")
         _check_draft(input["title"], input.get("body"))
         number = self.world.new_id()
-        item = Item(id=f"PVTI_lADO{number}", full_database_id=number, draft_id=f"DI_lADO{number}",
-                    title=input["title"], body=input.get("body") or "",
-                    creator=self.viewer_login)  # fmt: skip
+        item = Item(
+            id=f"PVTI_lADO{number}",
+            full_database_id=number,
+            draft_id=f"DI_lADO{number}",
+            title=input["title"],
+            body=input.get("body") or "",
+            creator=self.viewer_login,
+        )
         status = project.field("Status")
         if project.default_status and status is not None:
             option = next((o for o in status.options if o.name == project.default_status), None)
@@ -279,15 +313,18 @@ class GraphQLApi:
         project.items.append(item)
         self.timing.item_added(self.world, item)
         self._after_write()
-        return {"clientMutationId": input.get("clientMutationId"),
-                "projectItem": _Item(self.world, project, item)}  # fmt: skip
+        return {
+            "clientMutationId": input.get("clientMutationId"),
+            "projectItem": _Item(self.world, project, item),
+        }
 
     def deleteProjectV2Item(self, info: Any, input: dict) -> dict:
         project = self._project_by_id(input["projectId"])
         item = next((i for i in project.items if i.id == input["itemId"]), None)
         if item is None:
-            raise GraphQLError(f"Could not resolve to a node with the global id of "
-                               f"'{input['itemId']}'")  # fmt: skip
+            raise GraphQLError(
+                f"Could not resolve to a node with the global id of '{input['itemId']}'"
+            )
         project.items.remove(item)
         self._after_write()
         return {"clientMutationId": input.get("clientMutationId"), "deletedItemId": item.id}
@@ -306,8 +343,10 @@ class GraphQLApi:
             raise GraphQLError("The single select option Id does not belong to the field")
         item.values[field.id] = option
         self._after_write()
-        return {"clientMutationId": input.get("clientMutationId"),
-                "projectV2Item": _Item(self.world, project, item)}  # fmt: skip
+        return {
+            "clientMutationId": input.get("clientMutationId"),
+            "projectV2Item": _Item(self.world, project, item),
+        }
 
     def updateProjectV2DraftIssue(self, info: Any, input: dict) -> dict:
         for project in self.world.projects:
@@ -321,21 +360,29 @@ class GraphQLApi:
                     if input.get("body") is not None:
                         item.body = input["body"]
                     self._after_write()
-                    return {"clientMutationId": input.get("clientMutationId"),
-                            "draftIssue": _Draft(item, _creator(self.world, item))}  # fmt: skip
-        raise GraphQLError(f"Could not resolve to a node with the global id of "
-                           f"'{input['draftIssueId']}'")  # fmt: skip
+                    return {
+                        "clientMutationId": input.get("clientMutationId"),
+                        "draftIssue": _Draft(item, _creator(self.world, item)),
+                    }
+        raise GraphQLError(
+            f"Could not resolve to a node with the global id of '{input['draftIssueId']}'"
+        )
 
     def execute(self, query: str, variables: dict | None, operation: str | None) -> dict:
-        result = graphql_sync(schema(), query, root_value=self, variable_values=variables,
-                              operation_name=operation)  # fmt: skip
+        result = graphql_sync(
+            schema(), query, root_value=self, variable_values=variables, operation_name=operation
+        )
         out: dict = {"data": result.data}
         if result.errors:
             out["errors"] = [
-                {"message": e.message, "type": "NOT_FOUND" if "Could not resolve" in e.message
-                 else None, "path": e.path,
-                 "locations": [{"line": loc.line, "column": loc.column}
-                               for loc in (e.locations or [])]}
+                {
+                    "message": e.message,
+                    "type": "NOT_FOUND" if "Could not resolve" in e.message else None,
+                    "path": e.path,
+                    "locations": [
+                        {"line": loc.line, "column": loc.column} for loc in (e.locations or [])
+                    ],
+                }
                 for e in result.errors
-            ]  # fmt: skip
+            ]
         return out

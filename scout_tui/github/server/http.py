@@ -41,7 +41,7 @@ FAULT_KINDS = {
     "primary": "403 primary rate limit: x-ratelimit-remaining 0, x-ratelimit-reset in S s",
     "429": "429 with x-ratelimit-remaining 0, x-ratelimit-reset in S s",
     "graphql-ratelimit": "200 with a RATE_LIMITED error, x-ratelimit-reset in S s",
-    "graphql-timeout": "200 with GitHub's transient \"Something went wrong … timeout\"",
+    "graphql-timeout": '200 with GitHub\'s transient "Something went wrong … timeout"',
     "timeout": "no answer until the client gives up",
     "drop": "the connection closed, no answer",
     "hang": "no answer until the server stops",
@@ -55,11 +55,14 @@ _AFTER = ("500", "502", "graphql-timeout", "timeout", "drop", "hang")
 _SECONDS = ("ratelimit", "primary", "429", "graphql-ratelimit")
 TIMEOUT_FAULT_SECONDS = 30.0
 PRIMARY_LIMIT = "API rate limit exceeded for user ID 1."
-SECONDARY_LIMIT = ("You have exceeded a secondary rate limit. Please wait a few minutes before "
-                   "you try again.")  # fmt: skip
-GRAPHQL_TIMEOUT = ("Something went wrong while executing your query. This may be the result of "
-                   "a timeout, or it could be a GitHub bug. Please include `0A1B:2C3D:4E5F` "
-                   "when reporting this issue.")  # fmt: skip
+SECONDARY_LIMIT = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+)
+GRAPHQL_TIMEOUT = (
+    "Something went wrong while executing your query. This may be the result of "
+    "a timeout, or it could be a GitHub bug. Please include `0A1B:2C3D:4E5F` "
+    "when reporting this issue."
+)
 
 
 class FaultError(ValueError):
@@ -95,13 +98,14 @@ class Fault:
         kind = kind.removesuffix("-after")
         kind, _, seconds = kind.partition("=")
         if kind not in FAULT_KINDS:
-            raise FaultError(f"--fault {spec!r}: KIND is one of {', '.join(FAULT_KINDS)} "
-                             f"(optionally -after: {', '.join(_AFTER)})")  # fmt: skip
+            raise FaultError(
+                f"--fault {spec!r}: KIND is one of {', '.join(FAULT_KINDS)} "
+                f"(optionally -after: {', '.join(_AFTER)})"
+            )
         if after and kind not in _AFTER:
             raise FaultError(f"--fault {spec!r}: only {', '.join(_AFTER)} can follow the change")
         if seconds and (kind not in _SECONDS or not seconds.isdigit()):
-            raise FaultError(f"--fault {spec!r}: =S (whole seconds) is for "
-                             f"{', '.join(_SECONDS)}")  # fmt: skip
+            raise FaultError(f"--fault {spec!r}: =S (whole seconds) is for {', '.join(_SECONDS)}")
         where = {"nth": int(target)} if target.isdigit() else {"text": target}
         return cls(kind, **where, after=after, remaining=remaining, seconds=int(seconds or 1))
 
@@ -161,8 +165,9 @@ class LocalGitHub:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> LocalGitHub:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
-                                        name="local-github")  # fmt: skip
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, daemon=True, name="local-github"
+        )
         self._thread.start()
         return self
 
@@ -253,12 +258,19 @@ class LocalGitHub:
         self._send(handler, response, handler.headers.get("If-None-Match"))
         entry.status, entry.cost = response.status, response.cost
 
-    def _answer(self, handler: BaseHTTPRequestHandler, method: str, path: str,
-                query: dict[str, list[str]], payload: Any) -> Response:  # fmt: skip
+    def _answer(
+        self,
+        handler: BaseHTTPRequestHandler,
+        method: str,
+        path: str,
+        query: dict[str, list[str]],
+        payload: Any,
+    ) -> Response:
         token = _token(handler.headers.get("Authorization", ""))
         if token is None:
-            return Response(401, {"message": "Requires authentication",
-                                  "documentation_url": rest.DOCS})  # fmt: skip
+            return Response(
+                401, {"message": "Requires authentication", "documentation_url": rest.DOCS}
+            )
         known = self.world.login_for(token)
         if known is None:
             return Response(401, {"message": "Bad credentials", "documentation_url": rest.DOCS})
@@ -268,25 +280,41 @@ class LocalGitHub:
         if path.endswith("/graphql") and method == "POST":
             if not isinstance(payload, dict) or "query" not in payload:
                 response = Response(400, {"message": "Problems parsing JSON"})
-            elif (known.scopes is not None and not {"project", "read:project"} & set(known.scopes)
-                  and "projectv2" in str(payload["query"]).lower()):  # `viewer` needs no scope
-                response = Response(200, {"errors": [{
-                    "type": "INSUFFICIENT_SCOPES",
-                    "message": "Your token has not been granted the required scopes to execute "
-                    "this query. The 'project' field requires one of the following scopes: "
-                    "['read:project'].",
-                }]})  # fmt: skip
+            elif (
+                known.scopes is not None
+                and not {"project", "read:project"} & set(known.scopes)
+                and "projectv2" in str(payload["query"]).lower()
+            ):  # `viewer` needs no scope
+                response = Response(
+                    200,
+                    {
+                        "errors": [
+                            {
+                                "type": "INSUFFICIENT_SCOPES",
+                                "message": "Your token has not been granted the required "
+                                "scopes to execute this query. The 'project' field requires "
+                                "one of the following scopes: "
+                                "['read:project'].",
+                            }
+                        ]
+                    },
+                )
             else:
                 api = GraphQLApi(self.world, known.login, self.url, lambda: None, self.timing)
-                response = Response(200, api.execute(payload["query"], payload.get("variables"),
-                                                     payload.get("operationName")))  # fmt: skip
+                response = Response(
+                    200,
+                    api.execute(
+                        payload["query"], payload.get("variables"), payload.get("operationName")
+                    ),
+                )
         else:
             response = rest.route(self.world, known, method, path, query, payload, self.url)
         response.headers.update(headers)
         return response
 
-    def _send(self, handler: BaseHTTPRequestHandler, response: Response,
-              if_none_match: str | None) -> None:  # fmt: skip
+    def _send(
+        self, handler: BaseHTTPRequestHandler, response: Response, if_none_match: str | None
+    ) -> None:
         if isinstance(response.body, Path):  # a big file: streamed, never read whole
             self._stream(handler, response.body)
             return
@@ -343,22 +371,32 @@ class LocalGitHub:
 
 def _refusal(fault: Fault) -> Response | None:
     """The answer GitHub gives for a fault kind that answers (None: it does not)."""
-    exhausted = {"X-RateLimit-Remaining": "0",
-                 "X-RateLimit-Reset": str(int(time.time()) + fault.seconds)}  # fmt: skip
+    exhausted = {
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": str(int(time.time()) + fault.seconds),
+    }
     if fault.kind in ("500", "502"):
         message = "Server Error" if fault.kind == "500" else "Bad Gateway"
         return Response(int(fault.kind), {"message": message}, cost=False)
     if fault.kind in ("ratelimit", "secondary"):
         wait = {"Retry-After": str(fault.seconds)} if fault.kind == "ratelimit" else {}
-        return Response(403, {"message": SECONDARY_LIMIT, "documentation_url": rest.DOCS},
-                        wait, cost=False)  # fmt: skip
+        return Response(
+            403, {"message": SECONDARY_LIMIT, "documentation_url": rest.DOCS}, wait, cost=False
+        )
     if fault.kind in ("primary", "429"):
-        return Response(403 if fault.kind == "primary" else 429,
-                        {"message": PRIMARY_LIMIT, "documentation_url": rest.DOCS},
-                        exhausted, cost=False)  # fmt: skip
+        return Response(
+            403 if fault.kind == "primary" else 429,
+            {"message": PRIMARY_LIMIT, "documentation_url": rest.DOCS},
+            exhausted,
+            cost=False,
+        )
     if fault.kind == "graphql-ratelimit":
-        return Response(200, {"errors": [{"type": "RATE_LIMITED", "message": PRIMARY_LIMIT}]},
-                        {**exhausted, "X-RateLimit-Resource": "graphql"}, cost=False)  # fmt: skip
+        return Response(
+            200,
+            {"errors": [{"type": "RATE_LIMITED", "message": PRIMARY_LIMIT}]},
+            {**exhausted, "X-RateLimit-Resource": "graphql"},
+            cost=False,
+        )
     if fault.kind == "graphql-timeout":
         return Response(200, {"data": None, "errors": [{"message": GRAPHQL_TIMEOUT}]})
     return None

@@ -16,8 +16,12 @@ class Response:
     cost: bool = True  # counts against the rate limit
 
 
-def paginate(items: list[Any], query: dict[str, list[str]], url: str,
-             wrap: Callable[[list[Any]], Any] | None = None) -> Response:  # fmt: skip
+def paginate(
+    items: list[Any],
+    query: dict[str, list[str]],
+    url: str,
+    wrap: Callable[[list[Any]], Any] | None = None,
+) -> Response:
     """`per_page` (≤100, default 30) and `page`, with GitHub's `Link` header."""
     per_page = min(100, max(1, int((query.get("per_page") or ["30"])[0] or 30)))
     page = max(1, int((query.get("page") or ["1"])[0] or 1))

@@ -37,84 +37,132 @@ def _stamp(moment: datetime | None) -> str | None:
 
 def _user(world: World, login: str, base: str) -> dict:
     account = world.account(login) or Account(login=login, id=0)
-    return {"login": account.login, "id": account.id, "node_id": account.node_id,
-            "type": account.type, "site_admin": False, "url": f"{base}/users/{account.login}",
-            "html_url": f"{base}/{account.login}"}  # fmt: skip
+    return {
+        "login": account.login,
+        "id": account.id,
+        "node_id": account.node_id,
+        "type": account.type,
+        "site_admin": False,
+        "url": f"{base}/users/{account.login}",
+        "html_url": f"{base}/{account.login}",
+    }
 
 
 def _comment(world: World, repo: Repository, issue: Issue, comment: Comment, base: str) -> dict:
     html = f"{base}/{repo.full_name}/issues/{issue.number}#issuecomment-{comment.id}"
-    return {"id": comment.id, "node_id": f"IC_kwDO{comment.id}", "body": comment.body,
-            "user": _user(world, comment.user, base), "html_url": html,
-            "url": f"{base}/repos/{repo.full_name}/issues/comments/{comment.id}",
-            "issue_url": f"{base}/repos/{repo.full_name}/issues/{issue.number}",
-            "created_at": _stamp(comment.created_at), "updated_at": _stamp(comment.updated_at),
-            "author_association": "MEMBER"}  # fmt: skip
+    return {
+        "id": comment.id,
+        "node_id": f"IC_kwDO{comment.id}",
+        "body": comment.body,
+        "user": _user(world, comment.user, base),
+        "html_url": html,
+        "url": f"{base}/repos/{repo.full_name}/issues/comments/{comment.id}",
+        "issue_url": f"{base}/repos/{repo.full_name}/issues/{issue.number}",
+        "created_at": _stamp(comment.created_at),
+        "updated_at": _stamp(comment.updated_at),
+        "author_association": "MEMBER",
+    }
 
 
 def _issue(world: World, repo: Repository, issue: Issue, base: str) -> dict:
     kind = "pull" if issue.pull else "issues"
     data = {
-        "id": issue.id, "node_id": f"I_kwDO{issue.id}", "number": issue.number,
-        "title": issue.title, "body": issue.body, "state": issue.state,
-        "user": _user(world, issue.user, base), "labels": [{"name": n} for n in issue.labels],
-        "comments": len(issue.comments), "created_at": _stamp(issue.created_at),
-        "updated_at": _stamp(issue.updated_at), "closed_at": _stamp(issue.closed_at),
+        "id": issue.id,
+        "node_id": f"I_kwDO{issue.id}",
+        "number": issue.number,
+        "title": issue.title,
+        "body": issue.body,
+        "state": issue.state,
+        "user": _user(world, issue.user, base),
+        "labels": [{"name": n} for n in issue.labels],
+        "comments": len(issue.comments),
+        "created_at": _stamp(issue.created_at),
+        "updated_at": _stamp(issue.updated_at),
+        "closed_at": _stamp(issue.closed_at),
         "url": f"{base}/repos/{repo.full_name}/issues/{issue.number}",
         "html_url": f"{base}/{repo.full_name}/{kind}/{issue.number}",
-        "repository_url": f"{base}/repos/{repo.full_name}", "draft": issue.draft,
-    }  # fmt: skip
+        "repository_url": f"{base}/repos/{repo.full_name}",
+        "draft": issue.draft,
+    }
     if issue.pull:
-        data["pull_request"] = {"url": f"{base}/repos/{repo.full_name}/pulls/{issue.number}",
-                                "merged_at": _stamp(issue.merged_at)}  # fmt: skip
+        data["pull_request"] = {
+            "url": f"{base}/repos/{repo.full_name}/pulls/{issue.number}",
+            "merged_at": _stamp(issue.merged_at),
+        }
     return data
 
 
 def _pull(world: World, repo: Repository, issue: Issue, base: str) -> dict:
     data = _issue(world, repo, issue, base)
-    data.update({
-        "url": f"{base}/repos/{repo.full_name}/pulls/{issue.number}",
-        "merged": issue.merged_at is not None, "merged_at": _stamp(issue.merged_at),
-        "requested_reviewers": [_user(world, r, base) for r in issue.requested_reviewers],
-        "head": {"sha": issue.head_sha, "ref": f"branch-{issue.number}"},
-        "base": {"ref": repo.default_branch, "sha": "0" * 40},
-    })  # fmt: skip
+    data.update(
+        {
+            "url": f"{base}/repos/{repo.full_name}/pulls/{issue.number}",
+            "merged": issue.merged_at is not None,
+            "merged_at": _stamp(issue.merged_at),
+            "requested_reviewers": [_user(world, r, base) for r in issue.requested_reviewers],
+            "head": {"sha": issue.head_sha, "ref": f"branch-{issue.number}"},
+            "base": {"ref": repo.default_branch, "sha": "0" * 40},
+        }
+    )
     return data
 
 
 def _workflow(repo: Repository, workflow: Workflow, base: str) -> dict:
-    return {"id": workflow.id, "node_id": f"W_kwDO{workflow.id}", "name": workflow.name,
-            "path": workflow.path, "state": workflow.state,
-            "url": f"{base}/repos/{repo.full_name}/actions/workflows/{workflow.id}",
-            "html_url": f"{base}/{repo.full_name}/blob/main/{workflow.path}",
-            "badge_url": f"{base}/{repo.full_name}/workflows/{workflow.name}/badge.svg",
-            "created_at": _stamp(now()), "updated_at": _stamp(now())}  # fmt: skip
+    return {
+        "id": workflow.id,
+        "node_id": f"W_kwDO{workflow.id}",
+        "name": workflow.name,
+        "path": workflow.path,
+        "state": workflow.state,
+        "url": f"{base}/repos/{repo.full_name}/actions/workflows/{workflow.id}",
+        "html_url": f"{base}/{repo.full_name}/blob/main/{workflow.path}",
+        "badge_url": f"{base}/{repo.full_name}/workflows/{workflow.name}/badge.svg",
+        "created_at": _stamp(now()),
+        "updated_at": _stamp(now()),
+    }
 
 
 def _run(repo: Repository, run: Run, base: str) -> dict:
     api = f"{base}/repos/{repo.full_name}/actions/runs/{run.id}"
-    return {"id": run.id, "name": next((w.name for w in repo.workflows
-                                        if w.id == run.workflow_id), ""),
-            "node_id": f"WFR_kwLO{run.id}", "head_branch": run.head_branch,
-            "head_sha": run.head_sha, "event": run.event, "status": run.status,
-            "conclusion": run.conclusion, "workflow_id": run.workflow_id,
-            "run_number": run.run_number, "run_attempt": 1,
-            "created_at": _stamp(run.created_at), "updated_at": _stamp(run.updated_at),
-            "run_started_at": _stamp(run.created_at), "url": api,
-            "html_url": f"{base}/{repo.full_name}/actions/runs/{run.id}",
-            "jobs_url": f"{api}/jobs", "logs_url": f"{api}/logs",
-            "workflow_url": f"{base}/repos/{repo.full_name}/actions/workflows/{run.workflow_id}",
-            "repository": {"full_name": repo.full_name, "id": repo.id}}  # fmt: skip
+    return {
+        "id": run.id,
+        "name": next((w.name for w in repo.workflows if w.id == run.workflow_id), ""),
+        "node_id": f"WFR_kwLO{run.id}",
+        "head_branch": run.head_branch,
+        "head_sha": run.head_sha,
+        "event": run.event,
+        "status": run.status,
+        "conclusion": run.conclusion,
+        "workflow_id": run.workflow_id,
+        "run_number": run.run_number,
+        "run_attempt": 1,
+        "created_at": _stamp(run.created_at),
+        "updated_at": _stamp(run.updated_at),
+        "run_started_at": _stamp(run.created_at),
+        "url": api,
+        "html_url": f"{base}/{repo.full_name}/actions/runs/{run.id}",
+        "jobs_url": f"{api}/jobs",
+        "logs_url": f"{api}/logs",
+        "workflow_url": f"{base}/repos/{repo.full_name}/actions/workflows/{run.workflow_id}",
+        "repository": {"full_name": repo.full_name, "id": repo.id},
+    }
 
 
 def _job(repo: Repository, run: Run, job: Job, base: str) -> dict:
-    return {"id": job.id, "run_id": run.id, "name": job.name, "status": job.status,
-            "conclusion": job.conclusion, "head_sha": run.head_sha,
-            "started_at": _stamp(job.started_at), "completed_at": _stamp(job.completed_at),
-            "url": f"{base}/repos/{repo.full_name}/actions/jobs/{job.id}",
-            "html_url": f"{base}/{repo.full_name}/actions/runs/{run.id}/job/{job.id}",
-            "run_url": f"{base}/repos/{repo.full_name}/actions/runs/{run.id}",
-            "steps": []}  # fmt: skip
+    return {
+        "id": job.id,
+        "run_id": run.id,
+        "name": job.name,
+        "status": job.status,
+        "conclusion": job.conclusion,
+        "head_sha": run.head_sha,
+        "started_at": _stamp(job.started_at),
+        "completed_at": _stamp(job.completed_at),
+        "url": f"{base}/repos/{repo.full_name}/actions/jobs/{job.id}",
+        "html_url": f"{base}/{repo.full_name}/actions/runs/{run.id}/job/{job.id}",
+        "run_url": f"{base}/repos/{repo.full_name}/actions/runs/{run.id}",
+        "steps": [],
+    }
 
 
 def _not_found() -> Response:
@@ -122,14 +170,24 @@ def _not_found() -> Response:
 
 
 def _rate_limit(world: World) -> dict:
-    core = {"limit": 5000, "remaining": world.rate_limit, "used": 5000 - world.rate_limit,
-            "reset": int(now().timestamp()) + 3600}  # fmt: skip
-    return {"resources": {"core": core, "search": {**core, "limit": 30},
-                          "graphql": core}, "rate": core}  # fmt: skip
+    core = {
+        "limit": 5000,
+        "remaining": world.rate_limit,
+        "used": 5000 - world.rate_limit,
+        "reset": int(now().timestamp()) + 3600,
+    }
+    return {
+        "resources": {"core": core, "search": {**core, "limit": 30}, "graphql": core},
+        "rate": core,
+    }
 
 
-_DATES = {"merged": "merged_at", "updated": "updated_at", "created": "created_at",
-          "closed": "closed_at"}  # fmt: skip
+_DATES = {
+    "merged": "merged_at",
+    "updated": "updated_at",
+    "created": "created_at",
+    "closed": "closed_at",
+}
 
 
 def _date_filter(value: str) -> Callable[[datetime | None], bool] | None:
@@ -137,13 +195,12 @@ def _date_filter(value: str) -> Callable[[datetime | None], bool] | None:
     for op in (">=", "<=", ">", "<"):
         if value.startswith(op):
             try:
-                when = datetime.fromisoformat(value[len(op):].replace("Z", "+00:00"))
+                when = datetime.fromisoformat(value[len(op) :].replace("Z", "+00:00"))
             except ValueError:
                 return None
             if when.tzinfo is None:
                 when = when.replace(tzinfo=now().tzinfo)
-            compare = {">=": operator.ge, "<=": operator.le, ">": operator.gt,
-                       "<": operator.lt}[op]  # fmt: skip
+            compare = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}[op]
             return lambda moment, c=compare, w=when: moment is not None and c(moment, w)
     return None
 
@@ -201,8 +258,9 @@ def _route(method: str, pattern: str) -> Callable[[Handler], Handler]:
 REPO = r"/repos/(?P<repo>[^/]+/[^/]+)"
 
 
-def route(world: World, token: Token, method: str, path: str, query: Query, payload: Any,
-          base: str) -> Response:  # fmt: skip
+def route(
+    world: World, token: Token, method: str, path: str, query: Query, payload: Any, base: str
+) -> Response:
     path = path.rstrip("/") or "/"
     if path.startswith("/api/v3/"):  # GitHub Enterprise's prefix
         path = path[len("/api/v3") :]
@@ -215,8 +273,15 @@ def route(world: World, token: Token, method: str, path: str, query: Query, payl
                 if repo is None:
                     return _not_found()
                 args["repo"] = repo
-            return handler(world=world, token=token, query=query, payload=payload, base=base,
-                           url=f"{base}{path}", **args)  # fmt: skip
+            return handler(
+                world=world,
+                token=token,
+                query=query,
+                payload=payload,
+                base=base,
+                url=f"{base}{path}",
+                **args,
+            )
     if any(pattern.match(path) for _, pattern, _ in _ROUTES):
         return Response(404, {"message": "Not Found", "documentation_url": DOCS})
     return _not_found()
@@ -225,8 +290,13 @@ def route(world: World, token: Token, method: str, path: str, query: Query, payl
 @_route("GET", "/user")
 def get_user(world: World, token: Token, base: str, **_: Any) -> Response:
     if token.installation:
-        return Response(403, {"message": "Resource not accessible by integration",
-                              "documentation_url": f"{DOCS}/users/users"})
+        return Response(
+            403,
+            {
+                "message": "Resource not accessible by integration",
+                "documentation_url": f"{DOCS}/users/users",
+            },
+        )
     return Response(200, {**_user(world, token.login, base), "name": token.login})
 
 
@@ -238,12 +308,20 @@ def get_rate_limit(world: World, **_: Any) -> Response:
 @_route("GET", REPO)
 def get_repo(world: World, repo: Repository, base: str, **_: Any) -> Response:
     owner = repo.full_name.split("/")[0]
-    return Response(200, {"id": repo.id, "node_id": f"R_kgDO{repo.id}",
-                          "full_name": repo.full_name, "name": repo.full_name.split("/")[1],
-                          "owner": _user(world, owner, base), "private": repo.private,
-                          "default_branch": repo.default_branch,
-                          "url": f"{base}/repos/{repo.full_name}",
-                          "html_url": f"{base}/{repo.full_name}"})  # fmt: skip
+    return Response(
+        200,
+        {
+            "id": repo.id,
+            "node_id": f"R_kgDO{repo.id}",
+            "full_name": repo.full_name,
+            "name": repo.full_name.split("/")[1],
+            "owner": _user(world, owner, base),
+            "private": repo.private,
+            "default_branch": repo.default_branch,
+            "url": f"{base}/repos/{repo.full_name}",
+            "html_url": f"{base}/{repo.full_name}",
+        },
+    )
 
 
 def _issue_or_404(repo: Repository, number: str) -> Issue | None:
@@ -257,8 +335,9 @@ def get_issue(world: World, repo: Repository, number: str, base: str, **_: Any) 
 
 
 @_route("GET", REPO + r"/issues/(?P<number>\d+)/comments")
-def list_comments(world: World, repo: Repository, number: str, query: Query, base: str,
-                  url: str, **_: Any) -> Response:  # fmt: skip
+def list_comments(
+    world: World, repo: Repository, number: str, query: Query, base: str, url: str, **_: Any
+) -> Response:
     issue = _issue_or_404(repo, number)
     if issue is None:
         return _not_found()
@@ -270,8 +349,9 @@ def list_comments(world: World, repo: Repository, number: str, query: Query, bas
 
 
 @_route("POST", REPO + r"/issues/(?P<number>\d+)/comments")
-def create_comment(world: World, token: Token, repo: Repository, number: str, payload: Any,
-                   base: str, **_: Any) -> Response:  # fmt: skip
+def create_comment(
+    world: World, token: Token, repo: Repository, number: str, payload: Any, base: str, **_: Any
+) -> Response:
     issue = _issue_or_404(repo, number)
     if issue is None:
         return _not_found()
@@ -279,8 +359,13 @@ def create_comment(world: World, token: Token, repo: Repository, number: str, pa
         return _forbidden()
     body = payload.get("body") if isinstance(payload, dict) else None
     if not isinstance(body, str) or not body.strip():
-        return Response(422, {"message": "Validation Failed", "errors": [
-            {"resource": "IssueComment", "code": "missing_field", "field": "body"}]})  # fmt: skip
+        return Response(
+            422,
+            {
+                "message": "Validation Failed",
+                "errors": [{"resource": "IssueComment", "code": "missing_field", "field": "body"}],
+            },
+        )
     if len(body) > BODY_LIMIT:
         return _too_long()
     comment = Comment(id=world.new_id(), user=token.login, body=body)
@@ -298,22 +383,24 @@ def _find_comment(repo: Repository, comment_id: str) -> tuple[Issue, Comment] | 
 
 
 @_route("GET", REPO + r"/issues/comments/(?P<comment_id>\d+)")
-def get_comment(world: World, repo: Repository, comment_id: str, base: str,
-                **_: Any) -> Response:  # fmt: skip
+def get_comment(world: World, repo: Repository, comment_id: str, base: str, **_: Any) -> Response:
     found = _find_comment(repo, comment_id)
     return Response(200, _comment(world, repo, *found, base)) if found else _not_found()
 
 
 @_route("PATCH", REPO + r"/issues/comments/(?P<comment_id>\d+)")
-def edit_comment(world: World, token: Token, repo: Repository, comment_id: str, payload: Any,
-                 base: str, **_: Any) -> Response:  # fmt: skip
+def edit_comment(
+    world: World, token: Token, repo: Repository, comment_id: str, payload: Any, base: str, **_: Any
+) -> Response:
     found = _find_comment(repo, comment_id)
     if found is None:
         return _not_found()
     issue, comment = found
     if comment.user != token.login:  # GitHub: only the author (or an admin) edits
-        return Response(403, {"message": "Must be the author of the comment to edit it.",
-                              "documentation_url": DOCS})  # fmt: skip
+        return Response(
+            403,
+            {"message": "Must be the author of the comment to edit it.", "documentation_url": DOCS},
+        )
     body = payload.get("body") if isinstance(payload, dict) else None
     if not isinstance(body, str) or not body.strip():
         return Response(422, {"message": "Validation Failed"})
@@ -324,24 +411,41 @@ def edit_comment(world: World, token: Token, repo: Repository, comment_id: str, 
 
 
 @_route("DELETE", REPO + r"/issues/comments/(?P<comment_id>\d+)")
-def delete_comment(world: World, token: Token, repo: Repository, comment_id: str,
-                   **_: Any) -> Response:  # fmt: skip
+def delete_comment(
+    world: World, token: Token, repo: Repository, comment_id: str, **_: Any
+) -> Response:
     found = _find_comment(repo, comment_id)
     if found is None:
         return _not_found()
     issue, comment = found
     if comment.user != token.login:
-        return Response(403, {"message": "Must be the author of the comment to delete it.",
-                              "documentation_url": DOCS})  # fmt: skip
+        return Response(
+            403,
+            {
+                "message": "Must be the author of the comment to delete it.",
+                "documentation_url": DOCS,
+            },
+        )
     issue.comments.remove(comment)
     return Response(204, None)
 
 
 def _too_long() -> Response:
-    return Response(422, {"message": "Validation Failed", "errors": [
-        {"resource": "IssueComment", "code": "unprocessable", "field": "data",
-         "message": f"Body is too long (maximum is {BODY_LIMIT} characters)"}],
-        "documentation_url": f"{DOCS}/issues/comments"})  # fmt: skip
+    return Response(
+        422,
+        {
+            "message": "Validation Failed",
+            "errors": [
+                {
+                    "resource": "IssueComment",
+                    "code": "unprocessable",
+                    "field": "data",
+                    "message": f"Body is too long (maximum is {BODY_LIMIT} characters)",
+                }
+            ],
+            "documentation_url": f"{DOCS}/issues/comments",
+        },
+    )
 
 
 def _can_write(token: Token) -> bool:
@@ -349,28 +453,41 @@ def _can_write(token: Token) -> bool:
 
 
 def _forbidden() -> Response:
-    return Response(403, {"message": "Resource not accessible by personal access token",
-                          "documentation_url": DOCS})  # fmt: skip
+    return Response(
+        403,
+        {"message": "Resource not accessible by personal access token", "documentation_url": DOCS},
+    )
 
 
 @_route("GET", "/search/issues")
 def search_issues(world: World, query: Query, base: str, url: str, **_: Any) -> Response:
     found = _search(world, (query.get("q") or [""])[0])
     items = [_issue(world, repo, issue, base) for repo, issue in found]
-    return paginate(items, query, url, wrap=lambda chunk: {
-        "total_count": len(items), "incomplete_results": False, "items": chunk})  # fmt: skip
+    return paginate(
+        items,
+        query,
+        url,
+        wrap=lambda chunk: {"total_count": len(items), "incomplete_results": False, "items": chunk},
+    )
 
 
 @_route("GET", REPO + r"/commits/(?P<sha>[0-9a-f]{7,40})")
 def get_commit(world: World, repo: Repository, sha: str, base: str, **_: Any) -> Response:
     full = next((known for known in repo.commit_authors if known.startswith(sha)), None)
     if full is None:
-        return Response(422, {"message": f"No commit found for SHA: {sha}",
-                              "documentation_url": DOCS})  # fmt: skip
+        return Response(
+            422, {"message": f"No commit found for SHA: {sha}", "documentation_url": DOCS}
+        )
     login = repo.commit_authors[full]
-    return Response(200, {"sha": full, "author": _user(world, login, base),
-                          "commit": {"author": {"name": login}},
-                          "html_url": f"{base}/{repo.full_name}/commit/{full}"})  # fmt: skip
+    return Response(
+        200,
+        {
+            "sha": full,
+            "author": _user(world, login, base),
+            "commit": {"author": {"name": login}},
+            "html_url": f"{base}/{repo.full_name}/commit/{full}",
+        },
+    )
 
 
 @_route("GET", REPO + r"/pulls/(?P<number>\d+)")
@@ -382,27 +499,38 @@ def get_pull(world: World, repo: Repository, number: str, base: str, **_: Any) -
 
 
 @_route("GET", REPO + r"/pulls/(?P<number>\d+)/reviews")
-def list_reviews(world: World, repo: Repository, number: str, query: Query, base: str,
-                 url: str, **_: Any) -> Response:  # fmt: skip
+def list_reviews(
+    world: World, repo: Repository, number: str, query: Query, base: str, url: str, **_: Any
+) -> Response:
     issue = _issue_or_404(repo, number)
     if issue is None or not issue.pull:
         return _not_found()
-    reviews = [{"id": r.id, "user": _user(world, r.user, base), "state": r.state,
-                "submitted_at": _stamp(r.submitted_at)} for r in issue.reviews]  # fmt: skip
+    reviews = [
+        {
+            "id": r.id,
+            "user": _user(world, r.user, base),
+            "state": r.state,
+            "submitted_at": _stamp(r.submitted_at),
+        }
+        for r in issue.reviews
+    ]
     return paginate(reviews, query, url)
 
 
 @_route("GET", REPO + r"/actions/workflows")
-def list_workflows(world: World, repo: Repository, query: Query, base: str, url: str,
-                   **_: Any) -> Response:  # fmt: skip
+def list_workflows(
+    world: World, repo: Repository, query: Query, base: str, url: str, **_: Any
+) -> Response:
     items = [_workflow(repo, w, base) for w in repo.workflows]
-    return paginate(items, query, url, wrap=lambda chunk: {"total_count": len(items),
-                                                           "workflows": chunk})  # fmt: skip
+    return paginate(
+        items, query, url, wrap=lambda chunk: {"total_count": len(items), "workflows": chunk}
+    )
 
 
 def _workflow_by(repo: Repository, key: str) -> Workflow | None:
-    return next((w for w in repo.workflows
-                 if str(w.id) == key or w.path.rsplit("/", 1)[-1] == key), None)  # fmt: skip
+    return next(
+        (w for w in repo.workflows if str(w.id) == key or w.path.rsplit("/", 1)[-1] == key), None
+    )
 
 
 @_route("GET", REPO + r"/actions/workflows/(?P<key>[^/]+)")
@@ -412,8 +540,9 @@ def get_workflow(world: World, repo: Repository, key: str, base: str, **_: Any) 
 
 
 @_route("GET", REPO + r"/actions/workflows/(?P<key>[^/]+)/runs")
-def list_runs(world: World, repo: Repository, key: str, query: Query, base: str, url: str,
-              **_: Any) -> Response:  # fmt: skip
+def list_runs(
+    world: World, repo: Repository, key: str, query: Query, base: str, url: str, **_: Any
+) -> Response:
     workflow = _workflow_by(repo, key)
     if workflow is None:
         return _not_found()
@@ -426,8 +555,9 @@ def list_runs(world: World, repo: Repository, key: str, query: Query, base: str,
         runs = [r for r in runs if wanted in (r.status, r.conclusion)]
     runs.sort(key=lambda r: r.created_at, reverse=True)  # newest first, as GitHub
     items = [_run(repo, r, base) for r in runs]
-    return paginate(items, query, url, wrap=lambda chunk: {"total_count": len(items),
-                                                           "workflow_runs": chunk})  # fmt: skip
+    return paginate(
+        items, query, url, wrap=lambda chunk: {"total_count": len(items), "workflow_runs": chunk}
+    )
 
 
 def _run_by(repo: Repository, run_id: str) -> Run | None:
@@ -441,14 +571,16 @@ def get_run(world: World, repo: Repository, run_id: str, base: str, **_: Any) ->
 
 
 @_route("GET", REPO + r"/actions/runs/(?P<run_id>\d+)/jobs")
-def list_jobs(world: World, repo: Repository, run_id: str, query: Query, base: str, url: str,
-              **_: Any) -> Response:  # fmt: skip
+def list_jobs(
+    world: World, repo: Repository, run_id: str, query: Query, base: str, url: str, **_: Any
+) -> Response:
     run = _run_by(repo, run_id)
     if run is None:
         return _not_found()
     items = [_job(repo, run, job, base) for job in run.jobs]
-    return paginate(items, query, url, wrap=lambda chunk: {"total_count": len(items),
-                                                           "jobs": chunk})  # fmt: skip
+    return paginate(
+        items, query, url, wrap=lambda chunk: {"total_count": len(items), "jobs": chunk}
+    )
 
 
 @_route("GET", REPO + r"/actions/jobs/(?P<job_id>\d+)")

@@ -182,12 +182,15 @@ class World(_Model):
         return next((a for a in self.accounts if a.login.lower() == login.lower()), None)
 
     def repository(self, full_name: str) -> Repository | None:
-        return next((r for r in self.repositories
-                     if r.full_name.lower() == full_name.lower()), None)  # fmt: skip
+        return next(
+            (r for r in self.repositories if r.full_name.lower() == full_name.lower()), None
+        )
 
     def project(self, owner: str, number: int) -> Project | None:
-        return next((p for p in self.projects
-                     if p.owner.lower() == owner.lower() and p.number == number), None)  # fmt: skip
+        return next(
+            (p for p in self.projects if p.owner.lower() == owner.lower() and p.number == number),
+            None,
+        )
 
     def login_for(self, token: str) -> Token | None:
         return next((t for t in self.tokens if t.token == token), None)
@@ -210,12 +213,21 @@ def board_statuses() -> list[str]:
 def new_project(world: World, owner: str, number: int, title: str) -> Project:
     """A board with the reference board's Status field."""
     pid = world.new_id()
-    status = ProjectField(id=f"PVTSSF_{pid}", name="Status", options=[
-        Option(id=f"{n:08x}"[:8], name=name) for n, name in enumerate(board_statuses(), 0xA1B2C3)
-    ])  # fmt: skip
-    project = Project(id=f"PVT_kwDO{pid}", owner=owner, number=number, title=title,
-                      full_database_id=pid,
-                      fields=[ProjectField(id=f"PVTF_{pid}t", name="Title", data_type="TITLE"),
-                              status])  # fmt: skip
+    status = ProjectField(
+        id=f"PVTSSF_{pid}",
+        name="Status",
+        options=[
+            Option(id=f"{n:08x}"[:8], name=name)
+            for n, name in enumerate(board_statuses(), 0xA1B2C3)
+        ],
+    )
+    project = Project(
+        id=f"PVT_kwDO{pid}",
+        owner=owner,
+        number=number,
+        title=title,
+        full_database_id=pid,
+        fields=[ProjectField(id=f"PVTF_{pid}t", name="Title", data_type="TITLE"), status],
+    )
     world.projects.append(project)
     return project

@@ -40,8 +40,12 @@ class EditFinding(ModalScreen[Edited | None]):
             yield Input(finding.title, id="edit-title")
             yield Label("Priority")
             options = [(p.value, p.value) for p in Priority] + [("no priority", NO_PRIORITY)]
-            yield Select(options, value=finding.priority.value if finding.priority
-                         else NO_PRIORITY, allow_blank=False, id="edit-priority")  # fmt: skip
+            yield Select(
+                options,
+                value=finding.priority.value if finding.priority else NO_PRIORITY,
+                allow_blank=False,
+                id="edit-priority",
+            )
             yield Label("Body (Markdown)")
             yield TextArea(finding.body, id="edit-body")
 

@@ -18,19 +18,33 @@ COPY_NOTE = (
 
 
 def help_markdown(keys: dict[str, str]) -> str:
-    lines = ["# Keys (escape closes)", "", "The triage keys act on the tree (tab back to it); "
-             "`space` marks and moves down.", "", "| key | action | what it does |",
-             "| --- | --- | --- |"]  # fmt: skip
+    lines = [
+        "# Keys (escape closes)",
+        "",
+        "The triage keys act on the tree (tab back to it); `space` marks and moves down.",
+        "",
+        "| key | action | what it does |",
+        "| --- | --- | --- |",
+    ]
     for action in ACTIONS.values():
         key = shown_key(keys.get(action.id, action.key))
         lines.append(f"| `{key}` | {action.id} | {action.help} |")
-    lines += ["| `tab` | | move focus between the panes |",
-              "| `enter` | | open or close a section |",
-              "| `ctrl+p` | palette | every action by name |",
-              "| `ctrl+q` | | quit |", "", "# Filter", "",
-              "Words match title, body and files (case-insensitive); the tokens `p0 p1 p2 "
-              "new carried dropped unreviewed` narrow further. Marked findings (`space`) "
-              "take bulk accept, drop, demote and promote.", "", "# Copying", "", COPY_NOTE]
+    lines += [
+        "| `tab` | | move focus between the panes |",
+        "| `enter` | | open or close a section |",
+        "| `ctrl+p` | palette | every action by name |",
+        "| `ctrl+q` | | quit |",
+        "",
+        "# Filter",
+        "",
+        "Words match title, body and files (case-insensitive); the tokens `p0 p1 p2 "
+        "new carried dropped unreviewed` narrow further. Marked findings (`space`) "
+        "take bulk accept, drop, demote and promote.",
+        "",
+        "# Copying",
+        "",
+        COPY_NOTE,
+    ]
     return "\n".join(lines)
 
 

@@ -55,10 +55,16 @@ class LogViewer(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._header(), id="log-viewer-header")
         yield Static("", id="log-viewer-message")
-        yield LogView(self.index, experiment=self.experiment, root_offset=self.root_offset,
-                      id="log-viewer-view")  # fmt: skip
-        yield Input(placeholder="Search the log (case-insensitive), enter to find, escape to "
-                    "close", id="log-viewer-search")  # fmt: skip
+        yield LogView(
+            self.index,
+            experiment=self.experiment,
+            root_offset=self.root_offset,
+            id="log-viewer-view",
+        )
+        yield Input(
+            placeholder="Search the log (case-insensitive), enter to find, escape to close",
+            id="log-viewer-search",
+        )
         yield Footer()
 
     def on_mount(self) -> None:

@@ -30,9 +30,14 @@ class PublishProposal:
 
 def proposal_markdown(proposal: PublishProposal) -> str:
     plan = proposal.plan
-    lines = [f"# Publish the report of {plan.date}", "", f"To {proposal.target}:", "",
-             f"- **{proposal.comment}** on #{plan.tracking_issue}",
-             f"- **{len(plan.drafts)} Backlog draft(s)** on the board"]  # fmt: skip
+    lines = [
+        f"# Publish the report of {plan.date}",
+        "",
+        f"To {proposal.target}:",
+        "",
+        f"- **{proposal.comment}** on #{plan.tracking_issue}",
+        f"- **{len(plan.drafts)} Backlog draft(s)** on the board",
+    ]
     lines += [f"  - {draft.title}" for draft in plan.drafts[:12]]
     if len(plan.drafts) > 12:
         lines.append(f"  - … and {len(plan.drafts) - 12} more")
@@ -48,9 +53,12 @@ def proposal_markdown(proposal: PublishProposal) -> str:
         lines += ["", "**The run is partial** (R collects again):"]
         lines += [f"- {problem}" for problem in proposal.problems]
     if proposal.unreviewed:
-        lines += ["", f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
-                  f"they are; `r` publishes the reviewed ones only "
-                  f"({len(proposal.reviewed_plan.drafts)} draft(s))."]  # fmt: skip
+        lines += [
+            "",
+            f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
+            f"they are; `r` publishes the reviewed ones only "
+            f"({len(proposal.reviewed_plan.drafts)} draft(s)).",
+        ]
     return "\n".join(lines)
 
 

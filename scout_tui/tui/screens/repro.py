@@ -38,10 +38,14 @@ class ConfirmRepro(ModalScreen[bool]):
             # Literal text, never markup: the command is data.
             yield Static(Text(f"$ {visible(self.command)}"), id="repro-command")
             yield Static(Text(f"in {visible(self.cwd)}"))
-            yield Static(f"It starts {gpus_asked(self.command)} on this machine, and may "
-                         "take every GPU it has.")  # fmt: skip
-            yield Static("Output streams into the log pane; r stops it (the whole process "
-                         "group: torchrun's workers too).")  # fmt: skip
+            yield Static(
+                f"It starts {gpus_asked(self.command)} on this machine, and may "
+                "take every GPU it has."
+            )
+            yield Static(
+                "Output streams into the log pane; r stops it (the whole process "
+                "group: torchrun's workers too)."
+            )
             yield Label("y/enter runs · n/escape cancels")
 
     def action_run(self) -> None:

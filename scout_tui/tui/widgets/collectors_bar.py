@@ -9,13 +9,18 @@ from textual.widgets import Static
 from scout_tui.model import CollectorState, ConfigWarning
 
 SYMBOLS = {
-    "pending": ("·", "dim"), "running": ("⟳", "yellow"), "done": ("✓", "green"),
-    "skipped": ("–", "dim"), "failed": ("✗", "red"), "cancelled": ("⊘", "magenta"),
-}  # fmt: skip
+    "pending": ("·", "dim"),
+    "running": ("⟳", "yellow"),
+    "done": ("✓", "green"),
+    "skipped": ("–", "dim"),
+    "failed": ("✗", "red"),
+    "cancelled": ("⊘", "magenta"),
+}
 
 
-def collector_text(states: list[CollectorState], progress: dict[str, str],
-                   warnings: int = 0) -> Text:  # fmt: skip
+def collector_text(
+    states: list[CollectorState], progress: dict[str, str], warnings: int = 0
+) -> Text:
     text = Text()
     if warnings:  # first: it must show at 80 columns, however many collectors follow
         text.append(f"⚠ scout.toml: {warnings} (ctrl+p warnings)", style="bold yellow")
@@ -74,8 +79,11 @@ class CollectorsBar(Static):
         self._show()
 
     def _show(self) -> None:
-        self.update(collector_text(self.states, self.progress, len(self.warnings))
-                    if self.states or self.warnings else "")  # fmt: skip
+        self.update(
+            collector_text(self.states, self.progress, len(self.warnings))
+            if self.states or self.warnings
+            else ""
+        )
         self.tooltip = "\n".join(
             f"{s.title}: {s.state}" + (f" — {s.reason}" if s.reason else "") for s in self.states
         )

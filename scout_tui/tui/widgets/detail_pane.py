@@ -30,12 +30,15 @@ def finding_markdown(row: Row) -> str:
     if finding.suggested_fix:
         lines += ["**Suggested fix**", "", finding.suggested_fix, ""]
     if finding.files:
-        files = ", ".join(code(f"{ref.path}:{ref.line}" if ref.line else ref.path)
-                          for ref in finding.files[:20])  # fmt: skip
+        files = ", ".join(
+            code(f"{ref.path}:{ref.line}" if ref.line else ref.path) for ref in finding.files[:20]
+        )
         lines += [f"**Files:** {files}", ""]
     if finding.evidence.urls:
-        urls = [f"<{url}>" if bare_url(url) == url else bare_url(url)
-                for url in finding.evidence.urls[:20]]  # fmt: skip
+        urls = [
+            f"<{url}>" if bare_url(url) == url else bare_url(url)
+            for url in finding.evidence.urls[:20]
+        ]
         lines += ["**Links**", "", *(f"- {url}" for url in urls), ""]
     lines.append(f"`{finding.fingerprint}`")
     return "\n".join(lines)

@@ -17,15 +17,37 @@ from scout_tui.model import Priority, Section
 from scout_tui.tui.keys import binding
 from scout_tui.tui.view import Row, SectionView
 
-TRIAGE_ACTIONS = ("accept", "demote", "promote", "drop", "merge", "edit", "edit_external",
-                  "copy_repro", "run_repro", "open_url", "open_log")  # fmt: skip
-BADGE_STYLES = {"new": "bold green", "dropped": "red", "accepted": "cyan", "demoted": "yellow",
-                "promoted": "magenta", "edited": "blue"}  # fmt: skip
+TRIAGE_ACTIONS = (
+    "accept",
+    "demote",
+    "promote",
+    "drop",
+    "merge",
+    "edit",
+    "edit_external",
+    "copy_repro",
+    "run_repro",
+    "open_url",
+    "open_log",
+)
+BADGE_STYLES = {
+    "new": "bold green",
+    "dropped": "red",
+    "accepted": "cyan",
+    "demoted": "yellow",
+    "promoted": "magenta",
+    "edited": "blue",
+}
 PRIORITY_STYLES = {Priority.P0: "bold red", Priority.P1: "yellow", Priority.P2: "cyan"}
-SHORT_HEADINGS = {Section.CI_FAILURES: "CI Failures", Section.ACTION_ITEMS: "Action Items",
-                  Section.CARRIED_FORWARD: "Carried Forward",
-                  Section.OPPORTUNITIES: "Opportunities", Section.FYI: "FYI",
-                  Section.DOCS: "Docs", Section.ALL_CLEAR: "All Clear"}  # fmt: skip
+SHORT_HEADINGS = {
+    Section.CI_FAILURES: "CI Failures",
+    Section.ACTION_ITEMS: "Action Items",
+    Section.CARRIED_FORWARD: "Carried Forward",
+    Section.OPPORTUNITIES: "Opportunities",
+    Section.FYI: "FYI",
+    Section.DOCS: "Docs",
+    Section.ALL_CLEAR: "All Clear",
+}
 
 
 @dataclass(frozen=True)
@@ -37,9 +59,11 @@ class NodeData:
 def finding_label(row: Row, marked: bool, grouped: bool = False) -> Text:
     finding = row.finding
     parts: list[tuple[str, str]] = [
-        ("● " if marked else ("✓ " if row.reviewed else "  "),
-         "bold magenta" if marked else "green"),
-    ]  # fmt: skip
+        (
+            "● " if marked else ("✓ " if row.reviewed else "  "),
+            "bold magenta" if marked else "green",
+        ),
+    ]
     if finding.priority is not None and not grouped:
         parts.append((f"[{finding.priority.value}] ", PRIORITY_STYLES[finding.priority]))
     struck = row.decided.label in ("dropped", "merged")
@@ -116,8 +140,11 @@ class FindingsTree(Tree[NodeData]):
 
     def get_label_width(self, node: TreeNode[NodeData]) -> int:
         # What render_label would measure, without rendering: the label and the toggle icon.
-        icon = (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE) \
-            if node.allow_expand else ""  # fmt: skip
+        icon = (
+            (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE)
+            if node.allow_expand
+            else ""
+        )
         return len(icon) + node._label.cell_len
 
     # -- building ---------------------------------------------------------------------------
@@ -129,7 +156,8 @@ class FindingsTree(Tree[NodeData]):
         for node in self.root.children:
             if node.data is not None and node.data.fingerprint is None:
                 (self._collapsed.discard if node.is_expanded else self._collapsed.add)(
-                    node.data.section.value)  # fmt: skip
+                    node.data.section.value
+                )
         self.clear()
         self._adding = True
         try:
@@ -150,14 +178,19 @@ class FindingsTree(Tree[NodeData]):
             rows = view.rows
             reviewed = sum(1 for row in rows if row.reviewed)
             self._section_counts[view.section] = [reviewed, len(rows)]
-            section = self.root.add(section_label(view.section, reviewed, len(rows)),
-                                    NodeData(view.section),
-                                    expand=view.section.value not in self._collapsed)  # fmt: skip
+            section = self.root.add(
+                section_label(view.section, reviewed, len(rows)),
+                NodeData(view.section),
+                expand=view.section.value not in self._collapsed,
+            )
             for group in view.groups:
                 parent = section
-                if group.priority is not None and view.section in (
-                    Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD
-                ) and len(view.groups) > 1:
+                if (
+                    group.priority is not None
+                    and view.section
+                    in (Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD)
+                    and len(view.groups) > 1
+                ):
                     head = Text(group.priority.value, style=PRIORITY_STYLES[group.priority])
                     head.append(f" {len(group.rows)}", style="dim")
                     parent = section.add(head, NodeData(view.section), expand=True)
@@ -188,15 +221,19 @@ class FindingsTree(Tree[NodeData]):
                 count[0] += 1 if row.reviewed else -1
                 self._dirty_sections.add(row.finding.section)
             self._finding_rows[row.fingerprint] = row
-            node.set_label(finding_label(row, row.fingerprint in self.marked,
-                                         self._grouped.get(row.fingerprint, False)))
+            node.set_label(
+                finding_label(
+                    row, row.fingerprint in self.marked, self._grouped.get(row.fingerprint, False)
+                )
+            )
 
     def refresh_counts(self) -> None:
         """The sections' "N/M reviewed" after refresh_row calls."""
         for node in self.root.children:
             if node.data is not None and node.data.section in self._dirty_sections:
-                node.set_label(section_label(node.data.section,
-                                             *self._section_counts[node.data.section]))
+                node.set_label(
+                    section_label(node.data.section, *self._section_counts[node.data.section])
+                )
         self._dirty_sections.clear()
 
     def select_fingerprint(self, fingerprint: str) -> bool:
@@ -247,8 +284,7 @@ class FindingsTree(Tree[NodeData]):
         order = list(self._finding_nodes)
         if not order:
             return
-        start = order.index(self.cursor_fingerprint) + 1 if self.cursor_fingerprint in order \
-            else 0  # fmt: skip
+        start = order.index(self.cursor_fingerprint) + 1 if self.cursor_fingerprint in order else 0
         for fp in order[start:] + order[:start]:
             row = self._finding_rows[fp]
             if not row.reviewed and row.finding.section is not Section.ALL_CLEAR:

@@ -41,8 +41,11 @@ CLASSES = ("recurring", "intermittent", "new failure", "no recent success")
 
 def classification_lines(finding: Finding) -> list[str]:
     """The per-test lines of a CI finding's body that carry its class."""
-    return [line.strip(" -") for line in finding.body.splitlines()
-            if any(word in line for word in CLASSES)]  # fmt: skip
+    return [
+        line.strip(" -")
+        for line in finding.body.splitlines()
+        if any(word in line for word in CLASSES)
+    ]
 
 
 def traceback_text(finding: Finding, experiment: str) -> Text:
@@ -50,8 +53,8 @@ def traceback_text(finding: Finding, experiment: str) -> Text:
     text = Text()
     for line in (finding.evidence.traceback or "").splitlines():
         ours = (experiment and f"/{experiment}/" in line.replace("\\", "/")) or any(
-            f"{path}\", line {number}" in line for path, number in frames
-        )  # fmt: skip
+            f'{path}", line {number}' in line for path, number in frames
+        )
         text.append(line + "\n", style="bold yellow" if ours else "")
     return text
 
@@ -89,8 +92,12 @@ class LogPane(VerticalScroll, can_focus=True):
         status.display = output.display = run is not None
         if run is None:
             return
-        status.update(Text(run.status_line(), style="bold" if run.running else "bold red"
-                           if run.returncode else "bold green"))  # fmt: skip
+        status.update(
+            Text(
+                run.status_line(),
+                style="bold" if run.running else "bold red" if run.returncode else "bold green",
+            )
+        )
         output.clear()
         output.write_lines(run.lines)
 
@@ -102,8 +109,10 @@ class LogPane(VerticalScroll, can_focus=True):
         """True when the finding has log evidence (the pane is shown only then). `log`: the
         whole CI log is kept here (l opens it)."""
         evidence = finding.evidence if finding is not None else None
-        if finding is None or evidence is None or not (
-            evidence.traceback or evidence.repro or evidence.regression or evidence.error
+        if (
+            finding is None
+            or evidence is None
+            or not (evidence.traceback or evidence.repro or evidence.regression or evidence.error)
         ):
             return False
         parts: list = []
@@ -120,8 +129,7 @@ class LogPane(VerticalScroll, can_focus=True):
         if evidence.compare_url:
             parts.append(Text(evidence.compare_url, style="underline"))
         if log:
-            parts.append(Text("l opens the whole log (search, jump between failures)",
-                              style="dim"))  # fmt: skip
+            parts.append(Text("l opens the whole log (search, jump between failures)", style="dim"))
         if evidence.repro:
             parts.append(Text("Repro (c copies it, r runs it):", style="bold"))
         self.shown = Group(*parts)

@@ -40,13 +40,12 @@ class LogView(ScrollView, can_focus=True):
     BINDINGS = [
         Binding("g", "root_cause", "Root cause", id="log_root_cause"),
         Binding("f", "next_failure", "Next failure", id="log_next_failure"),
-        Binding("F", "previous_failure", "Previous failure", show=False,
-                id="log_previous_failure"),
+        Binding("F", "previous_failure", "Previous failure", show=False, id="log_previous_failure"),
         Binding("n", "next_match", "Next match", id="log_next_match"),
         Binding("N", "previous_match", "Previous match", show=False, id="log_previous_match"),
         Binding("home", "first_line", "First line", show=False, id="log_first_line"),
         Binding("end", "last_line", "Last line", show=False, id="log_last_line"),
-    ]  # fmt: skip
+    ]
     COMPONENT_CLASSES = {
         "log-view--gutter",
         "log-view--failure",
@@ -326,10 +325,12 @@ class LogView(ScrollView, can_focus=True):
             mark, mark_style = " ", base
         number = f"{line + 1:>{gutter_width - 2}} "
         gutter = Strip(
-            [Segment(mark, mark_style),
-             Segment(number, self.get_component_rich_style("log-view--gutter"))],
+            [
+                Segment(mark, mark_style),
+                Segment(number, self.get_component_rich_style("log-view--gutter")),
+            ],
             gutter_width,
-        )  # fmt: skip
+        )
 
         body = Text(text, style=base, no_wrap=True, end="")
         stamp = TIMESTAMP.match(text)
@@ -338,11 +339,16 @@ class LogView(ScrollView, can_focus=True):
         if is_experiment_line(text, self.experiment):
             body.stylize(self.get_component_rich_style("log-view--experiment"))
         if self.search_text:
-            body.highlight_words([self.search_text], self.get_component_rich_style(
-                "log-view--found", partial=True), case_sensitive=False)  # fmt: skip
+            body.highlight_words(
+                [self.search_text],
+                self.get_component_rich_style("log-view--found", partial=True),
+                case_sensitive=False,
+            )
         pad = base
-        for component, applies in (("log-view--root", line == self.root_line),
-                                   ("log-view--current", line == self.current_line)):  # fmt: skip
+        for component, applies in (
+            ("log-view--root", line == self.root_line),
+            ("log-view--current", line == self.current_line),
+        ):
             if applies:
                 highlight = self.get_component_rich_style(component, partial=True)
                 body.stylize_before(highlight)

@@ -49,8 +49,12 @@ class StatusLine(Static):
             return text
         if self.kept_apart:
             short = "offline" if self.online.startswith("offline") else self.online
-            for online, separator, aged in ((self.online, "  ·  ", True), (short, "  ·  ", True),
-                                            (short, " · ", True), (short, " · ", False)):
+            for online, separator, aged in (
+                (self.online, "  ·  ", True),
+                (short, "  ·  ", True),
+                (short, " · ", True),
+                (short, " · ", False),
+            ):
                 text = self._line("", online, separator, self.kept_apart, aged)
                 if text.cell_len <= width:
                     return text
@@ -61,14 +65,17 @@ class StatusLine(Static):
             text = self._line("", self.online, separator)
             if text.cell_len > width and self.online.startswith("offline"):
                 room = width - self._line("", "", separator).cell_len - len(separator)
-                reason = self.online if room >= len(self.online) else (
-                    self.online[: max(len("offline"), room - 1)].rstrip() + "…")  # fmt: skip
-                text = self._line("", reason if room > len("offline") else "offline",
-                                  separator)  # fmt: skip
+                reason = (
+                    self.online
+                    if room >= len(self.online)
+                    else (self.online[: max(len("offline"), room - 1)].rstrip() + "…")
+                )
+                text = self._line("", reason if room > len("offline") else "offline", separator)
         return text
 
-    def _line(self, rate: str, online: str, separator: str, kept_apart: str = "",
-              aged: bool = True) -> Text:  # fmt: skip
+    def _line(
+        self, rate: str, online: str, separator: str, kept_apart: str = "", aged: bool = True
+    ) -> Text:
         text = Text(self.where, style="bold")
         if self.busy:
             text.append(f"  {self.busy}", style="yellow")
