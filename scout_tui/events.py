@@ -8,8 +8,9 @@ Plain dataclasses inside the process; one JSON object per line across a process 
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field, TypeAdapter
@@ -19,13 +20,13 @@ from scout_tui.model import Checkout, CollectorState, ConfigWarning, Finding, Ru
 
 @dataclass(frozen=True)
 class RunStarted:
-    date: date
+    date: dt.date
     since: datetime
     checkout: Checkout
     head: str | None
     baseline_commit: str | None
     collectors: list[CollectorState]  # every selected collector, pending
-    prior_reports: list[date]  # the days of the prior reports read
+    prior_reports: list[dt.date]  # the days of the prior reports read
     prior_source: str
     event: Literal["run_started"] = "run_started"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -67,7 +68,11 @@ def regression_range(
     stays unknown, with a note) and the compare URL when both commits are known."""
     rows: list[RegressionRow] = []
     commits: dict[str, str] = {}
-    for version, status in ((passing, "pass"), (failing, "fail")):
+    steps: tuple[tuple[str | None, Literal["pass", "fail"]], ...] = (
+        (passing, "pass"),
+        (failing, "fail"),
+    )
+    for version, status in steps:
         if version is None:
             continue
         try:

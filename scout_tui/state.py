@@ -266,13 +266,6 @@ class StateStore:
             ).fetchall()
             return [_action(db, row[0]) for row in rows]
 
-    def can_undo(self, scope: str) -> tuple[bool, bool]:
-        with self._reading() as db:
-            if db is None:
-                return False, False
-            undoable, redoable = _stacks(db, scope)
-        return bool(undoable), bool(redoable)
-
     @contextmanager
     def lock(self, name: str, what: str) -> Iterator[None]:
         """An exclusive lock across processes (a cron publish and the console's), held for

@@ -145,15 +145,6 @@ class LogAnalysis:
 
 
 # -- lines -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Line:
-    offset: int
-    end: int  # offset just past the newline
-    test: str | None
-    rank: int | None
-    text: str
-
-
 def clean(raw: bytes, known_tests: set[str] | None = None) -> tuple[str | None, int | None, str]:
     """Strip the layers a CI log wraps a line in: gh columns, timestamp, workflow command,
     ANSI colour, the runner's `[test] ` prefix, torchrun's `[rankN]:` prefix."""

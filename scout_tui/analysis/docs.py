@@ -191,7 +191,7 @@ def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
         for match in _COUNTED.finditer(line):
             word = match.group(1).lower()
             count = int(word) if word.isdigit() else _NUMBERS[word]
-            paragraph = []
+            paragraph: list[str] = []
             for following in lines[number : number + 8]:
                 if not following.strip() and paragraph:
                     break

@@ -16,6 +16,7 @@ from scout_tui.cache import Cache
 from scout_tui.cli.common import config_near, warn
 from scout_tui.collectors.ci_failures import ci_finding, repro_for
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
+from scout_tui.model import RegressionRow
 from scout_tui.nightly import NightlyError
 from scout_tui.output import dumps, write_output
 from scout_tui.process import ProcessGroup
@@ -90,7 +91,8 @@ def cmd_ci_log(args: argparse.Namespace) -> int:
     if args.json:
         write_output(dumps(_as_json(args.file, analysis)), None)
     elif args.report:
-        rows, compare = [], None
+        rows: list[RegressionRow] = []
+        compare: str | None = None
         if args.passing_version or analysis.torch_version:
             if analysis.torch_version is None:
                 warn("no torch version in the log: no regression range")

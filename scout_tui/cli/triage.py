@@ -13,7 +13,7 @@ from pathlib import Path
 from scout_tui import triage
 from scout_tui.cli.common import open_session, progress
 from scout_tui.errors import EXIT_OK, UsageError
-from scout_tui.model import Finding, Priority, RunResult, Section
+from scout_tui.model import Priority, RunResult, Section
 from scout_tui.output import write_output
 from scout_tui.session import Session
 from scout_tui.state import Change
@@ -96,11 +96,6 @@ def _undo_redo(session: Session, op: str) -> int:
     count = len(action.changes)
     write_output(f"{done}: {action.label} ({count} finding{'s' if count != 1 else ''})", None)
     return EXIT_OK
-
-
-def _short_list(findings: list[Finding]) -> str:
-    names = [f.fingerprint for f in findings[:3]]
-    return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
 
 
 def _said(changes: list[Change], run: RunResult, verb: str) -> int:

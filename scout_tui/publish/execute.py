@@ -128,9 +128,7 @@ class Outcome:
     drafts_added: list[str] = field(default_factory=list)  # titles
     drafts_found: list[str] = field(default_factory=list)  # already on the board (reruns)
     duplicates: list[str] = field(default_factory=list)  # an item with the same title exists
-    statuses_set: int = 0
     status_lines: list[str] = field(default_factory=list)  # titles of drafts given one
-    links_edited: bool = False
     archived: list[str] = field(default_factory=list)  # scout's drafts left alone: archived
     copies_removed: int = 0  # scout's own copies, another box's being older
 
@@ -343,7 +341,6 @@ class Publisher:
             )
             self._record(day, "rendered", body=rendered)
             outcome.comment = comment
-            outcome.links_edited = True
         self._record(day, "links", state="done")
         return outcome
 
@@ -453,7 +450,6 @@ class Publisher:
             return self._archived(item, outcome)
         self._record(day, step, state="done", option=backlog)
         self._set_at.setdefault(item.id, clock.monotonic())
-        outcome.statuses_set += 1
         return name
 
     def _backlog_again(self, board: Board, backlog: str) -> None:

@@ -95,7 +95,8 @@ class Filter:
 
     @classmethod
     def parse(cls, text: str) -> Filter:
-        words, tokens = [], set()
+        words: list[str] = []
+        tokens: set[str] = set()
         for part in text.lower().split():
             (tokens.add if part in FILTER_TOKENS else words.append)(part)
         return cls(tuple(words), frozenset(tokens))
