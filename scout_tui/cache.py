@@ -363,7 +363,8 @@ class Cache:
         if not isinstance(data, dict):
             return None
         states = [s for s in data.get("collectors") or [] if isinstance(s, dict)]
-        checkout = data.get("checkout") if isinstance(data.get("checkout"), dict) else {}
+        found = data.get("checkout")
+        checkout: dict[str, Any] = found if isinstance(found, dict) else {}
         return {
             "checkout": checkout.get("path"),
             "experiment": data.get("experiment"),

@@ -203,7 +203,8 @@ class TorchConfig(_Strict):
     def _has_placeholders(cls, value: str) -> str:
         if "{old}" not in value or "{new}" not in value:
             raise ValueError("must contain {old} and {new}")
-        return _url(value)
+        origin_of(value)
+        return value
 
 
 class CiConfig(_Strict):
@@ -358,7 +359,7 @@ def _header_line(lines: list[str], names: list[str]) -> int | None:
     return next((number for number, line in enumerate(lines) if header.match(line)), None)
 
 
-def _describe(error: dict[str, Any], text: str, source: str) -> str:
+def _describe(error: Mapping[str, Any], text: str, source: str) -> str:
     loc = tuple(error["loc"])
     key = ".".join(str(part) for part in loc)
     value = error.get("input")
@@ -450,7 +451,8 @@ def load_config(
     user = user if user is not None else load_user_config()
     base = tomllib.loads(_shipped_text())
     if path is None:
-        text, data, source, inherited = _shipped_text(), base, "<shipped default>", []
+        inherited: list[str] = []
+        text, data, source = _shipped_text(), base, "<shipped default>"
     else:
         text, own = _read_toml(path)
         source = str(path)

@@ -133,7 +133,7 @@ class Session:
         if not options.repo.exists():
             raise UsageError(f"--repo {options.repo}: no such folder")
         try:
-            self.source = SourceTree(options.repo)
+            self.source: SourceTree | None = SourceTree(options.repo)
         except NotARepository as exc:
             raise UsageError(str(exc)) from None
         self.checkout = self.source.checkout()

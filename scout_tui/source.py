@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import functools
 import hashlib
 import os
 import re
@@ -336,8 +337,8 @@ class SourceTree:
         walks = self.blobs.walks
         for known, answer in walks.known(key):
             if known == commit:
-                return answer  # type: ignore[no-any-return]
-            touched = walks.touched(known, commit, lambda old=known: self._touched(old, commit))
+                return answer
+            touched = walks.touched(known, commit, functools.partial(self._touched, known, commit))
             if touched is None:
                 continue
             if not touches(touched, paths):
@@ -347,7 +348,7 @@ class SourceTree:
             else:
                 break
             walks.keep(key, commit, found)
-            return found  # type: ignore[no-any-return]
+            return found
         found = walk(commit)
         walks.keep(key, commit, found)
         return found
@@ -869,7 +870,9 @@ class SourceTree:
         walks = self.blobs.walks
         for path in paths:  # a file no commit touched since an earlier blame is blamed alike
             for known, answer in walks.known(("blame", path)):
-                touched = walks.touched(known, commit, lambda old=known: self._touched(old, commit))
+                touched = walks.touched(
+                    known, commit, functools.partial(self._touched, known, commit)
+                )
                 if known == commit or (touched is not None and not touches(touched, [path])):
                     found[path] = answer
                     break
@@ -1083,7 +1086,9 @@ class SourceTree:
             grepped = self._grep_names(commit, ["*.py"] if len(pending) > FEW_PATHS else pending)
             for path in pending:
                 found = frozenset(grepped.get(path, ()))
-                self.blobs.derived(("defined-names", files[path]), lambda f=found: f)
+                self.blobs.derived(
+                    ("defined-names", files[path]), functools.partial(frozenset, found)
+                )
                 names |= found
         return names
 

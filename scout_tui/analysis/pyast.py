@@ -487,7 +487,11 @@ def identifiers(tree: ast.Module | None) -> frozenset[str]:
         found = {n.id for n in nodes(tree, ast.Name) if isinstance(n, ast.Name)}
         found |= {n.attr for n in nodes(tree, ast.Attribute) if isinstance(n, ast.Attribute)}
         found |= {(i.asname or i.name or i.module).rsplit(".", 1)[-1] for i in imports(tree)}
-        found |= {n.name for n in nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)}
+        found |= {
+            n.name
+            for n in nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            if isinstance(n, Definition)
+        }
         cached = _IDENTIFIERS[tree] = frozenset(found)
     return cached
 

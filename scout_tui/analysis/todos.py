@@ -179,6 +179,7 @@ def _docstrings(tree: ast.Module | None) -> list[tuple[int, list[str]]]:
         return []
     out = []
     for node in pyast.nodes(tree, ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+        assert isinstance(node, ast.Module | pyast.Definition)
         body = node.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             value = body[0].value.value

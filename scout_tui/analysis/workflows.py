@@ -308,9 +308,11 @@ class _Classes:
         )
         return node.name.startswith("Test") and not has_init
 
-    def methods(self, node: ast.ClassDef, depth: int = 0) -> dict[str, ast.AST]:
+    def methods(
+        self, node: ast.ClassDef, depth: int = 0
+    ) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
         """Test methods by name, the class's own over its bases' (as attribute lookup)."""
-        found: dict[str, ast.AST] = {}
+        found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         if depth < 10:
             for base in reversed(self._bases(node)):
                 found.update(self.methods(base, depth + 1))

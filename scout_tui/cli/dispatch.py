@@ -221,7 +221,7 @@ def _add_globals(parser: argparse.ArgumentParser, command: str | None, depth: in
             else {**GLOBAL_OPTIONS[flag], "help": argparse.SUPPRESS}
         )
         kwargs.update(dest=_given_at(kwargs["dest"], depth), default=argparse.SUPPRESS)
-        (group if flag in exclusive else parser).add_argument(flag, **kwargs)
+        (group if group is not None and flag in exclusive else parser).add_argument(flag, **kwargs)
 
 
 def _command_parser(

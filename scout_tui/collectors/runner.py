@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from scout_tui.collectors.base import (
     Collector,
@@ -48,14 +48,18 @@ def _events(cls: type[Collector], ctx: CollectorContext) -> Iterator[Event]:
     count = 0
     unchecked: list[str] = []
 
-    def finish(state: str, reason: str | None = None, by_request: bool = False) -> Iterator[Event]:
+    def finish(
+        state: Literal["skipped", "failed", "cancelled", "done"],
+        reason: str | None = None,
+        by_request: bool = False,
+    ) -> Iterator[Event]:
         for path, why in ctx.source.untold_skipped():
             yield ConfigWarned(skipped_file_warning(cls.name, path, why))
         yield CollectorFinished(
             CollectorState(
                 name=cls.name,
                 title=cls.title,
-                state=state,  # type: ignore[arg-type]
+                state=state,
                 reason=reason,
                 findings=count,
                 seconds=round(time.perf_counter() - started, 3),
@@ -283,17 +287,13 @@ def _stream_processes(
                 unfinished.pop(event.state.name, None)
             yield event
         for cls in list(unfinished.values()):  # its process died, or was stopped
-            state, reason = (
-                ("cancelled", None)
-                if ctx.cancelled.is_set()
-                else ("failed", "the collector's process died")
-            )
+            cancelled = ctx.cancelled.is_set()
             yield CollectorFinished(
                 CollectorState(
                     name=cls.name,
                     title=cls.title,
-                    state=state,
-                    reason=reason,
+                    state="cancelled" if cancelled else "failed",
+                    reason=None if cancelled else "the collector's process died",
                 )
             )
         finished = True

@@ -92,7 +92,7 @@ class FileServer:
     def __enter__(self) -> str:
         self.thread.start()
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/simple"
+        return f"http://{host!s}:{port}/simple"
 
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()

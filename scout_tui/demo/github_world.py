@@ -10,6 +10,7 @@ from __future__ import annotations
 import zipfile
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
+from typing import Literal
 
 from scout_tui.config import Config
 from scout_tui.demo.ci_logs import TESTS, SampleTest, actions_format, runner_log
@@ -51,13 +52,14 @@ def demo_world(
     today = today or (max(priors) + timedelta(days=1) if priors else date.today())
     world = World()
     owner, name = config.project.repo.split("/", 1)
-    for login, kind in (
+    accounts: tuple[tuple[str, Literal["User", "Organization"]], ...] = (
         (owner, "Organization"),
         (config.board.owner, "Organization"),
         (SCOUT_USER, "User"),
         (OLD_AGENT, "User"),
         (MAINTAINER, "User"),
-    ):
+    )
+    for login, kind in accounts:
         if world.account(login) is None:
             world.accounts.append(Account(login=login, id=world.new_id(), type=kind))
     world.tokens.append(Token(token=token, login=SCOUT_USER))

@@ -104,12 +104,12 @@ def merge_edits(base: str | None, theirs: str, ours: str) -> Merged:
         else:
             rewritten.append((base_lines[b1:b2], their_lines[t1:t2]))
 
-    for passage, person in rewritten:
+    for passage, replacement in rewritten:
         start = _find_block(result, passage)
         if start is None:
             first = _COMMENT.sub("", next(line for line in passage if line.strip())).strip()
             return Merged(None, f"a person changed “{first[:80]}”, which scout changed too")
-        result[start : start + len(passage)] = person
+        result[start : start + len(passage)] = replacement
 
     for index, line in enumerate(result):
         state = ticks.get(_key(line))

@@ -4,6 +4,7 @@ requests and reviews, workflows, runs, jobs, and job logs (a 302 to a plain-text
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Callable
@@ -201,8 +202,14 @@ def _date_filter(value: str) -> Callable[[datetime | None], bool] | None:
             if when.tzinfo is None:
                 when = when.replace(tzinfo=now().tzinfo)
             compare = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt}[op]
-            return lambda moment, c=compare, w=when: moment is not None and c(moment, w)
+            return functools.partial(_compared, compare, when)
     return None
+
+
+def _compared(
+    compare: Callable[[datetime, datetime], bool], when: datetime, moment: datetime | None
+) -> bool:
+    return moment is not None and compare(moment, when)
 
 
 def _search(world: World, terms: str) -> list[tuple[Repository, Issue]]:
