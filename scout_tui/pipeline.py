@@ -414,6 +414,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         },
         lifetimes=Lifetimes(kinds_that_age_out(every), observed_kinds(every)),
         recheck=recheck,
+        resolved_section=(
+            rule.section if (rule := ctx.config.rules.get("resolved")) else Section.ALL_CLEAR
+        ),
     )
     reconciled.findings[:] = _name_fixes(
         options, ctx, reconciled.findings, checks[0] if checks else None, cancel

@@ -348,6 +348,16 @@ def test_a_hand_written_p0_is_resolved_only_when_its_check_found_it_on_that_repo
     [resolved] = fixed.findings
     assert resolved.title == "Resolved: `TestSimpleFSDP` in `test_numerics.py` no longer runs in CI"
     assert resolved.section is Section.ALL_CLEAR and resolved.first_reported == date(2026, 4, 2)
+    # `[rules] resolved = { section = … }` puts the lines elsewhere (the shipped: All Clear).
+    elsewhere = reconcile(
+        [],
+        [report],
+        fyi_suppress_after=3,
+        completed_kinds={"test_not_in_ci"},
+        recheck=_found_there(then),
+        resolved_section=Section.FYI,
+    )
+    assert [(f.kind, f.section) for f in elsewhere.findings] == [("resolved", Section.FYI)]
     assert "`1111111111`" in resolved.body and resolved.files == then.files
     never = reconcile(
         [],

@@ -271,6 +271,7 @@ def reconcile(
     unchecked: Iterable[str] = (),
     lifetimes: Lifetimes = Lifetimes(),
     recheck: Callable[[frozenset[str]], PriorCheck | None] | None = None,
+    resolved_section: Section = Section.ALL_CLEAR,
 ) -> Reconciled:
     """Mark findings new / carried, add resolved lines, leave out repeated unchanged FYIs.
 
@@ -363,7 +364,12 @@ def reconcile(
         gone = _gone(reports[-1], [*matches[-1].values(), *kept])
         dropped = _dropped_by_hand(reports, matches, absorbed, out)
         judge.check_on_prior_commit(recheck, [item for item in gone + [d for _, d in dropped]])
-        out.extend(judge.resolved(reports[-1], gone))
+        out.extend(
+            line.model_copy(update={"section": resolved_section})
+            if line.kind == "resolved"
+            else line
+            for line in judge.resolved(reports[-1], gone)
+        )
         out.extend(judge.dropped(reports[-1], dropped))
     return Reconciled(out, quiet.suppressed, quiet.quiet, quiet.left_out)
 
