@@ -101,8 +101,8 @@ def pass_definitions(path: str, tree: ast.Module | None) -> list[PassDef]:
             function = ast.unparse(target).rsplit(".", 1)[-1]
             existing = found.get(function)
             line = existing.line if existing else node.lineno
-            keys = (*(existing.keys if existing else ()), key.value)
-            found[function] = PassDef(function, path, line, keys)
+            selected_by = (*(existing.keys if existing else ()), key.value)
+            found[function] = PassDef(function, path, line, selected_by)
     return sorted(found.values(), key=lambda p: p.line)
 
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 from scout_tui.markdown import code_spans, fence_closes, fence_open, indentation, unpack_digests
 from scout_tui.model import PriorItem, Priority, PriorReport, QuietMark, Section
@@ -275,7 +276,7 @@ def _item_from(block: _Open) -> PriorItem | None:
     }
     # Only what differs from the defaults: half the memory and time per item (its set of
     # fields given is smaller), which counts when a report has a million.
-    given = {name: value for name, value in found.items() if value}
+    given: dict[str, Any] = {name: value for name, value in found.items() if value}
     if found["item_digests"] is not None:
         given["item_digests"] = found["item_digests"]  # [] is not None
     return PriorItem(section=block.section, title=title, text=text, **given)

@@ -201,10 +201,10 @@ def _ci_evidence(finding: Finding, max_items: int | None) -> str:
         lines.append(_indent(fence(evidence.repro, "bash")))
     if evidence.traceback:
         traceback = evidence.traceback
-        hidden = traceback.count("\n") + 1 - cut
-        if max_items and (hidden > 0 or len(traceback) > cut * LINE_CHARS):
+        lines_cut = traceback.count("\n") + 1 - cut
+        if max_items and (lines_cut > 0 or len(traceback) > cut * LINE_CHARS):
             traceback = cut_text(traceback, cut, LINE_CHARS)
-            cut_note = more(hidden, "lines above") if hidden > 0 else "long lines cut"
+            cut_note = more(lines_cut, "lines above") if lines_cut > 0 else "long lines cut"
             lines.append(f"- **Traceback** — {cut_note}:")
         else:
             lines.append("- **Traceback**:")
