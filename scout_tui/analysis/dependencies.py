@@ -72,11 +72,11 @@ def resolve(module: str, name: str, parse: Parse) -> tuple[str, Definition] | No
                 and node.name == name
             ):
                 return path, node
-        for node in pyast.nodes(tree, ast.ImportFrom):
-            assert isinstance(node, ast.ImportFrom)
-            alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+        for imported in pyast.nodes(tree, ast.ImportFrom):
+            assert isinstance(imported, ast.ImportFrom)
+            alias = next((a for a in imported.names if (a.asname or a.name) == name), None)
             if alias is not None:
-                module, name = _absolute(node, path), alias.name
+                module, name = _absolute(imported, path), alias.name
                 break
         else:
             return None
@@ -154,15 +154,15 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
             assert isinstance(node, ast.Attribute)
             if not isinstance(node.value, ast.Name):
                 continue
-            hit = imported.get((path, node.value.id))
-            if hit is None or not isinstance(hit[1], ast.ClassDef):
+            known = imported.get((path, node.value.id))
+            if known is None or not isinstance(known[1], ast.ClassDef):
                 continue
-            nested = pyast.find(parse(hit[0]), f"{hit[1].name}.{node.attr}")
+            nested = pyast.find(parse(known[0]), f"{known[1].name}.{node.attr}")
             if isinstance(nested, ast.ClassDef) and _fields_of(nested):
                 add(
                     Dependency(
-                        hit[0],
-                        f"{hit[1].name}.{node.attr}",
+                        known[0],
+                        f"{known[1].name}.{node.attr}",
                         "fields",
                         f"used at {short}:{node.lineno}",
                     )
@@ -171,11 +171,11 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
             assert isinstance(node, ast.ClassDef)
             for base in node.bases:
                 local, _, attr = ast.unparse(base).partition(".")
-                hit = imported.get((path, local))
-                if hit is None or not isinstance(hit[1], ast.ClassDef):
+                known = imported.get((path, local))
+                if known is None or not isinstance(known[1], ast.ClassDef):
                     continue
-                qualname = f"{hit[1].name}.{attr}" if attr else hit[1].name
-                upstream = pyast.find(parse(hit[0]), qualname)
+                qualname = f"{known[1].name}.{attr}" if attr else known[1].name
+                upstream = pyast.find(parse(known[0]), qualname)
                 if not isinstance(upstream, ast.ClassDef):
                     continue
                 overridden = pyast.public_methods(upstream)
@@ -194,7 +194,7 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                     ):
                         add(
                             Dependency(
-                                hit[0],
+                                known[0],
                                 f"{qualname}.{child.name}",
                                 "signature",
                                 f"overridden at {short}:{child.lineno}",

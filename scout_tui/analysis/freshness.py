@@ -29,9 +29,14 @@ def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
     if tree is None:
         return []
     imports = pyast.import_map(tree)
-    functions = {node.name: node for node in pyast.nodes(tree, ast.FunctionDef)}
+    functions = {
+        node.name: node
+        for node in pyast.nodes(tree, ast.FunctionDef)
+        if isinstance(node, ast.FunctionDef)
+    }
     found = []
-    for node in sorted(pyast.nodes(tree, ast.Assign, ast.Expr), key=lambda n: n.lineno):
+    statements = [n for n in pyast.nodes(tree, ast.Assign, ast.Expr) if isinstance(n, ast.stmt)]
+    for node in sorted(statements, key=lambda n: n.lineno):
         target = value = None
         method = ""
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -157,7 +162,9 @@ class SimilarPair:
 def similar_functions(
     left: ast.Module | None, right: ast.Module | None, threshold: float, min_nodes: int = 30
 ) -> list[SimilarPair]:
-    def functions(tree: ast.Module | None) -> list[tuple[ast.FunctionDef, list[str]]]:
+    def functions(
+        tree: ast.Module | None,
+    ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]]:
         if tree is None:
             return []
         found = []
