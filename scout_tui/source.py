@@ -572,18 +572,21 @@ class SourceTree:
     # -- the scanned commit's tree, for a SourceTree `at` a commit ---------------------
     def _tree_index(self) -> TreeIndex:
         assert self.at is not None
-        at = self.at
+        return self.blobs.index(self.at, functools.partial(self._list_tree, self.at))
 
-        def load() -> TreeIndex:
-            listing = subprocess.run(
-                ["git", "ls-tree", "-r", "-z", "--full-tree", at],
-                cwd=self.root,
-                capture_output=True,
-                check=True,
-            )
-            return TreeIndex.of(listing.stdout)
+    def _list_tree(self, commit: str) -> TreeIndex:
+        listing = subprocess.run(
+            ["git", "ls-tree", "-r", "-z", "--full-tree", commit],
+            cwd=self.root,
+            capture_output=True,
+            check=True,
+        )
+        return TreeIndex.of(listing.stdout)
 
-        return self.blobs.index(at, load)
+    def _listed(self, commit: str) -> TreeIndex | None:
+        """`commit`'s index when listed already (the scanned commit, or one a run before
+        scanned); None otherwise."""
+        return self._index if commit == self.at else self.blobs.known_index(commit)
 
     def _resolve(self, path: str) -> tuple[str | None, bool]:
         """Where `path` leads in the scanned tree once its symlinks are followed (relative
@@ -744,7 +747,7 @@ class SourceTree:
     def _blob_id(self, commit: str, path: str) -> str | None:
         """`path`'s blob id at `commit`: from the commit's index when one is known (the
         scanned commit, or one a run before scanned), else from git."""
-        index = self._index if commit == self.at else self.blobs.known_index(commit)
+        index = self._listed(commit)
         if index is not None:
             entry = index.files.get(path)
             return entry.blob if entry is not None and entry.mode != SUBMODULE else None
@@ -1041,7 +1044,7 @@ class SourceTree:
 
     def changed_between(self, base: str, head: str) -> set[str]:
         """Every file some commit changed from `base` to `head` (deleted ones included)."""
-        indexes = [self._index if c == self.at else self.blobs.known_index(c) for c in (base, head)]
+        indexes = [self._listed(base), self._listed(head)]
         if indexes[0] is not None and indexes[1] is not None:  # both listed already
             before, after = indexes[0].files, indexes[1].files
             return {
@@ -1116,18 +1119,8 @@ class SourceTree:
         """`commit`'s file index (from the store, or `git ls-tree` once)."""
         if commit == self.at:
             return self._index
-
-        def load() -> TreeIndex:
-            listing = subprocess.run(
-                ["git", "ls-tree", "-r", "-z", "--full-tree", commit],
-                cwd=self.root,
-                capture_output=True,
-                check=True,
-            )
-            return TreeIndex.of(listing.stdout)
-
         try:
-            return self.blobs.index(commit, load)
+            return self.blobs.index(commit, functools.partial(self._list_tree, commit))
         except subprocess.CalledProcessError:
             return None
 
@@ -1151,7 +1144,7 @@ class SourceTree:
 
     def python_files_at(self, commit: str, directory: str) -> list[str]:
         """Every `.py` file under `directory` at `commit`, however deep."""
-        index = self._index if commit == self.at else self.blobs.known_index(commit)
+        index = self._listed(commit)
         if index is not None:  # listed already (a replay's day before)
             top = directory.strip("/") in ("", ".")
             prefix = directory.strip("/") + "/"

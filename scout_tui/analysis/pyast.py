@@ -7,7 +7,7 @@ import ast
 import functools
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -309,7 +309,7 @@ _INDEX: weakref.WeakKeyDictionary[ast.Module, dict[type, list[ast.AST]]] = (
 _IMPORTS: weakref.WeakKeyDictionary[ast.Module, list[Import]] = weakref.WeakKeyDictionary()
 
 
-# tree → key → (weak references to the key's trees, [files read,] result)
+# tree → key → (weak references to the key's trees, files read, result)
 _DERIVED: weakref.WeakKeyDictionary[ast.AST, dict[tuple[Any, ...], tuple[Any, ...]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -325,25 +325,15 @@ def per_tree(function: F) -> F:
 
     @functools.wraps(function)
     def kept(*args: Any) -> Any:
-        trees: list[ast.AST] = []
-        try:
-            key = (function, *(_frozen(arg, trees) for arg in args))
-            hash(key)
-        except TypeError:  # an argument that cannot be a key: computed, not kept
+        keyed = _key_of(function, args)
+        if keyed is None:  # no tree, or an argument that cannot be a key: computed, not kept
             return function(*args)
-        if not trees:
-            return function(*args)
-        owner = trees[0]
-        with _DERIVED_LOCK:
-            known = _DERIVED.get(owner, {}).get(key)
-        alive = known is not None and all(
-            ref() is tree for ref, tree in zip(known[0], trees, strict=True)
-        )
-        if known is not None and alive:
-            return known[-1]
+        key, trees = keyed
+        known = _known(key, trees)
+        if known is not None:
+            return known[1]
         found = function(*args)
-        with _DERIVED_LOCK:
-            _DERIVED.setdefault(owner, {})[key] = (tuple(map(weakref.ref, trees)), found)
+        _keep(key, trees, (), found)
         return found
 
     return kept  # type: ignore[return-value]
@@ -357,21 +347,13 @@ def per_tree_read(function: F) -> F:
     @functools.wraps(function)
     def kept(*args: Any) -> Any:
         *given, parse = args
-        trees: list[ast.AST] = []
-        try:
-            key = (function, *(_frozen(arg, trees) for arg in given))
-            hash(key)
-        except TypeError:
+        keyed = _key_of(function, given)
+        if keyed is None:
             return function(*args)
-        if not trees:
-            return function(*args)
-        with _DERIVED_LOCK:
-            known = _DERIVED.get(trees[0], {}).get(key)
-        if known is not None:
-            refs, reads, result = known
-            alive = all(ref() is tree for ref, tree in zip(refs, trees, strict=True))
-            if alive and all(_same(parse(path), ref) for path, ref in reads):
-                return result
+        key, trees = keyed
+        known = _known(key, trees)
+        if known is not None and all(_same(parse(path), ref) for path, ref in known[0]):
+            return known[1]
         read: dict[str, ast.Module | None] = {}
 
         def traced(path: str) -> ast.Module | None:
@@ -383,11 +365,40 @@ def per_tree_read(function: F) -> F:
         reads = tuple(
             (path, None if tree is None else weakref.ref(tree)) for path, tree in read.items()
         )
-        with _DERIVED_LOCK:
-            _DERIVED.setdefault(trees[0], {})[key] = (tuple(map(weakref.ref, trees)), reads, found)
+        _keep(key, trees, reads, found)
         return found
 
     return kept  # type: ignore[return-value]
+
+
+def _key_of(function: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, list[ast.AST]] | None:
+    """The memo key of a call and the trees in its arguments; None when there is no tree or
+    an argument cannot be part of a key."""
+    trees: list[ast.AST] = []
+    try:
+        key = (function, *(_frozen(arg, trees) for arg in args))
+        hash(key)
+    except TypeError:
+        return None
+    return (key, trees) if trees else None
+
+
+def _known(key: Any, trees: list[ast.AST]) -> tuple[Any, Any] | None:
+    """(files read, result) kept for `key`, when each tree of the key is still the one it
+    was kept for."""
+    with _DERIVED_LOCK:
+        known = _DERIVED.get(trees[0], {}).get(key)
+    if known is None:
+        return None
+    refs, reads, result = known
+    if not all(ref() is tree for ref, tree in zip(refs, trees, strict=True)):
+        return None
+    return reads, result
+
+
+def _keep(key: Any, trees: list[ast.AST], reads: Any, result: Any) -> None:
+    with _DERIVED_LOCK:
+        _DERIVED.setdefault(trees[0], {})[key] = (tuple(map(weakref.ref, trees)), reads, result)
 
 
 def _same(tree: ast.Module | None, ref: weakref.ref[ast.Module] | None) -> bool:
