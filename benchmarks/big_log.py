@@ -24,8 +24,8 @@ from pathlib import Path
 
 from textual.app import App
 
-from scout_tui.analysis.logindex import LogIndex
-from scout_tui.demo.ci_logs import EXP, actions_format, pytest_log, runner_log
+from scout_tui.analysis.ci.logindex import LogIndex
+from scout_tui.sandbox.demo.ci_logs import EXP, actions_format, pytest_log, runner_log
 from scout_tui.tui.screens.log_viewer import LogViewer
 from scout_tui.tui.widgets.log_view import LogView
 

@@ -25,13 +25,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from scout_tui.demo.ci_logs import write_noisy_log
+from scout_tui.sandbox.demo.ci_logs import write_noisy_log
 
 GREP = r"Traceback|FAILED|Successfully installed|Command: |integration test\(s\) failed"
 INPUT_PROBE = """
 import json, resource, sys, time
-from scout_tui.analysis.cilog import analyse
-from scout_tui.analysis.log_input import open_log
+from scout_tui.analysis.ci.cilog import analyse
+from scout_tui.analysis.ci.log_input import open_log
 start = time.perf_counter()
 with open_log("-") as log:
     spooled = time.perf_counter() - start
@@ -42,7 +42,7 @@ print(json.dumps({"seconds": time.perf_counter() - start, "spool": spooled, "kin
 """
 PROBE = """
 import json, resource, sys, time
-from scout_tui.analysis.cilog import analyse
+from scout_tui.analysis.ci.cilog import analyse
 start = time.perf_counter()
 result = analyse(sys.argv[1], "torchtitan/experiments/graph_trainer")
 seconds = time.perf_counter() - start

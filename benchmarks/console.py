@@ -24,8 +24,8 @@ import time
 from datetime import date
 from pathlib import Path
 
-from scout_tui.demo.running import running_demo
 from scout_tui.model import RunResult, Section, fingerprint
+from scout_tui.sandbox.demo.running import running_demo
 from scout_tui.session import Session
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.widgets.findings_tree import FindingsTree

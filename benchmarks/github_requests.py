@@ -19,12 +19,12 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scout_tui.config import load_config
-from scout_tui.demo.github_world import DEMO_TOKEN, demo_world
-from scout_tui.demo.sample import build_sample
+from scout_tui.config.profile import load_config
 from scout_tui.github.api import GitHubError
 from scout_tui.github.client import GitHubClient
-from scout_tui.github.server.http import Fault, LocalGitHub
+from scout_tui.sandbox.demo.github_world import DEMO_TOKEN, demo_world
+from scout_tui.sandbox.demo.sample import build_sample
+from scout_tui.sandbox.github.http import Fault, LocalGitHub
 
 NETWORK = ("ci_failures", "open_work", "todos")
 

@@ -16,7 +16,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scout_tui.demo.files import BASELINE, EXP
+from scout_tui.sandbox.demo.files import BASELINE, EXP
 
 END = datetime(2026, 8, 21, 12, tzinfo=UTC)
 

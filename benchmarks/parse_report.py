@@ -31,7 +31,7 @@ from pathlib import Path
 
 PROBE = """
 import json, resource, sys, time
-from scout_tui.report.parse import parse_report
+from scout_tui.history.parse import parse_report
 text = open(sys.argv[1], encoding="utf-8").read()
 start = time.perf_counter()
 report = parse_report(text)

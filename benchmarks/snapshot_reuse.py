@@ -20,13 +20,13 @@ import time
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from scout_tui.baseline import today_utc
 from scout_tui.cli.dispatch import GC_THRESHOLDS
-from scout_tui.collectors.base import Need
-from scout_tui.config import Config, find_config, load_config
+from scout_tui.collect.base import Need
+from scout_tui.config.profile import Config, find_config, load_config
 from scout_tui.errors import UsageError
-from scout_tui.pipeline import RunOptions, run, select_collectors
-from scout_tui.source import BlobStore
+from scout_tui.history.baseline import today_utc
+from scout_tui.pipeline.day import RunOptions, run, select_collectors
+from scout_tui.source.tree import BlobStore
 
 DAYS = 7
 
@@ -70,7 +70,7 @@ def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)  # as `scout` itself runs
     with tempfile.TemporaryDirectory() as scratch:
         if args.repo is None:
-            from scout_tui.demo.sample import build_sample
+            from scout_tui.sandbox.demo.sample import build_sample
 
             sample = build_sample(Path(scratch) / "sample", today_utc())
             repo, config_path = sample.repo, args.config or sample.config

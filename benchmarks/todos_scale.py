@@ -21,10 +21,10 @@ import time
 from datetime import date
 from pathlib import Path
 
-from scout_tui.config import load_config
-from scout_tui.demo.files import EXP
-from scout_tui.demo.sample import build_repo
-from scout_tui.pipeline import RunOptions, run
+from scout_tui.config.profile import load_config
+from scout_tui.pipeline.day import RunOptions, run
+from scout_tui.sandbox.demo.files import EXP
+from scout_tui.sandbox.demo.sample import build_repo
 
 TODAY = date(2026, 12, 2)
 # Plain, owned, linked, waiting on an API, and a multi-line one: every path of the scan.

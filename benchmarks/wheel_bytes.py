@@ -15,8 +15,8 @@ from pathlib import Path
 
 import requests
 
-from scout_tui.demo.file_server import FileServer, Served
-from scout_tui.nightly import git_version, read_member
+from scout_tui.nightlies.wheels import git_version, read_member
+from scout_tui.sandbox.demo.file_server import FileServer, Served
 
 DEFAULT = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 

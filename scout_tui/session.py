@@ -20,12 +20,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scout_tui import triage
-from scout_tui.analysis.repro import ReproArgv, ReproError, repro_argv, repro_command
-from scout_tui.baseline import check_date, today_utc
-from scout_tui.bundle import Bundle, bundle_repository, read_bundle
-from scout_tui.cache import Cache, lost
-from scout_tui.config import (
+from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro_command
+from scout_tui.collect.events import Event, RunFinished, RunKeptApart, RunWarning
+from scout_tui.config.profile import (
     GITHUB_API,
     Config,
     ConfigError,
@@ -37,18 +34,21 @@ from scout_tui.config import (
     shipped_rule_kinds,
 )
 from scout_tui.errors import ScoutError, UsageError
-from scout_tui.events import Event, RunFinished, RunKeptApart, RunWarning
 from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token, missing_token
+from scout_tui.history.baseline import check_date, today_utc
 from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
 from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.plan import PublishPlan
-from scout_tui.report.render import COMMENT_LIMIT, FULL, Layout, fit_report, render_report
-from scout_tui.source import NotARepository, SourceTree
-from scout_tui.state import Action, Change, StateError, StateStore, scope_of
+from scout_tui.report.render import COMMENT_LIMIT, Layout, fit_report
+from scout_tui.source.tree import NotARepository, SourceTree
+from scout_tui.store.bundle import Bundle, bundle_repository, read_bundle
+from scout_tui.store.cache import Cache, lost
+from scout_tui.store.state import Action, Change, StateError, StateStore, scope_of
+from scout_tui.triage import decisions as triage
 
 if TYPE_CHECKING:
-    from scout_tui.pipeline import RunOptions
+    from scout_tui.pipeline.day import RunOptions
 
 # The pipeline (every collector, 190 ms of imports) is imported where a run is made or
 # rendered, not by the console's start on a cached run.
@@ -216,7 +216,7 @@ class Session:
         return repro_argv(command)
 
     def _excerpt_command(self, finding: Finding) -> str | None:
-        from scout_tui.analysis.cilog import analyse
+        from scout_tui.analysis.ci.cilog import analyse
 
         kept = self.log_file(finding)
         if kept is None:
@@ -309,7 +309,7 @@ class Session:
 
     # -- the day's run ------------------------------------------------------------------
     def run_options(self) -> RunOptions:
-        from scout_tui.pipeline import RunOptions
+        from scout_tui.pipeline.day import RunOptions
 
         github, reason = self.github()
         return RunOptions(
@@ -330,7 +330,7 @@ class Session:
 
     def events(self, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Collect, streaming every event; the finished run is cached (unless cancelled)."""
-        from scout_tui.pipeline import run_events
+        from scout_tui.pipeline.day import run_events
 
         if self.bundle is not None:
             raise UsageError(
@@ -408,7 +408,7 @@ class Session:
                 else "read no prior reports"
             )
             return f"the cached run {read}, not those in {prior}"
-        from scout_tui.pipeline import config_digest
+        from scout_tui.pipeline.day import config_digest
 
         if cached.config_digest not in (None, config_digest(self.config)):
             return "the configuration changed since the cached run"
@@ -594,11 +594,15 @@ class Session:
 
     def report_markdown(self, run: RunResult) -> str:
         """`scout report`: every finding whole but for its long lists (the JSON has them)."""
+        from scout_tui.pipeline.day import render_markdown
+
         return render_markdown(run, Layout(list_items=self.config.report.max_list_items))
 
     def posted_markdown(self, run: RunResult, room: int = 0) -> str:
         """The report as publishing posts it: cut to fit GitHub's comment limit with room
         for the board links publishing adds, and `room` characters more (a person's text)."""
+        from scout_tui.pipeline.day import render_markdown
+
         board = self.config.board
         url = (
             f"{self.web_url}/users/{board.owner}/projects/{board.number}"
@@ -705,7 +709,7 @@ def _load_checked(options: SessionOptions, path: Path | None) -> tuple[Config, E
     try:
         config, chosen = reviewer_config(options, path)
         if set(config.rules) - shipped_rule_kinds():  # a typo'd kind: said at once
-            from scout_tui.pipeline import check_rule_kinds
+            from scout_tui.pipeline.day import check_rule_kinds
 
             check_rule_kinds(config)
     except ConfigError as exc:
@@ -747,18 +751,3 @@ def lost_text(poorer: RunResult, kept: RunResult) -> str:
 def run_time(run: RunResult) -> str:
     """When a run was collected, as said beside another run of the day ("10:40 UTC ")."""
     return f"{run.collected_at:%H:%M} UTC " if run.collected_at else ""
-
-
-def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
-    from scout_tui.pipeline import collector_sections
-
-    return render_report(
-        run.date,
-        run.findings,
-        run.collectors,
-        collector_sections(),
-        layout,
-        head=run.head,
-        quiet=run.quiet,
-        first=not run.prior_reports,
-    )

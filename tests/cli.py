@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scout_tui.demo.sample import Sample
+from scout_tui.sandbox.demo.sample import Sample
 
 DAY = "2026-12-02"
 

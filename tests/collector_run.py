@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from scout_tui.config import load_config
-from scout_tui.demo.sample import Sample
+from scout_tui.config.profile import load_config
 from scout_tui.model import Finding, RunResult
-from scout_tui.pipeline import RunOptions, run
+from scout_tui.pipeline.day import RunOptions, run
+from scout_tui.sandbox.demo.sample import Sample
 
 
 def run_collector(world: Sample, name: str, as_of: date, priors: bool = True) -> RunResult:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import Config, load_config
-from scout_tui.demo.sample import Sample, build_sample
+from scout_tui.config.profile import Config, load_config
+from scout_tui.sandbox.demo.sample import Sample, build_sample
 
 TODAY = date(2026, 12, 2)
 FIXTURES = Path(__file__).parent / "fixtures"

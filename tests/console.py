@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scout_tui.demo.running import RunningDemo, running_demo
+from scout_tui.sandbox.demo.running import RunningDemo, running_demo
 from scout_tui.session import Session, SessionOptions
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.widgets.findings_tree import FindingsTree

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from scout_tui.config import load_config
-from scout_tui.demo.github_world import DEMO_TOKEN, SCOUT_USER, demo_world
-from scout_tui.demo.sample import Sample
-from scout_tui.github.server.world import World
+from scout_tui.config.profile import load_config
 from scout_tui.report.render import report_marker
+from scout_tui.sandbox.demo.github_world import DEMO_TOKEN, SCOUT_USER, demo_world
+from scout_tui.sandbox.demo.sample import Sample
+from scout_tui.sandbox.github.world import World
 
 TOKEN = DEMO_TOKEN
 TRACKING_ISSUE = 2856  # the sample scout.toml's tracking issue

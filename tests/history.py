@@ -9,7 +9,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scout_tui.demo.sample import Sample, build_sample
+from scout_tui.sandbox.demo.sample import Sample, build_sample
 
 CHURN = "torchtitan/experiments/graph_trainer/churn.py"
 COMMITS = 15_000

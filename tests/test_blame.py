@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import git
 
-from scout_tui.source import SourceTree
+from scout_tui.source.tree import SourceTree
 
 WHO = [git.Actor("Ann", "ann@example.com"), git.Actor("Bob", "bob@example.com")]
 

@@ -21,12 +21,12 @@ import pytest
 from textual.app import App
 from textual.widgets import Static
 
-from scout_tui.bundle import BUNDLE_VERSION, MAX_DOCUMENT_BYTES, read_bundle
-from scout_tui.demo.github_world import DEMO_TOKEN
-from scout_tui.demo.running import running_demo
 from scout_tui.errors import UsageError
 from scout_tui.model import Section
+from scout_tui.sandbox.demo.github_world import DEMO_TOKEN
+from scout_tui.sandbox.demo.running import running_demo
 from scout_tui.session import Session, SessionOptions
+from scout_tui.store.bundle import BUNDLE_VERSION, MAX_DOCUMENT_BYTES, read_bundle
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.screens.repro import ConfirmRepro
 from tests.cli import scout

@@ -4,8 +4,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from scout_tui.cache import CACHE_VERSION, Cache
 from scout_tui.model import Checkout, RunResult
+from scout_tui.store.cache import CACHE_VERSION, Cache
 from tests.cli import DAY, scout, scout_read_only, world_args
 
 HERE = Checkout.of("/src/a", "/src/a/.git")

@@ -10,16 +10,16 @@ import sys
 import threading
 import time
 
-from scout_tui.config import load_config
-from scout_tui.events import (
+from scout_tui.collect.events import (
     CollectorFinished,
     CollectorStarted,
     RunFinished,
     RunStarted,
     from_json_line,
 )
-from scout_tui.pipeline import RunOptions, run_events
-from scout_tui.source import SourceTree
+from scout_tui.config.profile import load_config
+from scout_tui.pipeline.day import RunOptions, run_events
+from scout_tui.source.tree import SourceTree
 from tests.cli import scout, world_args
 from tests.history import CHURN, group_gone, processes_in, wait_for
 

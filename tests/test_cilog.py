@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.analysis.cilog import analyse
-from scout_tui.analysis.repro import ReproError, repro_argv, repro_command
-from scout_tui.demo.ci_logs import (
+from scout_tui.analysis.ci.cilog import analyse
+from scout_tui.analysis.ci.repro import ReproError, repro_argv, repro_command
+from scout_tui.sandbox.demo.ci_logs import (
     TESTS,
     TORCH_VERSION,
     actions_format,

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from scout_tui.analysis.cilog import ANCHORS, CHUNK, analyse, scan_log
-from scout_tui.demo.ci_logs import actions_format, runner_log
+from scout_tui.analysis.ci.cilog import ANCHORS, CHUNK, analyse, scan_log
+from scout_tui.sandbox.demo.ci_logs import actions_format, runner_log
 
 
 def reference_hits(data: bytes) -> list[tuple[int, str]]:

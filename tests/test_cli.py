@@ -10,9 +10,9 @@ import threading
 import git
 import pytest
 
-from scout_tui.demo.sample import build_sample
 from scout_tui.model import SCHEMA_VERSION, RunResult
 from scout_tui.report.schema import SCHEMA_FILE, render
+from scout_tui.sandbox.demo.sample import build_sample
 from tests.cli import DAY, scout, world_args
 
 SUBCOMMANDS = [

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from scout_tui.cli.dispatch import build_parser
-from scout_tui.github.server.http import LocalGitHub
 from scout_tui.model import RunResult
+from scout_tui.sandbox.github.http import LocalGitHub
 from tests.cli import DAY, scout, world_args
 from tests.github_world import TOKEN, world_for
 

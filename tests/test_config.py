@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import ConfigError, load_config
+from scout_tui.config.profile import ConfigError, load_config
 from scout_tui.model import Priority, Section
 from tests.cli import scout
 
@@ -94,7 +94,7 @@ def test_key_bindings_name_the_consoles_actions(tmp_path):
 
 
 def test_the_shipped_keys_bind_every_action(shipped_config):
-    from scout_tui.config import ACTION_IDS
+    from scout_tui.config.profile import ACTION_IDS
 
     assert set(shipped_config.keys) == set(ACTION_IDS)
     assert shipped_config.keys["drop"] == "x"
@@ -121,7 +121,7 @@ def test_every_rule_is_for_a_kind_some_collector_emits(shipped_config):
     """A kind declared but never emitted, or a rule for no kind, is dead configuration."""
     import inspect
 
-    from scout_tui.collectors.base import registered
+    from scout_tui.collect.base import registered
 
     declared = {kind: cls for cls in registered().values() for kind in cls.kinds}
     assert set(shipped_config.rules) == set(declared) | {"resolved"}
@@ -168,8 +168,8 @@ def test_key_syntax(tmp_path):
 
 def test_the_shipped_rules_name_kinds_scout_makes() -> None:
     """Sessions check only the kinds a user's scout.toml adds: the shipped ones must hold."""
-    from scout_tui.config import shipped_rule_kinds
-    from scout_tui.pipeline import check_rule_kinds
+    from scout_tui.config.profile import shipped_rule_kinds
+    from scout_tui.pipeline.day import check_rule_kinds
 
     config = load_config()
     check_rule_kinds(config)

@@ -2,12 +2,16 @@ from __future__ import annotations
 
 import ast
 
-from scout_tui.analysis.coverage import override_definitions, parallelism_combo, pass_definitions
-from scout_tui.analysis.docs import flag_claims, path_claims, pytest_command_claims
-from scout_tui.analysis.freshness import converter_drift, monkey_patches, signature_mismatch
-from scout_tui.analysis.pyast import signature
-from scout_tui.demo.files import EXP
+from scout_tui.analysis.python.definitions import (
+    override_definitions,
+    parallelism_combo,
+    pass_definitions,
+)
+from scout_tui.analysis.python.freshness import converter_drift, monkey_patches, signature_mismatch
+from scout_tui.analysis.python.pyast import signature
+from scout_tui.analysis.text.docs import flag_claims, path_claims, pytest_command_claims
 from scout_tui.model import Section
+from scout_tui.sandbox.demo.files import EXP
 
 from .collector_run import by_kind, commit_all, run_collector
 from .conftest import TODAY
@@ -204,8 +208,8 @@ def test_a_configured_doc_that_is_gone_is_a_configuration_warning(fresh_world):
 def test_clean_docs_say_docs_are_current(tmp_path):
     import git
 
-    from scout_tui.config import load_config
-    from scout_tui.pipeline import RunOptions, run
+    from scout_tui.config.profile import load_config
+    from scout_tui.pipeline.day import RunOptions, run
 
     exp = tmp_path / "torchtitan" / "experiments" / "graph_trainer"
     exp.mkdir(parents=True)
@@ -344,7 +348,7 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
 def _enabled_strings_of(world) -> str:
     import ast as ast_
 
-    from scout_tui.analysis.coverage import override_definitions
+    from scout_tui.analysis.python.definitions import override_definitions
 
     tree = ast_.parse((world.repo / EXP / "tests" / "integration_tests.py").read_text())
     return " ".join(o.name for o in override_definitions(tree) if not o.disabled)
@@ -417,8 +421,8 @@ def test_a_value_the_converter_forces_against_a_registered_configs_base(tmp_path
     whose base agrees, or that sets it back after converting, is fine."""
     import git
 
-    from scout_tui.config import load_config
-    from scout_tui.pipeline import RunOptions, run
+    from scout_tui.config.profile import load_config
+    from scout_tui.pipeline.day import RunOptions, run
 
     files = {
         "torchtitan/models/llama3/config_registry.py": (
@@ -617,8 +621,8 @@ def test_a_suite_step_whose_entries_are_all_disabled_and_idle_steps_that_stay(fr
     workflow_path = ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
     assert fingerprint("ci_step_runs_nothing", workflow_path, step) in idle.aliases
     # Another experiment of the repository is not told about graph_trainer's idle suite.
-    from scout_tui.config import load_config
-    from scout_tui.pipeline import RunOptions, run
+    from scout_tui.config.profile import load_config
+    from scout_tui.pipeline.day import RunOptions, run
 
     (repo / "torchtitan/experiments/other").mkdir()
     (repo / "torchtitan/experiments/other/__init__.py").write_text("")
@@ -694,7 +698,11 @@ def test_a_model_config_registered_in_the_window_with_no_test_is_the_task(fresh_
 
 
 def test_a_pass_chosen_by_an_options_default_and_one_only_disabled_tests_select():
-    from scout_tui.analysis.coverage import branch_values, option_defaults, selected_by_default
+    from scout_tui.analysis.python.definitions import (
+        branch_values,
+        option_defaults,
+        selected_by_default,
+    )
 
     source = """
 from dataclasses import dataclass, field
@@ -970,7 +978,7 @@ def test_a_feature_table_saying_supported_while_a_test_says_not_supported(fresh_
     """README's feature table says Context Parallelism ✅; the experiment skips its CP test
     because "Context Parallel is not supported by graph_trainer": said, with the test. A row
     no skip reason contradicts says nothing."""
-    from scout_tui.analysis.docs import contradicts
+    from scout_tui.analysis.text.docs import contradicts
 
     assert contradicts("Pipeline Parallelism", "PP is not supported yet")  # its initials
     assert not contradicts("Context Parallelism", "Context Parallel is flaky on A10")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 
-from scout_tui.markdown import cut_line, cut_lists, cut_text, cut_to, fence
+from scout_tui.analysis.text.markdown import cut_line, cut_lists, cut_text, cut_to, fence
 
 
 def _blocks(markdown: str) -> list[str]:

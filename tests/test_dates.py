@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.baseline import today_utc
 from scout_tui.errors import UsageError
-from scout_tui.github.server.http import LocalGitHub
+from scout_tui.history.baseline import today_utc
 from scout_tui.model import RunResult
+from scout_tui.sandbox.github.http import LocalGitHub
 from scout_tui.session import Session, SessionOptions
 from tests.cli import scout, world_args
 from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, scout_comments, world_for

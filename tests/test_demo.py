@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from scout_tui.history.parse import parse_report
 from scout_tui.model import Section
-from scout_tui.report.parse import parse_report
 from tests.cli import scout
 
 

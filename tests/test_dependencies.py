@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from scout_tui.analysis.dependencies import discover, option_uses, widened
+from scout_tui.analysis.python.dependencies import discover, option_uses, widened
 from scout_tui.model import Section
 
 from .collector_run import by_kind, commit_all, run_collector
@@ -373,8 +373,8 @@ def test_another_experiment_configured_by_a_short_scout_toml(fresh_world):
     configured by three lines, gets its own findings (an override that misses an upstream
     fix, a doc typo with the flag it meant, its own config's flags known) and none of
     graph_trainer's."""
-    from scout_tui.config import load_config
-    from scout_tui.pipeline import RunOptions, run
+    from scout_tui.config.profile import load_config
+    from scout_tui.pipeline.day import RunOptions, run
 
     repo = fresh_world.repo
     other = repo / "torchtitan/experiments/other"

@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from scout_tui.config import load_config
-from scout_tui.demo.github_world import SCOUT_USER, demo_world
-from scout_tui.demo.running import running_demo
-from scout_tui.github.server.http import LocalGitHub
-from scout_tui.github.server.world import Item, World
+from scout_tui.config.profile import load_config
 from scout_tui.report.board import DRAFT_SOURCE
+from scout_tui.sandbox.demo.github_world import SCOUT_USER, demo_world
+from scout_tui.sandbox.demo.running import running_demo
+from scout_tui.sandbox.github.http import LocalGitHub
+from scout_tui.sandbox.github.world import Item, World
 from scout_tui.session import Session
 from tests.cli import DAY, scout
 from tests.conftest import TODAY

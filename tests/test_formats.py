@@ -11,13 +11,13 @@ from datetime import date
 
 import pytest
 
-from scout_tui.bundle import BUNDLE_VERSION
-from scout_tui.demo.github_world import SCOUT_USER
 from scout_tui.github.api import BoardItem
+from scout_tui.history.parse import carries_report_marker, parse_report
 from scout_tui.model import SCHEMA_VERSION
 from scout_tui.report.board import Scout, board_index
-from scout_tui.report.parse import carries_report_marker, parse_report
 from scout_tui.report.render import report_marker
+from scout_tui.sandbox.demo.github_world import SCOUT_USER
+from scout_tui.store.bundle import BUNDLE_VERSION
 from tests.cli import scout, world_args
 
 

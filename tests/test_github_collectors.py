@@ -11,13 +11,13 @@ import subprocess
 import sys
 from datetime import date, timedelta
 
-from scout_tui.config import load_config
-from scout_tui.demo.ci_logs import write_noisy_log
-from scout_tui.demo.file_server import FileServer, Served
-from scout_tui.demo.github_world import demo_world, nightly_wheels
-from scout_tui.github.server.http import Fault, LocalGitHub
-from scout_tui.github.server.world import Issue, Job
+from scout_tui.config.profile import load_config
 from scout_tui.model import RunResult
+from scout_tui.sandbox.demo.ci_logs import write_noisy_log
+from scout_tui.sandbox.demo.file_server import FileServer, Served
+from scout_tui.sandbox.demo.github_world import demo_world, nightly_wheels
+from scout_tui.sandbox.github.http import Fault, LocalGitHub
+from scout_tui.sandbox.github.world import Issue, Job
 from tests.cli import DAY, scout
 from tests.github_world import TOKEN, fast_config, world_for
 

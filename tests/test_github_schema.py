@@ -68,7 +68,7 @@ def differences(ours_sdl: str, theirs_sdl: str) -> list[str]:
 
 
 def ours() -> str:
-    return resources.files("scout_tui.github.server").joinpath("schema.graphql").read_text()
+    return resources.files("scout_tui.sandbox.github").joinpath("schema.graphql").read_text()
 
 
 @pytest.mark.skipif(

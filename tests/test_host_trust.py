@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.bundle import make_bundle, write_bundle
-from scout_tui.config import (
+from scout_tui.config.profile import (
     ConfigError,
     GithubConfig,
     load_config,
@@ -24,9 +23,10 @@ from scout_tui.config import (
 )
 from scout_tui.github.auth import find_token
 from scout_tui.github.client import GitHubClient
-from scout_tui.github.server.http import LocalGitHub
 from scout_tui.model import RunResult
+from scout_tui.sandbox.github.http import LocalGitHub
 from scout_tui.session import Session, SessionOptions
+from scout_tui.store.bundle import make_bundle, write_bundle
 from tests.cli import DAY, scout
 from tests.github_world import TOKEN, world_for
 from tests.listener import Listener

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.analysis import pyast
-from scout_tui.demo.files import EXP
-from scout_tui.demo.sample import Sample, build_repo
-from scout_tui.source import MAX_FILE_BYTES
+from scout_tui.analysis.python import pyast
+from scout_tui.sandbox.demo.files import EXP
+from scout_tui.sandbox.demo.sample import Sample, build_repo
+from scout_tui.source.tree import MAX_FILE_BYTES
 from tests.cli import scout, world_args
 from tests.collector_run import commit_all
 from tests.conftest import TODAY
@@ -195,7 +195,7 @@ def test_a_scout_toml_path_out_of_the_checkout_is_refused(
 
 
 def test_paths_that_stay_inside_and_globs_still_load(tmp_path: Path):
-    from scout_tui.config import load_config
+    from scout_tui.config.profile import load_config
 
     config = tmp_path / "scout.toml"
     config.write_text(
@@ -235,7 +235,7 @@ def test_a_huge_diff_is_cut_as_git_would_print_it(tmp_path: Path):
     """Read up to the cut and no further: the same text as git's whole output cut there."""
     import git
 
-    from scout_tui.source import DIFF_LIMIT, SourceTree
+    from scout_tui.source.tree import DIFF_LIMIT, SourceTree
 
     repo = build_repo(tmp_path / "repo", TODAY, history=False)
     (tmp_path / "repo" / "huge.py").write_text("".join(f"x{n} = {n}\n" for n in range(200_000)))

@@ -11,11 +11,11 @@ from datetime import UTC, datetime
 import requests
 from github import Auth, Github
 
-from scout_tui.config import load_config
-from scout_tui.demo.github_world import demo_world
+from scout_tui.config.profile import load_config
 from scout_tui.github.client import GitHubClient
-from scout_tui.github.server.http import Fault, LocalGitHub
-from scout_tui.github.server.world import Comment, Issue, Job, Run, Token, Workflow
+from scout_tui.sandbox.demo.github_world import demo_world
+from scout_tui.sandbox.github.http import Fault, LocalGitHub
+from scout_tui.sandbox.github.world import Comment, Issue, Job, Run, Token, Workflow
 from tests.github_world import TOKEN
 
 

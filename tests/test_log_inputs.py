@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.analysis.cilog import analyse
-from scout_tui.analysis.log_input import LogInputError, log_members, open_log
-from scout_tui.demo.ci_logs import actions_format, pytest_log, runner_log, write_noisy_log
+from scout_tui.analysis.ci.cilog import analyse
+from scout_tui.analysis.ci.log_input import LogInputError, log_members, open_log
+from scout_tui.sandbox.demo.ci_logs import actions_format, pytest_log, runner_log, write_noisy_log
 
 EXP = "torchtitan/experiments/graph_trainer"
 FAILING = ["aot_fx_trace_llama3_fsdp_tp", "jit_1d_auto_bucketing", "aot_fx_trace_deepseek_v3_ep"]
@@ -25,8 +25,8 @@ FAILING = ["aot_fx_trace_llama3_fsdp_tp", "jit_1d_auto_bucketing", "aot_fx_trace
 # A child process: open_log(argv[1]), analyse it, print what the CLI would need.
 CHILD = """
 import json, resource, sys
-from scout_tui.analysis.cilog import analyse
-from scout_tui.analysis.log_input import LogInputError, open_log
+from scout_tui.analysis.ci.cilog import analyse
+from scout_tui.analysis.ci.log_input import LogInputError, open_log
 try:
     with open_log(sys.argv[1]) as log:
         result = analyse(log.fd, "torchtitan/experiments/graph_trainer")

@@ -12,8 +12,8 @@ import pytest
 from textual.app import App
 from textual.widgets import Input, Static
 
-from scout_tui.analysis import logindex
-from scout_tui.analysis.logindex import (
+from scout_tui.analysis.ci import logindex
+from scout_tui.analysis.ci.logindex import (
     BLOCK,
     DISPLAY_CHARS,
     ELLIPSIS,
@@ -21,7 +21,7 @@ from scout_tui.analysis.logindex import (
     clean_line,
     is_experiment_line,
 )
-from scout_tui.demo.ci_logs import actions_format, pytest_log, runner_log
+from scout_tui.sandbox.demo.ci_logs import actions_format, pytest_log, runner_log
 from scout_tui.tui.screens.log_viewer import LogViewer
 from scout_tui.tui.widgets.log_view import LogView
 

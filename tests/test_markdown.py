@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from scout_tui.markdown import code, fence, neutralize
+from scout_tui.analysis.text.markdown import code, fence, neutralize
+from scout_tui.history.parse import parse_report
 from scout_tui.model import Evidence, Finding, Priority, Section, fingerprint
-from scout_tui.report.parse import parse_report
 from scout_tui.report.render import render_report
 
 TRACEBACK = """Traceback (most recent call last):

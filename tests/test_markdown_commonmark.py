@@ -17,9 +17,9 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from scout_tui.markdown import code, fence, neutralize, neutralize_line
+from scout_tui.analysis.text.markdown import code, fence, neutralize, neutralize_line
+from scout_tui.history.parse import parse_report
 from scout_tui.model import Evidence, FileRef, Finding, Priority, Section, Status, fingerprint
-from scout_tui.report.parse import parse_report
 from scout_tui.report.render import SECTION_HEADINGS, render_report
 
 COMMONMARK = MarkdownIt("commonmark")

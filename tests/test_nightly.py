@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from scout_tui.demo.file_server import FileServer, Served
-from scout_tui.nightly import NightlyError, git_version, read_member, torch_commit, wheel_url
+from scout_tui.nightlies.wheels import (
+    NightlyError,
+    git_version,
+    read_member,
+    torch_commit,
+    wheel_url,
+)
+from scout_tui.sandbox.demo.file_server import FileServer, Served
 from tests.cli import scout
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -153,7 +159,7 @@ def test_real_torch_wheel():
 
 
 def test_ci_log_report_with_regression_range(tmp_path):
-    from scout_tui.demo.ci_logs import actions_format, runner_log
+    from scout_tui.sandbox.demo.ci_logs import actions_format, runner_log
 
     passing_commit = "fedcba9876543210fedcba9876543210fedcba98"
     good = tmp_path / "good.whl"
@@ -189,7 +195,7 @@ def test_ci_log_report_with_regression_range(tmp_path):
 
 
 def test_a_nightlys_build_picks_its_index():
-    from scout_tui.regression import variant_index
+    from scout_tui.nightlies.regression import variant_index
 
     index = "https://download.pytorch.org/whl/nightly/cu130"
     assert variant_index(index, "2.11.0.dev20261201+cu126").endswith("/nightly/cu126")

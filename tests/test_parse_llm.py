@@ -6,8 +6,8 @@ from datetime import date
 
 import pytest
 
+from scout_tui.history.parse import parse_report
 from scout_tui.model import Priority, Section
-from scout_tui.report.parse import parse_report
 
 from .conftest import FIXTURES
 

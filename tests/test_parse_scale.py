@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from datetime import date
 
+from scout_tui.history.parse import parse_report
 from scout_tui.model import Priority, Section
-from scout_tui.report.parse import parse_report
 
 MB = 1_000_000
 SPACES = " " * MB

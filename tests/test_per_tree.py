@@ -8,9 +8,9 @@ import ast
 import gc
 import weakref
 
-from scout_tui.analysis import pyast
-from scout_tui.analysis.coverage import override_definitions
-from scout_tui.analysis.dependencies import discover
+from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.definitions import override_definitions
+from scout_tui.analysis.python.dependencies import discover
 
 INTEGRATION = """
 from x import OverrideDefinitions

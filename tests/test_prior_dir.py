@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.baseline import MAX_REPORT_BYTES, load_prior_dir
+from scout_tui.history.baseline import MAX_REPORT_BYTES, load_prior_dir
 from scout_tui.model import Section
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.process import ProcessGroup
+from scout_tui.repro.process import ProcessGroup
 
 # A stand-in run_train.sh: a shell (the child) that starts a worker (the grandchild) which
 # ignores nothing and would run for ten minutes, says its pid, and waits.

@@ -16,9 +16,9 @@ from datetime import date
 
 import pytest
 
-from scout_tui.github.server.http import Fault, LocalGitHub
-from scout_tui.github.server.world import Comment
 from scout_tui.model import RunResult
+from scout_tui.sandbox.github.http import Fault, LocalGitHub
+from scout_tui.sandbox.github.world import Comment
 from tests.cli import DAY, scout
 from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, scout_comments, world_for
 

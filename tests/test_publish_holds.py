@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config import load_config
-from scout_tui.demo.github_world import DEMO_TOKEN, SCOUT_USER
+from scout_tui.config.profile import load_config
 from scout_tui.github.api import ArchivedItem
 from scout_tui.github.client import GitHubClient
-from scout_tui.github.server.graphql_api import BoardTiming
-from scout_tui.github.server.http import Fault, LocalGitHub
+from scout_tui.pipeline.day import render_markdown
 from scout_tui.publish.execute import Publisher, Target
-from scout_tui.session import render_markdown
-from scout_tui.state import StateStore
+from scout_tui.sandbox.demo.github_world import DEMO_TOKEN, SCOUT_USER
+from scout_tui.sandbox.github.graphql_api import BoardTiming
+from scout_tui.sandbox.github.http import Fault, LocalGitHub
+from scout_tui.store.state import StateStore
 from tests.github_world import TOKEN, fast_config, scout_comments, world_for
 from tests.test_publish import (
     TODAY,

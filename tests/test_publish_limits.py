@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from scout_tui.demo.github_world import SCOUT_USER
 from scout_tui.github.api import GitHubError
-from scout_tui.github.server.http import LocalGitHub
+from scout_tui.history.parse import parse_report
 from scout_tui.model import (
     Evidence,
     Finding,
@@ -22,9 +21,11 @@ from scout_tui.model import (
     TracebackFrame,
     item_digest,
 )
-from scout_tui.report.parse import parse_report
+from scout_tui.pipeline.day import render_markdown
 from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker
-from scout_tui.session import Session, SessionOptions, render_markdown
+from scout_tui.sandbox.demo.github_world import SCOUT_USER
+from scout_tui.sandbox.github.http import LocalGitHub
+from scout_tui.session import Session, SessionOptions
 from tests.cli import DAY, scout, world_args
 from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, scout_comments, world_for
 
@@ -302,7 +303,7 @@ async def test_the_console_previews_what_would_be_posted(tmp_path, monkeypatch):
 def test_a_folded_fyi_is_matched_tomorrow_and_its_suppression_starts(collapse):
     from datetime import timedelta
 
-    from scout_tui.report.reconcile import reconcile
+    from scout_tui.history.reconcile import reconcile
     from scout_tui.report.render import Layout, render_report
 
     fyi = [f for f in _huge_findings() if f.section is Section.FYI][:50]

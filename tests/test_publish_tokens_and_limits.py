@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from scout_tui.github.server.http import Fault, LocalGitHub
-from scout_tui.github.server.world import Account, Token
 from scout_tui.report.render import report_marker
+from scout_tui.sandbox.github.http import Fault, LocalGitHub
+from scout_tui.sandbox.github.world import Account, Token
 from tests.github_world import TRACKING_ISSUE, world_for
 from tests.test_publish import TODAY, expected_drafts, mutations, options, publish
 

@@ -17,19 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.analysis.logindex import LogIndex
-from scout_tui.baseline import load_prior_dir
-from scout_tui.bundle import read_bundle
-from scout_tui.config import GithubConfig, load_config
-from scout_tui.demo.ci_logs import TESTS, actions_format, runner_log
-from scout_tui.demo.github_world import demo_world
+from scout_tui.analysis.ci.logindex import LogIndex
+from scout_tui.analysis.text.markdown import bare_url, code, link
+from scout_tui.config.profile import GithubConfig, load_config
 from scout_tui.errors import RedactingWriter, clean, redact, register_secret, scrub
 from scout_tui.github.client import GitHubClient
-from scout_tui.github.server.http import LocalGitHub
-from scout_tui.markdown import bare_url, code, link
+from scout_tui.history.baseline import load_prior_dir
 from scout_tui.model import Evidence, Finding, RegressionRow, Section, fingerprint
 from scout_tui.report.render import regression_table, render_item
-from scout_tui.source import SourceTree
+from scout_tui.sandbox.demo.ci_logs import TESTS, actions_format, runner_log
+from scout_tui.sandbox.demo.github_world import demo_world
+from scout_tui.sandbox.github.http import LocalGitHub
+from scout_tui.source.tree import SourceTree
+from scout_tui.store.bundle import read_bundle
 from tests.cli import DAY, scout
 from tests.collector_run import commit_all
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.demo.sample import Sample, build_sample
-from scout_tui.report.parse import parse_report
+from scout_tui.history.parse import parse_report
+from scout_tui.sandbox.demo.sample import Sample, build_sample
 from tests.cli import scout
 from tests.collector_run import commit_all
 

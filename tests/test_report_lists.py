@@ -39,7 +39,7 @@ def _nested_items(markdown: str) -> list[list[str]]:
 def test_a_list_in_a_body_stays_a_list_and_a_long_one_is_cut():
     from datetime import date
 
-    from scout_tui.report.parse import parse_report
+    from scout_tui.history.parse import parse_report
     from scout_tui.report.render import Layout, render_report
 
     names = [f"`t{n}`" for n in range(15)]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from scout_tui.history.parse import parse_report
+from scout_tui.history.reconcile import PriorCheck, reconcile
 from scout_tui.model import FileRef, Finding, Priority, PriorReport, Section, Status, fingerprint
-from scout_tui.report.parse import parse_report
-from scout_tui.report.reconcile import PriorCheck, reconcile
 from scout_tui.report.render import render_report
 
 DAY1 = date(2026, 4, 1)
@@ -488,7 +488,7 @@ def test_news_is_said_once_and_then_ages_out():
     """Commits since the baseline: said the day they land; the next day (its window still
     holds them) not said again; a day with one more says the news anew, never 'partial fix
     landed' or 'situation worsened' — and never Resolved when it leaves the window."""
-    from scout_tui.report.reconcile import Lifetimes
+    from scout_tui.history.reconcile import Lifetimes
 
     news = Lifetimes(ages_out=frozenset({"upstream_commits"}))
 

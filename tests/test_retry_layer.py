@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from scout_tui.config import GithubConfig, load_config
-from scout_tui.demo.github_world import demo_world
+from scout_tui.config.profile import GithubConfig, load_config
 from scout_tui.github.api import Board, BoardItem, GitHubError, RateLimited, board_item_url
 from scout_tui.github.client import GitHubClient
-from scout_tui.github.server.http import Fault, FaultError, LocalGitHub
-from scout_tui.github.server.world import World
-from scout_tui.pipeline import RunOptions, run
+from scout_tui.pipeline.day import RunOptions, run
+from scout_tui.sandbox.demo.github_world import demo_world
+from scout_tui.sandbox.github.http import Fault, FaultError, LocalGitHub
+from scout_tui.sandbox.github.world import World
 from tests.conftest import TODAY
 from tests.github_world import TOKEN
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from datetime import UTC, date, datetime
 
-from scout_tui.collectors.base import (
+from scout_tui.collect.base import (
     CollectorContext,
     CollectorFinished,
     CollectorStarted,
@@ -15,10 +15,10 @@ from scout_tui.collectors.base import (
     Progress,
     Skipped,
 )
-from scout_tui.collectors.runner import stream
+from scout_tui.collect.runner import stream
 from scout_tui.errors import register_secret
 from scout_tui.model import Section
-from scout_tui.source import SourceTree
+from scout_tui.source.tree import SourceTree
 
 
 def context(config, repo) -> CollectorContext:
@@ -144,7 +144,7 @@ class Dies:
 
 
 def test_partition_keeps_sharers_together():
-    from scout_tui.collectors.runner import partition
+    from scout_tui.collect.runner import partition
 
     class A:
         name, shares, cost = "a", "core", 3

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from git.cmd import Git as GitCommand
 
-from scout_tui import source as source_module
-from scout_tui.analysis import pyast
-from scout_tui.baseline import check_date
-from scout_tui.config import load_config
-from scout_tui.demo.files import EXP
+from scout_tui.analysis.python import pyast
+from scout_tui.config.profile import load_config
 from scout_tui.errors import UsageError
+from scout_tui.history.baseline import check_date
 from scout_tui.model import fingerprint
-from scout_tui.pipeline import PAST_TORCH, RunOptions, prepare, run
-from scout_tui.source import BlobStore, SourceTree
+from scout_tui.pipeline.day import PAST_TORCH, RunOptions, prepare, run
+from scout_tui.sandbox.demo.files import EXP
+from scout_tui.source import tree as source_module
+from scout_tui.source.tree import BlobStore, SourceTree
 
 from .cli import scout, world_args
 from .collector_run import by_kind, commit_all, run_collector

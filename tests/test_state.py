@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from scout_tui.state import StateError, StateStore
-from scout_tui.triage import accept, drop
+from scout_tui.store.state import StateError, StateStore
+from scout_tui.triage.decisions import accept, drop
 from tests.cli import read_only
 
 SCOPE = "abc:exp"
@@ -78,8 +78,8 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     script = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from scout_tui.state import StateStore
-        from scout_tui.triage import accept
+        from scout_tui.store.state import StateStore
+        from scout_tui.triage.decisions import accept
         store = StateStore(Path({str(tmp_path)!r}))
         for n in range(60):
             fp = f"k-{{sys.argv[1]}}-{{n}}"
@@ -97,8 +97,8 @@ def test_a_read_only_store_is_read_but_refuses_writes_clearly(tmp_path):
     store.change(SCOPE, "drop a", ["k-a"], lambda fp, e, _: drop(fp, e, "noise"))
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from scout_tui.state import StateError, StateStore
-        from scout_tui.triage import accept
+        from scout_tui.store.state import StateError, StateStore
+        from scout_tui.triage.decisions import accept
         store = StateStore(Path({str(tmp_path)!r}))
         print(sorted(store.decisions({SCOPE!r})))
         try:
@@ -148,7 +148,7 @@ def test_a_partly_damaged_store_is_refused_and_not_written(tmp_path):
 _KILLED_MID_WRITE = """
 import os, signal, sqlite3, sys
 from pathlib import Path
-from scout_tui.state import StateStore
+from scout_tui.store.state import StateStore
 store = StateStore(Path(sys.argv[1]))
 db = sqlite3.connect(store.path, isolation_level=None)
 db.execute("PRAGMA cache_size = 1")  # pages spill into the file before the commit
@@ -184,7 +184,7 @@ def test_a_write_killed_halfway_on_read_only_media_is_one_line_naming_the_journa
         pytest.skip("no user namespaces here to make a read-only mount")
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from scout_tui.state import StateError, StateStore
+        from scout_tui.store.state import StateError, StateStore
         try:
             StateStore(Path({str(tmp_path)!r})).journal({SCOPE!r}, "2026-12-02")
         except StateError as exc:

@@ -5,8 +5,8 @@ import re
 from datetime import date
 from pathlib import Path
 
-from scout_tui.analysis.todos import Reference, find_todos
-from scout_tui.analysis.torch_api import TorchIndex
+from scout_tui.analysis.python.torch_api import TorchIndex
+from scout_tui.analysis.text.todos import Reference, find_todos
 from tests.collector_run import by_kind, commit_all, run_collector
 from tests.conftest import TODAY
 
@@ -131,7 +131,7 @@ def test_comments_told_from_strings_without_a_tokenizer():
 
 
 def test_awaited_apis_need_waiting_language_and_code_shape():
-    from scout_tui.analysis.todos import Todo, classify
+    from scout_tui.analysis.text.todos import Todo, classify
 
     text = "TODO(ivan): Remove this fallback once the PyTorch nightly includes _move_overlap_nodes."
     waiting = classify(Todo("p.py", 1, "TODO", text), "o/r")
@@ -190,7 +190,7 @@ def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world, run_toda
     """Three old TODOs are a count; one written today in two files is one line, both
     places named."""
 
-    from scout_tui.demo.files import EXP
+    from scout_tui.sandbox.demo.files import EXP
 
     text = "# TODO: fold the warmup loop into the scheduler once the config settles\n"
     for name in ("warmup_a.py", "warmup_b.py"):
@@ -213,7 +213,7 @@ def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world, run_toda
 def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
     """Waiting on "the PyTorch nightly" with no link is blocked upstream, not "no blocker";
     a PR the TODO says caused the breakage is not what it waits for."""
-    from scout_tui.analysis.todos import Todo, classify
+    from scout_tui.analysis.text.todos import Todo, classify
 
     def read(text: str) -> Todo:
         return classify(Todo("x.py", 1, "TODO", text), "pytorch/torchtitan")
@@ -241,8 +241,8 @@ def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
 
 
 def test_todos_in_two_places_waiting_on_the_same_blocker_are_one_finding(fresh_world):
-    from scout_tui.demo.files import EXP
     from scout_tui.model import fingerprint
+    from scout_tui.sandbox.demo.files import EXP
 
     for name in ("a_pass.py", "b_pass.py"):
         (fresh_world.repo / EXP / name).write_text(

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from scout_tui.model import FileRef, Finding, Priority, Section, Status, TriageEntry, fingerprint
-from scout_tui.triage import (
+from scout_tui.triage.decisions import (
     TriageError,
     apply_triage,
     decision_label,

@@ -8,14 +8,14 @@ from datetime import UTC, date, datetime, time
 
 import requests
 
-from scout_tui.config import load_config
-from scout_tui.demo.github_world import MAINTAINER, SCOUT_USER
+from scout_tui.config.profile import load_config
 from scout_tui.github.api import BoardItem
 from scout_tui.github.client import GitHubClient
-from scout_tui.github.server.http import LocalGitHub
-from scout_tui.github.server.world import Account, Comment, Item, Token
 from scout_tui.model import RunResult, Section, Status
 from scout_tui.report.board import Scout, board_index
+from scout_tui.sandbox.demo.github_world import MAINTAINER, SCOUT_USER
+from scout_tui.sandbox.github.http import LocalGitHub
+from scout_tui.sandbox.github.world import Account, Comment, Item, Token
 from tests.cli import DAY, scout
 from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, world_for
 
@@ -267,7 +267,7 @@ def test_a_marker_pasted_into_scouts_draft_captures_no_finding():
 
 
 async def test_the_console_says_which_reports_it_ignored(tmp_path):
-    from scout_tui.demo.running import running_demo
+    from scout_tui.sandbox.demo.running import running_demo
     from scout_tui.session import Session
     from scout_tui.tui.screens.preview import PreviewScreen
     from scout_tui.tui.widgets.collectors_bar import CollectorsBar

@@ -4,9 +4,9 @@ import ast
 
 import pytest
 
-from scout_tui.analysis import pyast
-from scout_tui.collectors.upstream_delta import compare_surface
-from scout_tui.config import Surface
+from scout_tui.analysis.python import pyast
+from scout_tui.collect.upstream_delta import compare_surface
+from scout_tui.config.profile import Surface
 from scout_tui.model import Section, fingerprint
 
 from .collector_run import by_kind, commit_all, run_collector

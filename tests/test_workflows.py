@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from scout_tui.analysis.workflows import (
+from scout_tui.analysis.ci.workflows import (
     PytestItem,
     WorkflowError,
     invocations,
@@ -138,7 +138,7 @@ def test_classes_are_read_as_pytest_collects_them():
     name: a base pytest does not collect gives no test; its subclasses do."""
     import ast as ast_
 
-    from scout_tui.analysis.workflows import read_test_file
+    from scout_tui.analysis.ci.workflows import read_test_file
 
     source = """
 import unittest
@@ -314,7 +314,7 @@ def test_a_yaml_alias_bomb_is_read_once_per_node(tmp_path):
     lines.append("jobs: {j: {steps: *a9}}")
     (tmp_path / "bomb.yml").write_text("\n".join(lines) + "\n")
     script = (
-        "import sys; from scout_tui.analysis.workflows import shell_blocks; "
+        "import sys; from scout_tui.analysis.ci.workflows import shell_blocks; "
         "print(shell_blocks(open(sys.argv[1]).read()))"
     )
     done = subprocess.run(

@@ -9,19 +9,19 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from scout_tui.analysis.cilog import LogAnalysis, analyse
-from scout_tui.analysis.log_input import LogInputError, open_log
-from scout_tui.analysis.repro import ReproError, repro_argv, repro_command
-from scout_tui.cache import Cache
+from scout_tui.analysis.ci.cilog import LogAnalysis, analyse
+from scout_tui.analysis.ci.log_input import LogInputError, open_log
+from scout_tui.analysis.ci.repro import ReproError, repro_argv, repro_command
 from scout_tui.cli.common import config_near, warn
-from scout_tui.collectors.ci_failures import ci_finding, repro_for
+from scout_tui.cli.output import dumps, write_output
+from scout_tui.collect.ci_failures import ci_finding, repro_for
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
 from scout_tui.model import RegressionRow
-from scout_tui.nightly import NightlyError
-from scout_tui.output import dumps, write_output
-from scout_tui.process import ProcessGroup
-from scout_tui.regression import commit_for, regression_range
+from scout_tui.nightlies.regression import commit_for, regression_range
+from scout_tui.nightlies.wheels import NightlyError
 from scout_tui.report.render import render_item
+from scout_tui.repro.process import ProcessGroup
+from scout_tui.store.cache import Cache
 
 
 def _analyse(path: str, experiment: str) -> LogAnalysis:

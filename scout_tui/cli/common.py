@@ -8,9 +8,15 @@ import os
 import sys
 from pathlib import Path
 
-from scout_tui.config import Config, ConfigError, find_config, load_config
+from scout_tui.collect.events import (
+    CollectorFinished,
+    ConfigWarned,
+    Event,
+    FindingFound,
+    RunWarning,
+)
+from scout_tui.config.profile import Config, ConfigError, find_config, load_config
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, scrub
-from scout_tui.events import CollectorFinished, ConfigWarned, Event, FindingFound, RunWarning
 from scout_tui.model import RunResult
 from scout_tui.session import Session, SessionOptions
 

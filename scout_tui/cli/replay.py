@@ -11,7 +11,7 @@ from pathlib import Path
 
 from scout_tui.cli.common import open_session, warn
 from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, Cancelled
-from scout_tui.replay import (
+from scout_tui.pipeline.replay import (
     SECTION_COLUMNS,
     DayRow,
     Folder,

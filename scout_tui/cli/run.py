@@ -13,17 +13,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scout_tui import __version__
-from scout_tui.baseline import check_date
-from scout_tui.bundle import make_bundle, write_bundle
-from scout_tui.cache import Cache
 from scout_tui.cli.common import cli_processes, open_session, progress, strict_exit, warn
+from scout_tui.cli.output import check_target, dumps, probe_writable, write_output
+from scout_tui.collect.events import Event, RunFinished, RunWarning, to_json_line
 from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
-from scout_tui.events import Event, RunFinished, RunWarning, to_json_line
 from scout_tui.github.api import GitHubError
+from scout_tui.history.baseline import check_date
 from scout_tui.model import RunResult
-from scout_tui.output import check_target, dumps, probe_writable, write_output
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.session import Session, SessionOptions, lost_text, run_time, utc_today
+from scout_tui.store.bundle import make_bundle, write_bundle
+from scout_tui.store.cache import Cache
 
 
 @contextmanager
@@ -298,7 +298,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The whole loop with no network and no token: a sample repository, a local GitHub
     holding the prior reports, the board, CI runs and open work; in a terminal the console
     opens on it, otherwise a collection, the report and a publish run headless."""
-    from scout_tui.demo.running import running_demo
+    from scout_tui.sandbox.demo.running import running_demo
 
     if args.as_of is not None:
         check_date(args.as_of)  # the sample is built around that day: no first commit yet

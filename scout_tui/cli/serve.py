@@ -7,13 +7,13 @@ from datetime import timedelta
 
 from pydantic import ValidationError
 
-from scout_tui.config import load_config
-from scout_tui.demo.files import HAND_WRITTEN_REPORT
-from scout_tui.demo.github_world import SCOUT_USER, demo_world
+from scout_tui.config.profile import load_config
 from scout_tui.errors import UsageError
-from scout_tui.github.server.graphql_api import BoardTiming
-from scout_tui.github.server.http import Fault, FaultError, LocalGitHub
-from scout_tui.github.server.world import Token, World
+from scout_tui.sandbox.demo.files import HAND_WRITTEN_REPORT
+from scout_tui.sandbox.demo.github_world import SCOUT_USER, demo_world
+from scout_tui.sandbox.github.graphql_api import BoardTiming
+from scout_tui.sandbox.github.http import Fault, FaultError, LocalGitHub
+from scout_tui.sandbox.github.world import Token, World
 from scout_tui.session import utc_today
 
 

@@ -10,13 +10,13 @@ import json
 import sys
 from pathlib import Path
 
-from scout_tui import triage
 from scout_tui.cli.common import open_session, progress
+from scout_tui.cli.output import write_output
 from scout_tui.errors import EXIT_OK, UsageError
 from scout_tui.model import Priority, RunResult, Section
-from scout_tui.output import write_output
 from scout_tui.session import Session
-from scout_tui.state import Change
+from scout_tui.store.state import Change
+from scout_tui.triage import decisions as triage
 
 SECTION_ORDER = list(Section)
 PRIORITY_ORDER = {"P0": 0, "P1": 1, "P2": 2, None: 3}

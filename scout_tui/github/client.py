@@ -35,8 +35,7 @@ from github.Requester import Requester
 from pydantic import BaseModel
 
 from scout_tui import __version__
-from scout_tui.cache import Cache
-from scout_tui.config import GithubConfig
+from scout_tui.config.profile import GithubConfig
 from scout_tui.errors import RedactingWriter, redact, register_secret, scrub_data
 from scout_tui.github.api import (
     ArchivedItem,
@@ -50,6 +49,7 @@ from scout_tui.github.api import (
     RateLimited,
     WorkflowRun,
 )
+from scout_tui.store.cache import Cache
 
 # PyGithub logs warnings; with no handler configured Python prints them on stderr (and over
 # the console's screen). What matters reaches the user as one error line.

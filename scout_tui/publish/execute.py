@@ -41,8 +41,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TypeVar
 
-from scout_tui.baseline import today_utc
-from scout_tui.config import Config
+from scout_tui.config.profile import Config
 from scout_tui.errors import UsageError
 from scout_tui.github.api import (
     ArchivedItem,
@@ -53,6 +52,8 @@ from scout_tui.github.api import (
     GitHubError,
     board_item_url,
 )
+from scout_tui.history.baseline import today_utc
+from scout_tui.history.parse import carries_report_marker
 from scout_tui.model import BoardRef, Finding, RunResult
 from scout_tui.publish.merge import Merged, merge_edits
 from scout_tui.publish.plan import (
@@ -72,9 +73,8 @@ from scout_tui.report.board import (
     normalized_title,
     scout_fingerprint,
 )
-from scout_tui.report.parse import carries_report_marker
 from scout_tui.report.render import COMMENT_LIMIT, ReportTooLong
-from scout_tui.state import StateStore
+from scout_tui.store.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
 SCOPES_FOR_BOARDS = {"project"}

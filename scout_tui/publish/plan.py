@@ -11,8 +11,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from scout_tui.config import Config
-from scout_tui.markdown import bare_url, code, cut_lists, cut_to, more, neutralize, neutralize_line
+from scout_tui.analysis.text.markdown import (
+    bare_url,
+    code,
+    cut_lists,
+    cut_to,
+    more,
+    neutralize,
+    neutralize_line,
+)
+from scout_tui.config.profile import Config
 from scout_tui.model import MATERIAL_CHANGES, Finding, Section, Status, item_digest
 from scout_tui.report.board import DRAFT_SOURCE, normalized_title
 from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from scout_tui.github.api import BoardItem
-from scout_tui.report.parse import LATER_ATTRIBUTES
+from scout_tui.history.parse import LATER_ATTRIBUTES
 
 DRAFT_SOURCE = "Source: Nightly Scout Report — "  # the first line of every draft scout files
 # The marker as render.marker writes it, alone on its line: an HTML comment of its own.

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Literal
 
-from scout_tui.errors import ScoutError
-from scout_tui.markdown import (
+from scout_tui.analysis.text.markdown import (
     code,
     cut_line,
     cut_lists,
@@ -33,6 +32,7 @@ from scout_tui.markdown import (
     pack_digests,
     table_cell,
 )
+from scout_tui.errors import ScoutError
 from scout_tui.model import CollectorState, Finding, QuietMark, Section, Status, item_digest
 
 REPORT_TITLE = "Nightly Scout Report"

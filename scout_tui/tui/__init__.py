@@ -1,0 +1,1 @@
+"""The console (Textual): the app, its screens and widgets, over a `session`."""

@@ -34,11 +34,8 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
-from scout_tui import triage
-from scout_tui.analysis.repro import ReproArgv, ReproError
-from scout_tui.baseline import is_past_day
-from scout_tui.errors import ScoutError, UsageError, redact
-from scout_tui.events import (
+from scout_tui.analysis.ci.repro import ReproArgv, ReproError
+from scout_tui.collect.events import (
     CollectorFinished,
     CollectorStarted,
     ConfigWarned,
@@ -50,11 +47,14 @@ from scout_tui.events import (
     RunStarted,
     RunWarning,
 )
+from scout_tui.errors import ScoutError, UsageError, redact
 from scout_tui.github.api import GitHubError
+from scout_tui.history.baseline import is_past_day
 from scout_tui.model import Finding, RunResult, Section, TriageEntry
-from scout_tui.process import ProcessGroup
+from scout_tui.repro.process import ProcessGroup
 from scout_tui.session import Session
-from scout_tui.state import Change, StateError
+from scout_tui.store.state import Change, StateError
+from scout_tui.triage import decisions as triage
 from scout_tui.tui.collection import Collection
 from scout_tui.tui.edit_document import BadDocument, finding_document, parse_document
 from scout_tui.tui.keys import ACTIONS, binding

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from scout_tui.collect.events import Event, from_json_line
 from scout_tui.errors import redact
-from scout_tui.events import Event, from_json_line
 from scout_tui.github.auth import token_variable
 from scout_tui.session import SessionOptions
 

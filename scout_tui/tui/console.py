@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from scout_tui.errors import EXIT_OK
-from scout_tui.process import stop_all
+from scout_tui.repro.process import stop_all
 from scout_tui.session import Session, SessionOptions
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scout_tui import triage
 from scout_tui.model import Finding, Priority, Section, Status
 from scout_tui.report.render import SECTION_HEADINGS
+from scout_tui.triage import decisions as triage
 
 PRIORITY_ORDER = (Priority.P0, Priority.P1, Priority.P2, None)
 FILTER_TOKENS = {"p0", "p1", "p2", "new", "carried", "dropped", "unreviewed"}

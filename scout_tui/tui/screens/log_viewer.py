@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from scout_tui.analysis.logindex import LogIndex
+from scout_tui.analysis.ci.logindex import LogIndex
 from scout_tui.tui.widgets.log_view import LogView
 
 

@@ -6,7 +6,7 @@ from rich.markdown import Markdown
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from scout_tui.markdown import bare_url, code, link
+from scout_tui.analysis.text.markdown import bare_url, code, link
 from scout_tui.model import Finding
 from scout_tui.report.render import SECTION_HEADINGS
 from scout_tui.tui.view import Row

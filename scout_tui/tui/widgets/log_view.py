@@ -22,7 +22,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
-from scout_tui.analysis.logindex import LogIndex, is_experiment_line
+from scout_tui.analysis.ci.logindex import LogIndex, is_experiment_line
 
 CACHED_STRIPS = 1024  # rendered rows kept: a few screens, scrolled back and forth
 PROGRESS_STEP = 0.01  # the scan reports at most every 1%

@@ -1,0 +1,1 @@
+"""Analysis of Python code: parsed modules, their definitions, and what depends on what."""

@@ -1,0 +1,191 @@
+"""Does the experiment depend on what changed upstream? Pure: the experiment's modules and
+one surface's changes in, the changes it depends on (with where) out.
+
+A change matters when the experiment uses the changed part: it overrides or patches the
+method (an override must accept and return what the new signature does), calls it with
+the affected parameters or positions, unpacks its returned tuple, or reads, sets or passes
+the changed field. A new keyword parameter with a default, a new field, a new method: no
+caller can break; an override or patch still can.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from scout_tui.analysis.python import pyast
+
+_FIELD = re.compile(r"^field `(\w+)` (added|removed|type|default|allowed values)")
+_LISTED = re.compile(r"`([^`]+)`")
+_STILL_FITS = "what fit still fits"
+_PARAM = re.compile(r"^parameter `(\w+)` (added|removed|became|default|type)")
+_MEMBER = re.compile(r"^(?:property|method) `(\w+)` (added|removed)")
+_RETURNS = re.compile(r"^returns ")
+
+
+@dataclass
+class Uses:
+    """How the experiment's code uses one class and one of its members."""
+
+    overrides: list[str] = field(default_factory=list)  # "path:line" of overriding defs
+    patches: list[str] = field(default_factory=list)  # "path:line" of `Class.name = …`
+    # where, how many positional arguments, which keywords
+    calls: list[tuple[str, int, set[str]]] = field(default_factory=list)
+    unpacks: list[tuple[str, int]] = field(default_factory=list)  # where, how many names
+    names: dict[str, list[str]] = field(default_factory=dict)  # attribute/keyword → where
+    values: dict[str, set[str]] = field(default_factory=dict)  # option → literals it is set to
+    reads: set[str] = field(default_factory=set)  # attributes read (a default can matter)
+    # constructions of the class itself: where, how many positional arguments, which keywords
+    constructions: list[tuple[str, int, set[str]]] = field(default_factory=list)
+
+
+def uses_of(
+    modules: dict[str, ast.Module], outer: str, member: str = "", mention: str = ""
+) -> Uses:
+    """The experiment's uses of `outer.member` (a method of class `outer`, or a function
+    `member` when `outer` is ""), or of class `outer` itself when `member` is "". Only
+    modules that name `mention` (default: `outer`; for a nested `Trainer.Config`, the
+    enclosing `Trainer`) are read: one that never names it cannot depend on it."""
+    if not outer:
+        outer = member
+    mention = mention or outer
+    found = Uses()
+    for path, tree in modules.items():
+        names_class = mention in pyast.identifiers(tree)
+        if not names_class:
+            continue
+        for node in ast.walk(tree):
+            where = f"{path}:{getattr(node, 'lineno', 0)}"
+            if (
+                isinstance(node, ast.ClassDef)
+                and member
+                and any(ast.unparse(base).rsplit(".", 1)[-1] == outer for base in node.bases)
+            ):
+                for child in node.body:
+                    if (
+                        isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+                        and child.name == member
+                    ):
+                        found.overrides.append(f"{path}:{child.lineno}")
+            elif isinstance(node, ast.Assign) and member:
+                for target in node.targets:
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and target.attr == member
+                        and ast.unparse(target.value).rsplit(".", 1)[-1] == outer
+                    ):
+                        found.patches.append(where)
+                if isinstance(node.targets[0], ast.Tuple) and _calls_member(node.value, member):
+                    found.unpacks.append((where, len(node.targets[0].elts)))
+            if isinstance(node, ast.Call):
+                keywords = {k.arg for k in node.keywords if k.arg}
+                if member and _calls_member(node, member):
+                    found.calls.append((where, len(node.args), keywords))
+                if not member and ast.unparse(node.func).rsplit(".", 1)[-1] == outer:
+                    found.constructions.append((where, len(node.args), keywords))
+                for keyword in node.keywords:
+                    if keyword.arg:  # its own line: a call can span twenty
+                        at = f"{path}:{getattr(keyword, 'lineno', node.lineno)}"
+                        found.names.setdefault(keyword.arg, []).append(at)
+                        if isinstance(keyword.value, ast.Constant):
+                            found.values.setdefault(keyword.arg, set()).add(
+                                ast.unparse(keyword.value)
+                            )
+            elif isinstance(node, ast.Attribute):
+                found.names.setdefault(node.attr, []).append(where)
+                if isinstance(node.ctx, ast.Load):
+                    found.reads.add(node.attr)
+    return found
+
+
+def _calls_member(node: ast.AST, member: str) -> bool:
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Attribute) and node.func.attr == member)
+        or (isinstance(node.func, ast.Name) and node.func.id == member)
+    )
+
+
+@dataclass(frozen=True)
+class Dependence:
+    change: str
+    because: str  # "overridden at p:12", "called positionally at p:30 (4 arguments)", …
+
+
+def depended_on(
+    changes: list[str], uses: Uses, old_positions: dict[str, int], old_arity: set[int]
+) -> list[Dependence]:
+    """The changes the experiment depends on. `old_positions`: each parameter's position in
+    the old signature as a caller counts them (a method's `self` not counted);
+    `old_arity`: the tuple sizes it returned."""
+    found = []
+    reshaped = uses.overrides or uses.patches
+    for change in changes:
+        because = None
+        if (param := _PARAM.match(change)) is not None:
+            name, what = param.groups()
+            position = old_positions.get(name)
+            if reshaped:
+                because = _where(
+                    "overridden" if uses.overrides else "patched", uses.overrides or uses.patches
+                )
+            else:
+                for where, positional, keywords in uses.calls:
+                    if name in keywords:
+                        because = f"called with `{name}=` at {where}"
+                    elif what == "added" and "keyword-only" in change:
+                        continue  # a new keyword parameter: no call without it breaks
+                    elif position is not None and positional > position:
+                        because = f"called with {positional} positional arguments at {where}"
+                    elif what == "added" and "positional" in change:
+                        because = f"called at {where}"
+                    if because:
+                        break
+        elif (member_field := _FIELD.match(change)) is not None:
+            name, what = member_field.groups()
+            if what == "type" and _STILL_FITS in change:
+                pass  # widened to a base class: whatever the experiment passes still fits
+            elif what == "allowed values":
+                # Only a value taken away can break a config that still sets it.
+                removed = change.partition("removed ")[2].partition(";")[0]
+                gone = [v for v in _LISTED.findall(removed) if v in uses.values.get(name, ())]
+                if gone and name in uses.names:
+                    because = _where(f"`{name}` set to {gone[0]}", uses.names[name])
+            elif what == "default":
+                # A default reaches the experiment where it builds one without the field,
+                # or reads it from objects it never builds; setting it everywhere is immune.
+                position = old_positions.get(name, 1 << 30)
+                omitted = [
+                    where
+                    for where, positional, kw in uses.constructions
+                    if name not in kw and positional <= position
+                ]
+                if omitted:
+                    because = _where(f"built without `{name}`", omitted)
+                elif not uses.constructions and name in uses.reads:
+                    because = _where(f"`{name}` read", uses.names[name])
+            elif what != "added" and name in uses.names:
+                because = _where(f"`{name}` used", uses.names[name])
+        elif (member := _MEMBER.match(change)) is not None:
+            name, what = member.groups()
+            if what == "removed" and name in uses.names:
+                because = _where(f"`{name}` used", uses.names[name])
+        elif _RETURNS.match(change):
+            if reshaped:
+                because = _where(
+                    "overridden" if uses.overrides else "patched", uses.overrides or uses.patches
+                )
+            else:
+                unpacked = [(w, n) for w, n in uses.unpacks if n in old_arity]
+                if unpacked:
+                    because = f"its result unpacked into {unpacked[0][1]} names at {unpacked[0][0]}"
+        else:
+            because = "a change of kind scout cannot judge"  # never silently dropped
+        if because:
+            found.append(Dependence(change, because))
+    return found
+
+
+def _where(what: str, places: list[str]) -> str:
+    more = f" (+{len(places) - 1} more)" if len(places) > 1 else ""
+    return f"{what} at {places[0]}{more}"

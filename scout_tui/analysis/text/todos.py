@@ -1,0 +1,281 @@
+"""Find TODO-style markers in Python comments and docstrings, and classify their blockers.
+
+Pure: source text in, `Todo`s out. String literals in code are not comments: a marker
+inside `"TODO"` passed to a function is not a TODO.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import contextlib
+import io
+import math
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from scout_tui.analysis.python import pyast
+
+_OWNER = re.compile(
+    r"\b(?:TODO|FIXME|HACK|XXX)\((?!#)\s*@?([\w.\- ]+?)\s*\)|\[TODO\]\(@?([\w.\-]+)\)"
+)
+_REF_REPO = re.compile(r"\b([\w.-]+/[\w.-]+)#(\d+)\b")
+_REF_URL = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/(?:pull|issues)/(\d+)")
+_REF_BARE = re.compile(r"\b(?:TODO|FIXME|HACK|XXX)\(#(\d+)\)")
+_REF_NAMED = re.compile(r"\b([A-Za-z][\w.-]*)\s+(?:PR\s+|issue\s+)?#(\d+)\b", re.IGNORECASE)
+_BACKTICKED = re.compile(r"`+([A-Za-z_][\w.]*(?:\(\))?)`+")
+_DOTTED = re.compile(r"\b(torch(?:\.[A-Za-z_]\w*)+)")
+_CODE_WORD = re.compile(
+    r"(?<![\w./-])(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)(?![\w/-])"
+)
+_PROPER_NOUNS = {"PyTorch", "GitHub", "TorchTitan", "TorchInductor", "JavaScript", "TypeScript"}
+_CAUSE = re.compile(
+    r"\b(?:caused|triggered|introduced|broken|broke|regressed)\s+(?:by|in)\b|"
+    r"\bregression\s+(?:from|in|since)\b",
+    re.IGNORECASE,
+)
+_UPSTREAM_WAIT = re.compile(
+    r"\b(?:once|until|after|when)\b[^.;]{0,60}?\b(?:pytorch|torch|nightly|upstream|inductor|"
+    r"dynamo|autoparallel|triton)\b|\brequires?\s+(?:an?\s+)?upstream\b|"
+    r"\bupstream\s+(?:\w+\s+)?(?:change|fix|pytorch|regression|bug|issue)\b",
+    re.IGNORECASE,
+)
+_WAITING = re.compile(
+    r"\b(?:nightly|wheel|upstream|available|availability|includes?|picks? up|lands?|landed|"
+    r"exposes?|exposed|supports?|supported|released?|once|until|after)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Reference:
+    repo: str
+    number: int
+
+    def __str__(self) -> str:
+        return f"{self.repo}#{self.number}"
+
+
+@dataclass
+class Todo:
+    path: str
+    line: int
+    marker: str
+    text: str  # the marker's sentence(s), continuation lines joined
+    owner: str | None = None
+    references: list[Reference] = field(default_factory=list)
+    apis: list[str] = field(default_factory=list)
+    ordinal: int = 0  # among identical texts in one file, so two stay two
+    causes: list[Reference] = field(default_factory=list)  # what broke it: not blockers
+    upstream: bool = False  # waits on an upstream project, with no link to what
+
+    @property
+    def key_text(self) -> str:
+        return " ".join(self.text.lower().split())
+
+
+def _comment_blocks(source: str) -> list[tuple[int, list[str]]]:
+    """Runs of consecutive comment lines: (first line, texts without '#')."""
+    blocks: list[tuple[int, list[str]]] = []
+    last_line = -2
+    tokens: list[tokenize.TokenInfo] = []
+    # Keep what was tokenized before a broken module stops the tokenizer.
+    with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
+        tokens.extend(tokenize.generate_tokens(io.StringIO(source).readline))
+    for token in tokens:
+        if token.type != tokenize.COMMENT:
+            continue
+        text = token.string.lstrip("#").strip()
+        line = token.start[0]
+        if blocks and line == last_line + 1:
+            blocks[-1][1].append(text)
+        else:
+            blocks.append((line, [text]))
+        last_line = line
+    return blocks
+
+
+class _Comments:
+    """Where comments are, from the parsed module instead of a tokenizer pass: a `#` starts
+    a comment unless a string literal covers it. The string literals are indexed by line
+    once, so a question about a line costs only the strings on that line."""
+
+    def __init__(self, source: str, tree: ast.Module) -> None:
+        self.lines = source.split("\n")
+        self._comments: dict[int, str | None] = {}
+        # line → the byte columns (start, end) of the string literals on it, by start; a
+        # literal that begins on an earlier line starts at -1, one that goes on ends at inf.
+        spans: dict[int, list[tuple[float, float]]] = {}
+        for node in _outermost_strings(tree):
+            first, last = node.lineno, node.end_lineno or node.lineno
+            for line in range(first, last + 1):
+                start = node.col_offset if line == first else -1
+                end = (node.end_col_offset or 0) if line == last else math.inf
+                spans.setdefault(line, []).append((start, end))
+        self._spans = {line: sorted(found) for line, found in spans.items()}
+
+    def _in_string(self, line: int, byte_column: int) -> bool:
+        spans = self._spans.get(line)
+        if not spans:
+            return False
+        # Literals never overlap: only the last one starting at or before the column can
+        # cover it.
+        index = bisect.bisect_right(spans, (byte_column, math.inf)) - 1
+        return index >= 0 and byte_column < spans[index][1]
+
+    def comment(self, line: int) -> str | None:
+        """The comment on a line (without `#`), or None."""
+        if not 1 <= line <= len(self.lines):
+            return None
+        if line not in self._comments:
+            self._comments[line] = self._find_comment(self.lines[line - 1], line)
+        return self._comments[line]
+
+    def _find_comment(self, text: str, line: int) -> str | None:
+        column = text.find("#")
+        byte_column, counted = 0, 0  # AST columns count UTF-8 bytes
+        while column >= 0:
+            byte_column += len(text[counted:column].encode("utf-8"))
+            counted = column
+            if not self._in_string(line, byte_column):
+                return text[column:].lstrip("#").strip()
+            column = text.find("#", column + 1)
+        return None
+
+    def blocks(self, markers_re: re.Pattern[str]) -> list[tuple[int, list[str]]]:
+        """A block from each comment line holding a marker, with the comment lines after it
+        up to the next marker (whose line is a block of its own)."""
+        found = []
+        for number, text in enumerate(self.lines, 1):
+            if "#" not in text or not markers_re.search(text):
+                continue
+            first = self.comment(number)
+            if first is None or not markers_re.search(first):
+                continue
+            block = [first]
+            following = self.comment(number + 1)
+            while following is not None and not markers_re.search(following):
+                block.append(following)
+                following = self.comment(number + len(block))
+            found.append((number, block))
+        return found
+
+
+def _outermost_strings(tree: ast.Module) -> list[ast.expr]:
+    """The string and bytes literals and f-strings, without the parts inside f-strings."""
+    joined = [node for node in pyast.nodes(tree, ast.JoinedStr) if isinstance(node, ast.JoinedStr)]
+    inside = {id(part) for node in joined for part in ast.walk(node) if part is not node}
+    constants = [
+        node
+        for node in pyast.nodes(tree, ast.Constant)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
+    ]
+    return [node for node in [*joined, *constants] if id(node) not in inside]
+
+
+def _docstrings(tree: ast.Module | None) -> list[tuple[int, list[str]]]:
+    if tree is None:
+        return []
+    out = []
+    for node in pyast.nodes(tree, ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+        assert isinstance(node, ast.Module | pyast.Definition)
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            value = body[0].value.value
+            if isinstance(value, str):
+                out.append((body[0].lineno, [line.strip() for line in value.split("\n")]))
+    return out
+
+
+def _extract(lines: list[str], markers_re: re.Pattern[str]) -> list[tuple[int, str, str]]:
+    """(offset, marker, text) for each marker in a block; continuation lines join until a
+    blank line or the next marker."""
+    found = []
+    for offset, line in enumerate(lines):
+        match = markers_re.search(line)
+        if not match:
+            continue
+        start = match.start() - 1 if line[: match.start()].endswith("[") else match.start()
+        parts = [line[start:]]
+        for index in range(offset + 1, len(lines)):  # not a slice: a copy per marker
+            following = lines[index]
+            if not following or markers_re.search(following):
+                break
+            parts.append(following)
+        found.append((offset, match.group(1), " ".join(parts)))
+    return found
+
+
+@pyast.per_tree
+def find_todos(
+    path: str,
+    source: str,
+    tree: ast.Module | None,
+    markers: list[str],
+    bare_ref_repo: str,
+    named_refs: dict[str, str] | None = None,
+) -> list[Todo]:
+    markers_re = re.compile(r"(?<![\w`'\"])(" + "|".join(map(re.escape, markers)) + r")\b")
+    todos: list[Todo] = []
+    seen: dict[str, int] = {}
+    # The tokenizer is the fallback for a module that does not parse.
+    comments = _Comments(source, tree).blocks(markers_re) if tree else _comment_blocks(source)
+    blocks = sorted(comments + _docstrings(tree))
+    comment_lines = {first_line for first_line, _ in comments}
+    for first_line, lines in blocks:
+        for offset, marker, text in _extract(lines, markers_re):
+            if tree is not None and offset and first_line + offset in comment_lines:
+                continue  # a marker inside a continuation: its own block reports it
+            todo = classify(
+                Todo(path=path, line=first_line + offset, marker=marker, text=text),
+                bare_ref_repo,
+                named_refs,
+            )
+            todo.ordinal = seen.get(todo.key_text, 0)
+            seen[todo.key_text] = todo.ordinal + 1
+            todos.append(todo)
+    return todos
+
+
+def classify(todo: Todo, bare_ref_repo: str, named_refs: dict[str, str] | None = None) -> Todo:
+    text = todo.text
+    owner = _OWNER.search(text)
+    if owner:
+        todo.owner = (owner.group(1) or owner.group(2)).strip()
+    refs: list[Reference] = []
+    causes: list[Reference] = []
+
+    def found(ref: Reference, start: int, within: str) -> None:
+        # "broken by #12", "a regression triggered by …#12": what caused it, not a blocker.
+        clause = re.split(r"[;.]\s", within[max(0, start - 50) : start])[-1]  # its own words
+        (causes if _CAUSE.search(clause) else refs).append(ref)
+
+    for match in _REF_URL.finditer(text):
+        found(Reference(match.group(1), int(match.group(2))), match.start(), text)
+    without_urls = _REF_URL.sub(lambda m: " " * len(m.group(0)), text)
+    for match in _REF_REPO.finditer(without_urls):
+        found(Reference(match.group(1), int(match.group(2))), match.start(), without_urls)
+    for match in _REF_BARE.finditer(text):
+        refs.append(Reference(bare_ref_repo, int(match.group(1))))
+    aliases = {name.lower(): repo for name, repo in (named_refs or {}).items()}
+    for match in _REF_NAMED.finditer(text):  # "PyTorch #186754", "torchtitan PR #12"
+        repo = aliases.get(match.group(1).lower())
+        if repo:
+            found(Reference(repo, int(match.group(2))), match.start(), text)
+    todo.references = list(dict.fromkeys(refs))
+    todo.causes = [c for c in dict.fromkeys(causes) if c not in todo.references]
+    # "once the PyTorch nightly includes…" with no link: blocked upstream all the same.
+    todo.upstream = not todo.references and bool(_UPSTREAM_WAIT.search(text))
+    # Named APIs only matter in a TODO that waits for something to exist upstream; there,
+    # backticked names, `torch.x.y` and code-shaped words (snake_case, CamelCase) count.
+    if _WAITING.search(text):
+        apis = [m.rstrip("()") for m in _BACKTICKED.findall(text)]
+        apis += _DOTTED.findall(text)
+        apis += [
+            word
+            for word in _CODE_WORD.findall(_BACKTICKED.sub(" ", text))
+            if word not in _PROPER_NOUNS
+        ]
+        todo.apis = list(dict.fromkeys(api.rstrip(".") for api in apis if len(api) > 3))
+    return todo

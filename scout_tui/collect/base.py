@@ -1,0 +1,244 @@
+"""The collector protocol, what collectors share (finding builder, context, needs), and the
+lookup of the collectors `collect/registry.py` lists.
+
+A collector is a small class with a name, what it needs (repo / network / token / torch)
+and a generator that yields findings and progress as it goes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from scout_tui.collect.events import (
+    CollectorFinished,
+    CollectorStarted,
+    ConfigWarned,
+    Event,
+    FindingFound,
+    Progress,
+)
+from scout_tui.config.profile import Config
+from scout_tui.errors import scrub
+from scout_tui.model import (
+    ConfigWarning,
+    Evidence,
+    FileRef,
+    Finding,
+    PriorReport,
+    Section,
+    fingerprint,
+)
+
+if TYPE_CHECKING:
+    from scout_tui.github.api import GitHub
+    from scout_tui.source.tree import SourceTree
+    from scout_tui.store.cache import Cache
+
+
+class Need(StrEnum):
+    REPO = "repo"
+    NETWORK = "network"
+    TORCH = "torch"
+    GITHUB = "github"  # the GitHub layer (a later issue)
+
+
+class Skipped(Exception):
+    """Raised by a collector that cannot run; the message is the reason shown to users."""
+
+
+@dataclass
+class CollectorContext:
+    """Everything a collector may look at. The token is here, never in anything saved."""
+
+    config: Config
+    repo_path: Path
+    as_of: date
+    since: datetime
+    until: datetime
+    source: SourceTree
+    prior_reports: list[PriorReport] = field(default_factory=list)
+    baseline_commit: str | None = None  # newest commit at or before `since`
+    head_commit: str | None = None  # newest commit at or before `until`
+    online: bool = False
+    # GitHub, or why there is none ("offline", "no GitHub token (…)"): what GitHub
+    # collectors say when they are skipped.
+    github: GitHub | None = None
+    github_reason: str = "no GitHub connection"
+    # For network collectors (threads of the parent process): logs and lookups kept.
+    cache: Cache | None = None
+    torch_root: Path | None = None
+    torch_reason: str = "torch not installed"  # why `torch_root` is None
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    # A run as of a day before yesterday: what GitHub says now is not what it said then.
+    past_day: bool = False
+    # Where a shallow clone's history is cut, and why the baseline is missing when it is.
+    shallow_roots: frozenset[str] = frozenset()
+    history_gap: str | None = None
+
+    def since_words(self) -> str:
+        """What "new since …" compares with: the prior report's day, or, on a first run
+        (no prior report: no baseline), the start of the run's own day — said so."""
+        if self.prior_reports:
+            return f"since {self.since.date()}"
+        return "today (first report: no baseline before the day's start)"
+
+    def finding(
+        self,
+        collector: str,
+        kind: str,
+        key: tuple[str, ...],
+        title: str,
+        body: str = "",
+        *,
+        suggested_fix: str = "",
+        files: list[FileRef] | None = None,
+        items: list[str] | None = None,
+        evidence: Evidence | None = None,
+        aliases: list[str] | None = None,
+    ) -> Finding:
+        """A finding whose section, priority, severity and board flag come from the rules."""
+        rule = self.config.rule(kind)
+        # Text is scrubbed where it is read; what a collector composes from it is scrubbed
+        # once more where the finding is born, so a reader that missed it costs nothing.
+        return Finding(
+            collector=collector,
+            kind=kind,
+            title=scrub(title),
+            body=scrub(body),
+            suggested_fix=scrub(suggested_fix),
+            section=rule.section,
+            priority=rule.priority if rule.section in _PRIORITIZED else None,
+            severity=rule.severity,
+            board_item=rule.board_item,
+            files=files or [],
+            items=[scrub(item) for item in items or []],
+            evidence=evidence or Evidence(),
+            fingerprint=fingerprint(kind, *key),
+            aliases=aliases or [],
+        )
+
+
+_PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS}
+
+
+def kinds_that_age_out(collectors: Iterable[type[Collector]]) -> frozenset[str]:
+    return frozenset(k for cls in collectors for k in getattr(cls, "ages_out", ()))
+
+
+def observed_kinds(collectors: Iterable[type[Collector]]) -> frozenset[str]:
+    return frozenset(k for cls in collectors for k in getattr(cls, "observed", ()))
+
+
+@dataclass(frozen=True)
+class Unchecked:
+    """What a collector could not check this run (the file that says it could not be read):
+    its findings of every kind under `key` (of `kinds`, when given) are neither found nor
+    gone today."""
+
+    key: tuple[str, ...]
+    kinds: tuple[str, ...] = ()
+
+
+class Collector:
+    """What every collector is: the class attributes say what it makes and needs; `collect`
+    yields as it goes."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    section: ClassVar[Section]  # where its "skipped — reason" line goes in the report
+    needs: ClassVar[frozenset[Need]]
+    kinds: ClassVar[tuple[str, ...]]
+    # Optional, for running in several processes: collectors with the same `shares` read
+    # the same files and stay in one process; `cost` balances the processes.
+    # shares: ClassVar[str]; cost: ClassVar[int]
+    # Optional, how long a kind's finding lives: `ages_out` kinds say something happened
+    # since the baseline (they leave the report when it moves, never "Resolved");
+    # `observed` kinds are seen on GitHub (gone when GitHub says so); every other kind is
+    # a state of the tree, Resolved only when its check finds it on the prior report's
+    # commit and not on today's.
+    # ages_out: ClassVar[frozenset[str]]; observed: ClassVar[frozenset[str]]
+
+    # A ConfigWarning: scout.toml names something the repository no longer has (said apart
+    # from the findings; never in the report).
+    def collect(
+        self, ctx: CollectorContext
+    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]:
+        raise NotImplementedError
+
+
+def registered() -> dict[str, type[Collector]]:
+    """All collectors by name, in report order (`collect/registry.py` lists them)."""
+    from scout_tui.collect.registry import COLLECTORS
+
+    named = {cls.name: cls for cls in COLLECTORS}
+    if len(named) != len(COLLECTORS):
+        raise ValueError("two collectors in collect/registry.py have the same name")
+    return named
+
+
+@dataclass(frozen=True)
+class Unmet:
+    reason: str
+    by_request: bool  # the user asked for it (--offline): not a problem for --strict
+
+
+def unmet_need(cls: type[Collector], ctx: CollectorContext) -> Unmet | None:
+    """Why this collector cannot run in this context, or None."""
+    checks: list[tuple[Need, Callable[[], bool], str, bool]] = [
+        (Need.NETWORK, lambda: ctx.online, "offline", True),
+        (Need.GITHUB, lambda: ctx.github is not None, ctx.github_reason, False),
+        (Need.TORCH, lambda: ctx.torch_root is not None, ctx.torch_reason, False),
+    ]
+    for need, ok, reason, by_request in checks:
+        if need in cls.needs and not ok():
+            return Unmet(reason, by_request)
+    return None
+
+
+__all__ = [
+    "CollectorFinished",
+    "CollectorStarted",
+    "ConfigWarned",
+    "Event",
+    "FindingFound",
+    "Progress",
+    "Skipped",
+]
+
+
+def missing_path_warning(
+    ctx: CollectorContext, collector: str, where: str, path: str
+) -> ConfigWarning:
+    """scout.toml names a file the checkout does not have: moved (and where), removed (and
+    when), or never there — one line for the person who keeps scout.toml."""
+    if ctx.source.leads_outside(path):
+        said = f"{where}: {path} is a symlink out of the repository: not read."
+        return ConfigWarning(collector=collector, subject=where, message=said)
+    fate = ctx.source.path_fate(path, ctx.head_commit or "HEAD")
+    commit = fate.commit
+    when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"
+    if fate.kind == "moved" and fate.moved_to and ctx.source.exists(fate.moved_to):
+        said = f"{where}: {path} moved to {fate.moved_to} in {when}; point scout.toml at it."
+    elif fate.kind in ("moved", "removed"):
+        said = f"{where}: {path} was removed in {when}; remove it from scout.toml."
+    else:
+        said = f"{where}: {path} does not exist, and never did in this history."
+    return ConfigWarning(
+        collector=collector,
+        subject=where,
+        message=said,
+        moved_to=fate.moved_to,
+        commit=commit.sha if commit else None,
+    )
+
+
+def skipped_file_warning(collector: str, path: str, why: str) -> ConfigWarning:
+    """A file too big to read, or Python `ast` cannot take: skipped, the run goes on."""
+    message = f"{path}: skipped — {why}; the other files were read."
+    return ConfigWarning(collector=collector, subject=path, message=message)

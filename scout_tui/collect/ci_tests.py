@@ -1,0 +1,495 @@
+"""Tests missing from CI (SPEC §2.1 item 3, "tests missing from CI").
+
+Every `test_*.py` under the experiment's tests, down to the class, against what the
+workflows' shell actually selects (file and `::Class` selectors, `-k`, `--deselect`). A
+test CI ran at the baseline and no longer runs is the loudest finding; a commented-out
+invocation says "disabled", with the commit that did it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from scout_tui.analysis.ci.workflows import (
+    Invocation,
+    PytestFile,
+    PytestItem,
+    Selection,
+    WorkflowError,
+    invocations,
+    read_test_file,
+    selects,
+)
+from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.definitions import skipped_tests, suite_entries
+from scout_tui.analysis.text.markdown import code, fence
+from scout_tui.collect.base import Collector, CollectorContext, Need, Progress
+from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
+from scout_tui.source.tree import CommitInfo
+
+WORKFLOWS_DIR = ".github/workflows"
+MODULE_LEVEL = "module-level tests"
+
+
+@dataclass
+class _Gap:
+    file: PytestFile
+    groups: list[str]  # class names, or MODULE_LEVEL
+    disabled_by: list[Invocation]
+    ran_at_baseline: bool
+
+
+@pyast.per_tree
+def _selected(
+    path: str, tree: ast.Module | None, invocations: tuple[Invocation, ...]
+) -> list[tuple[Invocation, int, int]]:
+    """(invocation, tests of the file it selects, of those skipped without a condition), for
+    the invocations that select any."""
+    if tree is None:
+        return []
+    items = read_test_file(path, tree).items
+    off = {d.name for d in skipped_tests(path, tree)}
+    found = []
+    for invocation in invocations:
+        chosen = [i for i in items if selects(invocation, i)]
+        if chosen:
+            found.append((invocation, len(chosen), sum(1 for i in chosen if _skipped(i, off))))
+    return found
+
+
+def _skipped(item: PytestItem, off: set[str]) -> bool:
+    """Skipped without a condition: itself, or its whole class (`skipped_tests` names)."""
+    if item.cls is None:
+        return item.function in off
+    return item.cls in off or f"{item.cls}.{item.function}" in off
+
+
+def _groups(file: PytestFile) -> dict[str, list]:
+    groups: dict[str, list] = {}
+    for item in file.items:
+        groups.setdefault(item.cls or MODULE_LEVEL, []).append(item)
+    return groups
+
+
+def _suite(invocation: Invocation) -> str | None:
+    """The suite of `python -m …integration_tests --test_suite X`."""
+    if invocation.kind != "module":
+        return None
+    words = invocation.line.replace("=", " ").split()
+    if "--test_suite" not in words:
+        return None
+    at = words.index("--test_suite")
+    return words[at + 1] if at + 1 < len(words) else None
+
+
+def _reimports(ctx: CollectorContext, paths: list[str]) -> dict[tuple[str, str], list[str]]:
+    """(defining test file, class) → the test files that import that class at module level:
+    pytest collects it there as well (`from .test_x import TestX  # noqa: F401`)."""
+    by_stem: dict[str, list[str]] = {}
+    for path in paths:
+        by_stem.setdefault(path.rsplit("/", 1)[-1].removesuffix(".py"), []).append(path)
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        tree = ctx.source.parse(path)
+        if tree is None:
+            continue
+        for node in tree.body:
+            if not isinstance(node, ast.ImportFrom) or not node.module:
+                continue
+            homes = by_stem.get(node.module.rsplit(".", 1)[-1], [])
+            if len(homes) != 1 or homes[0] == path:
+                continue
+            for alias in node.names:
+                if alias.asname is None or alias.asname == alias.name:
+                    found.setdefault((homes[0], alias.name), []).append(path)
+    return found
+
+
+def _commented_in(text: str, workflow: str, line: str) -> bool:
+    try:
+        return any(inv.commented and inv.line == line for inv in invocations(workflow, text))
+    except WorkflowError:
+        return False
+
+
+def _active(found: list[Invocation]) -> Selection:
+    return Selection([invocation for invocation in found if not invocation.commented])
+
+
+class _Workflows:
+    """Invocations of every workflow file, at the work tree or at a commit."""
+
+    def __init__(self, ctx: CollectorContext) -> None:
+        self.ctx = ctx
+        self.unreadable: dict[str, str] = {}
+
+    def _files(self, commit: str | None) -> list[str]:
+        if commit is None:
+            return self.ctx.source.glob(WORKFLOWS_DIR, "*.y*ml")
+        return [
+            f"{WORKFLOWS_DIR}/{name}"
+            for name in self.ctx.source.files_at(commit, WORKFLOWS_DIR)
+            if name.endswith((".yml", ".yaml"))
+        ]
+
+    def at(self, commit: str | None) -> list[Invocation]:
+        found: list[Invocation] = []
+        for path in self._files(commit):
+            read = (
+                self.ctx.source.read
+                if commit is None
+                else (lambda p, c=commit: self.ctx.source.read_at(c, p))
+            )
+            text = read(path)
+            if text is None:
+                continue
+            try:
+                found += invocations(path, text)
+            except WorkflowError as exc:
+                if commit is None:
+                    self.unreadable[path] = str(exc)
+        return found
+
+
+class CiTestsCollector(Collector):
+    name = "ci_tests"
+    title = "Tests missing from CI"
+    section = Section.ACTION_ITEMS
+    shares, cost = "tests", 5  # cost: tenths of a second on torchtitan, measured
+    needs = frozenset({Need.REPO})
+    ages_out = frozenset({"test_dropped_from_ci"})  # ran at the baseline, not now
+    kinds = (
+        "test_dropped_from_ci",
+        "test_not_in_ci",
+        "test_disabled_in_ci",
+        "workflow_unreadable",
+        "ci_step_runs_nothing",
+        "ci_steps_idle",
+        "test_files_not_in_ci",
+    )
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+        workflows = _Workflows(ctx)
+        now = workflows.at(None)
+        active = [inv for inv in now if not inv.commented]
+        commented = [inv for inv in now if inv.commented]
+        at_baseline = (
+            [inv for inv in workflows.at(ctx.baseline_commit) if not inv.commented]
+            if (ctx.baseline_commit)
+            else []
+        )
+        for path, reason in workflows.unreadable.items():
+            yield ctx.finding(
+                self.name,
+                "workflow_unreadable",
+                (path,),
+                f"Workflow {code(path)} could not be read",
+                f"{reason}; its tests count as absent.",
+                files=[FileRef(path=path)],
+            )
+        tests_dir = ctx.config.experiment_path(ctx.config.ci.tests_dir)
+        paths = ctx.source.glob(tests_dir, "test_*.py")
+        never_run: list[_Gap] = []
+        selection, disabled, before = (
+            Selection(active),
+            Selection(commented),
+            Selection(at_baseline),
+        )
+        imported_into = _reimports(ctx, paths)
+        for done, path in enumerate(paths, 1):
+            file = read_test_file(path, ctx.source.parse(path))
+            gaps = self._gap(file, selection, disabled, before, imported_into) or []
+            dropped = [gap for gap in gaps if gap.ran_at_baseline]
+            if len(dropped) > 1:
+                # Classes of one file dropped from several steps: one problem, one finding
+                # (yesterday's one-per-step markers kept as aliases).
+                merged = _Gap(
+                    file,
+                    [g for gap in dropped for g in gap.groups],
+                    [i for gap in dropped for i in gap.disabled_by],
+                    True,
+                )
+                finding = self._finding(ctx, merged)
+                yield finding.model_copy(
+                    update={
+                        "aliases": sorted(
+                            {
+                                *finding.aliases,
+                                *(
+                                    fingerprint("test_dropped_from_ci", path, *gap.groups)
+                                    for gap in dropped
+                                ),
+                            }
+                        )
+                    }
+                )
+                gaps = [gap for gap in gaps if not gap.ran_at_baseline]
+            for gap in gaps:
+                whole = len(gap.groups) == len(_groups(gap.file))
+                if whole and not gap.ran_at_baseline and not gap.disabled_by:
+                    never_run.append(gap)  # reported together below: one problem, one list
+                else:
+                    yield self._finding(ctx, gap)
+            yield Progress(self.name, done, len(paths), path)
+        if never_run:
+            # A test file added inside the window that no step runs is today's task; the
+            # ones that never ran since before it are a standing line.
+            base = ctx.baseline_commit
+            new = [
+                g
+                for g in never_run
+                if base is None or ctx.source.read_at(base, g.file.path) is None
+            ]
+            old = [g for g in never_run if g not in new]
+            if new:
+                yield self._never_run(ctx, tests_dir, new, "test_not_in_ci")
+            if old:
+                yield self._never_run(ctx, tests_dir, old, "test_files_not_in_ci")
+        yield from self._idle(ctx, selection, before, paths)
+
+    def _idle_steps(
+        self, ctx: CollectorContext, commit: str | None, selection: Selection, paths: list[str]
+    ) -> dict[tuple[str, str], str]:
+        """The steps that run zero tests (at HEAD, or at `commit`): every pytest item they
+        select skipped without a condition, or every entry of the suite they run disabled.
+        (workflow, line) → what it selects, in words."""
+
+        def parse(path: str) -> ast.Module | None:
+            return ctx.source.parse(path) if commit is None else ctx.source.parse_at(commit, path)
+
+        counts: dict[Invocation, list[int]] = {}
+        pytest = tuple(i for i in selection.invocations if i.kind == "pytest")
+        for path in paths:
+            for invocation, chosen, skipped in _selected(path, parse(path), pytest):
+                count = counts.setdefault(invocation, [0, 0])
+                count[0] += chosen
+                count[1] += skipped
+        idle = {
+            (inv.workflow, inv.line): f"selects {chosen} test(s), each skipped without a condition"
+            for inv, (chosen, skipped) in counts.items()
+            if chosen and skipped == chosen
+        }
+        experiment = ctx.config.project.experiment.rstrip("/") + "/"
+        for invocation in selection.invocations:
+            suite = _suite(invocation)
+            if suite is None or not invocation.selectors[0].startswith(experiment):
+                continue  # another experiment's suite is not this one's business
+            entries = suite_entries(parse(invocation.selectors[0]), suite)
+            if entries and all(entry.disabled for entry in entries):
+                names = ", ".join(code(e.name or f"line {e.line}") for e in entries[:6])
+                idle[(invocation.workflow, invocation.line)] = (
+                    f"runs suite {code(suite)}, whose {len(entries)} "
+                    f"entr{'ies are' if len(entries) != 1 else 'y is'} all disabled ({names})"
+                )
+        return idle
+
+    def _idle(
+        self, ctx: CollectorContext, selection: Selection, before: Selection, paths: list[str]
+    ) -> Iterator[Finding]:
+        """Steps that are green having run nothing: the ones that ran tests at the baseline
+        are news (P1); the ones idle since before it are one standing line (P2)."""
+        now = self._idle_steps(ctx, None, selection, paths)
+        if not now:
+            return
+        was = (
+            self._idle_steps(ctx, ctx.baseline_commit, before, paths) if ctx.baseline_commit else {}
+        )
+        since = ctx.since.date()
+        groups = [
+            (
+                "ci_step_runs_nothing",
+                [k for k in now if k not in was],
+                lambda n: (
+                    f"{'A CI step runs' if n == 1 else f'{n} CI steps run'} zero tests "
+                    f"since {since}: what {'it selects is' if n == 1 else 'they select is'} all "
+                    "skipped or disabled"
+                ),
+            ),
+            (
+                "ci_steps_idle",
+                [k for k in now if k in was],
+                lambda n: (
+                    f"{'A CI step has' if n == 1 else f'{n} CI steps have'} run zero "
+                    f"tests since before {since}: what "
+                    f"{'it selects is' if n == 1 else 'they select is'}"
+                    " all skipped or disabled"
+                ),
+            ),
+        ]
+        for kind, steps, title in groups:
+            if not steps:
+                continue
+            lines = "\n".join(
+                f"- {code(line)} in {code(workflow)} {now[(workflow, line)]}"
+                for workflow, line in sorted(steps)
+            )
+            finding = ctx.finding(
+                self.name,
+                kind,
+                (ctx.config.experiment_path(ctx.config.ci.tests_dir),),
+                title(len(steps)),
+                f"{lines}\n\nEach step passes having run nothing, and still pays for its setup.",
+                suggested_fix="Re-enable what they select, or drop the steps until it can run.",
+                files=[FileRef(path=workflow) for workflow in sorted({w for w, _ in steps})],
+                items=[line for _, line in sorted(steps)],
+            )
+            # Yesterday's one-finding-per-step markers still match.
+            yield finding.model_copy(
+                update={
+                    "aliases": sorted(
+                        {
+                            *finding.aliases,
+                            *(fingerprint("ci_step_runs_nothing", w, line) for w, line in steps),
+                        }
+                    )
+                }
+            )
+
+    def _gap(
+        self,
+        file: PytestFile,
+        active: Selection,
+        commented: Selection,
+        at_baseline: Selection,
+        imported_into: dict[tuple[str, str], list[str]] | None = None,
+    ) -> list[_Gap] | None:
+        missing: dict[tuple[bool, tuple], list[str]] = {}
+        disabled: dict[tuple[bool, tuple], list[Invocation]] = {}
+        for group, items in _groups(file).items():
+            # A class another test module imports is collected there too, under its path.
+            homes = (imported_into or {}).get((file.path, group), [])
+            if active.runs(items) or any(
+                active.runs([replace(item, path=home) for item in items]) for home in homes
+            ):
+                continue
+            ran_before = at_baseline.runs(items)
+            by = tuple(commented.selecting(items))
+            key = (ran_before, tuple(inv.line for inv in by))
+            missing.setdefault(key, []).append(group)
+            disabled[key] = list(by)
+        if not missing:
+            return None
+        return [_Gap(file, groups, disabled[key], key[0]) for key, groups in missing.items()]
+
+    def _never_run(
+        self, ctx: CollectorContext, tests_dir: str, gaps: list[_Gap], kind: str
+    ) -> Finding:
+        names = [gap.file.path.rsplit("/", 1)[-1] for gap in gaps]
+        workflow = (ctx.config.ci.workflows or [WORKFLOWS_DIR + "/<workflow>.yaml"])[0]
+        lines = "\n".join(f"pytest {gap.file.path} -v" for gap in gaps)
+        listing = "\n".join(
+            f"- {code(name)}: " + ", ".join(code(g) for g in gap.groups)
+            for name, gap in zip(names, gaps, strict=True)
+        )
+        count = f"{len(gaps)} test file{'s' if len(gaps) != 1 else ''}"
+        since = ctx.since.date()
+        title = (
+            f"{count} added since {since} never run in CI"
+            if kind == "test_not_in_ci" and ctx.baseline_commit
+            else f"{count} never run in CI"
+        )
+        if kind == "test_files_not_in_ci":
+            title += f", since before {since}"
+        finding = ctx.finding(
+            self.name,
+            kind,
+            (tests_dir,),
+            title,
+            f"No workflow invocation selects these files:\n\n{listing}",
+            suggested_fix=f"Add to {code(workflow)}:\n\n{fence(lines, 'bash')}",
+            files=[FileRef(path=gap.file.path) for gap in gaps],
+            items=names,
+        )
+        if kind == "test_not_in_ci":
+            return finding
+        # Yesterday's marker, from when both were one finding, still matches the standing one.
+        return finding.model_copy(
+            update={"aliases": sorted({*finding.aliases, fingerprint("test_not_in_ci", tests_dir)})}
+        )
+
+    def _finding(self, ctx: CollectorContext, gap: _Gap) -> Finding:
+        path = gap.file.path
+        name = path.rsplit("/", 1)[-1]
+        whole = len(gap.groups) == len(_groups(gap.file))
+        what = code(name) if whole else ", ".join(code(g) for g in gap.groups) + f" in {code(name)}"
+        suggestion = self._suggestion(ctx, path, gap.groups, whole)
+        files = [FileRef(path=path)]
+        if gap.ran_at_baseline:
+            culprit = self._dropped_by(ctx, gap)
+            by = f" by {code(culprit.sha[:10])} ({culprit.summary})" if culprit else ""
+            workflows = list(dict.fromkeys(i.workflow for i in gap.disabled_by))
+            how = (
+                f"; the line{'s are' if len(gap.disabled_by) > 1 else ' is'} commented out in "
+                + ", ".join(code(w) for w in workflows)
+                if workflows
+                else ""
+            )
+            return ctx.finding(
+                self.name,
+                "test_dropped_from_ci",
+                (path, *gap.groups),
+                f"{what} no longer runs in CI",
+                f"CI ran it at the baseline ({ctx.since.date()}); it was dropped{by}{how}.",
+                suggested_fix=suggestion,
+                files=files,
+                items=gap.groups,
+            )
+        # The problem the day it happened was news ("no longer runs"): once the baseline
+        # moves past it, the same problem under its standing name carries that item on.
+        dropped = [fingerprint("test_dropped_from_ci", path, *gap.groups)]
+        if gap.disabled_by:
+            invocation = gap.disabled_by[0]
+            culprit = ctx.source.since_when(
+                invocation.workflow,
+                lambda text, line=invocation.line: _commented_in(text, invocation.workflow, line),
+            )
+            by = f", since {code(culprit.sha[:10])} ({culprit.summary})" if culprit else ""
+            return ctx.finding(
+                self.name,
+                "test_disabled_in_ci",
+                (path, *gap.groups),
+                f"{what} is disabled in CI",
+                f"Commented out in {code(invocation.workflow)}{by}:\n\n"
+                f"{code('# ' + invocation.line)}",
+                suggested_fix=suggestion,
+                files=files,
+                items=gap.groups,
+                evidence=Evidence(context=invocation.line),
+                aliases=dropped,
+            )
+        return ctx.finding(
+            self.name,
+            "test_not_in_ci",
+            (path, *gap.groups),
+            f"{what} never runs in CI",
+            "No workflow invocation selects "
+            + ("this file." if whole else "these classes (file selectors, `-k`, `--deselect`)."),
+            suggested_fix=suggestion,
+            files=files,
+            items=gap.groups,
+            aliases=dropped,
+        )
+
+    @staticmethod
+    def _suggestion(ctx: CollectorContext, path: str, groups: list[str], whole: bool) -> str:
+        workflow = (ctx.config.ci.workflows or [WORKFLOWS_DIR + "/<workflow>.yaml"])[0]
+        if whole or groups == [MODULE_LEVEL]:
+            line = f"pytest {path} -v"
+        else:
+            line = " ".join(f"{path}::{group}" for group in groups if group != MODULE_LEVEL)
+            line = f"pytest {line} -v"
+        return f"Add to {code(workflow)}: {code(line)}"
+
+    @staticmethod
+    def _dropped_by(ctx: CollectorContext, gap: _Gap) -> CommitInfo | None:
+        """The workflow commit in the window after which the file stopped running."""
+        items = [item for item in gap.file.items if (item.cls or MODULE_LEVEL) in gap.groups]
+        workflows = _Workflows(ctx)
+        commits = ctx.source.log(ctx.baseline_commit, ctx.head_commit, [WORKFLOWS_DIR])
+        for commit in reversed(commits):  # oldest first
+            before = _active(workflows.at(commit.sha + "^"))
+            if before.runs(items) and not _active(workflows.at(commit.sha)).runs(items):
+                return commit
+        return None

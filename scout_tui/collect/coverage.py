@@ -1,0 +1,577 @@
+"""Coverage gaps (SPEC §2.1 item 3, "coverage gaps").
+
+Graph passes no test references (none at all, or only enabled integration tests), model
+configs no test uses, parallelism combinations core's integration tests run and the
+experiment's never do, and code added or grown since the baseline that no test mentions.
+Each kind is one finding with the list, never one finding per name.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from fnmatch import fnmatch
+
+from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.definitions import (
+    Disabled,
+    PassDef,
+    Words,
+    branch_values,
+    disabled_entries,
+    mentions,
+    option_defaults,
+    override_definitions,
+    parallelism_combo,
+    pass_definitions,
+    selected_by_default,
+    skipped_tests,
+)
+from scout_tui.analysis.text.markdown import code
+from scout_tui.collect.base import (
+    Collector,
+    CollectorContext,
+    Need,
+    Progress,
+    missing_path_warning,
+)
+from scout_tui.model import WORSENED, ConfigWarning, FileRef, Finding, Section
+
+WORKFLOWS_DIR = ".github/workflows"
+
+
+_GROWTH = 20  # lines a file must gain to count as new code
+
+
+def _enabled_strings(ctx: CollectorContext, path: str, disabled: bool = False) -> str:
+    """The strings of the integration entries that run (or, `disabled`, of those that
+    do not)."""
+    overrides = override_definitions(ctx.source.parse(path)) if path else []
+    return "\n".join(s for o in overrides if o.disabled == disabled for s in o.strings)
+
+
+def _combo_name(combo: frozenset[str]) -> str:
+    """`--parallelism.tensor_parallel_degree` + … → `tensor_parallel+…`."""
+    short = (flag.removeprefix("--parallelism.").removesuffix("_degree") for flag in combo)
+    return "+".join(sorted(short))
+
+
+def _callers(code_text: str, definition: PassDef) -> bool:
+    """Whether the experiment's code names the pass anywhere but its own `def` line (a
+    registry key counts: selecting it by key is calling it)."""
+    if definition.keys:
+        return True  # registered: reachable from a config or the command line
+    name = definition.name
+    uses = code_text.count(name)  # cheap first: a name used once is only its def
+    return uses > 1 and mentions(code_text.replace(f"def {name}(", "", 1), name)
+
+
+def _called(code_text: str, function: str) -> bool:
+    """Whether the experiment's code calls `function` somewhere besides defining it."""
+    return mentions(code_text.replace(f"def {function}(", "", 1), function)
+
+
+REASON_CHARS = 200  # a code comment quoted as a reason: its gist, not its essay
+
+
+def _gist(reason: str) -> str:
+    if len(reason) <= REASON_CHARS:
+        return reason
+    cut = reason[:REASON_CHARS].rsplit(" ", 1)[0]
+    if cut.count("`") % 2:  # never inside a code span
+        cut = cut.rsplit("`", 1)[0]
+    return cut.rstrip(" ,;:(") + " …"
+
+
+def _bullets(names: list[str]) -> str:
+    """One a line, every one: the report cuts a long list ("… N more"), the JSON keeps it."""
+    return "\n".join(f"- {code(name)}" for name in names)
+
+
+def _listing(names: list[str], limit: int = 30) -> str:
+    shown = ", ".join(code(name) for name in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+class CoverageCollector(Collector):
+    name = "coverage"
+    title = "Coverage gaps"
+    section = Section.ACTION_ITEMS
+    shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
+    needs = frozenset({Need.REPO})
+    ages_out = frozenset({"new_code_untested", "tests_newly_disabled"})  # since the baseline
+    kinds = (
+        "pass_untested",
+        "pass_integration_only",
+        "model_config_untested",
+        "model_configs_untested",
+        "pass_tests_disabled",
+        "tests_newly_disabled",
+        "parallelism_gap",
+        "new_code_untested",
+        "tests_disabled",
+        "pass_dead",
+    )
+
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
+        config = ctx.config
+        experiment = config.project.experiment.rstrip("/")
+        tests_dir = config.experiment_path(config.ci.tests_dir)
+        integration = (
+            config.experiment_path(config.coverage.experiment_integration_tests)
+            if config.coverage.experiment_integration_tests
+            else ""
+        )
+        if integration and not ctx.source.exists(integration):
+            # Gone (moved, removed) is scout.toml's to fix; never there is an experiment with
+            # no integration tests of its own, as the default path allows.
+            warning = missing_path_warning(
+                ctx,
+                self.name,
+                "`[coverage] experiment_integration_tests` "
+                f"{config.coverage.experiment_integration_tests}",
+                integration,
+            )
+            if warning.commit is not None:
+                yield warning
+            integration = ""
+        unit_paths = [p for p in ctx.source.glob(tests_dir, "*.py") if p != integration]
+        unit_text = Words(*(ctx.source.read(p) or "" for p in unit_paths))
+        integration_text = Words(_enabled_strings(ctx, integration))
+        yield Progress(self.name, 1, 4, "passes")
+        yield from self._passes(
+            ctx, experiment, tests_dir, unit_text, integration_text, integration
+        )
+        yield Progress(self.name, 2, 4, "model configs")
+        workflows_text = Words(
+            *(ctx.source.read(p) or "" for p in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml"))
+        )
+        yield from self._configs(ctx, experiment, unit_text, integration_text, workflows_text)
+        yield Progress(self.name, 3, 4, "parallelism")
+        yield from self._parallelism(ctx, integration)
+        yield Progress(self.name, 4, 4, "new code")
+        yield from self._new_code(ctx, experiment, tests_dir, unit_text | integration_text)
+        yield from self._disabled(ctx, integration, unit_paths)
+
+    @staticmethod
+    def _not_running(
+        ctx: CollectorContext, commit: str | None, integration: str, unit_paths: list[str]
+    ) -> tuple[list[Disabled], int, list[Disabled]]:
+        """(disabled integration entries, all entries, unit tests skipped) in the work
+        tree (commit None) or at a commit."""
+        source = ctx.source
+
+        def read(path: str) -> tuple[str, ast.Module | None]:
+            if commit is None:
+                return source.read(path) or "", source.parse(path)
+            return source.read_at(commit, path) or "", source.parse_at(commit, path)
+
+        entries: list[Disabled] = []
+        total = 0
+        if integration:
+            text, tree = read(integration)
+            entries = disabled_entries(integration, text, tree)
+            total = len(override_definitions(tree))
+        skipped = [d for path in unit_paths for d in skipped_tests(path, read(path)[1])]
+        return entries, total, skipped
+
+    def _disabled(
+        self, ctx: CollectorContext, integration: str, unit_paths: list[str]
+    ) -> Iterator[Finding]:
+        """One finding for every test that does not run — disabled integration entries,
+        unit tests skipped without a condition — with the reasons the code gives, and how
+        the count moved since the baseline."""
+        entries, total, skipped = self._not_running(ctx, None, integration, unit_paths)
+        if not entries and not skipped:
+            return
+        count = len(entries) + len(skipped)
+        title = (
+            f"{len(entries)} of {total} integration tests disabled, {len(skipped)} unit "
+            f"test{'s' if len(skipped) != 1 else ''} skipped"
+        )
+        status_update = None
+        newly: list[str] = []
+        back: list[str] = []
+        if ctx.baseline_commit:
+            was, _, was_skipped = self._not_running(
+                ctx, ctx.baseline_commit, integration, unit_paths
+            )
+            before = len(was) + len(was_skipped)
+            since = ctx.since.date()
+            # Which ones changed, by name: a count alone hides this week's news.
+            now_names = {f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*entries, *skipped]}
+            was_names = {f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*was, *was_skipped]}
+            newly = sorted(now_names - was_names)
+            back = sorted(was_names - now_names)
+            if count > before:
+                title += f" (+{count - before} since {since})"
+                status_update = f"{WORSENED}: {before} → {count} since {since}"
+            elif count < before:
+                title += f" ({count - before} since {since})"
+                status_update = f"improving: {before} → {count} since {since}"
+        lines: list[str] = []
+        if ctx.baseline_commit and (newly or back):
+            if newly:
+                lines.append(
+                    f"Newly off since {ctx.since.date()}: "
+                    + ", ".join(code(n) for n in newly[:12])
+                    + (f" and {len(newly) - 12} more" if len(newly) > 12 else "")
+                )
+            if back:
+                lines.append(
+                    f"Running again since {ctx.since.date()}: "
+                    + ", ".join(code(n) for n in back[:12])
+                    + (f" and {len(back) - 12} more" if len(back) > 12 else "")
+                )
+            lines.append("")
+        if entries:
+            lines.append(
+                f"Integration tests ({code(integration)}), {len(entries)} of {total} disabled:"
+            )
+            lines += self._groups(ctx, integration, entries)
+        if skipped:
+            lines.append(f"\nUnit tests skipped without a condition, {len(skipped)}:")
+            lines += self._groups(ctx, None, skipped)
+        finding = ctx.finding(
+            self.name,
+            "tests_disabled",
+            (ctx.config.project.experiment,),
+            title,
+            "\n".join(lines).strip(),
+            files=[FileRef(path=d.path, line=d.line) for d in [*entries, *skipped]][:50],
+            items=sorted(f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*entries, *skipped]),
+        )
+        yield (
+            finding.model_copy(update={"status_update": status_update})
+            if status_update
+            else finding
+        )
+        if newly:
+            # Tests switched off inside the window are this week's news: something the
+            # experiment could do stopped being checked. One Action Item, with why.
+            off = [
+                d for d in [*entries, *skipped] if f"{d.path.rsplit('/', 1)[-1]}::{d.name}" in newly
+            ]
+            reasons = sorted({d.reason for d in off if d.reason})
+            yield ctx.finding(
+                self.name,
+                "tests_newly_disabled",
+                (ctx.config.project.experiment,),
+                f"{len(newly)} test{'s' if len(newly) != 1 else ''} switched off since "
+                f"{ctx.since.date()}: "
+                + ", ".join(code(n.split("::", 1)[1]) for n in newly[:3])
+                + (f" (+{len(newly) - 3} more)" if len(newly) > 3 else ""),
+                "Newly disabled or skipped without a condition:\n\n"
+                + "\n".join(f"- {code(n)}" for n in newly)
+                + (
+                    "\n\nWhy, as the code says:\n\n" + "\n".join(f"- {r}" for r in reasons)
+                    if reasons
+                    else "\n\nThe code gives no reason."
+                )
+                + "\n\nWhat these tests covered is unchecked until they run again.",
+                suggested_fix="Track the re-enable (an issue per reason), or fix what broke.",
+                files=[FileRef(path=d.path, line=d.line) for d in off][:20],
+                items=newly,
+            )
+
+    @staticmethod
+    def _groups(
+        ctx: CollectorContext, integration: str | None, disabled: list[Disabled]
+    ) -> list[str]:
+        """A line per switch and reason: how many, since when, why, which."""
+        groups: dict[tuple[str, str], list[Disabled]] = {}
+        for item in disabled:
+            where = item.switch if integration else item.path.rsplit("/", 1)[-1]
+            groups.setdefault((where, item.reason), []).append(item)
+        lines = []
+        for (where, reason), items in sorted(groups.items(), key=lambda g: -len(g[1])):
+            since = ""
+            constant = re.fullmatch(r"[A-Za-z_]\w*", where)
+            if integration and constant and where not in ("True", "False"):
+                commit = ctx.source.since_when(
+                    integration,
+                    lambda text, name=where: (
+                        re.search(rf"^{name}\s*=\s*True\b", text, re.M) is not None
+                    ),
+                )
+                since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit else ""
+            label = code(f"disabled={where}") if integration else code(where)
+            why = f": {_gist(reason)}" if reason else " (no reason given in the code)"
+            # One a line: the report cuts a long list, the JSON and the console keep it.
+            lines.append(f"- {len(items)} by {label}{since}{why}")
+            lines += [f"  - {code(i.name)}" for i in items]
+        return lines
+
+    def _passes(
+        self,
+        ctx: CollectorContext,
+        experiment: str,
+        tests_dir: str,
+        unit: Words,
+        integ: Words,
+        integration: str = "",
+    ) -> Iterator[Finding]:
+        patterns = ctx.config.coverage.pass_files
+        files = [
+            p
+            for p in ctx.source.glob(experiment, "*.py")
+            if not p.startswith(tests_dir + "/")
+            and any(fnmatch(p.rsplit("/", 1)[-1], pattern) for pattern in patterns)
+        ]
+        untested, integration_only, dead = [], [], []
+        code_text = ""  # the experiment's own code (not its tests): who calls what
+        modules: dict[str, ast.Module] = {}
+        for path in ctx.source.glob(experiment, "*.py"):
+            if not path.startswith(tests_dir + "/"):
+                code_text += (ctx.source.read(path) or "") + "\n"
+                if (tree := ctx.source.parse(path)) is not None:
+                    modules[path] = tree
+        defaults: dict[str, str] | None = None
+        disabled_only: list[PassDef] = []
+        disabled_words = Words(_enabled_strings(ctx, integration, disabled=True))
+        for path in files:
+            for definition in pass_definitions(path, ctx.source.parse(path)):
+                names = [definition.name, *definition.keys]
+                if any(name in unit for name in names):
+                    continue
+                if any(name in integ for name in names):
+                    integration_only.append(definition)
+                elif _callers(code_text, definition):
+                    if integ.text.strip():
+                        # Chosen by an option's default: every enabled run that leaves it
+                        # alone runs the pass.
+                        defaults = option_defaults(modules) if defaults is None else defaults
+                        chosen = selected_by_default(modules, definition.name, defaults)
+                        if chosen is not None and (chosen[0] or _called(code_text, chosen[1])):
+                            # Every run that leaves the option alone (or that calls the
+                            # function using it) runs it, unit tests of the default
+                            # pipeline included: covered, not a gap.
+                            continue
+                    selectors = names + sorted(branch_values(modules, definition.name))
+                    if any(name in disabled_words for name in selectors):
+                        disabled_only.append(definition)  # switched off on purpose: FYI
+                    else:
+                        untested.append(definition)
+                else:  # nothing calls or registers it: testing it would test dead code
+                    dead.append(definition)
+
+        def dead_body(names: str, count: int) -> str:
+            return (
+                f"{names} {'is' if count == 1 else 'are'} defined but never called, "
+                "registered or selected by the experiment's code, tests or workflows."
+            )
+
+        groups = [
+            (
+                "pass_dead",
+                dead,
+                "nothing calls",
+                dead_body,
+                "Delete it, or wire it in where it was meant to run.",
+            ),
+            (
+                "pass_untested",
+                untested,
+                "with no test",
+                lambda names, _: (
+                    "No unit test and no enabled integration test references "
+                    f"{names} (by function name or registry key)."
+                ),
+                "Add a unit test per pass in the experiment's tests.",
+            ),
+            (
+                "pass_tests_disabled",
+                disabled_only,
+                "whose only tests are disabled",
+                lambda names, _: (
+                    f"Only disabled integration tests select {names}; no unit test "
+                    "does. They run nowhere until those tests are enabled again."
+                ),
+                "Give each a unit test, or retire them with the mode they belong to.",
+            ),
+            (
+                "pass_integration_only",
+                integration_only,
+                "only exercised by integration tests",
+                lambda names, _: (
+                    f"{names} run only inside multi-GPU integration tests: a "
+                    "regression shows up late and far from its cause."
+                ),
+                "Add a small unit test (a traced toy graph) for each.",
+            ),
+        ]
+        for kind, passes, what, body, fix in groups:
+            if passes:
+                yield ctx.finding(
+                    self.name,
+                    kind,
+                    (experiment,),
+                    f"{len(passes)} graph pass{'es' if len(passes) != 1 else ''} {what}",
+                    body(_listing([d.name for d in passes]), len(passes)),
+                    suggested_fix=fix,
+                    files=[FileRef(path=d.path, line=d.line) for d in passes],
+                    items=[d.name for d in passes],
+                )
+
+    def _configs(
+        self, ctx: CollectorContext, experiment: str, unit: Words, integ: Words, workflows: Words
+    ) -> Iterator[Finding]:
+        unused: list[tuple[str, str, int]] = []
+        by_scripts: list[str] = []
+        scripts: Words | None = None
+        for file_name in ctx.config.coverage.config_registries:
+            for path in ctx.source.glob(experiment, file_name):
+                tree = ctx.source.parse(path)
+                for name in sorted(pyast.public_names(tree)):
+                    node = pyast.find(tree, name)
+                    if not isinstance(node, ast.FunctionDef):
+                        continue
+                    if not any(name in text for text in (unit, integ, workflows)):
+                        if scripts is None:
+                            scripts = Words(
+                                *(
+                                    ctx.source.read(p) or ""
+                                    for p in ctx.source.glob(experiment, "*.sh")
+                                )
+                            )
+                        if name in scripts:
+                            by_scripts.append(name)  # a benchmark's config, run on purpose
+                            continue
+                        unused.append((name, path, node.lineno))
+        if not unused:
+            return
+        # A fixed list read every day is noise: the configs registered since the baseline
+        # with no test are the task; the ones that were already there are a count.
+        base = ctx.baseline_commit
+        known = {
+            path: pyast.public_names(ctx.source.parse_at(base, path)) if base else set()
+            for path in {path for _, path, _ in unused}
+        }
+        new = [(name, path, line) for name, path, line in unused if name not in known[path]]
+        old = [name for name, path, _ in unused if name in known[path]]
+        if base is None and ctx.history_gap:  # the history does not say which are new
+            new, old = [], [name for name, _, _ in unused]
+        if new:
+            yield ctx.finding(
+                self.name,
+                "model_config_untested",
+                (experiment,),
+                f"{len(new)} model config{'s' if len(new) != 1 else ''} registered since "
+                f"{ctx.since.date()} that no test uses",
+                "No unit test, enabled integration test or workflow uses these:\n\n"
+                + _bullets([name for name, _, _ in new])
+                + (f"\n\n{len(old)} older registered configs no test uses either." if old else "")
+                + (
+                    f"\n\nLeft out, run by the experiment's scripts: {_listing(by_scripts)}."
+                    if by_scripts
+                    else ""
+                ),
+                files=[FileRef(path=path, line=line) for _, path, line in new],
+                items=[name for name, _, _ in new],
+            )
+        if old:
+            yield ctx.finding(
+                self.name,
+                "model_configs_untested",
+                (experiment,),
+                f"{len(old)} registered model config{'s' if len(old) != 1 else ''} no test "
+                f"uses, none new {ctx.since_words()}"
+                if not new
+                else f"{len(old)} older registered model config{'s' if len(old) != 1 else ''} no "
+                "test uses",
+                "No unit test, enabled integration test or workflow uses these:\n\n"
+                + _bullets(old),
+                items=old,
+            )
+
+    def _parallelism(
+        self, ctx: CollectorContext, integration: str
+    ) -> Iterator[Finding | ConfigWarning]:
+        pattern = ctx.config.coverage.parallelism_flags
+        core: dict[frozenset[str], str] = {}
+        for path in ctx.config.coverage.core_integration_tests:
+            where = f"`[coverage] core_integration_tests` {path}"
+            tree = ctx.source.parse(path)
+            if tree is None:
+                yield missing_path_warning(ctx, self.name, where, path)
+                continue
+            if not override_definitions(tree):
+                yield ConfigWarning(
+                    collector=self.name,
+                    subject=where,
+                    message=f"{where}: holds no integration entries (`OverrideDefinitions`) "
+                    "any more: the parallelism check has nothing of it to compare; point "
+                    "scout.toml at where they went.",
+                )
+                continue
+            for override in override_definitions(tree):
+                combo = parallelism_combo(override.strings, pattern)
+                if combo and not override.disabled:
+                    core.setdefault(combo, f"{path}::{override.name}")
+        if not core:
+            return
+        # A run that sets no degree still runs the default (FSDP over every GPU); a run of a
+        # larger combination goes through the smaller one's code too.
+        default = frozenset(ctx.config.coverage.default_parallelism)
+        ours = {
+            parallelism_combo(o.strings, pattern) or default
+            for o in override_definitions(ctx.source.parse(integration) if integration else None)
+            if not o.disabled
+        }
+        missing = sorted(
+            (_combo_name(c), where)
+            for c, where in core.items()
+            if not any(c <= mine for mine in ours)
+        )
+        if missing:
+            rows = "\n".join(f"- {code(combo)} (core: {code(where)})" for combo, where in missing)
+            yield ctx.finding(
+                self.name,
+                "parallelism_gap",
+                (integration or "integration",),
+                f"{len(missing)} parallelism combination{'s' if len(missing) != 1 else ''} "
+                "core tests but the experiment never runs",
+                f"Core's integration tests run these; no enabled entry of {code(integration)} "
+                f"does:\n\n{rows}",
+                files=[FileRef(path=integration)] if integration else [],
+                items=[combo for combo, _ in missing],
+            )
+
+    def _new_code(
+        self, ctx: CollectorContext, experiment: str, tests_dir: str, tests_text: Words
+    ) -> Iterator[Finding]:
+        base, head = ctx.baseline_commit, ctx.head_commit
+        if base is None or head is None:
+            return
+        touched = {
+            path
+            for commit in ctx.source.log(base, head, [experiment])
+            for path in commit.files
+            if path.endswith(".py") and not path.startswith(tests_dir + "/")
+        }
+        untested = []
+        for path in sorted(touched):
+            after = ctx.source.read_at(head, path)
+            if after is None:
+                continue
+            before = ctx.source.read_at(base, path)
+            # New, or grown by a real chunk: a few changed lines in a file every
+            # integration run goes through are no new untested code.
+            grew = before is None or after.count("\n") - before.count("\n") >= _GROWTH
+            stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+            module = path.removesuffix(".py").replace("/", ".")
+            if grew and stem != "__init__" and not (module in tests_text or stem in tests_text):
+                untested.append(path)
+        if untested:
+            yield ctx.finding(
+                self.name,
+                "new_code_untested",
+                (experiment,),
+                f"{len(untested)} file{'s' if len(untested) != 1 else ''} added or grown since "
+                f"{ctx.since.date()} with no test touching {'them' if len(untested) > 1 else 'it'}",
+                f"No test imports or mentions these (new, or {_GROWTH}+ lines longer):\n\n"
+                + _bullets(untested),
+                files=[FileRef(path=path) for path in untested],
+                items=untested,
+            )

@@ -1,0 +1,604 @@
+"""baseline → collectors → reconcile: one run, streamed as events from start to finish."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+
+from scout_tui.analysis.text.markdown import neutralize_line
+from scout_tui.collect.base import (
+    Collector,
+    CollectorContext,
+    kinds_that_age_out,
+    observed_kinds,
+    registered,
+)
+from scout_tui.collect.events import (
+    CollectorFinished,
+    ConfigWarned,
+    Event,
+    FindingFound,
+    RunFinished,
+    RunStarted,
+    RunWarning,
+)
+from scout_tui.collect.runner import stream
+from scout_tui.config.profile import Config, ConfigError
+from scout_tui.errors import UsageError
+from scout_tui.github.api import GitHub, GitHubError, board_item_url
+from scout_tui.history.baseline import (
+    Window,
+    check_date,
+    in_window,
+    is_past_day,
+    load_prior_dir,
+    since_from,
+    today_utc,
+)
+from scout_tui.history.parse import is_report, parse_report
+from scout_tui.history.reconcile import Lifetimes, PriorCheck, reconcile
+from scout_tui.model import (
+    BoardRef,
+    CollectorState,
+    ConfigWarning,
+    Finding,
+    IgnoredReports,
+    PriorReport,
+    RunResult,
+    Section,
+)
+from scout_tui.report.board import Scout, board_index, normalized_title
+from scout_tui.report.render import FULL, Layout, render_report
+from scout_tui.source.tree import BlobStore, NotARepository, SourceTree
+from scout_tui.store.cache import Cache
+
+
+@dataclass
+class RunOptions:
+    repo: Path
+    config: Config
+    as_of: date | None = None
+    prior_dir: Path | None = None
+    offline: bool = False
+    only: Sequence[str] | None = None
+    processes: int = 1  # >1: forked processes (CLI only; never from a threaded app)
+    github: GitHub | None = field(default=None, repr=False)
+    github_reason: str = "no GitHub connection"  # why `github` is None
+    # board items this state dir's publishes added: item id → the fingerprint it was added for
+    journaled_items: Mapping[str, str] = field(default_factory=dict)
+    cache: Cache | None = field(default=None, repr=False)
+    web_url: str = "https://github.com"  # for board item links
+    # Blob texts, parsed trees and commit indexes kept across runs over one history (dated
+    # runs of consecutive days read most files unchanged); each run makes its own if None.
+    blobs: BlobStore | None = field(default=None, repr=False)
+    # The day the run takes for today (the demo's own day); None: today, UTC. A run as of an
+    # earlier day cannot use the installed torch: it is today's.
+    today: date | None = None
+    # For a dated run, the moment whose branch state is scanned (a morning run of that day);
+    # None: the day's end, its last commit.
+    moment: datetime | None = None
+
+
+PAST_TORCH = "not reconstructible for a past day (the installed torch is today's)"
+RECONCILE_KINDS = {"resolved"}  # made by reconcile, not by a collector, and configurable
+# Kinds scout made once and says otherwise now (a rule for one is accepted, and unused):
+# surface_not_found is a configuration warning of scout.toml's, not a project finding.
+RETIRED_KINDS = {"surface_not_found"}
+BOARD_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD, Section.CI_FAILURES}
+
+
+def find_torch_root(configured: str) -> Path | None:
+    """Where the installed torch's sources are, without importing it."""
+    if configured:
+        root = Path(configured).expanduser()
+        return root if root.is_dir() else None
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def collector_sections() -> dict[str, Section]:
+    return {name: cls.section for name, cls in registered().items()}
+
+
+def select_collectors(only: Sequence[str] | None) -> list[type[Collector]]:
+    available = registered()
+    if not only:
+        return list(available.values())
+    unknown = [name for name in only if name not in available]
+    if unknown:
+        raise UsageError(f"unknown collector {', '.join(unknown)}; known: {', '.join(available)}")
+    return [available[name] for name in dict.fromkeys(only)]
+
+
+def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
+    """Every kind a selected collector can produce needs a rule; say so before running."""
+    missing = sorted({kind for cls in collectors for kind in cls.kinds if kind not in config.rules})
+    if missing:
+        raise ConfigError(
+            f"{config.source}: [rules] has no entry for finding kind "
+            + ", ".join(repr(kind) for kind in missing)
+            + "; add e.g. `"
+            + missing[0]
+            + ' = { section = "fyi" }`'
+        )
+
+
+def check_rule_kinds(config: Config) -> None:
+    """A rule for a kind no collector makes is a typo, said at once (not silently unused)."""
+    known = (
+        {kind for cls in registered().values() for kind in cls.kinds}
+        | RECONCILE_KINDS
+        | RETIRED_KINDS
+    )
+    unknown = sorted(set(config.rules) - known)
+    if unknown:
+        raise ConfigError(
+            f"{config.source}: [rules.{unknown[0]}] is for no kind of finding "
+            f"scout makes (known: {', '.join(sorted(known))})"
+        )
+
+
+def config_digest(config: Config) -> str:
+    """What a run depends on in its configuration: a cached run made with another is stale."""
+    relevant = config.model_dump_json(exclude={"keys", "github"})
+    return hashlib.sha1(relevant.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Prepared:
+    ctx: CollectorContext
+    priors: list[PriorReport]
+    prior_source: str
+    warnings: list[str]
+    ignored_reports: list[IgnoredReports] = field(default_factory=list)
+
+
+def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:
+    """The context a run's collectors share: window, baseline, checkout. A dated run scans
+    the day's last commit, read from git: the work tree (and what is uncommitted in it) is
+    not looked at."""
+    cancel = cancel or threading.Event()
+    source = SourceTree(options.repo, cancel=cancel, blobs=options.blobs)
+    window = Window.for_date(options.as_of)
+    config = options.config
+    if options.as_of is not None:
+        check_date(options.as_of, source, config.project.experiment)
+        dated = source.commit_before(min(options.moment or window.until, window.until))
+        if dated is not None:  # that day's tree, from git: the work tree is not read
+            source = SourceTree(options.repo, cancel=cancel, at=dated, blobs=source.blobs)
+    if not source.exists(config.project.experiment):
+        raise NotARepository(
+            f"{source.root} has no {config.project.experiment}/ — is this the right checkout? "
+            f"([project] experiment in {config.source})"
+        )
+    head = source.head()
+    if head is None:
+        raise NotARepository(f"{source.root} has no commits yet")
+    # The installed torch is today's: what it defines says nothing of a past day.
+    past = options.as_of is not None and options.as_of < (options.today or today_utc())
+    torch_root = None if past else find_torch_root(config.torch.root)
+    torch_reason = PAST_TORCH if past else "torch not installed"
+    warnings: list[str] = []
+    ignored: list[IgnoredReports] = []
+    if options.prior_dir is not None:  # the user's own files: trusted
+        all_reports = load_prior_dir(options.prior_dir, warnings.append)
+        prior_source = str(options.prior_dir.resolve())
+    elif options.github is not None:
+        all_reports, prior_source, ignored = _reports_on_github(options, window, warnings)
+    else:
+        all_reports = []
+        prior_source = f"skipped — {options.github_reason} (or use --prior DIR)"
+    priors = in_window(all_reports, window.as_of, config.windows.prior_report_days)
+    since = since_from(priors, window)
+    baseline = _since_last_scan(source, priors, source.commit_before(since), head)
+    roots = source.shallow_roots()
+    gap = None
+    if roots:
+        gap = (
+            f"shallow clone: the history is cut at {len(roots)} commit(s) "
+            "(`git fetch --unshallow` gives what the history checks need)"
+        )
+        warnings.append(f'{gap}; ages and "since" before the cut are not claimed')
+        if baseline is None or baseline in roots:
+            baseline = None  # the baseline is before the cut: nothing to compare with
+    ctx = CollectorContext(
+        config=config,
+        repo_path=source.root,
+        as_of=window.as_of,
+        since=since,
+        until=window.until,
+        source=source,
+        prior_reports=priors,
+        baseline_commit=baseline,
+        head_commit=head,
+        online=not options.offline,
+        github=options.github,
+        github_reason=options.github_reason,
+        cache=options.cache,
+        torch_root=torch_root,
+        torch_reason=torch_reason,
+        cancelled=cancel,
+        past_day=is_past_day(options.as_of),
+        shallow_roots=roots,
+        history_gap=gap,
+    )
+    return Prepared(ctx, priors, prior_source, warnings, ignored)
+
+
+def _since_last_scan(
+    source: SourceTree, priors: list[PriorReport], baseline: str | None, head: str
+) -> str | None:
+    """The commit the latest prior report scanned (its `head`), when it lies between the
+    day's baseline and HEAD: what that report already told (the commits of its own day
+    after midnight) is not news again. Otherwise the day's baseline."""
+    scanned = priors[-1].head if priors else None
+    if scanned is None or baseline is None or scanned == baseline:
+        return baseline
+    if not source.has_commit(scanned):
+        return baseline  # a report from another clone, or from before a force-push
+    if source.is_ancestor(baseline, scanned) and source.is_ancestor(scanned, head):
+        return scanned
+    return baseline
+
+
+def _reports_on_github(
+    options: RunOptions, window: Window, warnings: list[str]
+) -> tuple[list[PriorReport], str, list[IgnoredReports]]:
+    """Prior reports: the tracking issue's comments that are reports by the token's user
+    or a trusted author (anyone can comment there); the others, counted by author."""
+    assert options.github is not None
+    project = options.config.project
+    where = f"{options.web_url.rstrip('/')}/{project.repo}/issues/{project.tracking_issue}"
+    first = window.as_of - timedelta(days=options.config.windows.prior_report_days)
+    try:
+        trusted = {login.lower() for login in [options.github.viewer(), *project.trusted_authors]}
+        comments = options.github.comments(
+            project.repo, project.tracking_issue, datetime.combine(first, time(), UTC)
+        )
+    except GitHubError as exc:
+        warnings.append(f"prior reports: skipped — {exc}")
+        return [], f"skipped — {exc}", []
+    reports = []
+    ignored: dict[str, int] = {}
+    for comment in comments:
+        if not is_report(comment.body):
+            continue
+        if comment.author.lower() not in trusted:
+            ignored[comment.author] = ignored.get(comment.author, 0) + 1
+            continue
+        try:
+            report = parse_report(comment.body, comment.created_at.date(), comment.url)
+            reports.append(report.model_copy(update={"posted_at": comment.created_at}))
+        except ValueError as exc:
+            warnings.append(f"prior report {comment.url} skipped: {exc}")
+    return reports, where, [IgnoredReports(author=a, count=n) for a, n in ignored.items()]
+
+
+def untrusted_reports_warning(ignored: Sequence[IgnoredReports]) -> ConfigWarning:
+    """One line for every report comment left out, so a team adds its old agent once: a
+    matter of scout.toml's, shown where its other warnings are."""
+    count = sum(i.count for i in ignored)
+    reports = (
+        f"{count} report{'s' if count != 1 else ''} by "
+        f"{', '.join(f'`{i.author}`' for i in ignored)} ignored"
+    )
+    if len(ignored) == 1:
+        line = (
+            f"{reports}: not a trusted author — add the login to `[project] "
+            "trusted_authors` if it is yours"
+        )
+    else:
+        line = (
+            f"{reports}: not trusted authors — add them to `[project] trusted_authors` "
+            "if they are yours"
+        )
+    return ConfigWarning(collector="scout.toml", subject="[project] trusted_authors", message=line)
+
+
+def _with_board(options: RunOptions, findings: list[Finding], warnings: list[str]) -> list[Finding]:
+    """Each finding that has a board item, with its link and status (scout's drafts are
+    matched by their fingerprint marker, any item by title)."""
+    if options.github is None:
+        return findings
+    if is_past_day(options.as_of):
+        warnings.append("board items: skipped — not reconstructible for a past day")
+        return findings
+    board_config = options.config.board
+    try:
+        board = options.github.board(
+            board_config.owner, board_config.number, board_config.status_field
+        )
+        scout = Scout(options.github.viewer(), options.journaled_items)
+        index = board_index(options.github.board_items(board, board_config.status_field), scout)
+    except GitHubError as exc:
+        warnings.append(f"board items: skipped — {exc}")
+        return findings
+    linked = []
+    for finding in findings:
+        item = index.drafts.get(finding.fingerprint)
+        if item is None and finding.section in BOARD_SECTIONS:
+            item = index.titles.get(normalized_title(finding.title))
+        if item is not None:
+            url = board_item_url(options.web_url, board, item)
+            finding = finding.model_copy(
+                update={"board": BoardRef(item_id=item.id, url=url, status=item.status)}
+            )
+        linked.append(finding)
+    return linked
+
+
+def run_events(options: RunOptions, cancel: threading.Event | None = None) -> Iterator[Event]:
+    """The whole run as events, the last one `RunFinished` with the reconciled result.
+
+    Setting `cancel` stops every collector promptly (inside long steps, not only between
+    findings); the run still finishes, with the collectors that did not end `cancelled`.
+    """
+    cancel = cancel or threading.Event()
+    collectors = select_collectors(options.only)
+    check_rules(options.config, collectors)
+    prepared = prepare(options, cancel)
+    ctx = prepared.ctx
+    checkout = ctx.source.checkout()
+    yield RunStarted(
+        date=ctx.as_of,
+        since=ctx.since,
+        checkout=checkout,
+        head=ctx.head_commit,
+        baseline_commit=ctx.baseline_commit,
+        collectors=[
+            CollectorState(name=cls.name, title=cls.title, state="pending") for cls in collectors
+        ],
+        prior_reports=[report.date for report in prepared.priors],
+        prior_source=prepared.prior_source,
+    )
+    for warning in prepared.warnings:
+        yield RunWarning(warning)
+    findings: list[Finding] = []
+    config_warnings: list[ConfigWarning] = []
+    for note in ctx.config.inherited:
+        subject, _, message = note.partition(": ")
+        inherited = ConfigWarning(
+            collector="scout.toml", subject=subject, message=f"{subject}: {message}"
+        )
+        config_warnings.append(inherited)
+        yield ConfigWarned(inherited)
+    if prepared.ignored_reports:
+        untrusted = untrusted_reports_warning(prepared.ignored_reports)
+        config_warnings.append(untrusted)
+        yield ConfigWarned(untrusted)
+    states: dict[str, CollectorState] = {}
+    for event in stream(ctx, collectors, options.processes):
+        if isinstance(event, FindingFound):
+            findings.append(event.finding)
+        elif isinstance(event, ConfigWarned):
+            said = (event.warning.subject, event.warning.message)
+            if said in {(w.subject, w.message) for w in config_warnings}:
+                continue  # a file several processes met: said once
+            config_warnings.append(event.warning)
+        elif isinstance(event, CollectorFinished):
+            states[event.state.name] = event.state
+        yield event
+    # Collectors finish in any order (processes, threads): the run lists findings in the
+    # collectors' order and each collector's own, so reports and publish plans are stable.
+    rank = {cls.name: n for n, cls in enumerate(collectors)}
+    findings.sort(key=lambda finding: rank.get(finding.collector, len(rank)))
+    ordered_states = [states[cls.name] for cls in collectors]
+    completed = {s.name for s in ordered_states if s.state == "done"}
+    completed_kinds = {kind for cls in collectors if cls.name in completed for kind in cls.kinds}
+    found = _dedupe(findings)
+    checks: list[PriorCheck] = []
+
+    def recheck(kinds: frozenset[str]) -> PriorCheck | None:
+        check = check_prior_commit(options, ctx, prepared.priors[-1], kinds, found, cancel)
+        checks.extend([check] if check else [])
+        return check
+
+    every = registered().values()
+    reconciled = reconcile(
+        found,
+        prepared.priors,
+        fyi_suppress_after=ctx.config.windows.fyi_suppress_after,
+        completed_kinds=completed_kinds,
+        unchecked={fp for state in ordered_states for fp in state.unchecked},
+        unchanged_lines={
+            kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
+        },
+        lifetimes=Lifetimes(kinds_that_age_out(every), observed_kinds(every)),
+        recheck=recheck,
+        resolved_section=(
+            rule.section if (rule := ctx.config.rules.get("resolved")) else Section.ALL_CLEAR
+        ),
+    )
+    reconciled.findings[:] = _name_fixes(
+        options, ctx, reconciled.findings, checks[0] if checks else None, cancel
+    )
+    board_warnings: list[str] = []
+    linked = _with_board(options, reconciled.findings, board_warnings)
+    for warning in board_warnings:
+        yield RunWarning(warning)
+    yield RunFinished(
+        RunResult(
+            date=ctx.as_of,
+            since=ctx.since,
+            repo=str(ctx.source.root),
+            checkout=checkout,
+            experiment=ctx.config.project.experiment,
+            collected_at=datetime.now(UTC),
+            head=ctx.head_commit,
+            baseline_commit=ctx.baseline_commit,
+            prior_reports=prepared.priors,
+            prior_source=prepared.prior_source,
+            ignored_reports=prepared.ignored_reports,
+            collectors=ordered_states,
+            findings=linked,
+            suppressed=reconciled.suppressed,
+            quiet=reconciled.quiet,
+            left_out=reconciled.left_out,
+            only=[cls.name for cls in collectors] if options.only else None,
+            config_digest=config_digest(options.config),
+            cancelled=any(state.state == "cancelled" for state in ordered_states),
+            config_warnings=sorted(
+                config_warnings, key=lambda w: (rank.get(w.collector, len(rank)), w.subject)
+            ),
+        )
+    )
+
+
+def run(
+    options: RunOptions,
+    on_event: Callable[[Event], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """`run_events` for callers that only want the result (and maybe to watch)."""
+    result = None
+    for event in run_events(options, cancel):
+        if on_event is not None:
+            on_event(event)
+        if isinstance(event, RunFinished):
+            result = event.result
+    assert result is not None
+    return result
+
+
+def prior_commit(source: SourceTree, report: PriorReport) -> str | None:
+    """The commit a prior report's run scanned: its marker's `head`, else the last commit
+    before it was posted (a file: the end of its day)."""
+    if report.head and source.has_commit(report.head):
+        return report.head
+    moment = report.posted_at or Window.for_date(report.date).until
+    return source.commit_before(moment)
+
+
+def check_prior_commit(
+    options: RunOptions,
+    ctx: CollectorContext,
+    report: PriorReport,
+    kinds: frozenset[str],
+    today: Sequence[Finding],
+    cancel: threading.Event,
+) -> PriorCheck | None:
+    """The checks of `kinds`, run offline on the commit `report` scanned, as of its day."""
+    head = prior_commit(ctx.source, report)
+    if head is None:
+        return None
+    if head == ctx.head_commit:  # the same tree: today's checks are the answer
+        return PriorCheck(head, today, kinds)
+    found, checked = _check_at(options, ctx, head, report.date, kinds, cancel)
+    return PriorCheck(head, found, checked)
+
+
+def _check_at(
+    options: RunOptions,
+    ctx: CollectorContext,
+    commit: str,
+    day: date,
+    kinds: frozenset[str],
+    cancel: threading.Event,
+) -> tuple[list[Finding], frozenset[str]]:
+    """What the checks of `kinds` find on `commit`'s tree, offline, as of `day`; and the
+    kinds whose check ran to the end there."""
+    collectors = [cls for cls in select_collectors(None) if set(cls.kinds) & kinds]
+    window = Window.for_date(day)
+    since = window.until - timedelta(days=1)
+    source = SourceTree(options.repo, cancel=cancel, at=commit, blobs=ctx.source.blobs)
+    there = replace(
+        ctx,
+        source=source,
+        as_of=day,
+        since=since,
+        until=window.until,
+        prior_reports=[],
+        baseline_commit=source.commit_before(since),
+        head_commit=commit,
+        online=False,
+        github=None,
+        github_reason="not asked: a check of an earlier commit",
+    )
+    found: list[Finding] = []
+    done: set[str] = set()
+    for event in stream(there, collectors, 1):
+        if isinstance(event, FindingFound):
+            found.append(event.finding)
+        elif isinstance(event, CollectorFinished) and event.state.state == "done":
+            done.add(event.state.name)
+    return found, frozenset(k for cls in collectors if cls.name in done for k in cls.kinds) & kinds
+
+
+def _name_fixes(
+    options: RunOptions,
+    ctx: CollectorContext,
+    findings: list[Finding],
+    check: PriorCheck | None,
+    cancel: threading.Event,
+) -> list[Finding]:
+    """A Resolved line on evidence names the commit that fixed it: between the prior
+    report's commit and today's (first parent), the first on which its check no longer
+    finds it — searched by halves, a check run per probe."""
+    if check is None or ctx.head_commit is None or check.head == ctx.head_commit:
+        return findings
+    commits = ctx.source.first_parent_range(check.head, ctx.head_commit)
+    probes: dict[tuple[str, frozenset[str]], set[str]] = {}
+
+    def gone_at(index: int, fingerprint: str, kinds: frozenset[str]) -> bool:
+        if index == len(commits) - 1:
+            return True  # today's run did not find it
+        key = (commits[index].sha, kinds)
+        if key not in probes:
+            found, _ = _check_at(options, ctx, commits[index].sha, ctx.as_of, kinds, cancel)
+            probes[key] = {fp for f in found for fp in (f.fingerprint, *f.aliases)}
+        return fingerprint not in probes[key]
+
+    named = []
+    for finding in findings:
+        held = finding.evidence.found_as
+        if (
+            finding.kind == "resolved"
+            and finding.evidence.found_at == check.head
+            and held
+            and commits
+        ):
+            kinds = frozenset({held.rsplit("-", 1)[0]})
+            low, high = 0, len(commits) - 1
+            while low < high:
+                middle = (low + high) // 2
+                if gone_at(middle, held, kinds):
+                    high = middle
+                else:
+                    low = middle + 1
+            fix = commits[low]
+            by = f"`{fix.sha[:10]}` ({neutralize_line(fix.summary)})"
+            finding = finding.model_copy(update={"body": f"{finding.body}; fixed by {by}"})
+        named.append(finding)
+    return named
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per fingerprint (a collector may meet the same problem twice)."""
+    seen: dict[str, Finding] = {}
+    for finding in findings:
+        seen.setdefault(finding.fingerprint, finding)
+    return list(seen.values())
+
+
+def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
+    """A run's report, as it is rendered for the comment (the day's collectors' sections)."""
+    return render_report(
+        run.date,
+        run.findings,
+        run.collectors,
+        collector_sections(),
+        layout,
+        head=run.head,
+        quiet=run.quiet,
+        first=not run.prior_reports,
+    )
