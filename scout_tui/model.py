@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
 from typing import Literal
@@ -27,6 +28,48 @@ class Section(StrEnum):
     FYI = "fyi"
     DOCS = "docs"
     ALL_CLEAR = "all_clear"
+
+
+@dataclass(frozen=True)
+class SectionTraits:
+    """What a section is, said once: every stage asks this table, never its own set."""
+
+    heading: str  # the report's heading
+    short: str  # the console tree's heading, and a hand-written heading's usual name
+    column: str  # `scout replay`'s summary column
+    # P0–P2 priorities, a board item each, a Backlog draft when new, and carried when the
+    # check that made it could not run today
+    prioritized: bool = False
+    # to consider, not to act on: carried in one line; demoted to FYI, promoted to Action
+    # Items; ranked after every prioritized finding
+    advisory: bool = False
+    checkbox: bool = False  # a task-list item in the report
+    collapsed: bool = False  # folded in the report when it has items
+
+
+SECTIONS: dict[Section, SectionTraits] = {
+    Section.CI_FAILURES: SectionTraits("CI Failures", "CI Failures", "ci", prioritized=True),
+    Section.ACTION_ITEMS: SectionTraits(
+        "Action Items (new findings)", "Action Items", "action", prioritized=True, checkbox=True
+    ),
+    Section.CARRIED_FORWARD: SectionTraits(
+        "Carried Forward (from prior reports, re-investigated)",
+        "Carried Forward",
+        "carried_fwd",
+        prioritized=True,
+        checkbox=True,
+    ),
+    Section.OPPORTUNITIES: SectionTraits(
+        "Opportunities (things to consider)", "Opportunities", "opp", advisory=True
+    ),
+    Section.FYI: SectionTraits(
+        "FYI (awareness, no action needed)", "FYI", "fyi", advisory=True, collapsed=True
+    ),
+    Section.DOCS: SectionTraits("Docs", "Docs", "docs", advisory=True),
+    Section.ALL_CLEAR: SectionTraits("All Clear", "All Clear", "clear", collapsed=True),
+}
+PRIORITIZED = frozenset(s for s, traits in SECTIONS.items() if traits.prioritized)
+ADVISORY = frozenset(s for s, traits in SECTIONS.items() if traits.advisory)
 
 
 class Priority(StrEnum):

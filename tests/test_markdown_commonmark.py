@@ -19,8 +19,17 @@ from markdown_it.token import Token
 
 from scout_tui.analysis.text.markdown import code, fence, neutralize, neutralize_line
 from scout_tui.history.parse import parse_report
-from scout_tui.model import Evidence, FileRef, Finding, Priority, Section, Status, fingerprint
-from scout_tui.report.render import SECTION_HEADINGS, render_report
+from scout_tui.model import (
+    SECTIONS,
+    Evidence,
+    FileRef,
+    Finding,
+    Priority,
+    Section,
+    Status,
+    fingerprint,
+)
+from scout_tui.report.render import render_report
 
 COMMONMARK = MarkdownIt("commonmark")
 GITHUB = MarkdownIt("commonmark").enable(["table", "strikethrough"])  # GitHub's extras
@@ -335,8 +344,8 @@ def check_report(cases: list[Case], parser: MarkdownIt) -> None:
     markdown = render_report(DAY, findings)
     check_safe(markdown, parser, markers=len(findings))
     sections = read(markdown, parser)
-    assert list(sections) == list(SECTION_HEADINGS.values())
-    for section, heading in SECTION_HEADINGS.items():
+    assert list(sections) == [traits.heading for traits in SECTIONS.values()]
+    for section, heading in ((s, t.heading) for s, t in SECTIONS.items()):
         expected = {c.finding.fingerprint: c.fences for c in cases if c.finding.section is section}
         items = sections[heading]
         assert all(len(item.fingerprints) == 1 for item in items)

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 from scout_tui.github.api import GitHubError
 from scout_tui.history.parse import parse_report
 from scout_tui.model import (
+    SECTIONS,
     Evidence,
     Finding,
     Priority,
@@ -22,7 +23,7 @@ from scout_tui.model import (
     item_digest,
 )
 from scout_tui.pipeline.day import render_markdown
-from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker
+from scout_tui.report.render import COMMENT_LIMIT, marker
 from scout_tui.sandbox.demo.github_world import SCOUT_USER
 from scout_tui.sandbox.github.http import LocalGitHub
 from scout_tui.session import Session, SessionOptions
@@ -131,7 +132,7 @@ def _well_formed(body: str) -> None:
         for i, t in enumerate(tokens)
         if t.type == "heading_open" and t.tag == "h2"
     ]
-    assert headings == list(SECTION_HEADINGS.values())
+    assert headings == [traits.heading for traits in SECTIONS.values()]
     for token in tokens:
         if token.type == "fence":
             assert token.map is not None

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from scout_tui.cli.common import open_session, warn
 from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, Cancelled
+from scout_tui.model import SECTIONS
 from scout_tui.pipeline.replay import (
-    SECTION_COLUMNS,
     DayRow,
     Folder,
     ReplayOptions,
@@ -25,7 +25,7 @@ from scout_tui.session import utc_today
 _HEADER = (
     "date",
     "head",
-    *SECTION_COLUMNS.values(),
+    *(traits.column for traits in SECTIONS.values()),
     "new",
     "carried",
     "resolved",
@@ -39,7 +39,7 @@ def _cells(row: DayRow) -> list[str]:
     return [
         row.date,
         row.head[:10],
-        *(str(row.sections.get(c, 0)) for c in SECTION_COLUMNS.values()),
+        *(str(row.sections.get(t.column, 0)) for t in SECTIONS.values()),
         str(row.new),
         str(row.carried),
         str(row.resolved),

@@ -26,6 +26,7 @@ from scout_tui.collect.events import (
 from scout_tui.config.profile import Config
 from scout_tui.errors import scrub
 from scout_tui.model import (
+    PRIORITIZED,
     ConfigWarning,
     Evidence,
     FileRef,
@@ -113,7 +114,7 @@ class CollectorContext:
             body=scrub(body),
             suggested_fix=scrub(suggested_fix),
             section=rule.section,
-            priority=rule.priority if rule.section in _PRIORITIZED else None,
+            priority=rule.priority if rule.section in PRIORITIZED else None,
             severity=rule.severity,
             board_item=rule.board_item,
             files=files or [],
@@ -122,9 +123,6 @@ class CollectorContext:
             fingerprint=fingerprint(kind, *key),
             aliases=aliases or [],
         )
-
-
-_PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS}
 
 
 def kinds_that_age_out(collectors: Iterable[type[Collector]]) -> frozenset[str]:

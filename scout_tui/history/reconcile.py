@@ -13,6 +13,7 @@ from datetime import date
 
 from scout_tui.model import (
     PARTIAL_FIX,
+    PRIORITIZED,
     WORSENED,
     Evidence,
     Finding,
@@ -33,7 +34,6 @@ UNCHANGED = "no change since {first_reported}"
 # An actionable item of the latest report that scout did not find again and could not check
 # (its collector did not run, or scout has no check for it: an LLM wrote it) is carried
 # forward as "not re-checked", never silently dropped.
-UNCHECKED_CARRY = {Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
 # Findings that say something just happened (a blocker merged, a PR merged): when they match
 # a prior item about the thing's earlier state ("blocked on #N"), that item is followed up,
 # not resolved, and the news stays new.
@@ -114,7 +114,7 @@ _ALL_WELL = re.compile(
 def _says_all_is_well(item: PriorItem) -> bool:
     """A Docs/FYI/All Clear line saying something is fine (`**CLAUDE.md** — all paths are
     correct`); an action item never is one, whatever its words."""
-    if item.section in UNCHECKED_CARRY:
+    if item.section in PRIORITIZED:
         return False
     return bool(_ALL_WELL.search(item.title) or _ALL_WELL.search(item.text[:200]))
 
@@ -333,7 +333,7 @@ def reconcile(
         if (
             finding.kind in lifetimes.ages_out
             and index in matches[-1]
-            and finding.section not in UNCHECKED_CARRY
+            and finding.section not in PRIORITIZED
             and latest.item_digests is not None
             and _digests(finding) <= set(latest.item_digests)
         ):
@@ -546,7 +546,7 @@ class _Judge:
             verdict, why, held = self.verdict(item)
             if verdict == "resolved":
                 out.append(_resolved_line(item, since, latest, self.check, held))
-            elif verdict in ("unchecked", "disagrees") and item.section in UNCHECKED_CARRY:
+            elif verdict in ("unchecked", "disagrees") and item.section in PRIORITIZED:
                 out.append(_unchecked(item, latest, since, why, verdict))
         return out
 
@@ -610,7 +610,7 @@ def _dropped_by_hand(
             if (
                 item.fingerprint is not None
                 or id(item) in seen
-                or item.section not in UNCHECKED_CARRY
+                or item.section not in PRIORITIZED
                 or item.priority is None
             ):
                 continue
@@ -706,7 +706,7 @@ _PASS = re.compile(r"`\w+_pass`")
 
 
 def _kind_of(item: PriorItem) -> str | None:
-    if item.section not in UNCHECKED_CARRY:
+    if item.section not in PRIORITIZED:
         return None
     if _CI_WORDS.search(item.title) and _TEST_NAME.search(item.title):
         return "test_not_in_ci"

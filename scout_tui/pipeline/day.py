@@ -43,6 +43,7 @@ from scout_tui.history.baseline import (
 from scout_tui.history.parse import is_report, parse_report
 from scout_tui.history.reconcile import Lifetimes, PriorCheck, reconcile
 from scout_tui.model import (
+    PRIORITIZED,
     BoardRef,
     CollectorState,
     ConfigWarning,
@@ -89,7 +90,6 @@ RECONCILE_KINDS = {"resolved"}  # made by reconcile, not by a collector, and con
 # Kinds scout made once and says otherwise now (a rule for one is accepted, and unused):
 # surface_not_found is a configuration warning of scout.toml's, not a project finding.
 RETIRED_KINDS = {"surface_not_found"}
-BOARD_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD, Section.CI_FAILURES}
 
 
 def find_torch_root(configured: str) -> Path | None:
@@ -326,7 +326,7 @@ def _with_board(options: RunOptions, findings: list[Finding], warnings: list[str
     linked = []
     for finding in findings:
         item = index.drafts.get(finding.fingerprint)
-        if item is None and finding.section in BOARD_SECTIONS:
+        if item is None and finding.section in PRIORITIZED:
             item = index.titles.get(normalized_title(finding.title))
         if item is not None:
             url = board_item_url(options.web_url, board, item)

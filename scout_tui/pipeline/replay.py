@@ -23,7 +23,7 @@ from scout_tui.config.profile import Config
 from scout_tui.errors import Cancelled, UsageError, scrub
 from scout_tui.history.baseline import MAX_REPORT_BYTES, check_date, load_prior_dir
 from scout_tui.history.parse import is_report
-from scout_tui.model import Finding, RunResult, Section, Status
+from scout_tui.model import SECTIONS, Finding, RunResult, Section, Status
 from scout_tui.pipeline.day import RunOptions, render_markdown, run
 from scout_tui.report.render import Layout
 from scout_tui.source.tree import BlobStore, NotARepository, SourceTree
@@ -32,15 +32,6 @@ from scout_tui.triage.decisions import apply_triage
 
 SUMMARY = "summary.json"
 FORMAT = "scout-replay/1"  # what says a folder is a replay's (and which layout it has)
-SECTION_COLUMNS = {
-    Section.CI_FAILURES: "ci",
-    Section.ACTION_ITEMS: "action",
-    Section.CARRIED_FORWARD: "carried_fwd",
-    Section.OPPORTUNITIES: "opp",
-    Section.FYI: "fyi",
-    Section.DOCS: "docs",
-    Section.ALL_CLEAR: "clear",
-}
 
 
 @dataclass
@@ -86,9 +77,9 @@ def days(first: date, last: date) -> Iterator[date]:
 
 def row_of(result: RunResult, markdown: str, seconds: float) -> DayRow:
     shown = [f for f in result.findings if f.section is not Section.ALL_CLEAR]
-    counts = {name: 0 for name in SECTION_COLUMNS.values()}
+    counts = {traits.column: 0 for traits in SECTIONS.values()}
     for finding in result.findings:
-        counts[SECTION_COLUMNS[finding.section]] += 1
+        counts[SECTIONS[finding.section].column] += 1
     return DayRow(
         date=result.date.isoformat(),
         head=result.head or "",

@@ -21,11 +21,17 @@ from scout_tui.analysis.text.markdown import (
     neutralize_line,
 )
 from scout_tui.config.profile import Config
-from scout_tui.model import MATERIAL_CHANGES, Finding, Section, Status, item_digest
+from scout_tui.model import (
+    MATERIAL_CHANGES,
+    PRIORITIZED,
+    SECTIONS,
+    Finding,
+    Status,
+    item_digest,
+)
 from scout_tui.report.board import DRAFT_SOURCE, normalized_title
-from scout_tui.report.render import COMMENT_LIMIT, SECTION_HEADINGS, marker
+from scout_tui.report.render import COMMENT_LIMIT, marker
 
-DRAFT_SECTIONS = {Section.ACTION_ITEMS, Section.CI_FAILURES}
 TITLE_LIMIT = 120  # the finding's words in a draft's title
 DRAFT_TITLE_LIMIT = 256  # GitHub's, prefix and priority included
 
@@ -129,7 +135,7 @@ def _draft_body(
         [
             f"{DRAFT_SOURCE}{report_date.isoformat()}",
             f"Priority: {priority}",
-            f"Section: {SECTION_HEADINGS[finding.section]}",
+            f"Section: {SECTIONS[finding.section].heading}",
             "",
             "## Problem",
             "",
@@ -154,7 +160,7 @@ def wants_draft(finding: Finding) -> bool:
     return (
         finding.board_item
         and finding.board is None
-        and finding.section in DRAFT_SECTIONS | {Section.CARRIED_FORWARD}
+        and finding.section in PRIORITIZED
         and (finding.status is Status.NEW or finding.decision == "promoted")
     )
 

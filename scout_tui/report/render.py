@@ -33,27 +33,24 @@ from scout_tui.analysis.text.markdown import (
     table_cell,
 )
 from scout_tui.errors import ScoutError
-from scout_tui.model import CollectorState, Finding, QuietMark, Section, Status, item_digest
+from scout_tui.model import (
+    ADVISORY,
+    SECTIONS,
+    CollectorState,
+    Finding,
+    QuietMark,
+    Section,
+    Status,
+    item_digest,
+)
 
 REPORT_TITLE = "Nightly Scout Report"
 
-SECTION_HEADINGS: dict[Section, str] = {
-    Section.CI_FAILURES: "CI Failures",
-    Section.ACTION_ITEMS: "Action Items (new findings)",
-    Section.CARRIED_FORWARD: "Carried Forward (from prior reports, re-investigated)",
-    Section.OPPORTUNITIES: "Opportunities (things to consider)",
-    Section.FYI: "FYI (awareness, no action needed)",
-    Section.DOCS: "Docs",
-    Section.ALL_CLEAR: "All Clear",
-}
 NOTHING = "nothing to report"
 FIRST_REPORT = (
     "First report: no prior report to compare with, so every finding is new and "
     '"new" means since the start of the day.'
 )
-CHECKBOX_SECTIONS = {Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
-ONE_LINE_WHEN_CARRIED = {Section.OPPORTUNITIES, Section.FYI, Section.DOCS}
-COLLAPSIBLE = (Section.FYI, Section.ALL_CLEAR)
 # GitHub refuses a comment (and a draft's body) longer than this many characters.
 COMMENT_LIMIT = 65_536
 LINE_CHARS = 300  # a line of verbatim evidence, when cut
@@ -239,7 +236,7 @@ def render_item(
     title = neutralize_line(finding.title)
     if finding.priority is not None:
         title = f"[{finding.priority.value}] {title}"
-    box = "[ ] " if finding.section in CHECKBOX_SECTIONS else ""
+    box = "[ ] " if SECTIONS[finding.section].checkbox else ""
     board = (
         f" ({link('board item', finding.board.url)})" if finding.board and finding.board.url else ""
     )
@@ -262,7 +259,7 @@ def render_item(
         return f"- {box}**{title}** — {line}{where}{board} {marker(finding)}"
     if (
         finding.status is Status.CARRIED
-        and finding.section in ONE_LINE_WHEN_CARRIED
+        and finding.section in ADVISORY
         and finding.status_update
         and not by_hand
     ):
@@ -363,7 +360,7 @@ def _section_body(section: Section, items: list[Finding], layout: Layout) -> lis
     shown, left_out = items, []
     if layout.cut_sections and layout.max_items and len(items) > layout.max_items:
         shown, left_out = items[: layout.max_items], items[layout.max_items :]
-    collapse = layout.collapse if section in COLLAPSIBLE and items else ""
+    collapse = layout.collapse if SECTIONS[section].collapsed and items else ""
     if collapse == "count":
         return [f"_{len(items)} item(s), folded to fit: see `scout report`._", "", *_hidden(items)]
     if collapse == "details":
@@ -411,7 +408,8 @@ def render_report(
     if collectors and homes and set(homes) - ran:
         titles = ", ".join(state.title for state in collectors)
         out.append(f"\n_Partial report: only {one_line(titles)} ran._")
-    for section, heading in SECTION_HEADINGS.items():
+    for section, traits in SECTIONS.items():
+        heading = traits.heading
         items = sorted(
             by_section[section],
             key=lambda f: (priority_order[f.priority.value if f.priority else None], f.title),

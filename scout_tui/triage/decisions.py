@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scout_tui.model import (
+    ADVISORY,
+    PRIORITIZED,
     Evidence,
     FileRef,
     Finding,
@@ -20,7 +22,6 @@ from scout_tui.model import (
     TriageEntry,
 )
 
-PRIORITIZED = {Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD}
 _DEMOTED = {Priority.P0: Priority.P1, Priority.P1: Priority.P2}
 _PROMOTED = {None: Priority.P2, Priority.P2: Priority.P1, Priority.P1: Priority.P0}
 
@@ -36,7 +37,7 @@ def demoted(section: Section, priority: Priority | None) -> tuple[Section, Prior
         if priority in _DEMOTED:
             return section, _DEMOTED[priority]
         return Section.FYI, None
-    if section in (Section.OPPORTUNITIES, Section.DOCS):
+    if section in ADVISORY and section is not Section.FYI:
         return Section.FYI, None
     return None
 
@@ -45,7 +46,7 @@ def promoted(section: Section, priority: Priority | None) -> tuple[Section, Prio
     """FYI, Opportunities, Docs → Action Items P2 → P1 → P0. None: nothing higher."""
     if section in PRIORITIZED:
         return (section, _PROMOTED[priority]) if priority in _PROMOTED else None
-    if section in (Section.FYI, Section.OPPORTUNITIES, Section.DOCS):
+    if section in ADVISORY:
         return Section.ACTION_ITEMS, Priority.P2
     return None
 
@@ -78,7 +79,9 @@ def edited(finding: Finding, entry: TriageEntry | None) -> Finding:
 def _rank(section: Section, priority: Priority | None) -> int:
     if section in PRIORITIZED:
         return {Priority.P0: 0, Priority.P1: 1, Priority.P2: 2}.get(priority, 3)  # type: ignore[arg-type]
-    return {Section.OPPORTUNITIES: 4, Section.DOCS: 4, Section.FYI: 5}.get(section, 6)
+    if section in ADVISORY:
+        return 5 if section is Section.FYI else 4  # FYI is where demoted findings end
+    return 6
 
 
 def decision_label(finding: Finding, entry: TriageEntry | None) -> str:

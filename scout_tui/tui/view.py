@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from scout_tui.model import Finding, Priority, Section, Status
-from scout_tui.report.render import SECTION_HEADINGS
+from scout_tui.model import SECTIONS, Finding, Priority, Section, Status
 from scout_tui.triage import decisions as triage
 
 PRIORITY_ORDER = (Priority.P0, Priority.P1, Priority.P2, None)
@@ -45,7 +44,7 @@ class SectionView:
 
     @property
     def heading(self) -> str:
-        return SECTION_HEADINGS[self.section]
+        return SECTIONS[self.section].heading
 
     @property
     def rows(self) -> list[Row]:

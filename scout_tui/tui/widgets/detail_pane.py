@@ -7,8 +7,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from scout_tui.analysis.text.markdown import bare_url, code, link
-from scout_tui.model import Finding
-from scout_tui.report.render import SECTION_HEADINGS
+from scout_tui.model import SECTIONS, Finding
 from scout_tui.tui.view import Row
 
 
@@ -16,7 +15,7 @@ def finding_markdown(row: Row) -> str:
     finding: Finding = row.finding
     priority = f"[{finding.priority.value}] " if finding.priority else ""
     lines = [f"## {priority}{finding.title}", ""]
-    meta = [SECTION_HEADINGS[finding.section], *row.badges]
+    meta = [SECTIONS[finding.section].heading, *row.badges]
     if finding.board is not None and finding.board.url:
         meta.append(link("board item", finding.board.url))
     lines += [" · ".join(meta), ""]

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from scout_tui.model import Priority, Section
+from scout_tui.model import PRIORITIZED, SECTIONS, Priority, Section
 from scout_tui.tui.keys import binding
 from scout_tui.tui.view import Row, SectionView
 
@@ -39,15 +39,6 @@ BADGE_STYLES = {
     "edited": "blue",
 }
 PRIORITY_STYLES = {Priority.P0: "bold red", Priority.P1: "yellow", Priority.P2: "cyan"}
-SHORT_HEADINGS = {
-    Section.CI_FAILURES: "CI Failures",
-    Section.ACTION_ITEMS: "Action Items",
-    Section.CARRIED_FORWARD: "Carried Forward",
-    Section.OPPORTUNITIES: "Opportunities",
-    Section.FYI: "FYI",
-    Section.DOCS: "Docs",
-    Section.ALL_CLEAR: "All Clear",
-}
 
 
 @dataclass(frozen=True)
@@ -85,7 +76,7 @@ def _assembled(parts: list[tuple[str, str]]) -> Text:
 
 
 def section_label(section: Section, reviewed: int, count: int) -> Text:
-    label = Text(SHORT_HEADINGS[section], style="bold")
+    label = Text(SECTIONS[section].short, style="bold")
     label.append(f" {count}", style="dim")
     if section is not Section.ALL_CLEAR:
         label.append(f"  {reviewed}/{count} reviewed", style="dim")
@@ -187,8 +178,7 @@ class FindingsTree(Tree[NodeData]):
                 parent = section
                 if (
                     group.priority is not None
-                    and view.section
-                    in (Section.CI_FAILURES, Section.ACTION_ITEMS, Section.CARRIED_FORWARD)
+                    and view.section in PRIORITIZED
                     and len(view.groups) > 1
                 ):
                     head = Text(group.priority.value, style=PRIORITY_STYLES[group.priority])
