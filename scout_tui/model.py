@@ -45,6 +45,8 @@ class SectionTraits:
     advisory: bool = False
     checkbox: bool = False  # a task-list item in the report
     collapsed: bool = False  # folded in the report when it has items
+    # says something is wrong or worth attention: an item of it gone today may be Resolved
+    resolvable: bool = True
 
 
 SECTIONS: dict[Section, SectionTraits] = {
@@ -66,7 +68,9 @@ SECTIONS: dict[Section, SectionTraits] = {
         "FYI (awareness, no action needed)", "FYI", "fyi", advisory=True, collapsed=True
     ),
     Section.DOCS: SectionTraits("Docs", "Docs", "docs", advisory=True),
-    Section.ALL_CLEAR: SectionTraits("All Clear", "All Clear", "clear", collapsed=True),
+    Section.ALL_CLEAR: SectionTraits(
+        "All Clear", "All Clear", "clear", collapsed=True, resolvable=False
+    ),
 }
 PRIORITIZED = frozenset(s for s, traits in SECTIONS.items() if traits.prioritized)
 ADVISORY = frozenset(s for s, traits in SECTIONS.items() if traits.advisory)

@@ -123,7 +123,7 @@ def test_every_rule_is_for_a_kind_some_collector_emits(shipped_config):
 
     from scout_tui.collect.base import registered
 
-    declared = {kind: cls for cls in registered().values() for kind in cls.kinds}
+    declared = {kind.name: cls for cls in registered().values() for kind in cls.kinds}
     assert set(shipped_config.rules) == set(declared) | {"resolved"}
     for kind, cls in declared.items():
         source = inspect.getsource(inspect.getmodule(cls))

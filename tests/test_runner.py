@@ -11,6 +11,7 @@ from scout_tui.collect.base import (
     CollectorFinished,
     CollectorStarted,
     FindingFound,
+    Kind,
     Need,
     Progress,
     Skipped,
@@ -42,7 +43,7 @@ release = threading.Event()
 class Slow:
     name, title, section = "slow", "Slow", Section.FYI
     needs = frozenset({Need.REPO})
-    kinds = ("todo_unclassified",)
+    kinds = (Kind("todo_unclassified"),)
 
     def collect(self, ctx):
         yield ctx.finding(self.name, "todo_unclassified", ("one",), "first finding")
@@ -121,7 +122,7 @@ def test_failures_and_skips_are_isolated(shipped_config, sample_world):
 class Quick:
     name, title, section = "quick", "Quick", Section.FYI
     needs = frozenset({Need.REPO})
-    kinds = ("todo_unclassified",)
+    kinds = (Kind("todo_unclassified"),)
     shares, cost = "a", 1
 
     def collect(self, ctx):

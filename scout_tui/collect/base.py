@@ -125,12 +125,35 @@ class CollectorContext:
         )
 
 
-def kinds_that_age_out(collectors: Iterable[type[Collector]]) -> frozenset[str]:
-    return frozenset(k for cls in collectors for k in getattr(cls, "ages_out", ()))
+class Lifetime(StrEnum):
+    """How long a kind's finding lives, and what ends it."""
+
+    # A state of the tree: Resolved only when its check finds it on the prior report's
+    # commit and not on today's.
+    STANDING = "standing"
+    # Something that happened since the baseline: it leaves the report when the baseline
+    # moves past it, never "Resolved".
+    NEWS = "news"
+    # Seen on GitHub, not in the tree: gone when GitHub says so.
+    OBSERVED = "observed"
 
 
-def observed_kinds(collectors: Iterable[type[Collector]]) -> frozenset[str]:
-    return frozenset(k for cls in collectors for k in getattr(cls, "observed", ()))
+@dataclass(frozen=True)
+class Kind:
+    """A finding kind, declared once by the collector that makes it. Where it lands
+    (section, priority, board item) is the team's `[rules]`; how it lives is here."""
+
+    name: str
+    lifetime: Lifetime = Lifetime.STANDING
+    # One of a series (a TODO's blocker closed, a PR merged): a new one under another key
+    # follows up the one reported before.
+    follows_up: bool = False
+    # Said together with the others of its kind in one FYI line, never on its own.
+    folded: bool = False
+    # Whether a hand-written prior item's title says this kind of problem: only for kinds
+    # whose check is exhaustive for what the item names, so it can be Resolved like
+    # scout's own.
+    said_by: Callable[[str], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -151,16 +174,15 @@ class Collector:
     title: ClassVar[str]
     section: ClassVar[Section]  # where its "skipped — reason" line goes in the report
     needs: ClassVar[frozenset[Need]]
-    kinds: ClassVar[tuple[str, ...]]
+    kinds: ClassVar[tuple[Kind, ...]]
     # Optional, for running in several processes: collectors with the same `shares` read
     # the same files and stay in one process; `cost` balances the processes.
     # shares: ClassVar[str]; cost: ClassVar[int]
-    # Optional, how long a kind's finding lives: `ages_out` kinds say something happened
-    # since the baseline (they leave the report when it moves, never "Resolved");
-    # `observed` kinds are seen on GitHub (gone when GitHub says so); every other kind is
-    # a state of the tree, Resolved only when its check finds it on the prior report's
-    # commit and not on today's.
-    # ages_out: ClassVar[frozenset[str]]; observed: ClassVar[frozenset[str]]
+
+    @classmethod
+    def folds(cls, kind: str) -> bool:
+        """Whether findings of `kind` are said together in one FYI line."""
+        return any(k.folded for k in cls.kinds if k.name == kind)
 
     # A ConfigWarning: scout.toml names something the repository no longer has (said apart
     # from the findings; never in the report).
@@ -168,6 +190,16 @@ class Collector:
         self, ctx: CollectorContext
     ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]:
         raise NotImplementedError
+
+
+def kinds_of(collectors: Iterable[type[Collector]]) -> dict[str, Kind]:
+    """The kinds the collectors make, by name."""
+    return {kind.name: kind for cls in collectors for kind in cls.kinds}
+
+
+def all_kinds() -> dict[str, Kind]:
+    """Every kind a collector makes, by name, in report order."""
+    return kinds_of(registered().values())
 
 
 def registered() -> dict[str, type[Collector]]:

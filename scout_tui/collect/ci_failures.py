@@ -18,7 +18,7 @@ from scout_tui.analysis.ci.ci_history import RunHistory, Signature, classify, no
 from scout_tui.analysis.ci.cilog import LogAnalysis, analyse
 from scout_tui.analysis.ci.repro import ReproError, repro_command
 from scout_tui.analysis.text.markdown import code
-from scout_tui.collect.base import Collector, CollectorContext, Need, Progress
+from scout_tui.collect.base import Collector, CollectorContext, Kind, Lifetime, Need, Progress
 from scout_tui.config.profile import Config
 from scout_tui.errors import Cancelled
 from scout_tui.github.api import GitHub, WorkflowRun
@@ -128,10 +128,11 @@ class CiFailureCollector(Collector):
     title = "CI failure monitoring"
     section = Section.CI_FAILURES
     needs = frozenset({Need.GITHUB, Need.NETWORK})
-    observed = frozenset({"ci_failure"})  # the latest scheduled run passed: seen on GitHub
-    # What the day's runs say when nothing failed: said again each day, never "Resolved".
-    ages_out = frozenset({"ci_passing", "ci_no_runs"})
-    kinds = ("ci_failure", "ci_passing", "ci_no_runs")
+    kinds = (
+        Kind("ci_failure", Lifetime.OBSERVED),
+        Kind("ci_passing", Lifetime.NEWS),
+        Kind("ci_no_runs", Lifetime.NEWS),
+    )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         assert ctx.github is not None

@@ -9,6 +9,7 @@ invocation says "disabled", with the commit that did it.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
@@ -25,7 +26,7 @@ from scout_tui.analysis.ci.workflows import (
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.definitions import skipped_tests, suite_entries
 from scout_tui.analysis.text.markdown import code, fence
-from scout_tui.collect.base import Collector, CollectorContext, Need, Progress
+from scout_tui.collect.base import Collector, CollectorContext, Kind, Lifetime, Need, Progress
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 from scout_tui.source.tree import CommitInfo
 
@@ -153,21 +154,34 @@ class _Workflows:
         return found
 
 
+# What a hand-written item that says a test does not run in CI reads like. Every test class
+# and test file is checked for CI coverage, so such an item can be Resolved like scout's own.
+_CI_WORDS = re.compile(
+    r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
+    r"disabled in ci|missing from ci|(?:re-?enable|add|restore)\b.*\bin ci)\b",
+    re.I,
+)
+_TEST_NAME = re.compile(r"`?\b(Test[A-Z]\w+|test_\w+\.py)\b`?")
+
+
+def said_not_in_ci(title: str) -> bool:
+    return bool(_CI_WORDS.search(title) and _TEST_NAME.search(title))
+
+
 class CiTestsCollector(Collector):
     name = "ci_tests"
     title = "Tests missing from CI"
     section = Section.ACTION_ITEMS
     shares, cost = "tests", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    ages_out = frozenset({"test_dropped_from_ci"})  # ran at the baseline, not now
     kinds = (
-        "test_dropped_from_ci",
-        "test_not_in_ci",
-        "test_disabled_in_ci",
-        "workflow_unreadable",
-        "ci_step_runs_nothing",
-        "ci_steps_idle",
-        "test_files_not_in_ci",
+        Kind("test_dropped_from_ci", Lifetime.NEWS),
+        Kind("test_not_in_ci", said_by=said_not_in_ci),
+        Kind("test_disabled_in_ci"),
+        Kind("workflow_unreadable"),
+        Kind("ci_step_runs_nothing"),
+        Kind("ci_steps_idle"),
+        Kind("test_files_not_in_ci"),
     )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:

@@ -32,6 +32,8 @@ from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import (
     Collector,
     CollectorContext,
+    Kind,
+    Lifetime,
     Need,
     Progress,
     missing_path_warning,
@@ -94,24 +96,38 @@ def _listing(names: list[str], limit: int = 30) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
+# What a hand-written item that says one pass is untested reads like. Every pass is checked
+# for tests (and for being reached by default), so such an item can be Resolved like
+# scout's own.
+_UNTESTED_WORDS = re.compile(
+    r"\b(?:(?:zero|no) (?:unit )?(?:tests?|test coverage|coverage)|"
+    r"untested|lacks? (?:unit )?tests?)\b",
+    re.IGNORECASE,
+)
+_PASS = re.compile(r"`\w+_pass`")
+
+
+def said_untested(title: str) -> bool:
+    return bool(_UNTESTED_WORDS.search(title)) and len(_PASS.findall(title)) == 1
+
+
 class CoverageCollector(Collector):
     name = "coverage"
     title = "Coverage gaps"
     section = Section.ACTION_ITEMS
     shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    ages_out = frozenset({"new_code_untested", "tests_newly_disabled"})  # since the baseline
     kinds = (
-        "pass_untested",
-        "pass_integration_only",
-        "model_config_untested",
-        "model_configs_untested",
-        "pass_tests_disabled",
-        "tests_newly_disabled",
-        "parallelism_gap",
-        "new_code_untested",
-        "tests_disabled",
-        "pass_dead",
+        Kind("pass_untested", said_by=said_untested),
+        Kind("pass_integration_only"),
+        Kind("model_config_untested"),
+        Kind("model_configs_untested"),
+        Kind("pass_tests_disabled"),
+        Kind("tests_newly_disabled", Lifetime.NEWS),
+        Kind("parallelism_gap"),
+        Kind("new_code_untested", Lifetime.NEWS),
+        Kind("tests_disabled"),
+        Kind("pass_dead"),
     )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:

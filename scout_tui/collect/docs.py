@@ -41,6 +41,8 @@ from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import (
     Collector,
     CollectorContext,
+    Kind,
+    Lifetime,
     Need,
     Progress,
     missing_path_warning,
@@ -199,8 +201,12 @@ class DocsCollector(Collector):
     section = Section.DOCS
     shares, cost = "core", 3  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    ages_out = frozenset({"doc_feature_missing"})  # features added since the baseline
-    kinds = ("doc_inaccuracy", "docs_current", "doc_feature_missing", "doc_stale_name")
+    kinds = (
+        Kind("doc_inaccuracy"),
+        Kind("docs_current"),
+        Kind("doc_feature_missing", Lifetime.NEWS),
+        Kind("doc_stale_name"),
+    )
 
     def __init__(self) -> None:
         self._off: list[Disabled] | None = None  # the experiment's tests that do not run

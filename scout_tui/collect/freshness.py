@@ -29,7 +29,7 @@ from scout_tui.analysis.python.freshness import (
 )
 from scout_tui.analysis.python.torch_api import TorchIndex
 from scout_tui.analysis.text.markdown import code
-from scout_tui.collect.base import Collector, CollectorContext, Need, Progress, Unchecked
+from scout_tui.collect.base import Collector, CollectorContext, Kind, Need, Progress, Unchecked
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
 SIMILARITY = 0.8
@@ -66,15 +66,15 @@ class FreshnessCollector(Collector):
     shares, cost = "experiment", 5  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = (
-        "stale_monkey_patch",
-        "monkey_patch_stable",
-        "private_api",
-        "private_api_public_alt",
-        "duplicated_logic",
-        "config_drift",
-        "config_overrides",
-        "config_conflict",
-        "config_mismatch",
+        Kind("stale_monkey_patch"),
+        Kind("monkey_patch_stable"),
+        Kind("private_api"),
+        Kind("private_api_public_alt"),
+        Kind("duplicated_logic"),
+        Kind("config_drift"),
+        Kind("config_overrides"),
+        Kind("config_conflict"),
+        Kind("config_mismatch"),
     )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | Unchecked]:

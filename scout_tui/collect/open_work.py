@@ -9,7 +9,15 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 from scout_tui.analysis.text.markdown import code, one_line
-from scout_tui.collect.base import Collector, CollectorContext, Need, Progress, Skipped
+from scout_tui.collect.base import (
+    Collector,
+    CollectorContext,
+    Kind,
+    Lifetime,
+    Need,
+    Progress,
+    Skipped,
+)
 from scout_tui.github.api import GitHub, IssueState
 from scout_tui.model import Evidence, Finding, Section, item_digest
 
@@ -27,10 +35,11 @@ class OpenWorkCollector(Collector):
     title = "Open work tracking"
     section = Section.FYI
     needs = frozenset({Need.GITHUB, Need.NETWORK})
-    ages_out = frozenset({"pr_merged_recently"})
-    # Seen on GitHub, not in the tree: gone when GitHub says so.
-    observed = frozenset({"pr_waiting_review", "issue_stale"})
-    kinds = ("pr_waiting_review", "pr_merged_recently", "issue_stale")
+    kinds = (
+        Kind("pr_waiting_review", Lifetime.OBSERVED),
+        Kind("pr_merged_recently", Lifetime.NEWS, follows_up=True),
+        Kind("issue_stale", Lifetime.OBSERVED),
+    )
 
     def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
         assert ctx.github is not None

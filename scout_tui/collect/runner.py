@@ -89,7 +89,7 @@ def _events(cls: type[Collector], ctx: CollectorContext) -> Iterator[Event]:
             elif isinstance(produced, ConfigWarning):
                 yield ConfigWarned(produced)
             elif isinstance(produced, Unchecked):
-                kinds = produced.kinds or cls.kinds
+                kinds = produced.kinds or tuple(kind.name for kind in cls.kinds)
                 unchecked.extend(fingerprint(kind, *produced.key) for kind in kinds)
     except Cancelled:
         yield from finish("cancelled")

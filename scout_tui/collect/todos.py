@@ -18,7 +18,15 @@ import git
 from scout_tui.analysis.python.torch_api import TorchIndex
 from scout_tui.analysis.text.markdown import code
 from scout_tui.analysis.text.todos import Reference, Todo, find_todos
-from scout_tui.collect.base import Collector, CollectorContext, Need, Progress, Unchecked
+from scout_tui.collect.base import (
+    Collector,
+    CollectorContext,
+    Kind,
+    Lifetime,
+    Need,
+    Progress,
+    Unchecked,
+)
 from scout_tui.errors import scrub
 from scout_tui.github.api import GitHubError, IssueState, RateLimited, as_of
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
@@ -194,13 +202,12 @@ class TodoCollector(Collector):
     section = Section.ACTION_ITEMS
     shares, cost = "history", 10  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    ages_out = frozenset({"todo_unblocked"})  # a blocker that closed since the baseline
     kinds = (
-        "todo_blocked",
-        "todo_unblocked",
-        "todo_api_available",
-        "todo_unclassified",
-        "todo_upstream_unlinked",
+        Kind("todo_blocked"),
+        Kind("todo_unblocked", Lifetime.NEWS, follows_up=True),
+        Kind("todo_api_available"),
+        Kind("todo_unclassified"),
+        Kind("todo_upstream_unlinked"),
     )
     # It reads GitHub when it can (blocker states, authors' logins): then it runs in a thread
     # of the parent process, never in a forked one.

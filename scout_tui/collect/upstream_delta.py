@@ -27,6 +27,8 @@ from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import (
     Collector,
     CollectorContext,
+    Kind,
+    Lifetime,
     Need,
     Progress,
     Skipped,
@@ -201,7 +203,6 @@ def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]
     return sorted(found)
 
 
-_QUIET = ("surface_adapted", "surface_changed_unused")  # folded into one FYI line
 _TYPE_CHANGE = re.compile(r"^field `(\w+)` type `(.+)` → `(.+)`$")
 
 
@@ -252,34 +253,19 @@ class UpstreamDeltaCollector(Collector):
     section = Section.ACTION_ITEMS
     shares, cost = "core", 7  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
-    # What changed since the baseline: news, which ages out; never "Resolved". (A surface
-    # gone since the baseline stays gone: from then on scout.toml's warning says so.)
-    ages_out = frozenset(
-        {
-            "upstream_commits",
-            "surface_changed",
-            "surface_changed_unused",
-            "surface_adapted",
-            "surface_missing",
-            "dependencies_changed",
-            "override_drift",
-            "new_public_api",
-            "new_constructor",
-            "new_model",
-        }
-    )
     kinds = (
-        "upstream_commits",
-        "surface_changed",
-        "surface_changed_unused",
-        "surface_adapted",
-        "surface_missing",
-        "surface_stable",
-        "dependencies_changed",
-        "override_drift",
-        "new_public_api",
-        "new_constructor",
-        "new_model",
+        Kind("upstream_commits", Lifetime.NEWS),
+        Kind("surface_changed", Lifetime.NEWS),
+        Kind("surface_changed_unused", Lifetime.NEWS, folded=True),
+        Kind("surface_adapted", Lifetime.NEWS, folded=True),
+        # gone since the baseline: news; once gone, scout.toml's warning says so
+        Kind("surface_missing", Lifetime.NEWS),
+        Kind("surface_stable"),
+        Kind("dependencies_changed", Lifetime.NEWS),
+        Kind("override_drift", Lifetime.NEWS),
+        Kind("new_public_api", Lifetime.NEWS),
+        Kind("new_constructor", Lifetime.NEWS),
+        Kind("new_model", Lifetime.NEWS),
     )
 
     def __init__(self) -> None:
@@ -338,7 +324,7 @@ class UpstreamDeltaCollector(Collector):
             for found in self._surface(ctx, surface, base, head, touched, surface_commits):
                 if isinstance(found, Finding) and found.kind == "surface_stable":
                     stable.append(found)
-                elif isinstance(found, Finding) and found.kind in _QUIET:
+                elif isinstance(found, Finding) and self.folds(found.kind):
                     quiet.append(found)  # said in the one FYI line of changes that do not bite
                 else:
                     yield found

@@ -7,13 +7,15 @@ for items in older reports that have none. Pure: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
+from scout_tui.collect.base import Kind, Lifetime, all_kinds
 from scout_tui.model import (
     PARTIAL_FIX,
     PRIORITIZED,
+    SECTIONS,
     WORSENED,
     Evidence,
     Finding,
@@ -31,21 +33,6 @@ FUZZY_THRESHOLD = 0.5
 # What a carried item that did not change says, when its rule says nothing else: the first
 # report gave its detail, the console and the JSON keep it.
 UNCHANGED = "no change since {first_reported}"
-# An actionable item of the latest report that scout did not find again and could not check
-# (its collector did not run, or scout has no check for it: an LLM wrote it) is carried
-# forward as "not re-checked", never silently dropped.
-# Findings that say something just happened (a blocker merged, a PR merged): when they match
-# a prior item about the thing's earlier state ("blocked on #N"), that item is followed up,
-# not resolved, and the news stays new.
-EVENT_KINDS = {"todo_unblocked", "pr_merged_recently"}
-RESOLVABLE = {
-    Section.CI_FAILURES,
-    Section.ACTION_ITEMS,
-    Section.CARRIED_FORWARD,
-    Section.OPPORTUNITIES,
-    Section.FYI,
-    Section.DOCS,
-}
 _WORD = re.compile(r"[a-z0-9_.]{3,}")
 _BACKTICKED = re.compile(r"`+([^`]+?)`+")
 _STOP = {
@@ -92,14 +79,6 @@ class PriorCheck:
     head: str
     findings: Sequence[Finding]
     kinds: frozenset[str]  # the kinds whose collector ran to the end there
-
-
-@dataclass(frozen=True)
-class Lifetimes:
-    """How long each kind's finding lives (collectors declare it)."""
-
-    ages_out: frozenset[str] = frozenset()  # news since the baseline: never Resolved
-    observed: frozenset[str] = frozenset()  # seen on GitHub: gone when GitHub says so
 
 
 # "CLAUDE.md: all paths verified correct" is a hand-written all-clear in a Docs or FYI
@@ -269,7 +248,7 @@ def reconcile(
     completed_kinds: Iterable[str],
     unchanged_lines: dict[str, str] | None = None,
     unchecked: Iterable[str] = (),
-    lifetimes: Lifetimes = Lifetimes(),
+    kinds: Mapping[str, Kind] | None = None,
     recheck: Callable[[frozenset[str]], PriorCheck | None] | None = None,
     resolved_section: Section = Section.ALL_CLEAR,
 ) -> Reconciled:
@@ -282,6 +261,14 @@ def reconcile(
     checks on the commit the latest prior report scanned (asked once, only when an item of
     those kinds is gone today), and the item must be found there.
     """
+    known = all_kinds() if kinds is None else kinds
+
+    def spec(kind: str) -> Kind:
+        return _spec(known, kind)
+
+    def lifetime(kind: str) -> Lifetime:
+        return spec(kind).lifetime
+
     reports = sorted(priors, key=lambda report: report.date)
     matches = [match_report(findings, report) for report in reports]
     absorbed = [absorb(findings, report, m) for report, m in zip(reports, matches, strict=True)]
@@ -323,15 +310,18 @@ def reconcile(
             out.append(finding)
             continue
         first = min(item.first_reported or report.date for report, item in hits)
-        if finding.kind in lifetimes.ages_out:  # news: its key is reused by tomorrow's news
+        if lifetime(finding.kind) is Lifetime.NEWS:  # its key is reused by tomorrow's news
             first = hits[-1][1].first_reported or hits[-1][0].date
         latest = hits[-1][1]
-        if finding.kind in EVENT_KINDS and latest.fingerprint != finding.fingerprint:
+        # Something that just happened (a blocker merged, a PR merged) matching a prior item
+        # about the thing's earlier state ("blocked on #N"): that item is followed up, not
+        # resolved, and the news stays new.
+        if spec(finding.kind).follows_up and latest.fingerprint != finding.fingerprint:
             follows = f"follows up “{latest.title}”, reported since {first.isoformat()}"
             out.append(finding.model_copy(update={"status_update": follows}))
             continue
         if (
-            finding.kind in lifetimes.ages_out
+            lifetime(finding.kind) is Lifetime.NEWS
             and index in matches[-1]
             and finding.section not in PRIORITIZED
             and latest.item_digests is not None
@@ -342,7 +332,7 @@ def reconcile(
             quiet.left_out.append(finding)
             continue
         update = status_update(finding, latest)
-        if finding.kind in lifetimes.ages_out and update.startswith((WORSENED, PARTIAL_FIX)):
+        if lifetime(finding.kind) is Lifetime.NEWS and update.startswith((WORSENED, PARTIAL_FIX)):
             out.append(finding)  # news with other items is today's news, not a fix or a worsening
             continue
         carried = _carried(finding, first, update, unchanged_lines)
@@ -360,7 +350,7 @@ def reconcile(
         out.append(carried)
     if reports:
         kept = [item for items in absorbed[-1].values() for item in items]  # still there
-        judge = _Judge(frozenset(completed_kinds), frozenset(unchecked), lifetimes, findings)
+        judge = _Judge(frozenset(completed_kinds), frozenset(unchecked), known, findings)
         gone = _gone(reports[-1], [*matches[-1].values(), *kept])
         dropped = _dropped_by_hand(reports, matches, absorbed, out)
         judge.check_on_prior_commit(recheck, [item for item in gone + [d for _, d in dropped]])
@@ -372,6 +362,12 @@ def reconcile(
         )
         out.extend(judge.dropped(reports[-1], dropped))
     return Reconciled(out, quiet.suppressed, quiet.quiet, quiet.left_out)
+
+
+def _spec(kinds: Mapping[str, Kind], kind: str) -> Kind:
+    """A kind's spec; a kind no collector declares (reconcile's own, a retired one) is a
+    standing one with no traits."""
+    return kinds.get(kind) or Kind(kind)
 
 
 def _digests(finding: Finding) -> set[str]:
@@ -460,7 +456,9 @@ def _gone(latest: PriorReport, found_again: list[PriorItem]) -> list[PriorItem]:
     """The latest report's items not found again today (in sections that can resolve)."""
     still_there = {id(item) for item in found_again}
     return [
-        item for item in latest.items if item.section in RESOLVABLE and id(item) not in still_there
+        item
+        for item in latest.items
+        if SECTIONS[item.section].resolvable and id(item) not in still_there
     ]
 
 
@@ -471,18 +469,22 @@ class _Judge:
 
     completed: frozenset[str]
     unchecked: frozenset[str]
-    lifetimes: Lifetimes
+    kinds: Mapping[str, Kind]
     today: Sequence[Finding] = ()
     check: PriorCheck | None = None
+
+    def _lifetime(self, kind: str) -> Lifetime:
+        return _spec(self.kinds, kind).lifetime
 
     def kind(self, item: PriorItem) -> str | None:
         if item.fingerprint and not item.fingerprint.startswith("prior_unchecked-"):
             return item.fingerprint.rsplit("-", 1)[0]
-        return _kind_of(item)  # hand-written (or carried from one): scout's check, if any
+        # hand-written (or carried from one): scout's check, if any
+        return _kind_of(item, self.kinds)
 
     def _needs_check(self, item: PriorItem) -> str | None:
         kind = self.kind(item)
-        if kind is None or kind in self.lifetimes.ages_out or kind in self.lifetimes.observed:
+        if kind is None or self._lifetime(kind) is not Lifetime.STANDING:
             return None
         if kind not in self.completed or item.fingerprint in self.unchecked:
             return None
@@ -507,11 +509,11 @@ class _Judge:
                 ("scout has no check for it and cannot tell whether it is fixed"),
                 None,
             )
-        if kind in self.lifetimes.ages_out:
+        if self._lifetime(kind) is Lifetime.NEWS:
             return "aged", "", None
         if kind not in self.completed or item.fingerprint in self.unchecked:
             return "unchecked", f"its check ({kind}) did not run today", None
-        if kind in self.lifetimes.observed:
+        if self._lifetime(kind) is Lifetime.OBSERVED:
             return "resolved", "", None
         if self.check is None or kind not in self.check.kinds:
             return (
@@ -519,7 +521,7 @@ class _Judge:
                 (f"its check ({kind}) could not run on the commit that report scanned"),
                 None,
             )
-        held = _held(item, self.check, self.lifetimes)
+        held = _held(item, self.check, self.kinds)
         if held is None:
             return (
                 "disagrees",
@@ -576,9 +578,9 @@ class _Judge:
         return out
 
 
-def _held(item: PriorItem, check: PriorCheck, lifetimes: Lifetimes) -> Finding | None:
+def _held(item: PriorItem, check: PriorCheck, kinds: Mapping[str, Kind]) -> Finding | None:
     """The finding that is `item` among those its check made on the prior commit."""
-    candidates = [f for f in check.findings if f.kind not in lifetimes.ages_out]
+    candidates = [f for f in check.findings if _spec(kinds, f.kind).lifetime is not Lifetime.NEWS]
     if item.fingerprint and not item.fingerprint.startswith("prior_unchecked-"):
         return next(
             (f for f in candidates if item.fingerprint in (f.fingerprint, *f.aliases)), None
@@ -684,37 +686,13 @@ def _resolved_line(
     )
 
 
-# What a hand-written item is about, from its words — only where scout's check is
-# exhaustive for what the item names: every test class and test file is checked for CI
-# coverage, every pass for tests. Such an item is Resolved like scout's own: the check
-# finds it on the commit its report scanned and not today. Other hand-written items stay
-# "not re-checked" rather than risk a false "Resolved".
-_CI_WORDS = re.compile(
-    r"\b(?:no longer runs?|never runs?|not (?:run|in) ci|dropped from ci|"
-    r"disabled in ci|missing from ci|(?:re-?enable|add|restore)\b.*\bin ci)\b",
-    re.I,
-)
-_TEST_NAME = re.compile(r"`?\b(Test[A-Z]\w+|test_\w+\.py)\b`?")
-
-
-_UNTESTED_WORDS = re.compile(
-    r"\b(?:(?:zero|no) (?:unit )?(?:tests?|test coverage|coverage)|"
-    r"untested|lacks? (?:unit )?tests?)\b",
-    re.IGNORECASE,
-)
-_PASS = re.compile(r"`\w+_pass`")
-
-
-def _kind_of(item: PriorItem) -> str | None:
+def _kind_of(item: PriorItem, kinds: Mapping[str, Kind]) -> str | None:
+    """What a hand-written item is about, from its words: the first kind that says so (a
+    kind says it only where its check is exhaustive for what the item names). Other
+    hand-written items stay "not re-checked" rather than risk a false "Resolved"."""
     if item.section not in PRIORITIZED:
         return None
-    if _CI_WORDS.search(item.title) and _TEST_NAME.search(item.title):
-        return "test_not_in_ci"
-    # Every pass is checked for tests (and for being reached by default): one named pass
-    # said untested that the check no longer lists is covered.
-    if _UNTESTED_WORDS.search(item.title) and len(_PASS.findall(item.title)) == 1:
-        return "pass_untested"
-    return None
+    return next((k.name for k in kinds.values() if k.said_by and k.said_by(item.title)), None)
 
 
 def _unchecked(

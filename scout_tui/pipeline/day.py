@@ -14,8 +14,8 @@ from scout_tui.analysis.text.markdown import neutralize_line
 from scout_tui.collect.base import (
     Collector,
     CollectorContext,
-    kinds_that_age_out,
-    observed_kinds,
+    all_kinds,
+    kinds_of,
     registered,
 )
 from scout_tui.collect.events import (
@@ -41,7 +41,7 @@ from scout_tui.history.baseline import (
     today_utc,
 )
 from scout_tui.history.parse import is_report, parse_report
-from scout_tui.history.reconcile import Lifetimes, PriorCheck, reconcile
+from scout_tui.history.reconcile import PriorCheck, reconcile
 from scout_tui.model import (
     PRIORITIZED,
     BoardRef,
@@ -122,7 +122,7 @@ def select_collectors(only: Sequence[str] | None) -> list[type[Collector]]:
 
 def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
     """Every kind a selected collector can produce needs a rule; say so before running."""
-    missing = sorted({kind for cls in collectors for kind in cls.kinds if kind not in config.rules})
+    missing = sorted(kind for kind in kinds_of(collectors) if kind not in config.rules)
     if missing:
         raise ConfigError(
             f"{config.source}: [rules] has no entry for finding kind "
@@ -135,11 +135,7 @@ def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
 
 def check_rule_kinds(config: Config) -> None:
     """A rule for a kind no collector makes is a typo, said at once (not silently unused)."""
-    known = (
-        {kind for cls in registered().values() for kind in cls.kinds}
-        | RECONCILE_KINDS
-        | RETIRED_KINDS
-    )
+    known = set(all_kinds()) | RECONCILE_KINDS | RETIRED_KINDS
     unknown = sorted(set(config.rules) - known)
     if unknown:
         raise ConfigError(
@@ -394,7 +390,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
     findings.sort(key=lambda finding: rank.get(finding.collector, len(rank)))
     ordered_states = [states[cls.name] for cls in collectors]
     completed = {s.name for s in ordered_states if s.state == "done"}
-    completed_kinds = {kind for cls in collectors if cls.name in completed for kind in cls.kinds}
+    completed_kinds = set(kinds_of(cls for cls in collectors if cls.name in completed))
     found = _dedupe(findings)
     checks: list[PriorCheck] = []
 
@@ -403,7 +399,6 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         checks.extend([check] if check else [])
         return check
 
-    every = registered().values()
     reconciled = reconcile(
         found,
         prepared.priors,
@@ -413,7 +408,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         unchanged_lines={
             kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
         },
-        lifetimes=Lifetimes(kinds_that_age_out(every), observed_kinds(every)),
+        kinds=all_kinds(),
         recheck=recheck,
         resolved_section=(
             rule.section if (rule := ctx.config.rules.get("resolved")) else Section.ALL_CLEAR
@@ -507,7 +502,7 @@ def _check_at(
 ) -> tuple[list[Finding], frozenset[str]]:
     """What the checks of `kinds` find on `commit`'s tree, offline, as of `day`; and the
     kinds whose check ran to the end there."""
-    collectors = [cls for cls in select_collectors(None) if set(cls.kinds) & kinds]
+    collectors = [cls for cls in select_collectors(None) if set(kinds_of([cls])) & kinds]
     window = Window.for_date(day)
     since = window.until - timedelta(days=1)
     source = SourceTree(options.repo, cancel=cancel, at=commit, blobs=ctx.source.blobs)
@@ -531,7 +526,7 @@ def _check_at(
             found.append(event.finding)
         elif isinstance(event, CollectorFinished) and event.state.state == "done":
             done.add(event.state.name)
-    return found, frozenset(k for cls in collectors if cls.name in done for k in cls.kinds) & kinds
+    return found, frozenset(kinds_of(c for c in collectors if c.name in done)) & kinds
 
 
 def _name_fixes(

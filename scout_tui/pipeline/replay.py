@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import date, timedelta
 from pathlib import Path
 
-from scout_tui.collect.base import kinds_that_age_out, registered
+from scout_tui.collect.base import Lifetime, all_kinds
 from scout_tui.config.profile import Config
 from scout_tui.errors import Cancelled, UsageError, scrub
 from scout_tui.history.baseline import MAX_REPORT_BYTES, check_date, load_prior_dir
@@ -281,7 +281,7 @@ def _decisions(options: ReplayOptions) -> Callable[[RunResult], dict] | None:
 def flickers(out: Path, rows: list[DayRow]) -> int:
     """Churn over the days written in `out` (each day's shown findings, read back). News
     (kinds that age out) comes and goes by design and is not counted."""
-    news = kinds_that_age_out(registered().values())
+    news = {name for name, kind in all_kinds().items() if kind.lifetime is Lifetime.NEWS}
     by_day = []
     for row in rows:
         try:
