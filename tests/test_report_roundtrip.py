@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from scout_tui.collect.base import Lifetime, all_kinds
 from scout_tui.history.parse import parse_report
 from scout_tui.history.reconcile import PriorCheck, reconcile
 from scout_tui.model import FileRef, Finding, Priority, PriorReport, Section, Status, fingerprint
@@ -284,8 +285,8 @@ def test_news_about_a_known_item_follows_it_up_instead_of_resolving_it():
     )
     day2 = parse_report(render_report(DAY1 + timedelta(days=1), result.findings))
     assert "Follows up “TODO in `passes.py` blocked" in day2.items[0].text
-    # The day after, the same news is carried like any other item, dated from the first
-    # report of the TODO it is about.
+    # The day after, the same news is carried, dated from the day it was news: a news
+    # kind's key is reused by tomorrow's news, so its first report is the latest one's.
     again = reconcile(
         [unblocked],
         [day1, day2],
@@ -293,7 +294,7 @@ def test_news_about_a_known_item_follows_it_up_instead_of_resolving_it():
         completed_kinds={"todo_blocked", "todo_unblocked"},
     )
     [carried] = again.findings
-    assert carried.status is Status.CARRIED and carried.first_reported == DAY1
+    assert carried.status is Status.CARRIED and carried.first_reported == DAY1 + timedelta(days=1)
 
 
 def test_a_hand_written_item_naming_one_item_of_a_group_carries_that_item():
@@ -488,9 +489,7 @@ def test_news_is_said_once_and_then_ages_out():
     """Commits since the baseline: said the day they land; the next day (its window still
     holds them) not said again; a day with one more says the news anew, never 'partial fix
     landed' or 'situation worsened' — and never Resolved when it leaves the window."""
-    from scout_tui.history.reconcile import Lifetimes
-
-    news = Lifetimes(ages_out=frozenset({"upstream_commits"}))
+    assert all_kinds()["upstream_commits"].lifetime is Lifetime.NEWS
 
     def commits(*shas):
         return finding(
@@ -503,7 +502,6 @@ def test_news_is_said_once_and_then_ages_out():
             priors,
             fyi_suppress_after=3,
             completed_kinds={"upstream_commits"},
-            lifetimes=news,
         )
         return result, parse_report(render_report(DAY1 + timedelta(days=n), result.findings))
 
