@@ -41,7 +41,11 @@ async def settle(pilot, app: ScoutApp, seconds: float = 0.05) -> None:
     once the findings are on screen) and the screen is idle."""
     for _ in range(200):
         await pilot.pause(seconds)
-        if app.pending_decisions == 0 and app.collection is None and app.github_ok is not None:
+        if (
+            app.triage.pending_decisions == 0
+            and app.triage.collection is None
+            and app.triage.github_ok is not None
+        ):
             break
     await pilot.pause(seconds)
 

@@ -191,12 +191,12 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
     app = ScoutApp(session, load_cached=True)
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot, app)
-        assert app.run_result is not None and app.run_result.findings
+        assert app.triage.run_result is not None and app.triage.run_result.findings
         await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
         await pilot.press("a")
         await pilot.press("R")  # a bundle is not collected again here
         await settle(pilot, app)
-        assert app.collection is None
+        assert app.triage.collection is None
         proposal = (await publish_modal(pilot, app)).proposal
         assert proposal.target.endswith(f"(from {options.config})")
         wanted = len(proposal.plan.drafts)
@@ -470,7 +470,7 @@ async def test_r_on_a_bundle_is_refused_without_the_reviewers_checkout(collected
         await cursor_to(pilot, app, lambda f: f.kind == "ci_failure")
         await pilot.press("r")
         await settle(pilot, app)
-        assert not isinstance(app.screen, ConfirmRepro) and app.repro is None
+        assert not isinstance(app.screen, ConfirmRepro) and app.triage.repro is None
         assert any("scout open FILE --repo PATH" in n.message for n in app._notifications)
 
 
@@ -516,9 +516,9 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
         await pilot.press("y")
         for _ in range(200):
             await pilot.pause(0.05)
-            if app.repro is not None and not app.repro.running:
+            if app.triage.repro is not None and not app.triage.repro.running:
                 break
-        assert app.repro is not None and app.repro.returncode == 0
+        assert app.triage.repro is not None and app.triage.repro.returncode == 0
     argv = (checkout / "argv.txt").read_text().splitlines()
     assert argv[:3] == ["NGPU=4", "--module", "graph_trainer.llama3"]
     assert argv[-5:] == ["--note", "[/]", "--tag", "[black on black]hidden", "$(touch pwned)"]

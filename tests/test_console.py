@@ -68,10 +68,8 @@ async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_l
         assert "2.13.0.dev20260819+cu130" in text  # the regression-range table
         assert log.query_one("#repro").text.startswith("NGPU=4 ./run_train.sh")
         status = app.query_one("#status").render().plain
-        assert (
-            f"0 of {len([r for r in app.rows if r.finding.section is not Section.ALL_CLEAR])}"
-            " reviewed" in status
-        )
+        rows = [r for r in app.triage.rows if r.finding.section is not Section.ALL_CLEAR]
+        assert f"0 of {len(rows)} reviewed" in status
         assert "online" in status
         # The failing workflow, and the green one said from its latest run.
         assert "✓ ci_failures 2" in app.query_one("#collectors").render().plain
@@ -149,7 +147,7 @@ async def test_marked_findings_take_bulk_actions_and_merge(demo, tmp_path):
             badge.startswith(f"merged into “{target_title}")
             for badge in tree(app).row(p2[0]).badges
         )
-        published = app.triaged_run().findings
+        published = app.triage.triaged_run().findings
         merged = next(f for f in published if f.fingerprint == p2[2])
         assert merged.body.count("Merged: **") == 2
         assert not {f.fingerprint for f in published} & set(p2[:2])
@@ -229,13 +227,13 @@ async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
         await settle(pilot, app)
         assert tree(app).cursor_fingerprint not in (None, first)
         await pilot.press("z")
-        assert app.zoomed == "tree" and not app.query_one("#right").display
+        assert app.triage.zoomed == "tree" and not app.query_one("#right").display
         assert app.query_one("#right").has_class("zoom-hidden")
         await pilot.press("z")
-        assert app.zoomed is None and not app.query_one("#right").has_class("zoom-hidden")
+        assert app.triage.zoomed is None and not app.query_one("#right").has_class("zoom-hidden")
         await pilot.press("tab")  # focus to the detail pane, then zoom it
         await pilot.press("z")
-        assert app.zoomed == "detail" and app.query_one("#left").has_class("zoom-hidden")
+        assert app.triage.zoomed == "detail" and app.query_one("#left").has_class("zoom-hidden")
         await pilot.press("escape")
         await pilot.press("p")
         await settle(pilot, app)
@@ -290,10 +288,10 @@ async def test_unreachable_github_is_offline(demo, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(100):
             await pilot.pause(0.1)
-            if app.github_ok is not None:
+            if app.triage.github_ok is not None:
                 break
-        assert app.github_ok is False
-        assert "GitHub cannot be reached" in app.github_detail
+        assert app.triage.github_ok is False
+        assert "GitHub cannot be reached" in app.triage.github_detail
         # The status line shows as much of why as its width allows.
         assert "offline (GitHub cannot be" in app.query_one("#status").render().plain
 
@@ -315,7 +313,7 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
             view = app.screen.query("Markdown").last().source
             assert "report comment posted" in view and "Backlog" in view
         world = demo.github.world
-        [comment] = scout_comments(world, demo.sample.base and app.run_result.date)
+        [comment] = scout_comments(world, demo.sample.base and app.triage.run_result.date)
         assert "Nightly Scout Report" in comment.body
         drafts = [
             item for item in world.projects[0].items if item.title.startswith("[NightlyScout]")
@@ -330,14 +328,14 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
         async with app.run_test(size=SIZE) as pilot:
             for _ in range(300):
                 await pilot.pause(0.1)
-                if app.run_result is not None and app.collection is None:
+                if app.triage.run_result is not None and app.triage.collection is None:
                     break
-            assert app.run_result is not None and app.run_result.complete
+            assert app.triage.run_result is not None and app.triage.run_result.complete
             assert titles(app)
             # The child was handed the local server's token as an enterprise host's.
             online = {
                 s.name: s.state
-                for s in app.run_result.collectors
+                for s in app.triage.run_result.collectors
                 if s.name in ("ci_failures", "open_work")
             }
             assert online == {"ci_failures": "done", "open_work": "done"}
@@ -346,24 +344,24 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
             fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
             await pilot.press("x", *"not ours", "enter")
             await settle(pilot, app)
-            first = app.run_result.collected_at
+            first = app.triage.run_result.collected_at
             await pilot.press("R")
             for _ in range(300):
                 await pilot.pause(0.1)
-                if app.collection is None and app.run_result.collected_at != first:
+                if app.triage.collection is None and app.triage.run_result.collected_at != first:
                     break
-            assert app.run_result.collected_at != first
+            assert app.triage.run_result.collected_at != first
             assert "dropped" in tree(app).row(fp).badges
             assert tree(app).cursor_fingerprint == fp
             await pilot.press("R")  # again, then cancel at once
             await pilot.pause(0.3)
-            assert app.collection is not None
+            assert app.triage.collection is not None
             await pilot.press("R")
             for _ in range(300):
                 await pilot.pause(0.1)
-                if app.collection is None:
+                if app.triage.collection is None:
                     break
-            assert app.collection is None
+            assert app.triage.collection is None
             assert any("cancelled" in n.message for n in app._notifications)
 
 
@@ -373,7 +371,7 @@ async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tm
     then, and when it opens on that day again."""
     with collected_demo(tmp_path / "world") as demo:
         app = console(demo, tmp_path / "state", offline=True)
-        online = app.run_result
+        online = app.triage.run_result
         assert online is not None
         [ci_fp, *_] = [f.fingerprint for f in online.findings if f.kind == "ci_failure"]
         async with app.run_test(size=SIZE) as pilot:
@@ -390,11 +388,11 @@ async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tm
             await pilot.pause(0.3)
             for _ in range(300):
                 await pilot.pause(0.1)
-                if app.collection is None:
+                if app.triage.collection is None:
                     break
-            assert app.collection is None
+            assert app.triage.collection is None
             await settle(pilot, app)
-            assert app.run_result.collected_at == online.collected_at
+            assert app.triage.run_result.collected_at == online.collected_at
             assert "accepted" in tree(app).row(fp).badges
             assert "dropped" in tree(app).row(ci_fp).badges  # the CI failure is still there
             said = [n.message for n in app._notifications if "kept apart" in n.message]
@@ -410,7 +408,7 @@ async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tm
         again = ScoutApp(Session(options(demo, tmp_path / "state", offline=True)), load_cached=True)
         async with again.run_test(size=SIZE) as pilot:
             await settle(pilot, again)
-            assert again.run_result.collected_at == online.collected_at
+            assert again.triage.run_result.collected_at == online.collected_at
             assert "dropped" in tree(again).row(ci_fp).badges
             assert any("kept apart" in n.message for n in again._notifications)
             assert again.query_one(StatusLine).kept_apart == "poorer run kept apart"

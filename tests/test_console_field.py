@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from scout_tui.model import Priority, Section
-from scout_tui.tui.app import graphical_browser
 from scout_tui.tui.edit_document import BadDocument, finding_document, parse_document
 from scout_tui.tui.screens.repro import ConfirmRepro
+from scout_tui.tui.screens.triage import graphical_browser
 from scout_tui.tui.widgets.log_pane import LogPane
 from tests.console import collected_demo, console, cursor_to, settle, tree
 from tests.test_process import running, wait_for
@@ -61,21 +61,24 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
             assert asked.command.startswith("NGPU=") and asked.cwd == str(demo.sample.repo)
             await pilot.press("n")  # nothing starts when the answer is no
             await pilot.pause(0.2)
-            assert app.repro is None and not pids.exists()
+            assert app.triage.repro is None and not pids.exists()
             await pilot.press("r")
             assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
             await pilot.press("y")
             assert await until(
-                pilot, lambda: app.repro is not None and "step 3 loss 2.3" in app.repro.lines
+                pilot,
+                lambda: (
+                    app.triage.repro is not None and "step 3 loss 2.3" in app.triage.repro.lines
+                ),
             )
-            assert app.repro.running
+            assert app.triage.repro.running
             worker = int(pids.read_text().split()[1])
             assert running(worker)
             log = app.query_one(LogPane)
             assert log.display and "step 3 loss 2.3" in "\n".join(log.query_one("Log").lines)
             await pilot.press("r")  # r again: stop it, the whole group
-            assert await until(pilot, lambda: not app.repro.running)
-            assert app.repro.stopped
+            assert await until(pilot, lambda: not app.triage.repro.running)
+            assert app.triage.repro.stopped
             assert wait_for(lambda: not running(worker)), "a GPU worker survived the stop"
 
 
@@ -218,16 +221,16 @@ async def test_scout_toml_warnings_show_in_the_collectors_bar_never_in_the_repor
         app = console(demo, tmp_path / "state")
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot, app)
-            warnings = app.run_result.config_warnings
+            warnings = app.triage.run_result.config_warnings
             assert len(warnings) == 3  # the shipped surfaces the demo's repository never had
             bar = app.query_one(CollectorsBar).render().plain
             assert bar.startswith("⚠ scout.toml: 3")  # first, so it shows at 80 columns
-            app._show_config_warnings()
+            app.triage.show_config_warnings()
             await pilot.pause(0.2)
             assert isinstance(app.screen, PreviewScreen)
             assert "never was in that file's history" in app.screen.markdown
             await pilot.press("escape")
-            report = app.session.report_markdown(app.triaged_run())
+            report = app.session.report_markdown(app.triage.triaged_run())
             assert "Fragile surface" not in report
             assert not any(w.subject.split(" ", 1)[1] in report for w in warnings)
 

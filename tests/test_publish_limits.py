@@ -285,7 +285,7 @@ async def test_the_console_previews_what_would_be_posted(tmp_path, monkeypatch):
 
     with collected_demo(tmp_path / "world") as demo:
         app = console(demo, tmp_path / "state")
-        full = app.session.report_markdown(app.triaged_run())
+        full = app.session.report_markdown(app.triage.triaged_run())
         # A limit the demo's report fits only without room for its board links: what is
         # posted is folded, the full text is not.
         monkeypatch.setattr("scout_tui.session.COMMENT_LIMIT", len(full))
@@ -295,7 +295,7 @@ async def test_the_console_previews_what_would_be_posted(tmp_path, monkeypatch):
             await settle(pilot, app)
             assert isinstance(app.screen, PreviewScreen)
             shown = app.screen.markdown
-        assert shown == app.session.posted_markdown(app.triaged_run()) != full
+        assert shown == app.session.posted_markdown(app.triage.triaged_run()) != full
         assert len(shown) < len(full)
         assert "<details><summary>" in shown or "folded to fit" in shown
 

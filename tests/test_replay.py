@@ -317,7 +317,9 @@ async def test_a_replayed_day_opens_in_the_console_and_is_never_published(month,
     app = ScoutApp(session, load_cached=True)
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot, app)
-        assert app.run_result is not None and app.run_result.date == date(2026, 11, 21)
+        assert app.triage.run_result is not None and app.triage.run_result.date == date(
+            2026, 11, 21
+        )
         fp = await cursor_to(pilot, app, lambda f: f.section is Section.CARRIED_FORWARD)
         await pilot.press("a")
         await settle(pilot, app)
@@ -325,7 +327,7 @@ async def test_a_replayed_day_opens_in_the_console_and_is_never_published(month,
         await pilot.press("R")
         await pilot.press("P")
         await settle(pilot, app)
-        assert app.collection is None
+        assert app.triage.collection is None
         said = [n.message for n in app._notifications]
         assert any("is a past day's" in m and "never published" in m for m in said), said
     printed = scout(

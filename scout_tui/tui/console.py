@@ -23,7 +23,7 @@ def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None
     from scout_tui.tui.app import ScoutApp  # Textual loads only for the console
 
     app = ScoutApp(session, demo=demo, load_cached=True)
-    gc.disable()  # until the run is on screen, then frozen: see app._settle_memory
+    gc.disable()  # until the run is on screen, then frozen: see screens.triage._settle_memory
     try:
         code = app.run()
     finally:

@@ -103,8 +103,11 @@ def shown_key(key: str) -> str:
     return ",".join(KEY_SHOWN.get(part, part) for part in key.split(","))
 
 
-def binding(action_id: str, *, priority: bool = False) -> Binding:
+def binding(action_id: str, *, on: str | None = None, priority: bool = False) -> Binding:
+    """The action's binding; `on`: the node that runs it ("screen", "app"), when not the
+    widget that binds it."""
     action = ACTIONS[action_id]
+    run = f"{on}.{action_id}" if on else action_id
     return Binding(
-        action.key, action_id, action.description, show=action.show, id=action_id, priority=priority
+        action.key, run, action.description, show=action.show, id=action_id, priority=priority
     )

@@ -28,6 +28,12 @@ class PublishProposal:
     problems: tuple[str, ...] = ()  # collectors that failed or were skipped
 
 
+def dry_run_text(plan: PublishPlan) -> str:
+    """The dry run, as the console shows it: each step, then the report."""
+    steps = [f"- {step.description}" for step in plan.steps]
+    return "\n".join([f"# Dry run: {plan.summary()}", "", *steps, "", "---", "", plan.report])
+
+
 def proposal_markdown(proposal: PublishProposal) -> str:
     plan = proposal.plan
     lines = [

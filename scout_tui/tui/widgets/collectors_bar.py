@@ -6,6 +6,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from scout_tui.collect.events import (
+    CollectorFinished,
+    CollectorStarted,
+    ConfigWarned,
+    Event,
+    Progress,
+    RunStarted,
+)
 from scout_tui.model import CollectorState, ConfigWarning
 
 SYMBOLS = {
@@ -77,6 +85,20 @@ class CollectorsBar(Static):
     def advanced(self, name: str, done: int, total: int | None) -> None:
         self.progress[name] = f"{done}/{total}" if total else str(done)
         self._show()
+
+    def follow(self, event: Event) -> None:
+        """A collection's event, as far as the bar shows it."""
+        if isinstance(event, RunStarted):
+            self.set_states(event.collectors)
+            self.set_warnings([])
+        elif isinstance(event, CollectorStarted):
+            self.started(event.collector)
+        elif isinstance(event, Progress):
+            self.advanced(event.collector, event.done, event.total)
+        elif isinstance(event, CollectorFinished):
+            self.update_state(event.state)
+        elif isinstance(event, ConfigWarned):
+            self.warned(event.warning)
 
     def _show(self) -> None:
         self.update(

@@ -1,7 +1,7 @@
 """The Section → Priority → Finding tree, with counts and badges, and the triage keys.
 
-The tree only shows and asks: a key posts `ActionRequested` with the findings it applies
-to (the marked ones, else the cursor's), and the app decides."""
+The tree shows, moves and marks; a triage key runs the screen's action, which applies it
+to `targets()` (the marked findings, else the cursor's)."""
 
 from __future__ import annotations
 
@@ -86,19 +86,11 @@ def section_label(section: Section, reviewed: int, count: int) -> Text:
 class FindingsTree(Tree[NodeData]):
     BINDING_GROUP_TITLE = "Triage"
     BINDINGS = [
-        *(binding(action) for action in TRIAGE_ACTIONS),
+        *(binding(action, on="screen") for action in (*TRIAGE_ACTIONS, "undo", "redo")),
         binding("mark"),
-        binding("undo"),
-        binding("redo"),
         binding("next_unreviewed"),
         Binding("enter", "toggle_node", "Open/close", show=False),
     ]
-
-    @dataclass
-    class ActionRequested(Message):
-        action: str
-        fingerprints: list[str]
-        cursor: str | None
 
     @dataclass
     class FindingHighlighted(Message):
@@ -259,9 +251,6 @@ class FindingsTree(Tree[NodeData]):
         self.post_message(self.FindingHighlighted(data.fingerprint if data else None))
 
     # -- actions -----------------------------------------------------------------------------
-    def _request(self, action: str) -> None:
-        self.post_message(self.ActionRequested(action, self.targets(), self.cursor_fingerprint))
-
     def action_mark(self) -> None:
         fp = self.cursor_fingerprint
         if fp is None:
@@ -283,41 +272,3 @@ class FindingsTree(Tree[NodeData]):
         self.notify("every finding is reviewed")
 
     # The triage keys: each asks the app, naming the findings it applies to.
-    def action_accept(self) -> None:
-        self._request("accept")
-
-    def action_demote(self) -> None:
-        self._request("demote")
-
-    def action_promote(self) -> None:
-        self._request("promote")
-
-    def action_drop(self) -> None:
-        self._request("drop")
-
-    def action_merge(self) -> None:
-        self._request("merge")
-
-    def action_edit(self) -> None:
-        self._request("edit")
-
-    def action_edit_external(self) -> None:
-        self._request("edit_external")
-
-    def action_copy_repro(self) -> None:
-        self._request("copy_repro")
-
-    def action_run_repro(self) -> None:
-        self._request("run_repro")
-
-    def action_open_url(self) -> None:
-        self._request("open_url")
-
-    def action_open_log(self) -> None:
-        self._request("open_log")
-
-    def action_undo(self) -> None:
-        self._request("undo")
-
-    def action_redo(self) -> None:
-        self._request("redo")

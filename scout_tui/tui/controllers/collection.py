@@ -2,8 +2,8 @@
 
 Parsing Python holds the GIL: in a child (`scout collect --events`) it leaves the console's
 event loop free and uses the other core. The child leads its own process group, so a
-cancel reaches it and every collector it forked. Nothing here touches a widget: the
-console's thread worker iterates `events()` and posts messages.
+cancel reaches it and every collector it forked. Nothing here touches a widget: a thread
+worker posts its events as messages.
 """
 
 from __future__ import annotations
@@ -14,15 +14,17 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pydantic import ValidationError
+from textual.message import Message
 
 from scout_tui.collect.events import Event, from_json_line
 from scout_tui.errors import redact
 from scout_tui.github.auth import token_variable
 from scout_tui.session import SessionOptions
+from scout_tui.tui.messages import CollectionEnded, CollectionEvent
 
 STDERR_KEPT = 40  # last lines of the child's stderr, for the error it ends with
 
@@ -94,6 +96,16 @@ class Collection:
             error = lines[-1] if lines else (self._stderr or [f"exit code {code}"])[-1]
             error = redact(error.removeprefix("scout: error: "))
         self.ended = Ended(code, error)
+
+    def post_events(self, post: Callable[[Message], object]) -> None:
+        """In a worker's thread: each event as `CollectionEvent`, then `CollectionEnded`."""
+        try:
+            for event in self.events():
+                post(CollectionEvent(event))
+        except OSError as exc:
+            post(CollectionEnded(f"cannot start the collection: {exc}", False))
+            return
+        post(CollectionEnded(self.ended.error if self.ended else None, self.cancelled))
 
     def _read_stderr(self) -> None:
         assert self._process is not None and self._process.stderr is not None

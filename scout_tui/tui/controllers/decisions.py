@@ -1,0 +1,104 @@
+"""Decisions recorded one at a time, in order, by one thread: each job ends in exactly one
+`Decided` (or `Opened`) message, so the screen knows how many are still on their way."""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable
+
+from textual.message import Message
+
+from scout_tui.errors import ScoutError, redact
+from scout_tui.model import RunResult, TriageEntry
+from scout_tui.session import Session
+from scout_tui.store.state import Action, Change, StateError
+from scout_tui.triage import decisions as triage
+from scout_tui.tui.messages import Decided, Opened
+
+# Verbs that a badge says well enough: no toast for one finding (a toast costs a layout).
+QUIET_VERBS = {"accepted", "demoted", "promoted", "dropped"}
+
+
+class DecisionQueue:
+    def __init__(self, session: Session, post: Callable[[Message], object]) -> None:
+        self.session = session
+        self.post = post
+        self.pending = 0
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+
+    # -- on the event loop ----------------------------------------------------------------
+    def open(self, run: RunResult | None, load_cached: bool) -> None:
+        """Read the day's cached run (when `load_cached`) and the decisions."""
+
+        def job() -> None:
+            found, entries, error, notice = run, {}, None, None
+            try:
+                found = self.session.cached_run() if load_cached else run
+                notice = self.session.kept_apart_notice(found)
+                entries = self.session.decisions()
+            except (StateError, ScoutError) as exc:  # the run is still shown, undecided
+                error = redact(str(exc))
+            self.post(Opened(found, entries, error, notice))
+
+        self._queue(job)
+
+    def decide(
+        self, act: Callable[[], list[Change] | str], verb: str, select: str | None = None
+    ) -> None:
+        """Run `act` (a session call) in turn; say what it did in `verb`'s words."""
+
+        def job() -> None:
+            done = act()
+            if isinstance(done, str):
+                said = done
+            elif not done:
+                said = "nothing changed"
+            elif verb in QUIET_VERBS and len(done) == 1:
+                said = ""
+            else:
+                said = f"{verb} {len(done)} finding(s)"
+            self.post(Decided(self.session.decisions(), said, select=select))
+
+        self._queue(job)
+
+    def handled(self) -> None:
+        """The screen has shown one job's message."""
+        self.pending -= 1
+
+    def close(self) -> None:
+        """The worker ends after the jobs already queued (each a whole transaction)."""
+        self._jobs.put(None)
+
+    def _queue(self, job: Callable[[], None]) -> None:
+        self.pending += 1
+        self._jobs.put(job)
+
+    # -- in the worker's thread -----------------------------------------------------------
+    def run(self, cancelled: Callable[[], bool]) -> None:
+        while not cancelled():  # cancelled when the app exits, however it exits
+            try:
+                job = self._jobs.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if job is None:
+                return
+            try:
+                job()
+            except (triage.TriageError, StateError, ScoutError) as exc:
+                self.post(Decided(self._read_back(), redact(str(exc)), "error"))
+            except Exception as exc:  # never lose the console to one bad decision
+                self.post(
+                    Decided(self._read_back(), redact(f"{type(exc).__name__}: {exc}"), "error")
+                )
+
+    def _read_back(self) -> dict[str, TriageEntry] | None:
+        try:
+            return self.session.decisions()
+        except (StateError, ScoutError):
+            return None
+
+
+def undo_said(action: Action | None, done: str, op: str) -> str:
+    if action is None:
+        return f"nothing to {op}"
+    return f"{done}: {action.label}"

@@ -1,0 +1,851 @@
+"""The triage screen: the day's run in a tree, its evidence beside it, a key per decision.
+
+Every key is an `action_*` here (or on the tree, for moving and marking). Work that touches
+SQLite, git, a process or GitHub goes to a controller in a worker; its message comes back
+to a handler here, the only code that updates the widgets.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import time
+import webbrowser
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input
+from textual.worker import get_current_worker
+
+from scout_tui.analysis.ci.repro import ReproArgv, ReproError
+from scout_tui.collect.events import (
+    FindingFound,
+    RunFinished,
+    RunKeptApart,
+    RunStarted,
+    RunWarning,
+)
+from scout_tui.errors import ScoutError
+from scout_tui.history.baseline import is_past_day
+from scout_tui.model import Finding, RunResult, Section, TriageEntry
+from scout_tui.repro.process import ProcessGroup
+from scout_tui.session import Session
+from scout_tui.store.state import Change
+from scout_tui.triage import decisions as triage
+from scout_tui.tui.controllers.collection import Collection
+from scout_tui.tui.controllers.decisions import DecisionQueue, undo_said
+from scout_tui.tui.controllers.editor import edit_in_editor
+from scout_tui.tui.controllers.publish import PublishController
+from scout_tui.tui.controllers.repro import ReproController
+from scout_tui.tui.keys import binding
+from scout_tui.tui.messages import (
+    CollectionEnded,
+    CollectionEvent,
+    Decided,
+    GitHubStatus,
+    Opened,
+    Proposed,
+    Published,
+    PublishNote,
+    ReproEnded,
+)
+from scout_tui.tui.screens.drop_reason import DropReason
+from scout_tui.tui.screens.edit_finding import Edited, EditFinding
+from scout_tui.tui.screens.preview import PreviewScreen
+from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress, dry_run_text
+from scout_tui.tui.screens.repro import ConfirmRepro
+from scout_tui.tui.view import Filter, Row, reviewed_count, rows_of, sections
+from scout_tui.tui.widgets.collectors_bar import CollectorsBar
+from scout_tui.tui.widgets.detail_pane import DetailPane
+from scout_tui.tui.widgets.diff_pane import DiffPane
+from scout_tui.tui.widgets.findings_tree import FindingsTree
+from scout_tui.tui.widgets.log_pane import LogPane, ReproRun
+from scout_tui.tui.widgets.status_line import StatusLine
+
+LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
+PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
+# The panes zoom hides for each pane it shows alone.
+ZOOM_HIDES = {
+    "tree": ["#right"],
+    "detail": ["#left", "#diff", "#log"],
+    "diff": ["#left", "#detail", "#log"],
+    "log": ["#left", "#detail", "#diff"],
+}
+
+
+class TriageScreen(Screen[None]):
+    BINDINGS = [
+        binding("filter"),
+        binding("preview"),
+        binding("publish"),
+        binding("rerun"),
+        binding("zoom"),
+        binding("help"),
+        Binding("escape", "unzoom_or_clear", "Back", show=False, id="back"),
+    ]
+
+    def __init__(
+        self, session: Session, run: RunResult | None, *, collect: bool, load_cached: bool
+    ) -> None:
+        super().__init__()
+        self.session = session
+        self.run_result = run
+        self.load_cached = load_cached and run is None
+        self.collect_at_start = collect or (run is None and not load_cached)
+        self.entries: dict[str, TriageEntry] = {}
+        self.rows: list[Row] = []
+        self._row_index: dict[str, int] = {}
+        self._titles: dict[str, str] = {}
+        self._reviewed = self._total = 0
+        self.live: list[Finding] = []
+        self.filter = Filter()
+        self.collection: Collection | None = None
+        self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
+        self.zoomed: str | None = None  # the id of the pane zoomed with z
+        self.github_ok: bool | None = None
+        self.github_detail = ""
+        self._panes_timer: Timer | None = None
+        self._repro_timer: Timer | None = None
+        self._last_highlight = 0.0
+        self._live_dirty = False
+        self._experiment = session.experiment
+        self.decisions = DecisionQueue(session, self.post_message)
+        self.repros = ReproController(self.post_message)
+        self.publishing = PublishController(session, self.post_message)
+
+    # The screen's own keys do nothing under a modal: not shown there either.
+    OWN_ACTIONS = frozenset({"filter", "preview", "publish", "rerun", "zoom", "help"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        above = len(self.app.screen_stack) > 1  # a modal, the log viewer
+        return not (above and action in self.OWN_ACTIONS | {"unzoom_or_clear"})
+
+    @property
+    def pending_decisions(self) -> int:
+        return self.decisions.pending
+
+    @property
+    def repro(self) -> ReproRun | None:
+        """The last repro run from the console."""
+        return self.repros.run
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.run_result.findings if self.run_result is not None else self.live
+
+    # -- layout ---------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield StatusLine(id="status")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(
+                    placeholder="filter: words, p0 p1 p2 new carried dropped unreviewed",
+                    id="filter",
+                )
+                yield FindingsTree(id="tree")
+            with Vertical(id="right"):
+                yield DetailPane(id="detail")
+                yield DiffPane(id="diff")
+                yield LogPane(id="log")
+        yield CollectorsBar(id="collectors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        status = self.query_one(StatusLine)
+        checkout = Path(self.session.checkout.path).name
+        status.where = f"{checkout}·{self._experiment.rsplit('/', 1)[-1]} {self.session.day}"
+        self.query_one("#filter").display = False
+        self.query_one(DiffPane).display = False
+        self.query_one(LogPane).display = False
+        self._record_decisions()
+        status.busy = "opening the cached run…" if self.load_cached else ""
+        self.decisions.open(self.run_result, self.load_cached)
+        if self.collect_at_start:
+            self.action_rerun()
+        self.query_one(FindingsTree).focus()
+        self.set_interval(30, status.refresh)  # the run's age
+
+    @work(thread=True, exclusive=True, group="triage", exit_on_error=False)
+    def _record_decisions(self) -> None:
+        worker = get_current_worker()
+        self.decisions.run(lambda: worker.is_cancelled)
+
+    def on_opened(self, message: Opened) -> None:
+        self.decisions.handled()
+        status = self.query_one(StatusLine)
+        status.busy = "" if self.collection is None else status.busy
+        if message.run is not None and self.run_result is None:
+            self.run_result = message.run
+        if self.run_result is not None:
+            bar = self.query_one(CollectorsBar)
+            bar.set_states(self.run_result.collectors)
+            bar.set_warnings(self.run_result.config_warnings)
+            status.collected_at = self.run_result.collected_at
+        self._apply_entries(message.entries)
+        if message.error:
+            self.notify(message.error, severity="error", timeout=10)
+        if message.kept_apart and message.run is self.run_result:
+            self._say_kept_apart(message.kept_apart)
+        if self.load_cached and message.run is None and self.collection is None:
+            self.action_rerun()  # nothing cached for the day: collect it
+        # PyGithub's import and the first request wait until the findings are on screen.
+        self.call_after_refresh(self._check_github)
+        if self.load_cached:
+            self.call_after_refresh(_settle_memory)
+
+    # -- the findings shown -----------------------------------------------------------------
+    def _show(self) -> None:
+        self.rows = rows_of(self.findings, self.entries)
+        self._row_index = {row.fingerprint: n for n, row in enumerate(self.rows)}
+        self._titles = {row.fingerprint: row.finding.title for row in self.rows}
+        tree = self.query_one(FindingsTree)
+        tree.show(sections(self.rows, self.filter or None))
+        self._reviewed, self._total = reviewed_count(self.rows)
+        status = self.query_one(StatusLine)
+        status.reviewed = f"{self._reviewed} of {self._total} reviewed"
+        status.marked = len(tree.marked)
+        self._show_panes(tree.cursor_fingerprint)
+
+    def _apply_entries(self, entries: dict[str, TriageEntry]) -> None:
+        before, self.entries = self.entries, entries
+        changed = {
+            fp
+            for fp in before.keys() | entries.keys()
+            if _decision(before.get(fp)) != _decision(entries.get(fp))
+        }
+        if not self.rows or not self._relabel(changed, before):
+            self._show()
+
+    def _predict(
+        self,
+        findings: list[Finding],
+        decide: Callable[[Finding, TriageEntry | None], TriageEntry | None],
+    ) -> None:
+        """Show a decision at once; the worker then records it and posts what the state
+        store holds (the same, or what it refused, with why)."""
+        entries = dict(self.entries)
+        for finding in findings:
+            entry = decide(finding, entries.get(finding.fingerprint))
+            if entry is not None:
+                entries[finding.fingerprint] = entry
+        self._apply_entries(entries)
+
+    def _relabel(self, changed: set[str], before_entries: dict[str, TriageEntry]) -> bool:
+        """Findings whose decision changed but not their place: relabel them alone (a
+        rebuild of 5,000 nodes is what a keypress must not cost). False: rebuild."""
+        if self.filter:
+            return False
+        if not changed:
+            return True
+        index = self._row_index
+        if not changed <= index.keys():
+            return False
+        # A merge changes its target's badge too.
+        for fp in list(changed):
+            for entry in (self.entries.get(fp), before_entries.get(fp)):
+                if entry is not None and entry.merged_into in index:
+                    changed.add(entry.merged_into)
+        fresh = rows_of(
+            [self.rows[index[fp]].decided.original for fp in changed], self.entries, self._titles
+        )
+        for row in fresh:
+            old = self.rows[index[row.fingerprint]].finding
+            if (old.section, old.priority) != (row.finding.section, row.finding.priority):
+                return False
+        tree = self.query_one(FindingsTree)
+        for row in fresh:
+            old_row = self.rows[index[row.fingerprint]]
+            if row.finding.section is not Section.ALL_CLEAR:
+                self._reviewed += int(row.reviewed) - int(old_row.reviewed)
+            self.rows[index[row.fingerprint]] = row
+            tree.refresh_row(row)
+        tree.refresh_counts()
+        status = self.query_one(StatusLine)
+        status.reviewed = f"{self._reviewed} of {self._total} reviewed"
+        status.marked = len(tree.marked)
+        if tree.cursor_fingerprint in changed:  # its badges: in a frame of their own
+            self._schedule_panes(tree.cursor_fingerprint)
+        return True
+
+    def _schedule_panes(self, fingerprint: str | None) -> None:
+        if self._panes_timer is not None:
+            self._panes_timer.stop()
+        self._panes_timer = self.set_timer(PANES_DELAY, lambda: self._show_panes(fingerprint))
+
+    def _show_panes(self, fingerprint: str | None) -> None:
+        try:
+            tree = self.query_one(FindingsTree)
+        except NoMatches:  # a timer's last tick while the app closes
+            return
+        row = tree.row(fingerprint) if fingerprint else None
+        if self.collection is not None and not self.rows:
+            empty = "Collecting…"
+        elif not self.rows:
+            empty = "No findings."
+        elif self.filter and tree.cursor_fingerprint is None and not tree.targets():
+            empty = "No finding matches the filter (escape clears it)."
+        else:
+            empty = "Select a finding."
+        self.query_one(DetailPane).show(row, empty)
+        finding = row.finding if row else None
+        diff, log = self.query_one(DiffPane), self.query_one(LogPane)
+        diff.display = diff.show(finding) or self.zoomed == "diff"
+        run = (
+            self.repro
+            if finding and self.repro and self.repro.fingerprint == finding.fingerprint
+            else None
+        )
+        log.show_run(run)
+        has_log = self.session.has_log(finding)  # no disk here: this runs per cursor move
+        log.display = (
+            log.show(finding, self._experiment, has_log) or run is not None or self.zoomed == "log"
+        )
+
+    @on(FindingsTree.FindingHighlighted)
+    def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
+        # One move shows the finding at once; holding a key down through 5,000 findings
+        # renders the panes once, when the cursor rests.
+        now = time.monotonic()
+        if now - self._last_highlight > PANES_DELAY:
+            if self._panes_timer is not None:
+                self._panes_timer.stop()
+                self._panes_timer = None
+            self._show_panes(message.fingerprint)
+        else:
+            self._schedule_panes(message.fingerprint)
+        self._last_highlight = now
+        self.query_one(StatusLine).marked = len(self.query_one(FindingsTree).marked)
+
+    # -- decisions --------------------------------------------------------------------------
+    def on_decided(self, message: Decided) -> None:
+        self.decisions.handled()
+        if message.entries is not None:
+            self._apply_entries(message.entries)
+        if message.select:
+            self.query_one(FindingsTree).select_fingerprint(message.select)
+        if message.said:
+            self.notify(message.said, severity=message.severity, timeout=3)  # type: ignore[arg-type]
+
+    def _targets(self, action: str) -> list[Finding]:
+        """The marked findings, else the cursor's; said when there is none."""
+        by_fp = {f.fingerprint: f for f in self.findings}
+        fingerprints = self.query_one(FindingsTree).targets()
+        found = [
+            by_fp[fp]
+            for fp in fingerprints
+            if fp in by_fp and (by_fp[fp].section is not Section.ALL_CLEAR or action == "accept")
+        ]
+        if not found:
+            self.notify("no finding under the cursor", severity="warning", timeout=2)
+        return found
+
+    def _cursor(self) -> Finding | None:
+        """The finding under the cursor, as shown (with the reviewer's edits)."""
+        tree = self.query_one(FindingsTree)
+        fingerprint = tree.cursor_fingerprint
+        row = tree.row(fingerprint) if fingerprint else None
+        return row.finding if row else None
+
+    def _one(self, action: str) -> Finding | None:
+        """The finding a single-finding action applies to: the first marked one, else the
+        cursor's."""
+        return next(iter(self._targets(action)), None)
+
+    def _original(self, finding: Finding) -> Finding:
+        return next(f for f in self.findings if f.fingerprint == finding.fingerprint)
+
+    def action_accept(self) -> None:
+        if findings := self._targets("accept"):
+            self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
+            self.decisions.decide(lambda: self.session.accept(findings), "accepted")
+            self.query_one(FindingsTree).marked.clear()
+
+    def action_demote(self) -> None:
+        self._move(up=False)
+
+    def action_promote(self) -> None:
+        self._move(up=True)
+
+    def _move(self, up: bool) -> None:
+        findings = self._targets("promote" if up else "demote")
+        if not findings:
+            return
+
+        def move() -> list[Change] | str:
+            changes, stuck = self.session.move(findings, up)
+            if stuck and not changes:
+                return f"already at the {'top' if up else 'bottom'}"
+            return changes
+
+        tree = self.query_one(FindingsTree)
+        self._predict(findings, lambda f, entry: triage.move(f, entry, up))
+        verb = "promoted" if up else "demoted"
+        self.decisions.decide(move, verb, select=tree.cursor_fingerprint)
+        tree.marked.clear()
+
+    def action_drop(self) -> None:
+        findings = self._targets("drop")
+        if not findings:
+            return
+        what = f"{len(findings)} findings" if len(findings) > 1 else "this finding"
+
+        def dropped(reason: str | None) -> None:
+            if reason:
+                self._predict(findings, lambda f, entry: triage.drop(f.fingerprint, entry, reason))
+                self.decisions.decide(lambda: self.session.drop(findings, reason), "dropped")
+                self.query_one(FindingsTree).marked.clear()
+
+        self.app.push_screen(DropReason(what), dropped)
+
+    def action_merge(self) -> None:
+        if not self._targets("merge"):
+            return
+        tree = self.query_one(FindingsTree)
+        target = self._cursor()
+        by_fp = {f.fingerprint: f for f in self.findings}
+        parts = [
+            by_fp[fp]
+            for fp in sorted(tree.marked)
+            if fp in by_fp and (target is None or fp != target.fingerprint)
+        ]
+        if target is None or not parts:
+            self.notify(
+                "mark findings with space, then put the cursor on the one they join and press m",
+                severity="warning",
+                timeout=4,
+            )
+            return
+        original = self._original(target)
+        tree.marked.clear()
+        self.decisions.decide(
+            lambda: self.session.merge(parts, original), "merged", select=target.fingerprint
+        )
+
+    def action_undo(self) -> None:
+        self.decisions.decide(lambda: undo_said(self.session.undo(), "undid", "undo"), "")
+
+    def action_redo(self) -> None:
+        self.decisions.decide(lambda: undo_said(self.session.redo(), "redid", "redo"), "")
+
+    def action_edit(self) -> None:
+        if self._targets("edit") and (finding := self._cursor()) is not None:
+            self.app.push_screen(EditFinding(finding), lambda e: self._record_edit(finding, e))
+
+    def action_edit_external(self) -> None:
+        if self._targets("edit_external") and (finding := self._cursor()) is not None:
+            outcome = edit_in_editor(finding, self.app.suspend)
+            if outcome.said:
+                self.notify(outcome.said, severity=outcome.severity, timeout=outcome.timeout)
+            self._record_edit(finding, outcome.edited)
+
+    def _record_edit(self, finding: Finding, edited: Edited | None) -> None:
+        if edited is None:
+            return
+        original = self._original(finding)
+        self.decisions.decide(
+            lambda: self.session.edit(
+                original,
+                title=edited.title,
+                body=edited.body,
+                priority=edited.priority,
+                set_priority=edited.priority != finding.priority,
+            ),
+            "edited",
+            select=finding.fingerprint,
+        )
+
+    def action_copy_repro(self) -> None:
+        if (finding := self._one("copy_repro")) is None:
+            return
+        repro = finding.evidence.repro
+        if self.session.bundle is not None:  # what `r` would run, never the bundle's string
+            try:
+                repro = self.session.derived_repro(finding).display()
+            except ReproError:
+                repro = None
+        if not repro:
+            self.notify("this finding has no repro command", severity="warning", timeout=2)
+            return
+        self.app.copy_to_clipboard(repro)
+        self.notify("repro copied (OSC 52; in tmux: set -g set-clipboard on)", timeout=3)
+
+    def action_open_url(self) -> None:
+        if (finding := self._one("open_url")) is None:
+            return
+        urls = (
+            ([finding.board.url] if finding.board and finding.board.url else [])
+            + finding.evidence.urls
+            + ([finding.evidence.compare_url] if finding.evidence.compare_url else [])
+        )
+        if not urls:
+            self.notify("this finding has no link", severity="warning", timeout=2)
+            return
+        url = urls[0]
+        if graphical_browser(os.environ, sys.platform):
+            self.run_worker(lambda: webbrowser.open(url), thread=True)
+            self.notify(f"opening {url}", timeout=3)
+        else:  # over SSH: no browser here; the URL to the reviewer's own clipboard
+            self.app.copy_to_clipboard(url)
+            self.notify(f"no display: copied (OSC 52) {url}", timeout=8)
+
+    def action_open_log(self) -> None:
+        if not (targets := self._targets("open_log")):
+            return
+        finding = self._cursor() or targets[0]
+        kept = self.session.log_file(finding)
+        if kept is None:
+            self.notify("no CI log kept for this finding", severity="warning", timeout=3)
+            return
+        from scout_tui.tui.screens.log_viewer import LogViewer
+
+        self.app.push_screen(
+            LogViewer(
+                kept.path,
+                experiment=self._experiment,
+                title=finding.title,
+                root_offset=kept.root_offset,
+            )
+        )
+
+    # -- the repro ----------------------------------------------------------------------------
+    def action_run_repro(self) -> None:
+        if self.repros.running:
+            self.notify("stopping the repro and everything it started…", timeout=3)
+            self.run_worker(self.repros.stop, thread=True, group="repro-stop")
+            return
+        if (finding := self._one("run_repro")) is None:
+            return
+        try:
+            repro, workdir = self.session.repro(finding)
+        except ReproError as exc:
+            self.notify(f"no repro to run: {exc}", severity="warning", timeout=8)
+            return
+
+        def answered(run: bool | None) -> None:
+            if run:
+                self._start_repro(finding, repro, workdir)
+
+        self.app.push_screen(ConfirmRepro(repro.display(), str(workdir)), answered)
+
+    def _start_repro(self, finding: Finding, repro: ReproArgv, workdir: Path) -> None:
+        try:
+            group = self.repros.start(finding, repro, workdir)
+        except OSError as exc:
+            self.notify(f"cannot start the repro: {exc}", severity="error", timeout=8)
+            return
+        self._repro_timer = self.set_interval(0.1, self._drain_repro)
+        self._read_repro(group)
+        self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
+
+    @work(thread=True, group="repro", exit_on_error=False)
+    def _read_repro(self, group: ProcessGroup) -> None:
+        self.repros.read(group)
+
+    def _drain_repro(self) -> None:
+        lines = self.repros.drain()
+        run = self.repros.run
+        if lines and run and self.query_one(FindingsTree).cursor_fingerprint == run.fingerprint:
+            self.query_one(LogPane).append_run_output(run, lines)
+
+    def on_repro_ended(self, message: ReproEnded) -> None:
+        self._drain_repro()
+        if self._repro_timer is not None:
+            self._repro_timer.stop()
+        said = self.repros.ended(message)
+        if said is not None:
+            ok = message.returncode == 0
+            self.notify(f"repro {said}", severity="information" if ok else "warning", timeout=5)
+        self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
+
+    # -- collection ---------------------------------------------------------------------------
+    def action_rerun(self) -> None:
+        if self.session.bundle is not None:
+            self.notify(
+                f"{self.session.bundle_path} is a bundle: collect on a checkout of "
+                f"{self.session.repository} (`scout collect --bundle …`), then open "
+                "the new one",
+                severity="warning",
+                timeout=8,
+            )
+            return
+        if self.collection is not None:
+            self.collection.cancel()
+            self.notify("cancelling the collection…", timeout=2)
+            return
+        self.collection = Collection(self.session.options, self.session.api_url)
+        self.live, self._kept = [], None
+        self.query_one(StatusLine).busy = "collecting… (R cancels)"
+        self._collect(self.collection)
+
+    @work(thread=True, group="collect", exit_on_error=False)
+    def _collect(self, collection: Collection) -> None:
+        collection.post_events(self.post_message)
+
+    def on_collection_event(self, message: CollectionEvent) -> None:
+        event = message.event
+        self.query_one(CollectorsBar).follow(event)
+        if isinstance(event, RunStarted):
+            if self.run_result is None:
+                self._show()
+        elif isinstance(event, FindingFound):
+            self.live.append(event.finding)
+            if self.run_result is None and not self._live_dirty:
+                self._live_dirty = True
+                self.set_timer(LIVE_REFRESH, self._refresh_live)
+        elif isinstance(event, RunWarning):
+            self.notify(event.message, severity="warning", timeout=6)
+        elif isinstance(event, RunKeptApart):
+            # Said before RunFinished: the run just made looked at less than the day's (R
+            # offline after an online run), so the day's fuller run stays on screen.
+            self._kept = event.kept
+            self._say_kept_apart(event.message)
+        elif isinstance(event, RunFinished):
+            # The reconciled sections replace the live ones; the cursor keeps its finding.
+            result, self._kept = self._kept or event.result, None
+            if result is event.result and not result.cancelled:  # it replaced the day's run
+                self._say_kept_apart(None)
+            self.run_result = result
+            self.query_one(StatusLine).collected_at = result.collected_at
+            bar = self.query_one(CollectorsBar)
+            bar.set_states(result.collectors)
+            bar.set_warnings(result.config_warnings)
+            self._show()
+
+    def _say_kept_apart(self, notice: str | None) -> None:
+        """A poorer run is kept apart: said once in full, and kept on the status line."""
+        status = self.query_one(StatusLine)
+        status.kept_apart = "poorer run kept apart" if notice else ""
+        if notice:
+            self.notify(notice, severity="warning", timeout=10)
+
+    def _refresh_live(self) -> None:
+        self._live_dirty = False
+        if self.run_result is None:
+            self._show()
+
+    def on_collection_ended(self, message: CollectionEnded) -> None:
+        self.collection = None
+        self.query_one(StatusLine).busy = ""
+        if message.cancelled:
+            self.notify("collection cancelled", timeout=3)
+        elif message.error:
+            self.notify(f"collection failed: {message.error}", severity="error", timeout=10)
+        if self.run_result is None:
+            self._show()
+
+    # -- GitHub ---------------------------------------------------------------------------------
+    @work(thread=True, group="github", exit_on_error=False)
+    def _check_github(self) -> None:
+        self.publishing.check_github()
+
+    def on_git_hub_status(self, message: GitHubStatus) -> None:
+        self.github_ok = message.online
+        try:
+            status = self.query_one(StatusLine)
+        except NoMatches:  # the answer came as the app closed
+            return
+        why = "--offline" if self.session.options.offline else message.detail
+        self.github_detail = why
+        status.online = "online" if message.online else f"offline ({why})"
+        status.rate = message.detail if message.online else ""
+
+    # -- preview and publish --------------------------------------------------------------------
+    def triaged_run(self, reviewed_only: bool = False) -> RunResult | None:
+        if self.run_result is None:
+            return None
+        run = self.session.triaged(self.run_result)
+        if reviewed_only:
+            reviewed = {fp for fp, entry in self.entries.items() if triage.reviewed(entry)}
+            run = run.model_copy(
+                update={"findings": [f for f in run.findings if f.fingerprint in reviewed]}
+            )
+        return run
+
+    def action_preview(self) -> None:
+        run = self.triaged_run()
+        if run is None:
+            self.notify("nothing collected yet", severity="warning")
+            return
+        try:  # what publishing would post: cut to GitHub's limit, like the dry run
+            posted = self.session.posted_markdown(run)
+        except ScoutError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.app.push_screen(PreviewScreen(posted, "Report preview (as it will be posted)"))
+
+    def action_publish(self) -> None:
+        run, reviewed = self.triaged_run(), self.triaged_run(reviewed_only=True)
+        if run is None or reviewed is None or self.collection is not None:
+            self.notify("wait for the collection to finish", severity="warning")
+            return
+        if self.session.bundle is not None and is_past_day(run.date):
+            self.notify(
+                f"the run of {run.date} is a past day's (a replay, an old "
+                "bundle): it is reviewed here, never published",
+                severity="error",
+                timeout=6,
+            )
+            return
+        if self.github_ok is False:
+            self.notify(
+                f"publishing needs GitHub: {self.github_detail}", severity="error", timeout=6
+            )
+            return
+        self.query_one(StatusLine).busy = "preparing the publish…"
+        self._propose(run, reviewed, dict(self.entries))
+
+    @work(thread=True, group="publish", exit_on_error=False)
+    def _propose(
+        self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
+    ) -> None:
+        self.publishing.propose(run, reviewed, entries)
+
+    def on_proposed(self, message: Proposed) -> None:
+        self.query_one(StatusLine).busy = ""
+        proposal = message.proposal
+        if proposal is None:
+            self.notify(f"cannot publish: {message.error}", severity="error", timeout=10)
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice is None:
+                self.notify("nothing published", timeout=2)
+            elif choice == "dry":
+                self.app.push_screen(
+                    PreviewScreen(dry_run_text(proposal.plan), "Dry run: nothing is sent")
+                )
+            else:
+                run = self.triaged_run(reviewed_only=choice == "reviewed")
+                self.app.push_screen(PublishProgress(f"Publishing {proposal.plan.summary()}…"))
+                self._publish(run)
+
+        self.app.push_screen(ConfirmPublish(proposal), chosen)
+
+    @work(thread=True, group="publish", exit_on_error=False)
+    def _publish(self, run: RunResult) -> None:
+        self.publishing.publish(run)
+
+    def on_publish_note(self, message: PublishNote) -> None:
+        if isinstance(self.app.screen, PublishProgress):
+            self.app.screen.add_line(message.line)
+
+    def on_published(self, message: Published) -> None:
+        if isinstance(self.app.screen, PublishProgress):
+            self.app.screen.finish(message.title, message.markdown)
+        else:
+            self.app.push_screen(PreviewScreen(message.markdown, message.title))
+        self.query_one(StatusLine).busy = ""
+
+    # -- panes, filter --------------------------------------------------------------------------
+    def action_zoom(self) -> None:
+        """The focused pane alone on the screen, or back."""
+        if self.zoomed is not None:
+            self.zoomed = None
+            for widget in self.query(".zoom-hidden, .zoom-full"):
+                widget.remove_class("zoom-hidden", "zoom-full")
+            self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
+            return
+        focused = self.focused
+        for pane_id in ZOOM_HIDES:
+            pane = self.query_one(f"#{pane_id}")
+            if focused is not None and (focused is pane or pane in focused.ancestors):
+                self.zoomed = pane_id
+        if self.zoomed is None:
+            return
+        for selector in ZOOM_HIDES[self.zoomed]:
+            self.query_one(selector).add_class("zoom-hidden")
+        if self.zoomed == "tree":
+            self.query_one("#left").add_class("zoom-full")
+
+    def action_unzoom_or_clear(self) -> None:
+        if self.zoomed is not None:
+            self.action_zoom()
+        elif self.query_one("#filter", Input).display:
+            self._set_filter("")
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, message: Input.Submitted) -> None:
+        self._set_filter(message.value)
+
+    def _set_filter(self, text: str) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = text
+        box.display = bool(text.strip())
+        self.filter = Filter.parse(text)
+        self.query_one(StatusLine).filter_text = text.strip()
+        self._show()
+        self.query_one(FindingsTree).focus()
+
+    def action_help(self) -> None:
+        keys = {
+            b.id: key
+            for key, bindings in self.app.active_bindings.items()
+            for b in [bindings.binding]
+            if b.id
+        }
+        from scout_tui.tui.screens.help import HelpScreen  # Markdown: imported when asked
+
+        self.app.push_screen(HelpScreen(keys))
+
+    def show_config_warnings(self) -> None:
+        warnings = self.query_one(CollectorsBar).warnings
+        text = (
+            "\n".join(f"- **{w.collector}**: {w.message}" for w in warnings)
+            or "scout.toml matches the repository: nothing to say."
+        )
+        self.app.push_screen(
+            PreviewScreen(
+                text,
+                "scout.toml: configured things the repository "
+                "no longer has (not findings: never published)",
+            )
+        )
+
+    def shut_down(self) -> None:
+        """The console is quitting. Nothing of a run may outlive it; the decisions worker
+        ends after the jobs already queued (each one is a committed transaction or
+        nothing)."""
+        if self.collection is not None:
+            self.collection.kill()
+        self.repros.stop(grace=2)  # nothing the console started keeps a GPU
+        self.decisions.close()
+
+
+TEXT_BROWSERS = {"lynx", "w3m", "links", "elinks", "www-browser"}
+
+
+def graphical_browser(env: Mapping[str, str], platform: str) -> bool:
+    """Whether `o` may start a browser: a display (X, Wayland, a Mac or Windows desktop)
+    and not a text browser, which would draw over the console."""
+    if env.get("BROWSER", "").split(os.pathsep)[0].rsplit("/", 1)[-1] in TEXT_BROWSERS:
+        return False
+    if platform in ("darwin", "win32"):
+        return not env.get("SSH_CONNECTION")
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def _settle_memory() -> None:
+    """The console's start (`run_console`) turns the cyclic garbage collector off while the
+    run loads; once the tree is up, everything alive then is frozen out of its passes —
+    a full pass over a 5,000-finding run costs 130–250 ms, a keypress's worth of stutter
+    several times a minute — and the collector runs again for what comes after."""
+    gc.freeze()
+    gc.enable()
+
+
+def _decision(entry: TriageEntry | None) -> TriageEntry | None:
+    """The entry as the screen shows it: when it was recorded does not show."""
+    return entry.model_copy(update={"updated": None}) if entry is not None else None
