@@ -14,7 +14,7 @@ import stat
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -457,9 +457,13 @@ class Session:
     def decided(self, run: RunResult) -> list[triage.Decided]:
         return triage.decided(run.findings, self.decisions())
 
-    def triaged(self, run: RunResult) -> RunResult:
-        """The run as it will be published: every finding not dropped counts as accepted."""
-        findings = triage.apply_triage(run.findings, self.decisions())
+    def triaged(
+        self, run: RunResult, entries: Mapping[str, TriageEntry] | None = None
+    ) -> RunResult:
+        """The run as it will be published: every finding not dropped counts as accepted.
+        `entries`: the decisions as the caller holds them (the console's), else read."""
+        decided = self.decisions() if entries is None else entries
+        findings = triage.apply_triage(run.findings, decided)
         return run.model_copy(update={"findings": findings})
 
     def resolve(self, run: RunResult, reference: str) -> Finding:

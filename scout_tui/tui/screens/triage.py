@@ -661,7 +661,7 @@ class TriageScreen(Screen[None]):
     def triaged_run(self, reviewed_only: bool = False) -> RunResult | None:
         if self.run_result is None:
             return None
-        run = self.session.triaged(self.run_result)
+        run = self.session.triaged(self.run_result, self.entries)  # no SQLite on the loop
         if reviewed_only:
             reviewed = {fp for fp, entry in self.entries.items() if triage.reviewed(entry)}
             run = run.model_copy(
