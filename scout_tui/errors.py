@@ -8,7 +8,7 @@ character that would steer a terminal (`ESC ]52;` writes the clipboard) or hide 
 from __future__ import annotations
 
 import re
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # anything else; with --strict, a skipped or failed collector
@@ -121,7 +121,7 @@ class RedactingWriter:
     """Writes a byte stream to `into` redacted, whatever the chunks: what could be part of
     a secret that the next chunk completes is held back, raw, until it comes (or `close`)."""
 
-    def __init__(self, into: BinaryIO) -> None:
+    def __init__(self, into: IO[bytes]) -> None:
         self._into = into
         self._held = b""
         self.written = 0

@@ -168,14 +168,13 @@ class CiFailureCollector(Collector):
                 "and `event` in scout.toml.",
             )
         if runs[0].conclusion == "success":
-            latest = runs[0]
+            green = runs[0]
             return ctx.finding(
                 self.name,
                 "ci_passing",
                 (source,),
-                f"CI green: {code(source)} run #{latest.number} of "
-                f"{latest.created_at.date()} passed",
-                evidence=Evidence(urls=[latest.url]),
+                f"CI green: {code(source)} run #{green.number} of {green.created_at.date()} passed",
+                evidence=Evidence(urls=[green.url]),
             )
         histories: list[RunHistory] = []
         latest: _RunLogs | None = None

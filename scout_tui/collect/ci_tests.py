@@ -9,6 +9,7 @@ invocation says "disabled", with the commit that did it.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -457,7 +458,9 @@ class CiTestsCollector(Collector):
             invocation = gap.disabled_by[0]
             culprit = ctx.source.since_when(
                 invocation.workflow,
-                lambda text, line=invocation.line: _commented_in(text, invocation.workflow, line),
+                functools.partial(
+                    _commented_in, workflow=invocation.workflow, line=invocation.line
+                ),
             )
             by = f", since {code(culprit.sha[:10])} ({culprit.summary})" if culprit else ""
             return ctx.finding(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fnmatch import fnmatch
 
 from scout_tui.analysis.python import pyast
@@ -109,6 +109,10 @@ _PASS = re.compile(r"`\w+_pass`")
 
 def said_untested(title: str) -> bool:
     return bool(_UNTESTED_WORDS.search(title)) and len(_PASS.findall(title)) == 1
+
+
+def _finds(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    return lambda text: pattern.search(text) is not None
 
 
 class CoverageCollector(Collector):
@@ -305,12 +309,8 @@ class CoverageCollector(Collector):
             since = ""
             constant = re.fullmatch(r"[A-Za-z_]\w*", where)
             if integration and constant and where not in ("True", "False"):
-                commit = ctx.source.since_when(
-                    integration,
-                    lambda text, name=where: (
-                        re.search(rf"^{name}\s*=\s*True\b", text, re.M) is not None
-                    ),
-                )
+                switched_on = re.compile(rf"^{where}\s*=\s*True\b", re.M)
+                commit = ctx.source.since_when(integration, _finds(switched_on))
                 since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit else ""
             label = code(f"disabled={where}") if integration else code(where)
             why = f": {_gist(reason)}" if reason else " (no reason given in the code)"

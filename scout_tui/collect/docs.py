@@ -230,7 +230,8 @@ class DocsCollector(Collector):
         roots = [
             ref
             for target in targets
-            for ref in [types.resolve(*target.split("::", 1))]
+            for path, _, qualname in [target.partition("::")]
+            for ref in [types.resolve(path, qualname)]
             if ref is not None
         ]
         inaccurate = 0

@@ -11,7 +11,7 @@ import ast
 import difflib
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.dependencies import (
@@ -70,6 +70,19 @@ def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definiti
         new, ast.ClassDef
     ):
         return [f"`{surface.qualname}` changed between class and function"]
+    if isinstance(old, ast.ClassDef) and isinstance(new, ast.ClassDef):
+        return _compare_class(check, old, new)
+    if isinstance(old, ast.ClassDef) or isinstance(new, ast.ClassDef):
+        return []
+    if check == "signature":
+        return pyast.compare_signatures(pyast.signature(old), pyast.signature(new))
+    before_arity, after_arity = pyast.return_arities(old), pyast.return_arities(new)
+    if before_arity != after_arity:
+        return [f"returns {_arity(after_arity)} (was {_arity(before_arity)})"]
+    return []
+
+
+def _compare_class(check: str, old: ast.ClassDef, new: ast.ClassDef) -> list[str]:
     if check == "fields":
         return pyast.compare_fields(pyast.dataclass_fields(old), pyast.dataclass_fields(new))
     if check == "properties":
@@ -79,19 +92,15 @@ def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definiti
             + [f"property `{p}` removed" for p in before - after]
         )
     if check == "methods":
-        before, after = set(pyast.public_methods(old)), set(pyast.public_methods(new))
-        return sorted(
-            [f"method `{m}` added" for m in after - before]
-            + [f"method `{m}` removed" for m in before - after]
+        methods_before, methods_after = (
+            set(pyast.public_methods(old)),
+            set(pyast.public_methods(new)),
         )
-    if isinstance(old, ast.ClassDef) or isinstance(new, ast.ClassDef):
-        return []
-    if check == "signature":
-        return pyast.compare_signatures(pyast.signature(old), pyast.signature(new))
-    before_arity, after_arity = pyast.return_arities(old), pyast.return_arities(new)
-    if before_arity != after_arity:
-        return [f"returns {_arity(after_arity)} (was {_arity(before_arity)})"]
-    return []
+        return sorted(
+            [f"method `{m}` added" for m in methods_after - methods_before]
+            + [f"method `{m}` removed" for m in methods_before - methods_after]
+        )
+    return []  # a signature or what it returns: a class has neither
 
 
 _TOP_LEVEL = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z]\w*)", re.MULTILINE)
@@ -197,6 +206,8 @@ def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]
         if short + "(" not in text:
             continue  # cheap: most files never mention the class
         for node in pyast.nodes(ctx.source.parse(path), ast.Call):
+            if not isinstance(node, ast.Call):
+                continue
             name = ast.unparse(node.func)
             if name in (qualname, short) or name.endswith("." + qualname):
                 found.append((path, node.lineno))
@@ -405,7 +416,7 @@ class UpstreamDeltaCollector(Collector):
         head: str,
         changed_files: set[str],
         quiet: list[Finding],
-    ) -> Iterator[Finding | Progress]:
+    ) -> Generator[Finding | Progress, None, tuple[int, int]]:
         """The dependency surface found in the experiment's code, compared baseline → HEAD:
         returns (how many dependencies, how many changed)."""
         experiment = ctx.config.project.experiment
@@ -443,7 +454,7 @@ class UpstreamDeltaCollector(Collector):
         for dependency in candidates:
             surface = Surface(
                 name=_dependency_name(dependency), target=dependency.target, check=dependency.check
-            )  # type: ignore[arg-type]
+            )
             new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
             old = pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname)
             if new is None or old is None:
@@ -487,9 +498,11 @@ class UpstreamDeltaCollector(Collector):
             depended = {d.change for d in deps}
             notes = []
             for change in changes:
-                commit = _adapted_in(adapted, change)
-                if commit is not None:
-                    notes.append(f"{change} (adapted in the same commit, {code(commit.sha[:10])})")
+                adapting = _adapted_in(adapted, change)
+                if adapting is not None:
+                    notes.append(
+                        f"{change} (adapted in the same commit, {code(adapting.sha[:10])})"
+                    )
                 elif change not in depended:
                     notes.append(change)
             unused.append(f"- {surface.name}: " + "; ".join(notes))
@@ -744,8 +757,8 @@ class UpstreamDeltaCollector(Collector):
         key: tuple[str, ...],
         base: str,
         head: str,
-        new: ast.AST | None,
-        old: ast.AST | None,
+        new: pyast.Definition | None,
+        old: pyast.Definition | None,
         commits: list[CommitInfo],
     ) -> Finding | None:
         ref = [FileRef(path=surface.path)]

@@ -161,10 +161,14 @@ class WindowsConfig(_Strict):
     stale_issue_days: int = Field(ge=1)
 
 
+# What of an upstream definition a surface compares.
+SurfaceCheck = Literal["fields", "signature", "returns", "properties", "methods"]
+
+
 class Surface(_Strict):
     name: str
     target: str = Field(pattern=r"^[^:]+::[A-Za-z_][\w.]*$")
-    check: Literal["fields", "signature", "returns", "properties", "methods"]
+    check: SurfaceCheck
 
     @property
     def path(self) -> str:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, BinaryIO, TypeVar
+from typing import IO, Any, TypeVar
 from urllib.parse import urlencode
 
 import requests
@@ -775,7 +775,7 @@ class GitHubClient:
             for j in jobs
         ]
 
-    def job_log(self, repo: str, job_id: int, into: BinaryIO) -> int:
+    def job_log(self, repo: str, job_id: int, into: IO[bytes]) -> int:
         """Stream a job's log into a file, redacted on the way (a token split across two
         chunks too); the redirect target gets no token."""
         doing = f"downloading the log of job {job_id}"

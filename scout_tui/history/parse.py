@@ -305,7 +305,7 @@ def _folded_items(section: Section, line: str) -> list[PriorItem]:
                 )
     items = []
     for fingerprint, digests, first in found:
-        given: dict = {"fingerprint": fingerprint}
+        given: dict[str, Any] = {"fingerprint": fingerprint}
         if first_date := _date_or_none(first):
             given["first_reported"] = first_date
         if digests is not None:

@@ -192,7 +192,9 @@ class Publisher:
     ) -> None:
         self.github, self.state, self.config, self.target = github, state, config, target
         self.render, self.note = render, note
-        self._steps: dict[str, dict] = {}  # every day's draft and status steps, read back
+        self._steps: dict[
+            str, dict[str, object]
+        ] = {}  # every day's draft and status steps, read back
         self._set_at: dict[str, float] = {}  # items given Backlog in this publish: when
         self.today = today  # None: today, UTC
         self.said: set[str] = set()

@@ -57,7 +57,7 @@ def edited(finding: Finding, entry: TriageEntry | None) -> Finding:
     moved to Action Items stays under Carried Forward (reconcile decided it is not new)."""
     if entry is None:
         return finding
-    update: dict = {}
+    update: dict[str, object] = {}
     if entry.section is not None:
         section = entry.section
         if section is Section.ACTION_ITEMS and finding.status is Status.CARRIED:
@@ -163,7 +163,7 @@ def edit(
 ) -> TriageEntry:
     if section is Section.CARRIED_FORWARD:
         raise TriageError("carried_forward is decided by reconcile; use action_items")
-    update: dict = {}
+    update: dict[str, object] = {}
     if title is not None:
         if not title.strip():
             raise TriageError("a title cannot be empty")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.relevance import Uses
+from scout_tui.config.profile import SurfaceCheck
 
 Parse = Callable[[str], ast.Module | None]
 
@@ -24,7 +25,7 @@ _WRAPPERS = ("Optional", "Annotated")
 class Dependency:
     path: str  # the repository file that defines it
     qualname: str  # "CompileConfig", "Trainer.Config", "Trainer.post_dataloading_process"
-    check: str  # what to compare: "fields" or "signature" (a Surface's check)
+    check: SurfaceCheck  # what to compare: "fields" or "signature"
     via: str  # how the experiment depends on it, with where
     option_prefix: str = ""  # "parallelism" for options reached as `--parallelism.x`
     override: str = ""  # "path:line" of the experiment's override of this method

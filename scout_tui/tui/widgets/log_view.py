@@ -303,13 +303,13 @@ class LogView(ScrollView, can_focus=True):
         if strip is not None:
             self._strips.move_to_end(key)
             return strip
-        strip = self._render(line, width, scroll_x)
+        strip = self._strip_of(line, width, scroll_x)
         self._strips[key] = strip
         while len(self._strips) > CACHED_STRIPS:
             self._strips.popitem(last=False)
         return strip
 
-    def _render(self, line: int, width: int, scroll_x: int) -> Strip:
+    def _strip_of(self, line: int, width: int, scroll_x: int) -> Strip:
         base = self.rich_style
         try:
             texts = self.index.lines(line, 1)
