@@ -13,11 +13,12 @@ import pytest
 from scout_tui.collect import registry
 from scout_tui.collect.base import Collector, CollectorContext, Kind, Need, all_kinds
 from scout_tui.config.profile import load_config
+from scout_tui.github.api import BoardItem
 from scout_tui.history.parse import parse_report
 from scout_tui.model import Finding, Priority, Section, Status
 from scout_tui.pipeline.day import RunOptions, render_markdown, run
 from scout_tui.publish.plan import build_plan, draft_title
-from scout_tui.report.board import normalized_title
+from scout_tui.report.board import Scout, board_index
 from tests.conftest import TODAY
 
 
@@ -93,6 +94,7 @@ def test_a_new_kind_is_placed_rendered_read_back_reconciled_and_matched(with_lin
     config = load_config(with_lint.config)
     plan = build_plan(config, TODAY, report, first.findings)
     assert [d.fingerprint for d in plan.drafts] == [found.fingerprint]
-    filed = {normalized_title(draft_title(config, found)): "https://github.com/item/1"}
-    matched = build_plan(config, TODAY, report, first.findings, board_titles=filed)
+    by_hand = BoardItem("PVTI_1", 1, "lint warning in readme.md", "", "Todo", creator="someone")
+    board = board_index([by_hand], Scout("nightly-scout"))
+    matched = build_plan(config, TODAY, report, first.findings, board)
     assert matched.drafts == [] and matched.duplicates == [draft_title(config, found)]

@@ -53,7 +53,7 @@ from scout_tui.model import (
     RunResult,
     Section,
 )
-from scout_tui.report.board import Scout, board_index, normalized_title
+from scout_tui.report.board import Scout, board_index
 from scout_tui.report.render import FULL, Layout, render_report
 from scout_tui.source.tree import BlobStore, NotARepository, SourceTree
 from scout_tui.store.cache import Cache
@@ -321,9 +321,9 @@ def _with_board(options: RunOptions, findings: list[Finding], warnings: list[str
         return findings
     linked = []
     for finding in findings:
-        item = index.drafts.get(finding.fingerprint)
-        if item is None and finding.section in PRIORITIZED:
-            item = index.titles.get(normalized_title(finding.title))
+        item = index.item_for(
+            finding.fingerprint, finding.title, by_title=finding.section in PRIORITIZED
+        )
         if item is not None:
             url = board_item_url(options.web_url, board, item)
             finding = finding.model_copy(

@@ -165,9 +165,8 @@ def plan_against_board(
     """The plan, with board items (when known) as duplicates rather than new drafts, and
     the status lines scout's drafts are due (`journaled`: the digests already written)."""
     index = board_index(items, scout) if items is not None else None
-    titles = {key: item.id for key, item in index.by_key().items()} if index is not None else {}
     bodies = _updatable(index.drafts) if index is not None else {}
-    return build_plan(config, run.date, report, run.findings, titles, bodies, journaled)
+    return build_plan(config, run.date, report, run.findings, index, bodies, journaled)
 
 
 def _updatable(drafts: dict[str, BoardItem]) -> dict[str, str]:
@@ -367,7 +366,7 @@ class Publisher:
         ours = index.drafts.get(fingerprint)
         if ours is None and step in self._steps:  # scout added it, or began to: look harder
             ours = self._look(find, expected=True)
-        if ours is None and normalized_title(title) in index.titles:
+        if ours is None and index.filed_by_hand(title) is not None:
             outcome.duplicates.append(title)  # someone filed it already: linked, untouched
             return None
         if ours is None:
@@ -534,9 +533,11 @@ class Publisher:
 
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
-        item = index.drafts.get(finding.fingerprint)
-        if item is None and wants_draft(finding.model_copy(update={"board": None})):
-            item = index.titles.get(normalized_title(draft_title(self.config, finding)))
+        item = index.item_for(
+            finding.fingerprint,
+            draft_title(self.config, finding),
+            by_title=wants_draft(finding.model_copy(update={"board": None})),
+        )
         if item is None:
             return finding.model_copy(update={"board": None})
         url = board_item_url(self.target.web_url, board, item)

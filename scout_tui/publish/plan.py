@@ -29,7 +29,7 @@ from scout_tui.model import (
     Status,
     item_digest,
 )
-from scout_tui.report.board import DRAFT_SOURCE, normalized_title
+from scout_tui.report.board import DRAFT_SOURCE, BoardIndex
 from scout_tui.report.render import COMMENT_LIMIT, marker
 
 TITLE_LIMIT = 120  # the finding's words in a draft's title
@@ -212,31 +212,29 @@ def build_plan(
     report_date: date,
     report: str,
     findings: Sequence[Finding],
-    board_titles: dict[str, str] | None = None,
+    board: BoardIndex | None = None,
     draft_bodies: Mapping[str, str] | None = None,
     journaled: frozenset[str] = frozenset(),
 ) -> PublishPlan:
-    """`board_titles` maps existing board items' fingerprints or normalized titles to their
-    URLs; a finding that matches one is a duplicate, not a new draft. `draft_bodies`: scout's
-    own drafts by fingerprint, for their status lines."""
-    existing = board_titles or {}
+    """`board`: the board's items; a finding that has one is a duplicate, not a new draft.
+    `draft_bodies`: scout's own drafts by fingerprint, for their status lines."""
     plan = PublishPlan(report_date, report, config.project.tracking_issue)
     plan.status_lines = status_lines(config, report_date, findings, draft_bodies or {}, journaled)
     for finding in findings:
         if not wants_draft(finding):
             continue
         title = draft_title(config, finding)
-        if finding.fingerprint in existing or normalized_title(title) in existing:
+        if board is not None and board.item_for(finding.fingerprint, title) is not None:
             plan.duplicates.append(title)
             continue
         plan.drafts.append(
             Draft(finding.fingerprint, title, draft_body(config, finding, report_date, None))
         )
     issue = config.project.tracking_issue
-    board = f"{config.board.owner}/projects/{config.board.number}"
+    project = f"{config.board.owner}/projects/{config.board.number}"
     plan.steps = [
         Step(f"post or update today's report comment on #{issue}"),
-        *(Step(f"create draft on {board}: {d.title}") for d in plan.drafts),
+        *(Step(f"create draft on {project}: {d.title}") for d in plan.drafts),
         *(Step(f"set Status = {config.board.backlog_option}: {d.title}") for d in plan.drafts),
         *(Step(f"add a status line to the draft: {line.title}") for line in plan.status_lines),
         Step("link each action item in the comment to its board item"),

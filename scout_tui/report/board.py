@@ -1,5 +1,6 @@
-"""Which board item is a finding's: scout's own draft by the fingerprint marker it carries,
-else any item with the same normalized title (an item someone filed by hand).
+"""Which board item is a finding's (`BoardIndex.item_for`, the one rule): scout's own draft by
+the fingerprint marker it carries, else any item with the same normalized title (an item
+someone filed by hand).
 
 A marker is trusted only on a draft scout created: by the token's identity, or recorded in
 this state dir's publish journal; anyone can paste `scout:fp=…` into an item of their own.
@@ -63,9 +64,17 @@ class BoardIndex:
     drafts: dict[str, BoardItem] = field(default_factory=dict)
     titles: dict[str, BoardItem] = field(default_factory=dict)
 
-    def by_key(self) -> dict[str, BoardItem]:
-        """Every fingerprint and normalized title, with its item."""
-        return {**self.titles, **self.drafts}
+    def filed_by_hand(self, title: str) -> BoardItem | None:
+        """An item with the same normalized title: someone filed it already."""
+        return self.titles.get(normalized_title(title))
+
+    def item_for(self, fingerprint: str, title: str, *, by_title: bool = True) -> BoardItem | None:
+        """The board's item for a finding: scout's own draft by its fingerprint, else (when
+        `by_title`) any item with the same normalized title. The one matching rule."""
+        found = self.drafts.get(fingerprint)
+        if found is None and by_title:
+            found = self.filed_by_hand(title)
+        return found
 
 
 def board_index(items: Iterable[BoardItem], scout: Scout | None) -> BoardIndex:
