@@ -1,7 +1,8 @@
 """The findings model: what a collector finds, what a reviewer decides, what a run records.
 
-These are pydantic models because they cross boundaries: the cache, `--json`, the
-committed JSON Schema and (later) the GitHub layer all read and write them.
+These are pydantic models because they cross boundaries: the cache, `--json`, bundles and
+the committed JSON Schema read and write them. What a section is (`SECTIONS`) is plain
+data beside them.
 """
 
 from __future__ import annotations

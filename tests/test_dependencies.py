@@ -1,4 +1,4 @@
-"""The experiment's dependency surface, discovered from its code (issue #12): what it imports,
+"""The experiment's dependency surface, discovered from its code: what it imports,
 subclasses, overrides and configures upstream, watched baseline → HEAD beside the surfaces
 scout.toml names; relevance decides Action Item or FYI."""
 

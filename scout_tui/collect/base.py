@@ -46,7 +46,7 @@ class Need(StrEnum):
     REPO = "repo"
     NETWORK = "network"
     TORCH = "torch"
-    GITHUB = "github"  # the GitHub layer (a later issue)
+    GITHUB = "github"  # a GitHub connection: a token, and the host answering
 
 
 class Skipped(Exception):
