@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
+
+import pytest
 
 from scout_tui.analysis.python.definitions import (
     override_definitions,
@@ -943,6 +946,25 @@ def test_a_few_lines_more_are_no_new_untested_code(fresh_world):
     commit_all(repo, "a table", f"{TODAY.isoformat()}T21:00:00+00:00")
     found = by_kind(run_collector(fresh_world, "coverage", TODAY))
     assert f"{EXP}/simple_fsdp.py" in found["new_code_untested"][0].items
+    # Where the line is drawn is the team's: `[thresholds] new_code_lines`.
+    config = fresh_world.config
+    config.write_text(config.read_text() + "\n[thresholds]\nnew_code_lines = 40\n")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    assert f"{EXP}/simple_fsdp.py" not in found["new_code_untested"][0].items
+    assert f"{EXP}/simple_fsdp.py" not in found["new_code_untested"][0].body
+
+
+def test_thresholds_are_checked_and_the_shipped_ones_documented(shipped_config, tmp_path):
+    from scout_tui.config.profile import ConfigError, load_config
+
+    assert shipped_config.thresholds.new_code_lines == 20
+    assert shipped_config.thresholds.duplicate_similarity == 0.8
+    shipped = (Path(__file__).parent.parent / "scout_tui/scout.toml").read_text()
+    assert "[thresholds]" in shipped  # each one with its comment
+    bad = tmp_path / "scout.toml"
+    bad.write_text("[thresholds]\nduplicate_similarity = 1.5\n")
+    with pytest.raises(ConfigError, match="duplicate_similarity"):
+        load_config(bad)
 
 
 def test_a_combination_is_covered_by_the_default_run_and_by_a_larger_one(fresh_world):

@@ -43,9 +43,6 @@ from scout_tui.model import WORSENED, ConfigWarning, FileRef, Finding, Section
 WORKFLOWS_DIR = ".github/workflows"
 
 
-_GROWTH = 20  # lines a file must gain to count as new code
-
-
 def _enabled_strings(ctx: CollectorContext, path: str, disabled: bool = False) -> str:
     """The strings of the integration entries that run (or, `disabled`, of those that
     do not)."""
@@ -566,6 +563,7 @@ class CoverageCollector(Collector):
             for path in commit.files
             if path.endswith(".py") and not path.startswith(tests_dir + "/")
         }
+        growth = ctx.config.thresholds.new_code_lines
         untested = []
         for path in sorted(touched):
             after = ctx.source.read_at(head, path)
@@ -574,7 +572,7 @@ class CoverageCollector(Collector):
             before = ctx.source.read_at(base, path)
             # New, or grown by a real chunk: a few changed lines in a file every
             # integration run goes through are no new untested code.
-            grew = before is None or after.count("\n") - before.count("\n") >= _GROWTH
+            grew = before is None or after.count("\n") - before.count("\n") >= growth
             stem = path.rsplit("/", 1)[-1].removesuffix(".py")
             module = path.removesuffix(".py").replace("/", ".")
             if grew and stem != "__init__" and not (module in tests_text or stem in tests_text):
@@ -586,7 +584,7 @@ class CoverageCollector(Collector):
                 (experiment,),
                 f"{len(untested)} file{'s' if len(untested) != 1 else ''} added or grown since "
                 f"{ctx.since.date()} with no test touching {'them' if len(untested) > 1 else 'it'}",
-                f"No test imports or mentions these (new, or {_GROWTH}+ lines longer):\n\n"
+                f"No test imports or mentions these (new, or {growth}+ lines longer):\n\n"
                 + _bullets(untested),
                 files=[FileRef(path=path) for path in untested],
                 items=untested,

@@ -32,8 +32,6 @@ from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import Collector, CollectorContext, Kind, Need, Progress, Unchecked
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
 
-SIMILARITY = 0.8
-
 
 def _module_path(ctx: CollectorContext, dotted_module: str) -> str | None:
     base = dotted_module.replace(".", "/")
@@ -291,7 +289,11 @@ class FreshnessCollector(Collector):
         return found
 
     def _duplicates(self, ctx: CollectorContext, left: str, right: str) -> Finding | None:
-        pairs = similar_functions(ctx.source.parse(left), ctx.source.parse(right), SIMILARITY)
+        pairs = similar_functions(
+            ctx.source.parse(left),
+            ctx.source.parse(right),
+            ctx.config.thresholds.duplicate_similarity,
+        )
         if not pairs:
             return None
         rows = "\n".join(

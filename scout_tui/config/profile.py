@@ -161,6 +161,16 @@ class WindowsConfig(_Strict):
     stale_issue_days: int = Field(ge=1)
 
 
+class ThresholdsConfig(_Strict):
+    """Where a rule draws its line, for a team to tune (implementation limits stay named
+    constants in their modules)."""
+
+    # lines a file must gain since the baseline to count as new code (`new_code_untested`)
+    new_code_lines: int = Field(default=20, ge=1)
+    # how alike two functions' trees must be to count as duplicated logic (0–1)
+    duplicate_similarity: float = Field(default=0.8, gt=0, le=1)
+
+
 # What of an upstream definition a surface compares.
 SurfaceCheck = Literal["fields", "signature", "returns", "properties", "methods"]
 
@@ -269,6 +279,7 @@ class Config(_Strict):
     github: GithubConfig = GithubConfig()
     report: ReportConfig = ReportConfig()
     windows: WindowsConfig
+    thresholds: ThresholdsConfig = ThresholdsConfig()
     upstream: UpstreamConfig
     todos: TodosConfig
     torch: TorchConfig
