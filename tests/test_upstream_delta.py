@@ -5,6 +5,13 @@ import ast
 import pytest
 
 from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.changes import (
+    Added,
+    DefaultChanged,
+    Removed,
+    TypeChanged,
+    describe,
+)
 from scout_tui.collect.upstream_delta import compare_surface
 from scout_tui.config.profile import Surface
 from scout_tui.model import Section, fingerprint
@@ -116,36 +123,69 @@ def node(source, qualname="C.f"):
     return pyast.find(ast.parse(source), qualname)
 
 
+def _said(changes):
+    return [describe(change) for change in changes]
+
+
 def test_compare_surface_cases():
     old = node("class C:\n    def f(self, a, b=1, *args, c, **kw): return a, b\n")
     renamed = node("class C:\n    def f(self, x, b=2, *args, c, **kw): return a, b, c\n")
-    assert compare_surface(surface("signature"), old, renamed) == [
+    changes = compare_surface(surface("signature"), old, renamed)
+    assert changes == [
+        Removed("parameter", "a"),
+        DefaultChanged("parameter", "b", "1", "2"),
+        Added("parameter", "x", "positional"),
+    ]
+    assert _said(changes) == [
         "parameter `a` removed",
         "parameter `b` default `1` → `2`",
         "parameter `x` added (positional)",
     ]
-    assert compare_surface(surface("returns"), old, renamed) == [
+    assert _said(compare_surface(surface("returns"), old, renamed)) == [
         "returns a 3-tuple (was a 2-tuple)"
     ]
     reordered = node("class C:\n    def f(self, b=1, a=None, *args, c, **kw): pass\n")
-    assert "parameters reordered: self, b, a, args, c, kw" in compare_surface(
-        surface("signature"), old, reordered
+    assert "parameters reordered: self, b, a, args, c, kw" in _said(
+        compare_surface(surface("signature"), old, reordered)
     )
     props_old = node("class C:\n    @property\n    def a(self): ...\n", "C")
     props_new = node("class C:\n    @property\n    def b(self): ...\n    def a(self): ...\n", "C")
-    assert compare_surface(surface("properties", "C"), props_old, props_new) == [
+    assert _said(compare_surface(surface("properties", "C"), props_old, props_new)) == [
         "property `a` removed",
         "property `b` added",
     ]
     fields_old = node("class C:\n    a: int = 1\n    K: ClassVar[int] = 0\n", "C")
     fields_new = node("class C:\n    a: str = 1\n", "C")
     assert compare_surface(surface("fields", "C"), fields_old, fields_new) == [
-        "field `a` type `int` → `str`"
+        TypeChanged("field", "a", "int", "str")
     ]
     function = node("def C(): pass\n", "C")
-    assert compare_surface(surface("fields", "C"), fields_old, function) == [
+    assert _said(compare_surface(surface("fields", "C"), fields_old, function)) == [
         "`C` is no longer a class"
     ]
+
+
+def test_rewording_every_change_changes_no_judgement(sample_world, monkeypatch):
+    """The words of a change are made once, for the report: with every one reworded, the
+    same findings come out, with the same fingerprints, kinds, sections and priorities.
+    (Their item digests are still taken from the words.)"""
+    import scout_tui.collect.upstream_delta as collector
+
+    def judged():
+        result = run_collector(sample_world, "upstream_delta", TODAY)
+        # each finding, and how many of its changes the experiment does not depend on
+        return sorted(
+            (f.fingerprint, f.kind, f.section, f.priority, f.body.count("(not used by the"))
+            for f in [*result.findings, *result.left_out]
+        )
+
+    said = judged()
+    assert any(kind == "surface_changed" for _, kind, *_ in said)
+    assert any(unused for *_, unused in said)  # some changes bite, some do not
+    monkeypatch.setattr(collector, "describe", lambda change: f"⟨{describe(change)[::-1]}⟩")
+    reworded = run_collector(sample_world, "upstream_delta", TODAY)
+    assert any("⟨" in item for f in reworded.findings for item in f.items)
+    assert judged() == said
 
 
 def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world, sample_world):

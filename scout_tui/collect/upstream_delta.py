@@ -12,8 +12,20 @@ import difflib
 import itertools
 import re
 from collections.abc import Generator, Iterator
+from dataclasses import replace
 
 from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.changes import (
+    Added,
+    Change,
+    Removed,
+    Reshaped,
+    ReturnsChanged,
+    TypeChanged,
+    describe,
+    in_order,
+    named,
+)
 from scout_tui.analysis.python.dependencies import (
     Dependency,
     OptionIndex,
@@ -59,17 +71,17 @@ def _surface_diff(ctx: CollectorContext, surface: Surface, base: str, head: str)
     )
 
 
-def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definition) -> list[str]:
-    """The changes to one surface between two versions, as short sentences."""
+def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definition) -> list[Change]:
+    """The changes to one surface between two versions."""
     check = surface.check
     if check in ("fields", "properties", "methods") and not (
         isinstance(old, ast.ClassDef) and isinstance(new, ast.ClassDef)
     ):
-        return [f"`{surface.qualname}` is no longer a class"]
+        return [Reshaped(surface.qualname, "no longer a class")]
     if check in ("signature", "returns") and isinstance(old, ast.ClassDef) != isinstance(
         new, ast.ClassDef
     ):
-        return [f"`{surface.qualname}` changed between class and function"]
+        return [Reshaped(surface.qualname, "class or function")]
     if isinstance(old, ast.ClassDef) and isinstance(new, ast.ClassDef):
         return _compare_class(check, old, new)
     if isinstance(old, ast.ClassDef) or isinstance(new, ast.ClassDef):
@@ -78,27 +90,27 @@ def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definiti
         return pyast.compare_signatures(pyast.signature(old), pyast.signature(new))
     before_arity, after_arity = pyast.return_arities(old), pyast.return_arities(new)
     if before_arity != after_arity:
-        return [f"returns {_arity(after_arity)} (was {_arity(before_arity)})"]
+        return [ReturnsChanged(_arity(after_arity), _arity(before_arity))]
     return []
 
 
-def _compare_class(check: str, old: ast.ClassDef, new: ast.ClassDef) -> list[str]:
+def _compare_class(check: str, old: ast.ClassDef, new: ast.ClassDef) -> list[Change]:
     if check == "fields":
         return pyast.compare_fields(pyast.dataclass_fields(old), pyast.dataclass_fields(new))
     if check == "properties":
         before, after = pyast.properties(old), pyast.properties(new)
-        return sorted(
-            [f"property `{p}` added" for p in after - before]
-            + [f"property `{p}` removed" for p in before - after]
+        return in_order(
+            [Added("property", p) for p in after - before]
+            + [Removed("property", p) for p in before - after]
         )
     if check == "methods":
         methods_before, methods_after = (
             set(pyast.public_methods(old)),
             set(pyast.public_methods(new)),
         )
-        return sorted(
-            [f"method `{m}` added" for m in methods_after - methods_before]
-            + [f"method `{m}` removed" for m in methods_before - methods_after]
+        return in_order(
+            [Added("method", m) for m in methods_after - methods_before]
+            + [Removed("method", m) for m in methods_before - methods_after]
         )
     return []  # a signature or what it returns: a class has neither
 
@@ -131,19 +143,20 @@ def _top_level_names(text: str | None) -> set[str]:
     return set(_TOP_LEVEL.findall(text or ""))
 
 
-Made = list[tuple[CommitInfo, list[str]]]  # commits, each with the changes it made
+Made = list[tuple[CommitInfo, list[Change]]]  # commits, each with the changes it made
 
 
 def _changes_by_commit(ctx: CollectorContext, surface: Surface, commits: list[CommitInfo]) -> Made:
     """The commits that changed this surface, not merely its file, each with its changes."""
-    found = []
+    found: Made = []
     for commit in commits:
         if surface.path not in commit.files:
             continue
         new = pyast.find(ctx.source.parse_at(commit.sha, surface.path), surface.qualname)
         old = pyast.find(ctx.source.parse_at(commit.sha + "^", surface.path), surface.qualname)
         if (old is None) != (new is None):
-            found.append((commit, [f"`{surface.qualname}` appeared or disappeared"]))
+            appeared: list[Change] = [Reshaped(surface.qualname, "appeared or disappeared")]
+            found.append((commit, appeared))
         elif old is not None and new is not None:
             changes = compare_surface(surface, old, new)
             if changes:
@@ -155,9 +168,6 @@ def _changed_by(
     ctx: CollectorContext, surface: Surface, commits: list[CommitInfo]
 ) -> list[CommitInfo]:
     return [commit for commit, _ in _changes_by_commit(ctx, surface, commits)]
-
-
-_NAMED = re.compile(r"^(?:field|parameter|property|method) `(\w+)`")
 
 
 def _changed_override(ctx: CollectorContext, commit: CommitInfo, path: str, qualname: str) -> bool:
@@ -173,9 +183,9 @@ def _changed_override(ctx: CollectorContext, commit: CommitInfo, path: str, qual
     )
 
 
-def _adapted_in(adapted: dict[str, CommitInfo], change: str) -> CommitInfo | None:
-    named = _NAMED.match(change)
-    return adapted.get(named.group(1)) if named else None
+def _adapted_in(adapted: dict[str, CommitInfo], change: Change) -> CommitInfo | None:
+    name = named(change)
+    return adapted.get(name) if name else None
 
 
 def _adapts(
@@ -214,20 +224,20 @@ def _constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]
     return sorted(found)
 
 
-_TYPE_CHANGE = re.compile(r"^field `(\w+)` type `(.+)` → `(.+)`$")
-
-
-def _widened(ctx: CollectorContext, surface: Surface, changes: list[str], head: str) -> list[str]:
-    """A field's type changed to a base class of what it was: say so, for a value of the old
+def _widened(
+    ctx: CollectorContext, surface: Surface, changes: list[Change], head: str
+) -> list[Change]:
+    """A field's type changed to a base class of what it was: marked, for a value of the old
     type still fits (relevance then does not count it)."""
     tree = ctx.source.parse_at(head, surface.path)
-    said = []
-    for change in changes:
-        match = _TYPE_CHANGE.match(change)
-        if match and widened(tree, match.group(2), match.group(3), ctx.source.parse):
-            change += f", a base class of `{match.group(2)}`: what fit still fits"
-        said.append(change)
-    return said
+    return [
+        replace(change, widened=True)
+        if isinstance(change, TypeChanged)
+        and change.subject == "field"
+        and widened(tree, change.before or "", change.after or "", ctx.source.parse)
+        else change
+        for change in changes
+    ]
 
 
 def _positions(old: ast.AST) -> tuple[dict[str, int], set[int]]:
@@ -283,6 +293,9 @@ class UpstreamDeltaCollector(Collector):
         self._modules: dict[str, ast.Module] | None = None  # the experiment's, parsed once
         self._terms: set[str] | None = None  # two-word terms of its identifiers
         self._option_index: OptionIndex | None = None  # its calls and flags, indexed once
+        # What each folded finding (adapted, or nothing the experiment uses) changed: its
+        # words in the one FYI line come from these, never from the finding's text.
+        self._folded: dict[str, tuple[str, list[Change]]] = {}
         self._ours: set[str] = set()  # commits of the window that changed the experiment
 
     def collect(
@@ -422,18 +435,7 @@ class UpstreamDeltaCollector(Collector):
         experiment = ctx.config.project.experiment
         modules = self._experiment_modules(ctx)
         # The configured surfaces' changes that do not bite come first in the one line.
-        unused: list[str] = [
-            f"- {f.title.split(' changed upstream')[0]}: "
-            + "; ".join(f.items)
-            + (
-                " (adapted in the same commit)"
-                if f.kind == "surface_adapted"
-                else ""
-                if all("what fit still fits" in item for item in f.items)
-                else " (not in what the experiment uses)"
-            )
-            for f in quiet
-        ]
+        unused = [self._folded_line(f) for f in quiet]
         if not any(p.endswith(".py") and not _under(p, [experiment]) for p in changed_files):
             if unused:
                 yield self._unused_line(ctx, unused, quiet)
@@ -475,7 +477,7 @@ class UpstreamDeltaCollector(Collector):
             by_commit = _changes_by_commit(ctx, surface, commits)
             adapted: dict[str, CommitInfo] = {}
             for commit, made in by_commit:
-                names = tuple(sorted({m.group(1) for c in made if (m := _NAMED.match(c))}))
+                names = tuple(sorted({name for c in made if (name := named(c))}))
                 if names and _adapts(ctx, commit, surface, experiment, names):
                     adapted.update({name: commit for name in names})
 
@@ -501,11 +503,12 @@ class UpstreamDeltaCollector(Collector):
                 adapting = _adapted_in(adapted, change)
                 if adapting is not None:
                     notes.append(
-                        f"{change} (adapted in the same commit, {code(adapting.sha[:10])})"
+                        f"{describe(change)} (adapted in the same commit, "
+                        f"{code(adapting.sha[:10])})"
                     )
                 elif change not in depended:
-                    notes.append(change)
-            unused.append(f"- {surface.name}: " + "; ".join(notes))
+                    notes.append(describe(change))
+            unused.append((surface.name, f"- {surface.name}: " + "; ".join(notes)))
         if unused:
             yield self._unused_line(ctx, unused, quiet)
         return len(dependencies), changed
@@ -579,8 +582,20 @@ class UpstreamDeltaCollector(Collector):
             evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
         )
 
+    def _folded_line(self, finding: Finding) -> tuple[str, str]:
+        """A folded finding's line of the one FYI line: its surface, what changed, and why
+        it does not bite."""
+        name, changes = self._folded[finding.fingerprint]
+        if finding.kind == "surface_adapted":
+            why = " (adapted in the same commit)"
+        elif all(isinstance(c, TypeChanged) and c.widened for c in changes):
+            why = ""
+        else:
+            why = " (not in what the experiment uses)"
+        return name, f"- {name}: " + "; ".join(describe(c) for c in changes) + why
+
     def _unused_line(
-        self, ctx: CollectorContext, unused: list[str], quiet: list[Finding]
+        self, ctx: CollectorContext, unused: list[tuple[str, str]], quiet: list[Finding]
     ) -> Finding:
         finding = ctx.finding(
             self.name,
@@ -588,12 +603,12 @@ class UpstreamDeltaCollector(Collector):
             ("discovered",),
             f"{len(unused)} upstream symbol{'s' if len(unused) != 1 else ''} the "
             f"experiment uses changed since {ctx.since.date()}, none in a way it depends on",
-            "\n".join(unused)
+            "\n".join(line for _, line in unused)
             + "\n\nThe surfaces scout.toml watches, and what was found from the experiment's "
             "imports, subclasses and the config options it sets. None of these changes "
             "touches a parameter, field or value it uses, or the commit that made it adapted "
             "the experiment.",
-            items=[line.split(":", 1)[0].removeprefix("- ") for line in unused],
+            items=[name for name, _ in unused],
         )
         # Yesterday's one-line-per-surface markers ("changed", "adapted", "unused") match.
         return finding.model_copy(
@@ -638,7 +653,7 @@ class UpstreamDeltaCollector(Collector):
         ctx: CollectorContext,
         surface: Surface,
         key: tuple[str, ...],
-        changes: list[str],
+        changes: list[Change],
         deps: list[Dependence],
         by: list[CommitInfo],
         base: str,
@@ -653,11 +668,11 @@ class UpstreamDeltaCollector(Collector):
             self.name,
             "surface_changed",
             key,
-            f"{surface.name} changed upstream: {deps[0].change}"
+            f"{surface.name} changed upstream: {describe(deps[0].change)}"
             + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
             preface
             + "\n".join(
-                f"- {change}"
+                f"- {describe(change)}"
                 + (
                     f" — the experiment depends on it: {because[change]}"
                     if change in because
@@ -668,7 +683,7 @@ class UpstreamDeltaCollector(Collector):
             + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
             suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
             files=[FileRef(path=surface.path, line=line)],
-            items=changes,
+            items=[describe(change) for change in changes],
             evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
         )
 
@@ -739,7 +754,7 @@ class UpstreamDeltaCollector(Collector):
         return self._modules
 
     def _dependence(
-        self, ctx: CollectorContext, surface: Surface, old: ast.AST, changes: list[str]
+        self, ctx: CollectorContext, surface: Surface, old: ast.AST, changes: list[Change]
     ) -> list[Dependence]:
         """The changes the experiment's code depends on."""
         parts = surface.qualname.split(".")
@@ -797,16 +812,17 @@ class UpstreamDeltaCollector(Collector):
                 "surface_adapted",
                 key,
                 f"{surface.name} changed upstream, the experiment adapted in the same "
-                f"commit{'s' if len(by) > 1 else ''}: {changes[0]}"
+                f"commit{'s' if len(by) > 1 else ''}: {describe(changes[0])}"
                 + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
-                "\n".join(f"- {change}" for change in changes)
+                "\n".join(f"- {describe(change)}" for change in changes)
                 + "\n\nAdapted in the same commit (it also changed "
                 + f"{code(experiment)}):\n"
                 + _commit_lines(by),
                 files=ref,
-                items=changes,
+                items=[describe(change) for change in changes],
                 evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
             )
+            self._folded[finding.fingerprint] = (surface.name, changes)
             # Yesterday's "changed" marker for it still matches.
             return finding.model_copy(
                 update={"aliases": sorted({*finding.aliases, fingerprint("surface_changed", *key)})}
@@ -819,14 +835,16 @@ class UpstreamDeltaCollector(Collector):
                 "surface_changed_unused",
                 key,
                 f"{surface.name} changed upstream, not in what the experiment uses: "
-                f"{changes[0]}" + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
-                "\n".join(f"- {change}" for change in changes)
+                f"{describe(changes[0])}"
+                + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+                "\n".join(f"- {describe(change)}" for change in changes)
                 + "\n\nThe experiment does not call, override, patch or read what changed."
                 + ("\n\nChanged by:\n" + _commit_lines(by) if by else ""),
                 files=ref,
-                items=changes,
+                items=[describe(change) for change in changes],
                 evidence=Evidence(diff=_surface_diff(ctx, surface, base, head)),
             )
+            self._folded[finding.fingerprint] = (surface.name, changes)
             return finding.model_copy(
                 update={"aliases": sorted({*finding.aliases, fingerprint("surface_changed", *key)})}
             )

@@ -11,6 +11,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from scout_tui.analysis.python.changes import (
+    Added,
+    Change,
+    DefaultChanged,
+    KindChanged,
+    Removed,
+    Reordered,
+    TypeChanged,
+    ValuesChanged,
+    in_order,
+)
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 Definition = ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
@@ -110,19 +122,19 @@ def dataclass_fields(node: ast.ClassDef) -> dict[str, Field]:
     return fields
 
 
-def compare_fields(old: dict[str, Field], new: dict[str, Field]) -> list[str]:
-    changes = [f"field `{name}` added" for name in new if name not in old]
-    changes += [f"field `{name}` removed" for name in old if name not in new]
+def compare_fields(old: dict[str, Field], new: dict[str, Field]) -> list[Change]:
+    changes: list[Change] = [Added("field", name) for name in new if name not in old]
+    changes += [Removed("field", name) for name in old if name not in new]
     for name in old.keys() & new.keys():
         a, b = old[name], new[name]
         if a.annotation != b.annotation:
             changes.append(
                 _allowed_values_change(name, a.annotation, b.annotation)
-                or f"field `{name}` type `{a.annotation}` → `{b.annotation}`"
+                or TypeChanged("field", name, a.annotation, b.annotation)
             )
         if a.default != b.default:
-            changes.append(f"field `{name}` default `{a.default}` → `{b.default}`")
-    return sorted(changes)
+            changes.append(DefaultChanged("field", name, a.default, b.default))
+    return in_order(changes)
 
 
 def literal_values(annotation: str) -> list[str] | None:
@@ -158,17 +170,14 @@ def _union_parts(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
-def _allowed_values_change(name: str, old: str, new: str) -> str | None:
-    """`field `x` allowed values: removed "a"; added "c"` when both are Literals."""
+def _allowed_values_change(name: str, old: str, new: str) -> ValuesChanged | None:
+    """The allowed values taken away and added, when both annotations are Literals."""
     before, after = literal_values(old), literal_values(new)
     if before is None or after is None:
         return None
-    removed = [v for v in before if v not in after]
-    added = [v for v in after if v not in before]
-    parts = ([f"removed {', '.join(f'`{v}`' for v in removed)}"] if removed else []) + (
-        [f"added {', '.join(f'`{v}`' for v in added)}"] if added else []
-    )
-    return f"field `{name}` allowed values: {'; '.join(parts)}" if parts else None
+    removed = tuple(v for v in before if v not in after)
+    added = tuple(v for v in after if v not in before)
+    return ValuesChanged(name, removed, added) if removed or added else None
 
 
 @dataclass(frozen=True)
@@ -220,24 +229,26 @@ def format_signature(name: str, params: list[Param]) -> str:
     return f"{name}({', '.join(parts)})"
 
 
-def compare_signatures(old: list[Param], new: list[Param]) -> list[str]:
+def compare_signatures(old: list[Param], new: list[Param]) -> list[Change]:
     before = {p.name: (i, p) for i, p in enumerate(old)}
     after = {p.name: (i, p) for i, p in enumerate(new)}
-    changes = [f"parameter `{n}` added ({after[n][1].kind})" for n in after if n not in before]
-    changes += [f"parameter `{n}` removed" for n in before if n not in after]
+    changes: list[Change] = [
+        Added("parameter", n, after[n][1].kind) for n in after if n not in before
+    ]
+    changes += [Removed("parameter", n) for n in before if n not in after]
     common_old = [p.name for p in old if p.name in after]
     common_new = [p.name for p in new if p.name in before]
     if common_old != common_new:
-        changes.append("parameters reordered: " + ", ".join(common_new))
+        changes.append(Reordered(tuple(common_new)))
     for name in before.keys() & after.keys():
         a, b = before[name][1], after[name][1]
         if a.kind != b.kind:
-            changes.append(f"parameter `{name}` became {b.kind} (was {a.kind})")
+            changes.append(KindChanged(name, b.kind, a.kind))
         if a.default != b.default:
-            changes.append(f"parameter `{name}` default `{a.default}` → `{b.default}`")
+            changes.append(DefaultChanged("parameter", name, a.default, b.default))
         if a.annotation != b.annotation:
-            changes.append(f"parameter `{name}` type `{a.annotation}` → `{b.annotation}`")
-    return sorted(changes)
+            changes.append(TypeChanged("parameter", name, a.annotation, b.annotation))
+    return in_order(changes)
 
 
 def return_arities(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:

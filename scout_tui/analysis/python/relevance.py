@@ -11,17 +11,19 @@ caller can break; an override or patch still can.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 
 from scout_tui.analysis.python import pyast
-
-_FIELD = re.compile(r"^field `(\w+)` (added|removed|type|default|allowed values)")
-_LISTED = re.compile(r"`([^`]+)`")
-_STILL_FITS = "what fit still fits"
-_PARAM = re.compile(r"^parameter `(\w+)` (added|removed|became|default|type)")
-_MEMBER = re.compile(r"^(?:property|method) `(\w+)` (added|removed)")
-_RETURNS = re.compile(r"^returns ")
+from scout_tui.analysis.python.changes import (
+    Added,
+    Change,
+    DefaultChanged,
+    Named,
+    Removed,
+    ReturnsChanged,
+    TypeChanged,
+    ValuesChanged,
+)
 
 
 @dataclass
@@ -108,82 +110,94 @@ def _calls_member(node: ast.AST, member: str) -> bool:
 
 @dataclass(frozen=True)
 class Dependence:
-    change: str
+    change: Change
     because: str  # "overridden at p:12", "called positionally at p:30 (4 arguments)", …
 
 
 def depended_on(
-    changes: list[str], uses: Uses, old_positions: dict[str, int], old_arity: set[int]
+    changes: list[Change], uses: Uses, old_positions: dict[str, int], old_arity: set[int]
 ) -> list[Dependence]:
     """The changes the experiment depends on. `old_positions`: each parameter's position in
     the old signature as a caller counts them (a method's `self` not counted);
     `old_arity`: the tuple sizes it returned."""
     found = []
-    reshaped = uses.overrides or uses.patches
     for change in changes:
-        because = None
-        if (param := _PARAM.match(change)) is not None:
-            name, what = param.groups()
-            position = old_positions.get(name)
-            if reshaped:
-                because = _where(
-                    "overridden" if uses.overrides else "patched", uses.overrides or uses.patches
-                )
-            else:
-                for where, positional, keywords in uses.calls:
-                    if name in keywords:
-                        because = f"called with `{name}=` at {where}"
-                    elif what == "added" and "keyword-only" in change:
-                        continue  # a new keyword parameter: no call without it breaks
-                    elif position is not None and positional > position:
-                        because = f"called with {positional} positional arguments at {where}"
-                    elif what == "added" and "positional" in change:
-                        because = f"called at {where}"
-                    if because:
-                        break
-        elif (member_field := _FIELD.match(change)) is not None:
-            name, what = member_field.groups()
-            if what == "type" and _STILL_FITS in change:
-                pass  # widened to a base class: whatever the experiment passes still fits
-            elif what == "allowed values":
-                # Only a value taken away can break a config that still sets it.
-                removed = change.partition("removed ")[2].partition(";")[0]
-                gone = [v for v in _LISTED.findall(removed) if v in uses.values.get(name, ())]
-                if gone and name in uses.names:
-                    because = _where(f"`{name}` set to {gone[0]}", uses.names[name])
-            elif what == "default":
-                # A default reaches the experiment where it builds one without the field,
-                # or reads it from objects it never builds; setting it everywhere is immune.
-                position = old_positions.get(name, 1 << 30)
-                omitted = [
-                    where
-                    for where, positional, kw in uses.constructions
-                    if name not in kw and positional <= position
-                ]
-                if omitted:
-                    because = _where(f"built without `{name}`", omitted)
-                elif not uses.constructions and name in uses.reads:
-                    because = _where(f"`{name}` read", uses.names[name])
-            elif what != "added" and name in uses.names:
-                because = _where(f"`{name}` used", uses.names[name])
-        elif (member := _MEMBER.match(change)) is not None:
-            name, what = member.groups()
-            if what == "removed" and name in uses.names:
-                because = _where(f"`{name}` used", uses.names[name])
-        elif _RETURNS.match(change):
-            if reshaped:
-                because = _where(
-                    "overridden" if uses.overrides else "patched", uses.overrides or uses.patches
-                )
-            else:
-                unpacked = [(w, n) for w, n in uses.unpacks if n in old_arity]
-                if unpacked:
-                    because = f"its result unpacked into {unpacked[0][1]} names at {unpacked[0][0]}"
-        else:
-            because = "a change of kind scout cannot judge"  # never silently dropped
+        because = _because(change, uses, old_positions, old_arity)
         if because:
             found.append(Dependence(change, because))
     return found
+
+
+def _because(
+    change: Change, uses: Uses, old_positions: dict[str, int], old_arity: set[int]
+) -> str | None:
+    """How the experiment depends on one change; None: it does not."""
+    reshaped = uses.overrides or uses.patches
+    overridden = "overridden" if uses.overrides else "patched"
+    if isinstance(change, Named) and change.subject == "parameter":
+        if reshaped:
+            return _where(overridden, uses.overrides or uses.patches)
+        return _called_with(change, uses, old_positions.get(change.name))
+    if isinstance(change, Named) and change.subject == "field":
+        return _field_used(change, uses, old_positions)
+    if isinstance(change, Removed):  # a property or a method
+        places = uses.names.get(change.name)
+        return _where(f"`{change.name}` used", places) if places else None
+    if isinstance(change, Added):
+        return None
+    if isinstance(change, ReturnsChanged):
+        if reshaped:
+            return _where(overridden, uses.overrides or uses.patches)
+        unpacked = [(w, n) for w, n in uses.unpacks if n in old_arity]
+        if unpacked:
+            return f"its result unpacked into {unpacked[0][1]} names at {unpacked[0][0]}"
+        return None
+    return "a change of kind scout cannot judge"  # never silently dropped
+
+
+def _called_with(change: Named, uses: Uses, position: int | None) -> str | None:
+    """A parameter's change, against the calls the experiment makes."""
+    name = change.name
+    for where, positional, keywords in uses.calls:
+        if name in keywords:
+            return f"called with `{name}=` at {where}"
+        if isinstance(change, Added) and change.kind == "keyword-only":
+            continue  # a new keyword parameter: no call without it breaks
+        if position is not None and positional > position:
+            return f"called with {positional} positional arguments at {where}"
+        if isinstance(change, Added) and "positional" in (change.kind or ""):
+            return f"called at {where}"
+    return None
+
+
+def _field_used(change: Named, uses: Uses, old_positions: dict[str, int]) -> str | None:
+    """A field's change, against how the experiment builds, sets and reads the class."""
+    name = change.name
+    if isinstance(change, TypeChanged) and change.widened:
+        return None  # widened to a base class: whatever the experiment passes still fits
+    if isinstance(change, ValuesChanged):
+        # Only a value taken away can break a config that still sets it.
+        gone = [v for v in change.removed if v in uses.values.get(name, ())]
+        if gone and name in uses.names:
+            return _where(f"`{name}` set to {gone[0]}", uses.names[name])
+        return None
+    if isinstance(change, DefaultChanged):
+        # A default reaches the experiment where it builds one without the field, or reads
+        # it from objects it never builds; setting it everywhere is immune.
+        position = old_positions.get(name, 1 << 30)
+        omitted = [
+            where
+            for where, positional, kw in uses.constructions
+            if name not in kw and positional <= position
+        ]
+        if omitted:
+            return _where(f"built without `{name}`", omitted)
+        if not uses.constructions and name in uses.reads:
+            return _where(f"`{name}` read", uses.names[name])
+        return None
+    if not isinstance(change, Added) and name in uses.names:
+        return _where(f"`{name}` used", uses.names[name])
+    return None
 
 
 def _where(what: str, places: list[str]) -> str:
