@@ -23,7 +23,7 @@ from scout_tui.collect.events import (
     FindingFound,
     Progress,
 )
-from scout_tui.config.profile import Config
+from scout_tui.config.profile import Config, Rule
 from scout_tui.errors import scrub
 from scout_tui.model import (
     PRIORITIZED,
@@ -31,8 +31,11 @@ from scout_tui.model import (
     Evidence,
     FileRef,
     Finding,
+    Priority,
     PriorReport,
     Section,
+    Severity,
+    Status,
     fingerprint,
 )
 
@@ -104,25 +107,76 @@ class CollectorContext:
         aliases: list[str] | None = None,
     ) -> Finding:
         """A finding whose section, priority, severity and board flag come from the rules."""
-        rule = self.config.rule(kind)
-        # Text is scrubbed where it is read; what a collector composes from it is scrubbed
-        # once more where the finding is born, so a reader that missed it costs nothing.
-        return Finding(
-            collector=collector,
-            kind=kind,
-            title=scrub(title),
-            body=scrub(body),
-            suggested_fix=scrub(suggested_fix),
-            section=rule.section,
-            priority=rule.priority if rule.section in PRIORITIZED else None,
-            severity=rule.severity,
-            board_item=rule.board_item,
-            files=files or [],
-            items=[scrub(item) for item in items or []],
-            evidence=evidence or Evidence(),
-            fingerprint=fingerprint(kind, *key),
-            aliases=aliases or [],
+        return born(
+            Placement.by(self.config.rule(kind)),
+            collector,
+            kind,
+            fingerprint(kind, *key),
+            title,
+            body,
+            suggested_fix=suggested_fix,
+            files=files,
+            items=items,
+            evidence=evidence,
+            aliases=aliases,
         )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a finding lands: its section, priority, severity and board flag."""
+
+    section: Section
+    priority: Priority | None = None
+    severity: Severity | None = None
+    board_item: bool = False
+
+    @classmethod
+    def by(cls, rule: Rule) -> Placement:
+        """As the kind's rule says; a priority only where the section carries one."""
+        priority = rule.priority if rule.section in PRIORITIZED else None
+        return cls(rule.section, priority, rule.severity, rule.board_item)
+
+
+def born(
+    placement: Placement,
+    collector: str,
+    kind: str,
+    fingerprint: str,
+    title: str,
+    body: str = "",
+    *,
+    suggested_fix: str = "",
+    files: list[FileRef] | None = None,
+    items: list[str] | None = None,
+    evidence: Evidence | None = None,
+    aliases: list[str] | None = None,
+    status: Status = Status.NEW,
+    status_update: str | None = None,
+    first_reported: date | None = None,
+) -> Finding:
+    """The one place a finding is made, by a collector or by reconcile. Text is scrubbed
+    where it is read; what is composed from it is scrubbed once more here, so a reader that
+    missed it costs nothing."""
+    return Finding(
+        collector=collector,
+        kind=kind,
+        title=scrub(title),
+        body=scrub(body),
+        suggested_fix=scrub(suggested_fix),
+        section=placement.section,
+        priority=placement.priority,
+        severity=placement.severity,
+        board_item=placement.board_item,
+        files=files or [],
+        items=[scrub(item) for item in items or []],
+        evidence=evidence or Evidence(),
+        fingerprint=fingerprint,
+        aliases=aliases or [],
+        status=status,
+        status_update=status_update,
+        first_reported=first_reported,
+    )
 
 
 class Lifetime(StrEnum):

@@ -18,7 +18,16 @@ from scout_tui.analysis.ci.ci_history import RunHistory, Signature, classify, no
 from scout_tui.analysis.ci.cilog import LogAnalysis, analyse
 from scout_tui.analysis.ci.repro import ReproError, repro_command
 from scout_tui.analysis.text.markdown import code
-from scout_tui.collect.base import Collector, CollectorContext, Kind, Lifetime, Need, Progress
+from scout_tui.collect.base import (
+    Collector,
+    CollectorContext,
+    Kind,
+    Lifetime,
+    Need,
+    Placement,
+    Progress,
+    born,
+)
 from scout_tui.config.profile import Config
 from scout_tui.errors import Cancelled
 from scout_tui.github.api import GitHub, WorkflowRun
@@ -90,15 +99,13 @@ def ci_finding(
     version = f" on torch {analysis.torch_version}" if analysis.torch_version else ""
     title = f"{code(source)} failing{version}: {len(names)} test{'s' if len(names) != 1 else ''}"
     experiment_frames = [f for f in frames if f.in_experiment]
-    return Finding(
-        collector="ci_failures",
-        kind="ci_failure",
-        title=title,
-        body="\n".join(lines),
-        section=rule.section,
-        priority=rule.priority,
-        severity=rule.severity,
-        board_item=rule.board_item,
+    return born(
+        Placement.by(rule),
+        "ci_failures",
+        "ci_failure",
+        fingerprint("ci_failure", source),
+        title,
+        "\n".join(lines),
         files=[FileRef(path=f.path, line=f.line) for f in experiment_frames[:5]],
         items=names,
         evidence=Evidence(
@@ -113,7 +120,6 @@ def ci_finding(
             log_path=first.log,
             log_offset=first.root_offset,
         ),
-        fingerprint=fingerprint("ci_failure", source),
     )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from scout_tui.collect.base import Kind, Lifetime, all_kinds
+from scout_tui.collect.base import Kind, Lifetime, Placement, all_kinds, born
 from scout_tui.model import (
     PARTIAL_FIX,
     PRIORITIZED,
@@ -350,16 +350,17 @@ def reconcile(
         out.append(carried)
     if reports:
         kept = [item for items in absorbed[-1].values() for item in items]  # still there
-        judge = _Judge(frozenset(completed_kinds), frozenset(unchecked), known, findings)
+        judge = _Judge(
+            frozenset(completed_kinds),
+            frozenset(unchecked),
+            known,
+            findings,
+            resolved_at=Placement(resolved_section),
+        )
         gone = _gone(reports[-1], [*matches[-1].values(), *kept])
         dropped = _dropped_by_hand(reports, matches, absorbed, out)
         judge.check_on_prior_commit(recheck, [item for item in gone + [d for _, d in dropped]])
-        out.extend(
-            line.model_copy(update={"section": resolved_section})
-            if line.kind == "resolved"
-            else line
-            for line in judge.resolved(reports[-1], gone)
-        )
+        out.extend(judge.resolved(reports[-1], gone))
         out.extend(judge.dropped(reports[-1], dropped))
     return Reconciled(out, quiet.suppressed, quiet.quiet, quiet.left_out)
 
@@ -472,6 +473,7 @@ class _Judge:
     kinds: Mapping[str, Kind]
     today: Sequence[Finding] = ()
     check: PriorCheck | None = None
+    resolved_at: Placement = field(default_factory=lambda: Placement(Section.ALL_CLEAR))
 
     def _lifetime(self, kind: str) -> Lifetime:
         return _spec(self.kinds, kind).lifetime
@@ -547,7 +549,7 @@ class _Judge:
             since: date = item.first_reported or latest.date
             verdict, why, held = self.verdict(item)
             if verdict == "resolved":
-                out.append(_resolved_line(item, since, latest, self.check, held))
+                out.append(_resolved_line(item, since, latest, self.check, held, self.resolved_at))
             elif verdict in ("unchecked", "disagrees") and item.section in PRIORITIZED:
                 out.append(_unchecked(item, latest, since, why, verdict))
         return out
@@ -560,7 +562,7 @@ class _Judge:
             since = item.first_reported or report.date
             verdict, why, held = self.verdict(item)
             if verdict == "resolved":
-                out.append(_resolved_line(item, since, latest, self.check, held))
+                out.append(_resolved_line(item, since, latest, self.check, held, self.resolved_at))
                 continue
             finding = _unchecked(item, report, since, why, verdict)
             out.append(
@@ -661,6 +663,7 @@ def _resolved_line(
     latest: PriorReport,
     check: PriorCheck | None,
     held: Finding | None,
+    placement: Placement,
 ) -> Finding:
     if check is not None and held is not None:
         body = (
@@ -669,18 +672,18 @@ def _resolved_line(
         )
     else:
         body = f"first reported {since.isoformat()}, gone as of today"
-    return Finding(
-        collector="reconcile",
-        kind="resolved",
-        title=f"Resolved: {item.title}",
-        body=body,
-        section=Section.ALL_CLEAR,
+    return born(
+        placement,
+        "reconcile",
+        "resolved",
+        fingerprint("resolved", item.fingerprint or item.title.lower()),
+        f"Resolved: {item.title}",
+        body,
         files=held.files if held is not None else [],
         evidence=Evidence(
             found_at=check.head if check and held else None,
             found_as=held.fingerprint if check and held else None,
         ),
-        fingerprint=fingerprint("resolved", item.fingerprint or item.title.lower()),
         status=Status.RESOLVED,
         first_reported=since,
     )
@@ -702,16 +705,17 @@ def _unchecked(
         f"From the report of {latest.date.isoformat()}: {why}, so it is carried as it "
         "was. Drop it in triage once it is dealt with."
     )
-    return Finding(
-        collector="reconcile",
-        kind="prior_unchecked",
-        title=item.title,
-        body=body,
-        section=Section.CARRIED_FORWARD,
-        priority=item.priority,
-        fingerprint=item.fingerprint
-        if item.fingerprint and item.fingerprint.startswith("prior_unchecked-")
+    kept = item.fingerprint and item.fingerprint.startswith("prior_unchecked-")
+    return born(
+        # carried as the report had it: reconcile's decision, no rule's
+        Placement(Section.CARRIED_FORWARD, item.priority),
+        "reconcile",
+        "prior_unchecked",
+        item.fingerprint
+        if kept and item.fingerprint
         else fingerprint("prior_unchecked", item.title.lower()),
+        item.title,
+        body,
         status=Status.CARRIED,
         status_update=why if verdict == "disagrees" else "not re-checked",
         first_reported=since,
