@@ -27,9 +27,10 @@ def _collector_classes(modules: Iterable[types.ModuleType]) -> set[type]:
 
 
 def _collect_modules() -> list[types.ModuleType]:
+    """Every module under collect/, in subpackages too."""
     return [
-        importlib.import_module(f"{package.__name__}.{module.name}")
-        for module in pkgutil.iter_modules(package.__path__)
+        importlib.import_module(module.name)
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
     ]
 
 

@@ -12,7 +12,7 @@ from scout_tui.analysis.python.changes import (
     TypeChanged,
     describe,
 )
-from scout_tui.collect.upstream_delta import compare_surface
+from scout_tui.collect.upstream_delta.surfaces import compare_surface
 from scout_tui.config.profile import Surface
 from scout_tui.model import Section, fingerprint
 
@@ -169,7 +169,12 @@ def test_rewording_every_change_changes_no_judgement(sample_world, monkeypatch):
     """The words of a change are made once, for the report: with every one reworded, the
     same findings come out, with the same fingerprints, kinds, sections and priorities.
     (Their item digests are still taken from the words.)"""
-    import scout_tui.collect.upstream_delta as collector
+    import scout_tui.collect.upstream_delta.collector
+    import scout_tui.collect.upstream_delta.new_api
+    import scout_tui.collect.upstream_delta.overrides
+    import scout_tui.collect.upstream_delta.surfaces
+
+    package = scout_tui.collect.upstream_delta
 
     def judged():
         result = run_collector(sample_world, "upstream_delta", TODAY)
@@ -182,7 +187,9 @@ def test_rewording_every_change_changes_no_judgement(sample_world, monkeypatch):
     said = judged()
     assert any(kind == "surface_changed" for _, kind, *_ in said)
     assert any(unused for *_, unused in said)  # some changes bite, some do not
-    monkeypatch.setattr(collector, "describe", lambda change: f"⟨{describe(change)[::-1]}⟩")
+    for module in (package.collector, package.new_api, package.overrides, package.surfaces):
+        if hasattr(module, "describe"):
+            monkeypatch.setattr(module, "describe", lambda c: f"⟨{describe(c)[::-1]}⟩")
     reworded = run_collector(sample_world, "upstream_delta", TODAY)
     assert any("⟨" in item for f in reworded.findings for item in f.items)
     assert judged() == said

@@ -1,0 +1,485 @@
+"""The upstream delta collector: what changed upstream since the baseline, and whether the
+experiment depends on it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Generator, Iterator
+
+from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.changes import (
+    Change,
+    TypeChanged,
+    describe,
+    named,
+)
+from scout_tui.analysis.python.dependencies import (
+    Dependency,
+    OptionIndex,
+    discover,
+    option_uses,
+)
+from scout_tui.analysis.python.relevance import Dependence, Uses, depended_on, uses_of
+from scout_tui.analysis.text.markdown import code
+from scout_tui.collect.base import (
+    Collector,
+    CollectorContext,
+    Kind,
+    Lifetime,
+    Need,
+    Progress,
+    Skipped,
+    Unchecked,
+)
+from scout_tui.collect.upstream_delta.new_api import NewApi
+from scout_tui.collect.upstream_delta.overrides import override_drift
+from scout_tui.collect.upstream_delta.surfaces import (
+    adapted_in,
+    adapts,
+    all_stable,
+    changed_by,
+    changes_by_commit,
+    commit_lines,
+    compare_surface,
+    dependency_name,
+    mark_widened,
+    misplaced,
+    positions,
+    surface_diff,
+    under,
+)
+from scout_tui.config.profile import Surface
+from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
+from scout_tui.source.tree import CommitInfo
+
+
+class UpstreamDeltaCollector(Collector):
+    name = "upstream_delta"
+    title = "Upstream delta review"
+    section = Section.ACTION_ITEMS
+    shares, cost = "core", 7  # cost: tenths of a second on torchtitan, measured
+    needs = frozenset({Need.REPO})
+    kinds = (
+        Kind("upstream_commits", Lifetime.NEWS),
+        Kind("surface_changed", Lifetime.NEWS),
+        Kind("surface_changed_unused", Lifetime.NEWS, folded=True),
+        Kind("surface_adapted", Lifetime.NEWS, folded=True),
+        # gone since the baseline: news; once gone, scout.toml's warning says so
+        Kind("surface_missing", Lifetime.NEWS),
+        Kind("surface_stable"),
+        Kind("dependencies_changed", Lifetime.NEWS),
+        Kind("override_drift", Lifetime.NEWS),
+        Kind("new_public_api", Lifetime.NEWS),
+        Kind("new_constructor", Lifetime.NEWS),
+        Kind("new_model", Lifetime.NEWS),
+    )
+
+    def __init__(self) -> None:
+        self._modules: dict[str, ast.Module] | None = None  # the experiment's, parsed once
+        self._option_index: OptionIndex | None = None  # its calls and flags, indexed once
+        # What each folded finding (adapted, or nothing the experiment uses) changed: its
+        # words in the one FYI line come from these, never from the finding's text.
+        self._folded: dict[str, tuple[str, list[Change]]] = {}
+        self._ours: set[str] = set()  # commits of the window that changed the experiment
+
+    def collect(
+        self, ctx: CollectorContext
+    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]:
+        base, head = ctx.baseline_commit, ctx.head_commit
+        if head is None:
+            raise Skipped("no commit on HEAD before the run date")
+        if base is None:
+            raise Skipped(
+                ctx.history_gap
+                or f"no commit before the baseline {ctx.since.date()} to compare with"
+            )
+        upstream = ctx.config.upstream
+        commits = ctx.source.log(base, head, upstream.core_paths)
+        # Surfaces are compared wherever they live: a file outside the core paths can change too.
+        changed_files = ctx.source.changed_between(base, head)
+        touched = {path for commit in commits for path in commit.files} | changed_files
+        yield Progress(self.name, 0, len(upstream.surfaces), f"{len(commits)} commits")
+        # Commits that also changed the experiment: someone already adapted it there.
+        ours = {c.sha for c in ctx.source.log(base, head, [ctx.config.project.experiment])}
+        self._ours = ours
+        if commits:
+            both = sum(1 for c in commits if c.sha in ours)
+            yield ctx.finding(
+                self.name,
+                "upstream_commits",
+                ("core",),
+                f"{len(commits)} upstream commit{'s' if len(commits) != 1 else ''} on core "
+                f"paths since {ctx.since.date()}"
+                + (f", {both} of them also changing the experiment" if both else ""),
+                "\n".join(
+                    f"- {code(c.sha[:10])} {c.summary} ({c.author})"
+                    + (" — also changed the experiment" if c.sha in ours else "")
+                    for c in commits
+                ),
+                items=[c.sha for c in commits],
+                evidence=Evidence(diff=ctx.source.diff_range(base, head, upstream.core_paths)),
+            )
+        stable: list[Finding] = []
+        quiet: list[Finding] = []
+        for done, surface in enumerate(upstream.surfaces, 1):
+            surface_commits = (
+                commits
+                if surface.path in {p for c in commits for p in c.files}
+                else ctx.source.log(base, head, [surface.path])
+                if surface.path in touched
+                else []
+            )
+            for found in self._surface(ctx, surface, base, head, touched, surface_commits):
+                if isinstance(found, Finding) and found.kind == "surface_stable":
+                    stable.append(found)
+                elif isinstance(found, Finding) and self.folds(found.kind):
+                    quiet.append(found)  # said in the one FYI line of changes that do not bite
+                else:
+                    yield found
+            yield Progress(self.name, done, len(upstream.surfaces), surface.name)
+        discovered = yield from self._discovered(ctx, base, head, changed_files, quiet)
+        if stable or discovered:
+            yield all_stable(ctx, stable, discovered)
+        new_api = NewApi(self._experiment_modules(ctx), self._ours)
+        yield from new_api.constructors(ctx, base, head, touched)
+        yield from new_api.public_names(ctx, base, head, touched)
+        yield from new_api.models(ctx, base, head)
+
+    def _surface(
+        self,
+        ctx: CollectorContext,
+        surface: Surface,
+        base: str,
+        head: str,
+        touched: set[str],
+        commits: list[CommitInfo],
+    ) -> Iterator[Finding | ConfigWarning | Unchecked]:
+        key = (surface.target,)
+        new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
+        old = (
+            pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname)
+            if surface.path in touched
+            else new
+        )
+        if ctx.source.unreadable(surface.path):
+            yield Unchecked(key)  # neither changed, stable nor gone: the warning says why
+            return
+        if new is None and old is None:
+            # Not in the window's doing: scout.toml points where the code no longer is.
+            warning, home = misplaced(ctx, surface, head)
+            yield warning
+            if home is None:
+                return
+            surface, followed = home, surface  # followed, under its configured key
+            new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
+            old = pyast.find(
+                ctx.source.parse_at(base, surface.path), surface.qualname
+            ) or pyast.find(ctx.source.parse_at(base, followed.path), followed.qualname)
+            touched = touched | {surface.path}
+        finding = self._compared(ctx, surface, key, base, head, new, old, commits)
+        if finding is not None:
+            yield finding
+
+    def _discovered(
+        self,
+        ctx: CollectorContext,
+        base: str,
+        head: str,
+        changed_files: set[str],
+        quiet: list[Finding],
+    ) -> Generator[Finding | Progress, None, tuple[int, int]]:
+        """The dependency surface found in the experiment's code, compared baseline → HEAD:
+        returns (how many dependencies, how many changed)."""
+        experiment = ctx.config.project.experiment
+        modules = self._experiment_modules(ctx)
+        # The configured surfaces' changes that do not bite come first in the one line.
+        unused = [self._folded_line(f) for f in quiet]
+        if not any(p.endswith(".py") and not under(p, [experiment]) for p in changed_files):
+            if unused:
+                yield self._unused_line(ctx, unused, quiet)
+            return 0, 0  # nothing upstream changed: nothing to discover against
+        # A configured surface is compared above; an override of it is still checked for
+        # drift here.
+        configured = {s.target for s in ctx.config.upstream.surfaces}
+        dependencies = [
+            d
+            for d in discover(experiment, modules, ctx.source.parse)
+            if d.target not in configured or d.override
+        ]
+        candidates = [d for d in dependencies if d.path in changed_files]
+        commits = (
+            ctx.source.log(base, head, sorted({d.path for d in candidates})) if candidates else []
+        )
+        changed = 0
+        for dependency in candidates:
+            surface = Surface(
+                name=dependency_name(dependency), target=dependency.target, check=dependency.check
+            )
+            new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
+            old = pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname)
+            if new is None or old is None:
+                continue  # appeared in the window (or resolved through a moved module)
+            drift = override_drift(ctx, surface, dependency, old, new, commits, base, head)
+            if drift is not None:
+                changed += 1
+                yield drift
+            if dependency.target in configured:
+                continue
+            changes = mark_widened(ctx, surface, compare_surface(surface, old, new), head)
+            if not changes:
+                continue
+            changed += drift is None
+            deps = depended_on(changes, self._dependency_uses(ctx, dependency), *positions(old))
+            # A change is adapted when a commit that made it also changed the experiment's
+            # lines naming what it changed.
+            by_commit = changes_by_commit(ctx, surface, commits)
+            adapted: dict[str, CommitInfo] = {}
+            for commit, made in by_commit:
+                names = tuple(sorted({name for c in made if (name := named(c))}))
+                if names and adapts(ctx, commit, surface, experiment, names):
+                    adapted.update({name: commit for name in names})
+
+            by = [commit for commit, _ in by_commit]
+            if any(adapted_in(adapted, d.change) is None for d in deps):
+                yield self._changed(
+                    ctx,
+                    surface,
+                    (surface.target,),
+                    changes,
+                    deps,
+                    by,
+                    base,
+                    head,
+                    getattr(new, "lineno", None),
+                    f"The experiment depends on {code(surface.qualname)} ({dependency.via}); "
+                    "found from its code, not configured in scout.toml.\n\n",
+                )
+                continue
+            depended = {d.change for d in deps}
+            notes = []
+            for change in changes:
+                adapting = adapted_in(adapted, change)
+                if adapting is not None:
+                    notes.append(
+                        f"{describe(change)} (adapted in the same commit, "
+                        f"{code(adapting.sha[:10])})"
+                    )
+                elif change not in depended:
+                    notes.append(describe(change))
+            unused.append((surface.name, f"- {surface.name}: " + "; ".join(notes)))
+        if unused:
+            yield self._unused_line(ctx, unused, quiet)
+        return len(dependencies), changed
+
+    def _folded_line(self, finding: Finding) -> tuple[str, str]:
+        """A folded finding's line of the one FYI line: its surface, what changed, and why
+        it does not bite."""
+        name, changes = self._folded[finding.fingerprint]
+        if finding.kind == "surface_adapted":
+            why = " (adapted in the same commit)"
+        elif all(isinstance(c, TypeChanged) and c.widened for c in changes):
+            why = ""
+        else:
+            why = " (not in what the experiment uses)"
+        return name, f"- {name}: " + "; ".join(describe(c) for c in changes) + why
+
+    def _unused_line(
+        self, ctx: CollectorContext, unused: list[tuple[str, str]], quiet: list[Finding]
+    ) -> Finding:
+        finding = ctx.finding(
+            self.name,
+            "dependencies_changed",
+            ("discovered",),
+            f"{len(unused)} upstream symbol{'s' if len(unused) != 1 else ''} the "
+            f"experiment uses changed since {ctx.since.date()}, none in a way it depends on",
+            "\n".join(line for _, line in unused)
+            + "\n\nThe surfaces scout.toml watches, and what was found from the experiment's "
+            "imports, subclasses and the config options it sets. None of these changes "
+            "touches a parameter, field or value it uses, or the commit that made it adapted "
+            "the experiment.",
+            items=[name for name, _ in unused],
+        )
+        # Yesterday's one-line-per-surface markers ("changed", "adapted", "unused") match.
+        return finding.model_copy(
+            update={
+                "aliases": sorted(
+                    {
+                        *finding.aliases,
+                        *(mark for f in quiet for mark in (f.fingerprint, *f.aliases)),
+                    }
+                )
+            }
+        )
+
+    def _dependency_uses(self, ctx: CollectorContext, dependency: Dependency) -> Uses:
+        """How the experiment uses one discovered dependency: by its name where it imports
+        it, and through the option prefix it reaches a config by."""
+        modules = self._experiment_modules(ctx)
+        parts = dependency.qualname.split(".")
+        if dependency.check == "signature":
+            outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
+        else:
+            outer, member = parts[-1], ""
+        uses = uses_of(modules, outer, member, mention=parts[0])
+        if dependency.check == "fields":
+            if self._option_index is None:
+                self._option_index = OptionIndex(modules)
+            by_option = option_uses(
+                modules, parts[-1], dependency.option_prefix, self._option_index
+            )
+            for name, places in by_option.names.items():
+                uses.names.setdefault(name, []).extend(places)
+            for name, values in by_option.values.items():
+                uses.values.setdefault(name, set()).update(values)
+            uses.reads |= by_option.reads
+            uses.constructions += [
+                c for c in by_option.constructions if c not in uses.constructions
+            ]
+        return uses
+
+    def _changed(
+        self,
+        ctx: CollectorContext,
+        surface: Surface,
+        key: tuple[str, ...],
+        changes: list[Change],
+        deps: list[Dependence],
+        by: list[CommitInfo],
+        base: str,
+        head: str,
+        line: int | None,
+        preface: str = "",
+    ) -> Finding:
+        """The Action Item of a surface change the experiment depends on, each change saying
+        why (or that nothing uses it)."""
+        because = {d.change: d.because for d in deps}
+        return ctx.finding(
+            self.name,
+            "surface_changed",
+            key,
+            f"{surface.name} changed upstream: {describe(deps[0].change)}"
+            + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+            preface
+            + "\n".join(
+                f"- {describe(change)}"
+                + (
+                    f" — the experiment depends on it: {because[change]}"
+                    if change in because
+                    else " (not used by the experiment)"
+                )
+                for change in changes
+            )
+            + ("\n\nChanged by:\n" + commit_lines(by) if by else ""),
+            suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
+            files=[FileRef(path=surface.path, line=line)],
+            items=[describe(change) for change in changes],
+            evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
+        )
+
+    def _experiment_modules(self, ctx: CollectorContext) -> dict[str, ast.Module]:
+        """The experiment's modules, parsed once a run."""
+        if self._modules is None:
+            experiment = ctx.config.project.experiment
+            self._modules = {
+                p: tree
+                for p in ctx.source.glob(experiment, "*.py")
+                if (tree := ctx.source.parse(p)) is not None
+            }
+        return self._modules
+
+    def _dependence(
+        self, ctx: CollectorContext, surface: Surface, old: ast.AST, changes: list[Change]
+    ) -> list[Dependence]:
+        """The changes the experiment's code depends on."""
+        parts = surface.qualname.split(".")
+        if surface.check in ("signature", "returns"):
+            outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
+        else:
+            outer, member = parts[-1], ""
+        uses = uses_of(self._experiment_modules(ctx), outer, member, mention=parts[0])
+        return depended_on(changes, uses, *positions(old))
+
+    def _compared(
+        self,
+        ctx: CollectorContext,
+        surface: Surface,
+        key: tuple[str, ...],
+        base: str,
+        head: str,
+        new: pyast.Definition | None,
+        old: pyast.Definition | None,
+        commits: list[CommitInfo],
+    ) -> Finding | None:
+        ref = [FileRef(path=surface.path)]
+        if new is None:
+            return ctx.finding(
+                self.name,
+                "surface_missing",
+                key,
+                f"{code(surface.qualname)} disappeared from {code(surface.path)}",
+                f"The experiment depends on {surface.name}; it existed at the baseline and "
+                "is gone at HEAD (moved, renamed or deleted).",
+                files=ref,
+                evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
+            )
+        if old is None:
+            # Its file is new: a move inside the window (then compare with where it was), or
+            # new code (nothing to compare yet: not "stable" either).
+            homes = ctx.source.definitions(surface.qualname, base)
+            old = (
+                pyast.find(ctx.source.parse_at(base, homes[0]), surface.qualname)
+                if len(homes) == 1
+                else None
+            )
+            if old is None:
+                return None
+        changes = mark_widened(ctx, surface, compare_surface(surface, old, new), head)
+        if not changes:
+            return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
+        ref = [FileRef(path=surface.path, line=new.lineno)]
+        by = changed_by(ctx, surface, commits)
+        experiment = ctx.config.project.experiment
+        if by and all(adapts(ctx, c, surface, experiment) for c in by):
+            # The commit that changed it upstream changed the experiment's use too: adapted.
+            finding = ctx.finding(
+                self.name,
+                "surface_adapted",
+                key,
+                f"{surface.name} changed upstream, the experiment adapted in the same "
+                f"commit{'s' if len(by) > 1 else ''}: {describe(changes[0])}"
+                + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+                "\n".join(f"- {describe(change)}" for change in changes)
+                + "\n\nAdapted in the same commit (it also changed "
+                + f"{code(experiment)}):\n"
+                + commit_lines(by),
+                files=ref,
+                items=[describe(change) for change in changes],
+                evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
+            )
+            self._folded[finding.fingerprint] = (surface.name, changes)
+            # Yesterday's "changed" marker for it still matches.
+            return finding.model_copy(
+                update={"aliases": sorted({*finding.aliases, fingerprint("surface_changed", *key)})}
+            )
+        deps = self._dependence(ctx, surface, old, changes)
+        if not deps:
+            # True, but nothing the experiment uses: a line to know, not a task.
+            finding = ctx.finding(
+                self.name,
+                "surface_changed_unused",
+                key,
+                f"{surface.name} changed upstream, not in what the experiment uses: "
+                f"{describe(changes[0])}"
+                + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
+                "\n".join(f"- {describe(change)}" for change in changes)
+                + "\n\nThe experiment does not call, override, patch or read what changed."
+                + ("\n\nChanged by:\n" + commit_lines(by) if by else ""),
+                files=ref,
+                items=[describe(change) for change in changes],
+                evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
+            )
+            self._folded[finding.fingerprint] = (surface.name, changes)
+            return finding.model_copy(
+                update={"aliases": sorted({*finding.aliases, fingerprint("surface_changed", *key)})}
+            )
+        return self._changed(ctx, surface, key, changes, deps, by, base, head, new.lineno)

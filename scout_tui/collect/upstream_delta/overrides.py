@@ -1,0 +1,90 @@
+"""An override in the experiment that no longer calls the upstream method it overrides,
+while that method changed: the change does not reach the experiment."""
+
+from __future__ import annotations
+
+import ast
+
+from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.dependencies import (
+    Dependency,
+    body_shape,
+)
+from scout_tui.analysis.text.markdown import code
+from scout_tui.collect.base import (
+    CollectorContext,
+)
+from scout_tui.collect.upstream_delta.surfaces import (
+    NAME,
+    changed_override,
+    commit_lines,
+    surface_diff,
+)
+from scout_tui.config.profile import Surface
+from scout_tui.model import Evidence, FileRef, Finding
+from scout_tui.source.tree import CommitInfo
+
+
+def override_drift(
+    ctx: CollectorContext,
+    surface: Surface,
+    dependency: Dependency,
+    old: ast.AST,
+    new: ast.AST,
+    commits: list[CommitInfo],
+    base: str,
+    head: str,
+) -> Finding | None:
+    """An upstream method the experiment overrides without calling it changed its body:
+    the experiment's copy does not get the change (a fix, a guard, a new step)."""
+    if not dependency.override or dependency.calls_super:
+        return None
+    if (
+        not isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef)
+        or not isinstance(new, ast.FunctionDef | ast.AsyncFunctionDef)
+        or body_shape(old) == body_shape(new)
+    ):
+        return None
+    experiment = ctx.config.project.experiment
+    by: list[CommitInfo] = []
+    for commit in commits:
+        if surface.path not in commit.files:
+            continue
+        after = pyast.find(ctx.source.parse_at(commit.sha, surface.path), surface.qualname)
+        before = pyast.find(ctx.source.parse_at(commit.sha + "^", surface.path), surface.qualname)
+        if (
+            isinstance(after, ast.FunctionDef | ast.AsyncFunctionDef)
+            and isinstance(before, ast.FunctionDef | ast.AsyncFunctionDef)
+            and body_shape(before) != body_shape(after)
+        ):
+            by.append(commit)
+    # A commit that also changed the experiment's override carried the change over.
+    override_path = dependency.override.rpartition(":")[0]
+    missed = [
+        c for c in by if not changed_override(ctx, c, override_path, dependency.override_qualname)
+    ]
+    if by and not missed:
+        return None
+    path, _, line = dependency.override.rpartition(":")
+    return ctx.finding(
+        NAME,
+        "override_drift",
+        (surface.target,),
+        f"{code(surface.qualname)} changed upstream; the experiment's override does not "
+        "call it and may lack the change",
+        f"The experiment overrides {code(surface.qualname)} at "
+        f"{code(dependency.override.removeprefix(experiment + '/'))} without calling the "
+        "upstream method, so what changed in its body since "
+        f"{ctx.since.date()} does not reach the experiment:\n"
+        + (commit_lines(missed) if missed else "- (the commits are outside this window)")
+        + "\n\nCompare the two and carry over what applies.",
+        suggested_fix=f"Port the upstream change into the override at "
+        f"{code(dependency.override.removeprefix(experiment + '/'))}, or call "
+        "the upstream method.",
+        files=[
+            FileRef(path=path, line=int(line) if line.isdigit() else None),
+            FileRef(path=surface.path, line=new.lineno),
+        ],
+        items=[c.sha for c in missed],
+        evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
+    )
