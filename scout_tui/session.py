@@ -39,13 +39,15 @@ from scout_tui.github.auth import find_token, missing_token
 from scout_tui.history.baseline import check_date, today_utc
 from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
 from scout_tui.publish.execute import Publisher, Target, plan_against_board
+from scout_tui.publish.journal import Journal
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.report.render import COMMENT_LIMIT, Layout, fit_report
 from scout_tui.source.tree import NotARepository, SourceTree
 from scout_tui.store.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.store.cache import Cache, lost
-from scout_tui.store.state import Action, Change, StateError, StateStore, scope_of
+from scout_tui.store.state import StateError, StateStore
 from scout_tui.triage import decisions as triage
+from scout_tui.triage.store import Action, Change, DecisionStore, scope_of
 
 if TYPE_CHECKING:
     from scout_tui.pipeline.day import RunOptions
@@ -182,6 +184,7 @@ class Session:
         options, warn = self.options, self.warn
         self.cache = Cache(options.cache_dir, warn=warn)
         self.state = StateStore(options.state_dir)
+        self.decision_store = DecisionStore(self.state)
         self.scope = scope_of(self.checkout, self.experiment)
         self._github: GitHub | None = None
         self._github_reason: str | None = None
@@ -452,7 +455,7 @@ class Session:
 
     # -- triage -------------------------------------------------------------------------
     def decisions(self) -> dict[str, TriageEntry]:
-        return self.state.decisions(self.scope)
+        return self.decision_store.decisions(self.scope)
 
     def decided(self, run: RunResult) -> list[triage.Decided]:
         return triage.decided(run.findings, self.decisions())
@@ -502,8 +505,8 @@ class Session:
         fingerprints: Sequence[str],
         decide: Callable[[str, TriageEntry | None, dict[str, TriageEntry]], TriageEntry | None],
     ) -> list[Change]:
-        """Record one undoable action (see StateStore.change)."""
-        return self.state.change(
+        """Record one undoable action (see DecisionStore.change)."""
+        return self.decision_store.change(
             self.scope,
             label,
             fingerprints,
@@ -572,10 +575,10 @@ class Session:
         )
 
     def undo(self) -> Action | None:
-        return self.state.undo(self.scope)
+        return self.decision_store.undo(self.scope)
 
     def redo(self) -> Action | None:
-        return self.state.redo(self.scope)
+        return self.decision_store.redo(self.scope)
 
     # -- what leaves -----------------------------------------------------------------------
     def run_problems(self, run: RunResult) -> list[str]:
@@ -647,7 +650,7 @@ class Session:
         """The board items this state dir's publishes added (scout's, whoever the token)."""
         target = Target.of(self.config, self.api_url, self.web_url)
         try:
-            return self.state.journaled_items(target.journal_scope)
+            return Journal(self.state).items(target.journal_scope)
         except StateError as exc:  # a damaged store costs the collection nothing but this
             self.warn(f"{exc}: drafts are matched by their creator only")
             return {}

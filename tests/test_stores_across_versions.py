@@ -8,8 +8,10 @@ from __future__ import annotations
 import shutil
 
 from scout_tui.model import Priority, Section
+from scout_tui.publish.journal import Journal
 from scout_tui.store.cache import Cache
 from scout_tui.store.state import StateStore
+from scout_tui.triage.store import DecisionStore
 from tests.conftest import FIXTURES
 
 SCOPE = "cc04fbf80db1f35f:torchtitan/experiments/graph_trainer"
@@ -23,7 +25,7 @@ def _copy(tmp_path):
 
 
 def test_the_decisions_and_their_undo_history_are_intact(tmp_path):
-    state = StateStore(_copy(tmp_path) / "state")
+    state = DecisionStore(StateStore(_copy(tmp_path) / "state"))
     decisions = state.decisions(SCOPE)
     assert {fp: entry.decision for fp, entry in decisions.items()} == {
         "ci_failure-03ef1c289da2": "accepted",
@@ -42,11 +44,11 @@ def test_the_decisions_and_their_undo_history_are_intact(tmp_path):
 
 
 def test_the_publish_journal_is_intact(tmp_path):
-    state = StateStore(_copy(tmp_path) / "state")
-    steps = state.journal(JOURNAL, "2026-11-30")
+    journal = Journal(StateStore(_copy(tmp_path) / "state"))
+    steps = journal.day(JOURNAL, "2026-11-30")
     assert "comment" in steps and "links" in steps
     assert sum(step.startswith("draft ") for step in steps) == 8
-    assert state.journaled_items(JOURNAL)  # the drafts it added, by item id
+    assert journal.items(JOURNAL)  # the drafts it added, by item id
 
 
 def test_the_cache_opens_as_it_is_and_holds_its_run(tmp_path):

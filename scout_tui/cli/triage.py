@@ -15,8 +15,8 @@ from scout_tui.cli.output import write_output
 from scout_tui.errors import EXIT_OK, UsageError
 from scout_tui.model import Priority, RunResult, Section
 from scout_tui.session import Session
-from scout_tui.store.state import Change
 from scout_tui.triage import decisions as triage
+from scout_tui.triage.store import Change
 
 SECTION_ORDER = list(Section)
 PRIORITY_ORDER = {"P0": 0, "P1": 1, "P2": 2, None: 3}

@@ -27,8 +27,9 @@ from scout_tui.model import SECTIONS, Finding, RunResult, Section, Status
 from scout_tui.pipeline.day import RunOptions, render_markdown, run
 from scout_tui.report.render import Layout
 from scout_tui.source.tree import BlobStore, NotARepository, SourceTree
-from scout_tui.store.state import StateStore, scope_of
+from scout_tui.store.state import StateStore
 from scout_tui.triage.decisions import apply_triage
+from scout_tui.triage.store import DecisionStore, scope_of
 
 SUMMARY = "summary.json"
 FORMAT = "scout-replay/1"  # what says a folder is a replay's (and which layout it has)
@@ -268,7 +269,7 @@ def replay(
 def _decisions(options: ReplayOptions) -> Callable[[RunResult], dict] | None:
     if options.state_dir is None:
         return None
-    store = StateStore(options.state_dir)
+    store = DecisionStore(StateStore(options.state_dir))
 
     def decisions(result: RunResult) -> dict:
         if result.checkout is None:

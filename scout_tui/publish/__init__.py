@@ -1,2 +1,3 @@
-"""Where the report leaves for GitHub: the plan (comment and drafts), its execution with
-a journal that survives a crash, and merging a reviewer's edits."""
+"""Where the report leaves for GitHub: the plan (comment and drafts), its execution with a
+journal that survives a crash (`journal`), merging a reviewer's edits, and the one rule that
+matches a finding with a board item (in `report.board`, which the run uses too)."""

@@ -55,6 +55,7 @@ from scout_tui.github.api import (
 from scout_tui.history.baseline import today_utc
 from scout_tui.history.parse import carries_report_marker
 from scout_tui.model import BoardRef, Finding, RunResult
+from scout_tui.publish.journal import Journal
 from scout_tui.publish.merge import Merged, merge_edits
 from scout_tui.publish.plan import (
     PublishPlan,
@@ -190,6 +191,7 @@ class Publisher:
         today: date | None = None,
     ) -> None:
         self.github, self.state, self.config, self.target = github, state, config, target
+        self.journal = Journal(state)
         self.render, self.note = render, note
         self._steps: dict[
             str, dict[str, object]
@@ -200,14 +202,14 @@ class Publisher:
 
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
-        self.state.record_step(self.target.journal_scope, day, step, dict(data))
+        self.journal.record(self.target.journal_scope, day, step, dict(data))
         self._steps[step] = dict(data)
 
     def last_written_body(self, day: date) -> str | None:
         """The report of `day` as scout itself last rendered it for the comment (None: it
         wrote none): the base against which a person's edits of the comment are told apart
         (never the merged body GitHub holds, or a person's lines would count as scout's)."""
-        steps = self.state.journal(self.target.journal_scope, day.isoformat())
+        steps = self.journal.day(self.target.journal_scope, day.isoformat())
         return (steps.get("rendered") or steps.get("comment") or {}).get("body")
 
     def _look(self, read: Callable[[], T | None], expected: bool) -> T | None:
@@ -225,7 +227,7 @@ class Publisher:
 
     def journaled_status_lines(self, day: str) -> frozenset[str]:
         """The status lines (their digests) this state dir wrote for the day's run."""
-        steps = self.state.journal(self.target.journal_scope, day)
+        steps = self.journal.day(self.target.journal_scope, day)
         return frozenset(
             str(data["digest"])
             for step, data in steps.items()
@@ -236,7 +238,7 @@ class Publisher:
 
     def scout(self) -> Scout:
         """Who scout is on the board: the token's identity and what this journal added."""
-        return Scout(self.github.viewer(), self.state.journaled_items(self.target.journal_scope))
+        return Scout(self.github.viewer(), self.journal.items(self.target.journal_scope))
 
     def check_access(self) -> None:
         """Before anything is written: can this token comment and write the board?"""
@@ -292,10 +294,10 @@ class Publisher:
                 f"option {self.config.board.backlog_option!r} (options: {options})"
             )
         scope = self.target.journal_scope
-        today = self.state.journal(scope, day)
+        today = self.journal.day(scope, day)
         self._steps = {
-            **self.state.journal_steps(scope, "draft "),
-            **self.state.journal_steps(scope, "status "),
+            **self.journal.steps(scope, "draft "),
+            **self.journal.steps(scope, "status "),
         }
         scout = self.scout()
         items = self._without_copies(

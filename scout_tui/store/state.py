@@ -1,50 +1,36 @@
-"""The user's own data: triage decisions with their undo history, and the publish journal.
+"""The user's own data in one SQLite file: this module owns the file — its connections, its
+schema version and migrations, the recovery of a write a killed process left, its locks.
+The tables belong to the code that uses them: triage's decisions and their undo history
+(`triage/store.py`), the publish journal (`publish/journal.py`); each passes its own
+schema when it writes.
 
 Not a cache: it lives under the platform *data* dir (or `--state-dir` / SCOUT_STATE_DIR),
 `scout cache clear` and cache recovery never touch it, and a damaged store is reported and
 left exactly as it is, never moved or rebuilt.
 
-One SQLite file. Every change is one IMMEDIATE transaction, so the console, a cron publish
-and `scout triage` serialize their writes instead of racing; a decision is read and written
-inside the same transaction that records it in the history. The history is append-only:
-each action records, per fingerprint, the entry before and after; undo and redo are rows
-of their own, so both work across restarts and the log says who did what, in order.
+Every change is one IMMEDIATE transaction, so the console, a cron publish and `scout
+triage` serialize their writes instead of racing.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import platformdirs
 
 from scout_tui.errors import ScoutError
-from scout_tui.model import Checkout, TriageEntry
 
 STATE_FILE = "state.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS scopes (
-    scope TEXT PRIMARY KEY, checkout TEXT NOT NULL, experiment TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS decisions (
-    scope TEXT NOT NULL, fingerprint TEXT NOT NULL, entry TEXT NOT NULL,
-    PRIMARY KEY (scope, fingerprint));
-CREATE TABLE IF NOT EXISTS history (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, at TEXT NOT NULL,
-    op TEXT NOT NULL CHECK (op IN ('do', 'undo', 'redo')), target INTEGER,
-    label TEXT NOT NULL, changes TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS history_by_scope ON history (scope, id);
-CREATE TABLE IF NOT EXISTS journal (
-    scope TEXT NOT NULL, day TEXT NOT NULL, step TEXT NOT NULL, data TEXT NOT NULL,
-    at TEXT NOT NULL, PRIMARY KEY (scope, day, step));
-"""
+# The file's layout, in `PRAGMA user_version`. A store written before versions were kept
+# reads 0: its tables are version 1's. Each migration takes the file one version up.
+SCHEMA_VERSION = 1
+MIGRATIONS: dict[int, str] = {1: ""}  # version → the SQL that makes it from the one before
 
 
 def default_state_dir() -> Path:
@@ -56,41 +42,6 @@ def default_state_dir() -> Path:
 
 class StateError(ScoutError):
     """The state store cannot be read or written; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class Change:
-    fingerprint: str
-    before: TriageEntry | None
-    after: TriageEntry | None
-
-    def to_json(self) -> dict:
-        dump = lambda e: e.model_dump(mode="json") if e else None  # noqa: E731
-        return {
-            "fingerprint": self.fingerprint,
-            "before": dump(self.before),
-            "after": dump(self.after),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> Change:
-        load = lambda d: TriageEntry.model_validate(d) if d else None  # noqa: E731
-        return cls(data["fingerprint"], load(data["before"]), load(data["after"]))
-
-
-@dataclass(frozen=True)
-class Action:
-    """One row of the history: what was done (or undone, or redone)."""
-
-    id: int
-    op: str
-    label: str
-    changes: tuple[Change, ...]
-    at: datetime
-
-
-def scope_of(checkout: Checkout, experiment: str) -> str:
-    return f"{checkout.id}:{experiment}"
 
 
 class StateStore:
@@ -111,7 +62,22 @@ class StateStore:
                 f"the state store {self.path} is damaged ({verdict}); it is left "
                 "as it is: move it away or use --state-dir"
             )
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StateError(
+                f"the state store {self.path} was written by a newer scout (layout "
+                f"{version}; this one reads up to {SCHEMA_VERSION}): upgrade scout-tui"
+            )
         self._checked = True
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        """Up to SCHEMA_VERSION, one migration at a time, inside the write's transaction."""
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            if MIGRATIONS[step]:
+                db.executescript(MIGRATIONS[step])
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     # -- connections ------------------------------------------------------------------
     def _fail(self, doing: str, exc: BaseException) -> StateError:
@@ -141,10 +107,11 @@ class StateStore:
         return self.path.with_name(self.path.name + "-journal")
 
     @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection | None]:
-        """A connection for reading; None when there is no store yet (nothing decided).
-        Read-write where the store can be written, so that SQLite rolls back a write a
-        killed process left half done; read-only only on read-only media."""
+    def reading(self, table: str, doing: str) -> Iterator[sqlite3.Connection | None]:
+        """A connection for reading `table`; None when there is no store yet, or no such
+        table in it (nothing of it written). Read-write where the store can be written, so
+        that SQLite rolls back a write a killed process left half done; read-only only on
+        read-only media."""
         if not self.path.exists():
             yield None
             return
@@ -156,19 +123,20 @@ class StateStore:
                 timeout=BUSY_TIMEOUT_MS / 1000,
             )
         except sqlite3.Error as exc:
-            raise self._fail("read decisions", exc) from None
+            raise self._fail(doing, exc) from None
         try:
             self._check_integrity(db)
-            tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'decisions'")
-            yield db if tables.fetchone()[0] else None  # an empty file: nothing decided yet
+            tables = db.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (table,))
+            yield db if tables.fetchone()[0] else None
         except sqlite3.Error as exc:
-            raise self._fail("read decisions", exc) from None
+            raise self._fail(doing, exc) from None
         finally:
             db.close()
 
     @contextmanager
-    def _writing(self, doing: str) -> Iterator[sqlite3.Connection]:
-        """One IMMEDIATE transaction: committed when the block ends, rolled back on error."""
+    def writing(self, doing: str, schema: str) -> Iterator[sqlite3.Connection]:
+        """One IMMEDIATE transaction, committed when the block ends, rolled back on error;
+        `schema`: the writer's tables (`CREATE TABLE IF NOT EXISTS …`)."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -177,9 +145,10 @@ class StateStore:
         try:
             self._check_integrity(db)
             db.execute("PRAGMA synchronous = FULL")
-            db.executescript(_SCHEMA)
+            db.executescript(schema)
             db.execute("BEGIN IMMEDIATE")
             try:
+                self._migrate(db)
                 yield db
             except BaseException:
                 db.execute("ROLLBACK")
@@ -189,82 +158,6 @@ class StateStore:
             raise self._fail(doing, exc) from None
         finally:
             db.close()
-
-    # -- decisions --------------------------------------------------------------------
-    def decisions(self, scope: str) -> dict[str, TriageEntry]:
-        with self._reading() as db:
-            if db is None:
-                return {}
-            rows = db.execute(
-                "SELECT fingerprint, entry FROM decisions WHERE scope = ?", (scope,)
-            ).fetchall()
-        return {fingerprint: TriageEntry.model_validate_json(entry) for fingerprint, entry in rows}
-
-    def change(
-        self,
-        scope: str,
-        label: str,
-        fingerprints: Sequence[str],
-        decide: Callable[[str, TriageEntry | None, dict[str, TriageEntry]], TriageEntry | None],
-        *,
-        checkout: Checkout | None = None,
-        experiment: str = "",
-    ) -> list[Change]:
-        """Apply `decide(fingerprint, current entry, all entries)` to each fingerprint, and
-        record the changes as one undoable action. Nothing changed → nothing recorded."""
-        with self._writing(f"record {label!r}") as db:
-            if checkout is not None:
-                db.execute(
-                    "INSERT OR IGNORE INTO scopes VALUES (?, ?, ?)",
-                    (scope, checkout.path, experiment),
-                )
-            current = _decisions(db, scope)
-            changes = []
-            for fingerprint in fingerprints:
-                before = current.get(fingerprint)
-                after = decide(fingerprint, before, current)
-                if after is not None:
-                    after = after.model_copy(update={"updated": datetime.now(UTC)})
-                if _same(before, after):
-                    continue
-                changes.append(Change(fingerprint, before, after))
-                _store(db, scope, fingerprint, after)
-                if after is None:
-                    current.pop(fingerprint, None)
-                else:
-                    current[fingerprint] = after
-            if changes:
-                _append(db, scope, "do", None, label, changes)
-        return changes
-
-    def undo(self, scope: str) -> Action | None:
-        return self._step(scope, "undo")
-
-    def redo(self, scope: str) -> Action | None:
-        return self._step(scope, "redo")
-
-    def _step(self, scope: str, op: str) -> Action | None:
-        with self._writing(op) as db:
-            undoable, redoable = _stacks(db, scope)
-            stack = undoable if op == "undo" else redoable
-            if not stack:
-                return None
-            target = _action(db, stack[-1])
-            for change in target.changes:
-                _store(
-                    db, scope, change.fingerprint, change.before if op == "undo" else change.after
-                )
-            _append(db, scope, op, target.id, target.label, list(target.changes))
-            return target
-
-    def history(self, scope: str) -> list[Action]:
-        with self._reading() as db:
-            if db is None:
-                return []
-            rows = db.execute(
-                "SELECT id FROM history WHERE scope = ? ORDER BY id", (scope,)
-            ).fetchall()
-            return [_action(db, row[0]) for row in rows]
 
     @contextmanager
     def lock(self, name: str, what: str) -> Iterator[None]:
@@ -286,120 +179,3 @@ class StateStore:
             yield
         finally:
             handle.close()
-
-    # -- the publish journal ------------------------------------------------------------
-    def journal(self, scope: str, day: str) -> dict[str, dict]:
-        with self._reading() as db:
-            if db is None:
-                return {}
-            rows = db.execute(
-                "SELECT step, data FROM journal WHERE scope = ? AND day = ?", (scope, day)
-            ).fetchall()
-        return {step: json.loads(data) for step, data in rows}
-
-    def journal_steps(self, scope: str, prefix: str) -> dict[str, dict]:
-        """The steps named `prefix…` of every day's publish under `scope`; a later day's
-        record of a step wins."""
-        with self._reading() as db:
-            if db is None:
-                return {}
-            rows = db.execute(
-                "SELECT step, data FROM journal WHERE scope = ? AND step LIKE ? ORDER BY day, at",
-                (scope, prefix + "%"),
-            ).fetchall()
-        return {step: json.loads(data) for step, data in rows}
-
-    def journaled_items(self, scope: str) -> dict[str, str]:
-        """The board items publishes under `scope` recorded adding, on any day: item id →
-        the fingerprint it was added for."""
-        with self._reading() as db:
-            if db is None:
-                return {}
-            rows = db.execute(
-                "SELECT step, data FROM journal WHERE scope = ? AND step LIKE 'draft %'", (scope,)
-            ).fetchall()
-        return {
-            str(item): step.removeprefix("draft ")
-            for step, data in rows
-            if (item := json.loads(data).get("item"))
-        }
-
-    def record_step(self, scope: str, day: str, step: str, data: dict) -> None:
-        with self._writing(f"record publish step {step!r}") as db:
-            row = (scope, day, step, json.dumps(data), datetime.now(UTC).isoformat())
-            db.execute("INSERT OR REPLACE INTO journal VALUES (?, ?, ?, ?, ?)", row)
-
-
-def _same(before: TriageEntry | None, after: TriageEntry | None) -> bool:
-    if before is None or after is None:
-        return before is after
-    return before.model_dump(exclude={"updated"}) == after.model_dump(exclude={"updated"})
-
-
-def _decisions(db: sqlite3.Connection, scope: str) -> dict[str, TriageEntry]:
-    rows = db.execute("SELECT fingerprint, entry FROM decisions WHERE scope = ?", (scope,))
-    return {fingerprint: TriageEntry.model_validate_json(entry) for fingerprint, entry in rows}
-
-
-def _store(db: sqlite3.Connection, scope: str, fingerprint: str, entry: TriageEntry | None) -> None:
-    if entry is None:
-        db.execute(
-            "DELETE FROM decisions WHERE scope = ? AND fingerprint = ?", (scope, fingerprint)
-        )
-    else:
-        db.execute(
-            "INSERT OR REPLACE INTO decisions VALUES (?, ?, ?)",
-            (scope, fingerprint, entry.model_dump_json()),
-        )
-
-
-def _append(
-    db: sqlite3.Connection,
-    scope: str,
-    op: str,
-    target: int | None,
-    label: str,
-    changes: list[Change],
-) -> None:
-    db.execute(
-        "INSERT INTO history (scope, at, op, target, label, changes) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            scope,
-            datetime.now(UTC).isoformat(),
-            op,
-            target,
-            label,
-            json.dumps([change.to_json() for change in changes]),
-        ),
-    )
-
-
-def _action(db: sqlite3.Connection, action_id: int) -> Action:
-    op, label, changes, at = db.execute(
-        "SELECT op, label, changes, at FROM history WHERE id = ?", (action_id,)
-    ).fetchone()
-    return Action(
-        action_id,
-        op,
-        label,
-        tuple(Change.from_json(c) for c in json.loads(changes)),
-        datetime.fromisoformat(at),
-    )
-
-
-def _stacks(db: sqlite3.Connection, scope: str) -> tuple[list[int], list[int]]:
-    """The undo and redo stacks, replayed from the history: an action undoes the latest
-    action not undone; a new action empties the redo stack, as in any editor."""
-    undoable: list[int] = []
-    redoable: list[int] = []
-    for action_id, op, target in db.execute(
-        "SELECT id, op, target FROM history WHERE scope = ? ORDER BY id", (scope,)
-    ):
-        if op == "do":
-            undoable.append(action_id)
-            redoable.clear()
-        elif op == "undo" and undoable and undoable[-1] == target:
-            redoable.append(undoable.pop())
-        elif op == "redo" and redoable and redoable[-1] == target:
-            undoable.append(redoable.pop())
-    return undoable, redoable

@@ -11,8 +11,9 @@ from textual.message import Message
 from scout_tui.errors import ScoutError, redact
 from scout_tui.model import RunResult, TriageEntry
 from scout_tui.session import Session
-from scout_tui.store.state import Action, Change, StateError
+from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
+from scout_tui.triage.store import Action, Change
 from scout_tui.tui.messages import Decided, Opened
 
 # Verbs that a badge says well enough: no toast for one finding (a toast costs a layout).

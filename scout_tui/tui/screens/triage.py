@@ -38,8 +38,8 @@ from scout_tui.history.baseline import is_past_day
 from scout_tui.model import Finding, RunResult, Section, TriageEntry
 from scout_tui.repro.process import ProcessGroup
 from scout_tui.session import Session
-from scout_tui.store.state import Change
 from scout_tui.triage import decisions as triage
+from scout_tui.triage.store import Change
 from scout_tui.tui.controllers.collection import Collection
 from scout_tui.tui.controllers.decisions import DecisionQueue, undo_said
 from scout_tui.tui.controllers.editor import edit_in_editor
