@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from scout_tui.collect.base import Lifetime, all_kinds
+from scout_tui.history.judge import PriorCheck
 from scout_tui.history.parse import parse_report
-from scout_tui.history.reconcile import PriorCheck, reconcile
+from scout_tui.history.reconcile import reconcile
 from scout_tui.model import FileRef, Finding, Priority, PriorReport, Section, Status, fingerprint
 from scout_tui.report.render import render_report
 

@@ -40,8 +40,9 @@ from scout_tui.history.baseline import (
     since_from,
     today_utc,
 )
+from scout_tui.history.judge import PriorCheck
 from scout_tui.history.parse import is_report, parse_report
-from scout_tui.history.reconcile import PriorCheck, reconcile
+from scout_tui.history.reconcile import reconcile
 from scout_tui.model import (
     PRIORITIZED,
     BoardRef,
