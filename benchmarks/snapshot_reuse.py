@@ -26,7 +26,7 @@ from scout_tui.config.profile import Config, find_config, load_config
 from scout_tui.errors import UsageError
 from scout_tui.history.baseline import today_utc
 from scout_tui.pipeline.day import RunOptions, run, select_collectors
-from scout_tui.source.tree import BlobStore
+from scout_tui.source.blobs import BlobStore
 
 DAYS = 7
 

@@ -42,7 +42,8 @@ from scout_tui.publish.execute import Publisher, Target, plan_against_board
 from scout_tui.publish.journal import Journal
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.report.render import COMMENT_LIMIT, Layout, fit_report
-from scout_tui.source.tree import NotARepository, SourceTree
+from scout_tui.source.records import NotARepository
+from scout_tui.source.tree import SourceTree
 from scout_tui.store.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.store.cache import Cache, lost
 from scout_tui.store.state import StateError, StateStore

@@ -20,7 +20,8 @@ from scout_tui.model import fingerprint
 from scout_tui.pipeline.day import PAST_TORCH, RunOptions, prepare, run
 from scout_tui.sandbox.demo.files import EXP
 from scout_tui.source import tree as source_module
-from scout_tui.source.tree import BlobStore, SourceTree
+from scout_tui.source.blobs import BlobStore
+from scout_tui.source.tree import SourceTree
 
 from .cli import scout, world_args
 from .collector_run import by_kind, commit_all, run_collector

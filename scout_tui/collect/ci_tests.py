@@ -29,7 +29,7 @@ from scout_tui.analysis.python.definitions import skipped_tests, suite_entries
 from scout_tui.analysis.text.markdown import code, fence
 from scout_tui.collect.base import Collector, CollectorContext, Kind, Lifetime, Need, Progress
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
-from scout_tui.source.tree import CommitInfo
+from scout_tui.source.records import CommitInfo
 
 WORKFLOWS_DIR = ".github/workflows"
 MODULE_LEVEL = "module-level tests"

@@ -56,7 +56,9 @@ from scout_tui.model import (
 )
 from scout_tui.report.board import Scout, board_index
 from scout_tui.report.render import FULL, Layout, render_report
-from scout_tui.source.tree import BlobStore, NotARepository, SourceTree
+from scout_tui.source.blobs import BlobStore
+from scout_tui.source.records import NotARepository
+from scout_tui.source.tree import SourceTree
 from scout_tui.store.cache import Cache
 
 

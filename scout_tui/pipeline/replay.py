@@ -26,7 +26,9 @@ from scout_tui.history.parse import is_report
 from scout_tui.model import SECTIONS, Finding, RunResult, Section, Status
 from scout_tui.pipeline.day import RunOptions, render_markdown, run
 from scout_tui.report.render import Layout
-from scout_tui.source.tree import BlobStore, NotARepository, SourceTree
+from scout_tui.source.blobs import BlobStore
+from scout_tui.source.records import NotARepository
+from scout_tui.source.tree import SourceTree
 from scout_tui.store.state import StateStore
 from scout_tui.triage.decisions import apply_triage
 from scout_tui.triage.store import DecisionStore, scope_of

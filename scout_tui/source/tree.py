@@ -23,10 +23,9 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Literal, TypeVar
+from typing import IO, Literal, TypeVar
 
 import git
 
@@ -34,204 +33,30 @@ from scout_tui.analysis.python import pyast
 from scout_tui.errors import Cancelled, clean, scrub
 from scout_tui.model import Checkout
 from scout_tui.source.blame import Origin, Stopped, replay
+from scout_tui.source.blobs import BlobStore
+from scout_tui.source.records import (
+    LINK,
+    LOG_FORMAT,
+    SUBMODULE,
+    CommitInfo,
+    Entry,
+    Fate,
+    NotARepository,
+    TreeIndex,
+    commits_of,
+    touches,
+)
 
+T = TypeVar("T")
 DIFF_LIMIT = 256 * 1024
 # Past any source file or doc: a bigger file is data, or hostile, and is not read.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_RENAME_DEPTH = 8
 FEW_PATHS = 64  # up to this many, name the files to `git log`; past it, their folders
 MAX_LINKS = 40  # symlinks followed in one path before it counts as a loop (Linux's limit)
-LINK, SUBMODULE = "120000", "160000"  # git tree modes
 
 
-T = TypeVar("T")
-KEPT_PER_WALK = 4  # answers kept per walk: a day's head, the prior report's, a few more
 _SHA = re.compile(r"[0-9a-f]{40}")
-
-
-class NotARepository(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class CommitInfo:
-    sha: str
-    summary: str
-    author: str
-    date: datetime
-    files: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Fate:
-    """What became of a file or a definition that is not where scout.toml says it is."""
-
-    kind: Literal["moved", "removed", "never", "unknown"]  # unknown: history unreadable
-    commit: CommitInfo | None = None  # the commit that moved or removed it
-    moved_to: str | None = None  # its one new home, when there is exactly one
-
-
-@dataclass(frozen=True)
-class Entry:
-    mode: str  # 100644, 100755: a file; 120000: a symlink; 160000: a submodule
-    blob: str
-
-    @property
-    def regular(self) -> bool:
-        return self.mode.startswith("100")
-
-
-@dataclass(frozen=True)
-class TreeIndex:
-    """A commit's files (`git ls-tree -r`: path → mode and blob id) and the folders
-    that hold them ("" is the top)."""
-
-    files: dict[str, Entry]
-    dirs: frozenset[str]
-
-    @classmethod
-    def of(cls, listing: bytes) -> TreeIndex:
-        files: dict[str, Entry] = {}
-        dirs = {""}
-        for record in listing.split(b"\0"):
-            head, tab, name = record.partition(b"\t")
-            fields = head.split()
-            if not tab or len(fields) != 3:
-                continue
-            path = name.decode("utf-8", "surrogateescape")  # as os names an undecodable file
-            files[path] = Entry(fields[0].decode(), fields[2].decode())
-            parts = path.split("/")
-            dirs.update("/".join(parts[:n]) for n in range(1, len(parts)))
-        return cls(files, frozenset(dirs))
-
-
-class BlobStore:
-    """What runs over one history share, keyed by what git names them by: each blob's
-    scrubbed text and parsed tree (and why it was not read or parsed, when it was not),
-    and each commit's file index. A file unchanged across 30 dated runs is read and parsed
-    once. Thread-safe; process-local (a forked process works on its own copy)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._text: dict[str, str | None] = {}
-        self._trees: dict[str, ast.Module | None] = {}
-        self._notes: dict[str, str] = {}  # blob id → why it was not read or parsed
-        self._indexes: dict[str, TreeIndex] = {}
-        self._derived: dict[Hashable, Any] = {}
-        self.walks = Walks()
-
-    def derived(self, key: Hashable, load: Callable[[], T]) -> T:
-        """What an analysis made of blobs, loaded once: `key` names the analysis, the blob
-        ids it read and the configuration it used (so nothing else can change it)."""
-        return self._kept(self._derived, key, load)
-
-    def text(self, blob: str, load: Callable[[], str | None]) -> str | None:
-        return self._kept(self._text, blob, load)
-
-    def tree(self, blob: str, load: Callable[[], ast.Module | None]) -> ast.Module | None:
-        return self._kept(self._trees, blob, load)
-
-    def index(self, commit: str, load: Callable[[], TreeIndex]) -> TreeIndex:
-        return self._kept(self._indexes, commit, load)
-
-    def _kept(self, table: dict[Any, T], key: Hashable, load: Callable[[], T]) -> T:
-        """`table[key]`, loaded once. `load` runs outside the lock (a parse takes long); of
-        two threads that loaded the same key at once, the first one's result is kept: they
-        are equal."""
-        with self._lock:
-            if key in table:
-                return table[key]
-        loaded = load()
-        with self._lock:
-            return table.setdefault(key, loaded)
-
-    def known_derived(self, key: Hashable) -> Any:
-        with self._lock:
-            return self._derived.get(key)
-
-    def known_index(self, commit: str) -> TreeIndex | None:
-        with self._lock:
-            return self._indexes.get(commit)
-
-    def note(self, blob: str, why: str) -> None:
-        with self._lock:
-            self._notes.setdefault(blob, why)
-
-    def why(self, blob: str) -> str | None:
-        with self._lock:
-            return self._notes.get(blob)
-
-    def parsed(self) -> dict[str, ast.Module | None]:
-        """Every tree parsed so far, by blob id."""
-        with self._lock:
-            return dict(self._trees)
-
-
-class Walks:
-    """Answers of history walks (a pickaxe, a file's first commit, a blame), shared by the
-    runs over one history. An answer found at one commit still holds at a descendant when
-    no commit in between touched the paths the walk reads; when one did, the walk covers
-    only the commits in between (for walks that extend), or runs again. A day of a replay
-    costs its own commits, not the whole history again."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._answers: dict[Hashable, dict[str, Any]] = {}  # walk → commit → answer
-        self._between: dict[tuple[str, str], frozenset[str] | None] = {}
-
-    def known(self, key: Hashable) -> list[tuple[str, Any]]:
-        """The commits this walk has answers at, latest first."""
-        with self._lock:
-            return list(self._answers.get(key, {}).items())[::-1]
-
-    def keep(self, key: Hashable, commit: str, answer: Any) -> None:
-        with self._lock:
-            answers = self._answers.setdefault(key, {})
-            answers.pop(commit, None)
-            answers[commit] = answer
-            while len(answers) > KEPT_PER_WALK:
-                del answers[next(iter(answers))]
-
-    def touched(
-        self, old: str, new: str, load: Callable[[], frozenset[str] | None]
-    ) -> frozenset[str] | None:
-        """The files the commits after `old` up to `new` touched; None when `old` is not
-        an ancestor of `new` (then nothing carries over)."""
-        with self._lock:
-            if (old, new) in self._between:
-                return self._between[(old, new)]
-        found = load()
-        with self._lock:
-            return self._between.setdefault((old, new), found)
-
-
-def touches(files: frozenset[str], paths: Sequence[str]) -> bool:
-    """Whether any of `files` is one of `paths` or lies under one ("." is everything)."""
-    for path in paths:
-        path = path.strip("/")
-        if path in ("", "."):
-            if files:
-                return True
-            continue
-        if path in files or any(f.startswith(path + "/") for f in files):
-            return True
-    return False
-
-
-_LOG_FORMAT = "--format=%x1e%H%x1f%an%x1f%ct%x1f%s"
-
-
-def _commits(out: str) -> list[CommitInfo]:
-    found = []
-    for record in out.split("\x1e")[1:]:
-        header = record.partition("\n")[0]
-        sha, author, stamp, summary = header.split("\x1f", 3)
-        found.append(
-            CommitInfo(
-                sha, scrub(summary), scrub(author), datetime.fromtimestamp(int(stamp), UTC), ()
-            )
-        )
-    return found
 
 
 class SourceTree:
@@ -971,10 +796,10 @@ class SourceTree:
     def _path_fate(self, path: str, head: str) -> Fate:
         try:
             with self._lock:
-                out = self.repo.git.log("--diff-filter=D", _LOG_FORMAT, "-1", head, "--", path)
+                out = self.repo.git.log("--diff-filter=D", LOG_FORMAT, "-1", head, "--", path)
         except git.GitCommandError:  # a shallow or partial clone: blobs it does not hold
             return Fate("unknown")
-        gone = _commits(out)
+        gone = commits_of(out)
         if not gone:
             return Fate("never")
         with self._lock:
@@ -1013,8 +838,8 @@ class SourceTree:
 
         def walk(revs: str) -> CommitInfo | None:
             with self._lock:
-                out = self.repo.git.log(*option, _LOG_FORMAT, "-1", revs, "--", path)
-            found = _commits(out)
+                out = self.repo.git.log(*option, LOG_FORMAT, "-1", revs, "--", path)
+            found = commits_of(out)
             return found[0] if found else None
 
         return self._walk(
@@ -1184,11 +1009,11 @@ class SourceTree:
         with self._lock:
             try:
                 out = self.repo.git.log(
-                    "--first-parent", "--reverse", _LOG_FORMAT, f"{base}..{head}"
+                    "--first-parent", "--reverse", LOG_FORMAT, f"{base}..{head}"
                 )
             except git.GitCommandError:
                 return []
-        return _commits(out)
+        return commits_of(out)
 
     def is_ancestor(self, older: str, newer: str) -> bool:
         """Whether `older` is `newer` or one of its ancestors."""

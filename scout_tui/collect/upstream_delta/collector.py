@@ -50,7 +50,7 @@ from scout_tui.collect.upstream_delta.surfaces import (
 )
 from scout_tui.config.profile import Surface
 from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
-from scout_tui.source.tree import CommitInfo
+from scout_tui.source.records import CommitInfo
 
 
 class UpstreamDeltaCollector(Collector):

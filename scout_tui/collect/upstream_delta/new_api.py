@@ -20,7 +20,7 @@ from scout_tui.collect.upstream_delta.surfaces import (
     under,
 )
 from scout_tui.model import Evidence, FileRef, Finding
-from scout_tui.source.tree import CommitInfo
+from scout_tui.source.records import CommitInfo
 
 
 class NewApi:

@@ -22,7 +22,7 @@ from scout_tui.collect.upstream_delta.surfaces import (
 )
 from scout_tui.config.profile import Surface
 from scout_tui.model import Evidence, FileRef, Finding
-from scout_tui.source.tree import CommitInfo
+from scout_tui.source.records import CommitInfo
 
 
 def override_drift(

@@ -28,7 +28,7 @@ from scout_tui.collect.base import (
 )
 from scout_tui.config.profile import Surface
 from scout_tui.model import ConfigWarning, Finding
-from scout_tui.source.tree import CommitInfo
+from scout_tui.source.records import CommitInfo
 
 NAME = "upstream_delta"  # the collector's name, on every finding it makes
 
