@@ -22,15 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro_command
 from scout_tui.collect.events import Event, RunFinished, RunKeptApart, RunWarning
+from scout_tui.config.models import GITHUB_API, Config, ConfigError, origin_of
 from scout_tui.config.profile import (
-    GITHUB_API,
-    Config,
-    ConfigError,
     chosen_api_url,
     find_config,
     load_config,
     load_user_config,
-    origin_of,
     shipped_rule_kinds,
 )
 from scout_tui.errors import ScoutError, UsageError

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config.profile import Config, load_config
+from scout_tui.config.models import Config
+from scout_tui.config.profile import load_config
 from scout_tui.sandbox.demo.sample import Sample, build_sample
 
 TODAY = date(2026, 12, 2)

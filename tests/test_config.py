@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config.profile import ConfigError, load_config
+from scout_tui.config.models import ConfigError
+from scout_tui.config.profile import load_config
 from scout_tui.model import Priority, Section
 from tests.cli import scout
 
@@ -94,7 +95,7 @@ def test_key_bindings_name_the_consoles_actions(tmp_path):
 
 
 def test_the_shipped_keys_bind_every_action(shipped_config):
-    from scout_tui.config.profile import ACTION_IDS
+    from scout_tui.config.models import ACTION_IDS
 
     assert set(shipped_config.keys) == set(ACTION_IDS)
     assert shipped_config.keys["drop"] == "x"

@@ -955,7 +955,8 @@ def test_a_few_lines_more_are_no_new_untested_code(fresh_world):
 
 
 def test_thresholds_are_checked_and_the_shipped_ones_documented(shipped_config, tmp_path):
-    from scout_tui.config.profile import ConfigError, load_config
+    from scout_tui.config.models import ConfigError
+    from scout_tui.config.profile import load_config
 
     assert shipped_config.thresholds.new_code_lines == 20
     assert shipped_config.thresholds.duplicate_similarity == 0.8

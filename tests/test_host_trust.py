@@ -13,14 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.config.profile import (
-    ConfigError,
-    GithubConfig,
-    load_config,
-    origin_of,
-    untrusted_hosts,
-    user_config_path,
-)
+from scout_tui.config.models import ConfigError, GithubConfig, origin_of
+from scout_tui.config.profile import load_config, untrusted_hosts, user_config_path
 from scout_tui.github.auth import find_token
 from scout_tui.github.client import GitHubClient
 from scout_tui.model import RunResult

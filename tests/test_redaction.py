@@ -19,7 +19,8 @@ import pytest
 
 from scout_tui.analysis.ci.logindex import LogIndex
 from scout_tui.analysis.text.markdown import bare_url, code, link
-from scout_tui.config.profile import GithubConfig, load_config
+from scout_tui.config.models import GithubConfig
+from scout_tui.config.profile import load_config
 from scout_tui.errors import RedactingWriter, clean, redact, register_secret, scrub
 from scout_tui.github.client import GitHubClient
 from scout_tui.history.baseline import load_prior_dir

@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from scout_tui.config.profile import GithubConfig, load_config
+from scout_tui.config.models import GithubConfig
+from scout_tui.config.profile import load_config
 from scout_tui.github.api import Board, BoardItem, GitHubError, RateLimited, board_item_url
 from scout_tui.github.client import GitHubClient
 from scout_tui.pipeline.day import RunOptions, run

@@ -13,7 +13,7 @@ from scout_tui.analysis.python.changes import (
     describe,
 )
 from scout_tui.collect.upstream_delta.surfaces import compare_surface
-from scout_tui.config.profile import Surface
+from scout_tui.config.models import Surface
 from scout_tui.model import Section, fingerprint
 
 from .collector_run import by_kind, commit_all, run_collector

@@ -15,7 +15,8 @@ from scout_tui.collect.events import (
     FindingFound,
     RunWarning,
 )
-from scout_tui.config.profile import Config, ConfigError, find_config, load_config
+from scout_tui.config.models import Config, ConfigError
+from scout_tui.config.profile import find_config, load_config
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, scrub
 from scout_tui.model import RunResult
 from scout_tui.session import Session, SessionOptions

@@ -23,7 +23,7 @@ from scout_tui.collect.events import (
     FindingFound,
     Progress,
 )
-from scout_tui.config.profile import Config, Rule
+from scout_tui.config.models import Config, Rule
 from scout_tui.errors import scrub
 from scout_tui.model import (
     PRIORITIZED,

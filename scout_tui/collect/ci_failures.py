@@ -28,7 +28,7 @@ from scout_tui.collect.base import (
     Progress,
     born,
 )
-from scout_tui.config.profile import Config
+from scout_tui.config.models import Config
 from scout_tui.errors import Cancelled
 from scout_tui.github.api import GitHub, WorkflowRun
 from scout_tui.model import (

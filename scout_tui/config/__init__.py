@@ -1,2 +1,2 @@
-"""The team profile (`scout.toml`) and the reviewer's own config: read, checked, and
-given to every stage as one frozen value."""
+"""The team profile (`scout.toml`) and the reviewer's own config: `models` says what they
+hold, `profile` reads, merges and checks them; every stage gets one frozen value."""

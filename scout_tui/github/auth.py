@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from urllib.parse import urlsplit
 
-from scout_tui.config.profile import GITHUB_API, origin_of
+from scout_tui.config.models import GITHUB_API, origin_of
 from scout_tui.errors import register_secret
 
 TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")

@@ -35,7 +35,7 @@ from github.Requester import Requester
 from pydantic import BaseModel
 
 from scout_tui import __version__
-from scout_tui.config.profile import GithubConfig
+from scout_tui.config.models import GithubConfig
 from scout_tui.errors import RedactingWriter, redact, register_secret, scrub_data
 from scout_tui.github.api import (
     ArchivedItem,

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from scout_tui.config.profile import Config
+from scout_tui.config.models import Config
 from scout_tui.model import RegressionRow
 from scout_tui.nightlies.wheels import NightlyError, torch_commit
 from scout_tui.store.cache import Cache

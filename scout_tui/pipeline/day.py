@@ -28,7 +28,7 @@ from scout_tui.collect.events import (
     RunWarning,
 )
 from scout_tui.collect.runner import stream
-from scout_tui.config.profile import Config, ConfigError
+from scout_tui.config.models import Config, ConfigError
 from scout_tui.errors import UsageError
 from scout_tui.github.api import GitHub, GitHubError, board_item_url
 from scout_tui.history.baseline import (

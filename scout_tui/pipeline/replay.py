@@ -19,7 +19,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from scout_tui.collect.base import Lifetime, all_kinds
-from scout_tui.config.profile import Config
+from scout_tui.config.models import Config
 from scout_tui.errors import Cancelled, UsageError, scrub
 from scout_tui.history.baseline import MAX_REPORT_BYTES, check_date, load_prior_dir
 from scout_tui.history.parse import is_report

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TypeVar
 
-from scout_tui.config.profile import Config
+from scout_tui.config.models import Config
 from scout_tui.errors import UsageError
 from scout_tui.github.api import (
     ArchivedItem,

@@ -20,7 +20,7 @@ from scout_tui.analysis.text.markdown import (
     neutralize,
     neutralize_line,
 )
-from scout_tui.config.profile import Config
+from scout_tui.config.models import Config
 from scout_tui.model import (
     MATERIAL_CHANGES,
     PRIORITIZED,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-from scout_tui.config.profile import ACTION_IDS
+from scout_tui.config.models import ACTION_IDS
 
 
 @dataclass(frozen=True)

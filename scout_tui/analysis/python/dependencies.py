@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.relevance import Uses
-from scout_tui.config.profile import SurfaceCheck
+from scout_tui.config.models import SurfaceCheck
 
 Parse = Callable[[str], ast.Module | None]
 

@@ -48,7 +48,7 @@ from scout_tui.collect.upstream_delta.surfaces import (
     surface_diff,
     under,
 )
-from scout_tui.config.profile import Surface
+from scout_tui.config.models import Surface
 from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
 from scout_tui.source.records import CommitInfo
 

@@ -20,7 +20,7 @@ from scout_tui.collect.upstream_delta.surfaces import (
     commit_lines,
     surface_diff,
 )
-from scout_tui.config.profile import Surface
+from scout_tui.config.models import Surface
 from scout_tui.model import Evidence, FileRef, Finding
 from scout_tui.source.records import CommitInfo
 

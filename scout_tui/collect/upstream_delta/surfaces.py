@@ -26,7 +26,7 @@ from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import (
     CollectorContext,
 )
-from scout_tui.config.profile import Surface
+from scout_tui.config.models import Surface
 from scout_tui.model import ConfigWarning, Finding
 from scout_tui.source.records import CommitInfo
 

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Literal
 
-from scout_tui.config.profile import Config
+from scout_tui.config.models import Config
 from scout_tui.sandbox.demo.ci_logs import TESTS, SampleTest, actions_format, runner_log
 from scout_tui.sandbox.github.world import (
     Account,
