@@ -48,6 +48,8 @@ class SectionTraits:
     collapsed: bool = False  # folded in the report when it has items
     # says something is wrong or worth attention: an item of it gone today may be Resolved
     resolvable: bool = True
+    # a rule or a reviewer may place a finding here (Carried Forward is reconcile's to say)
+    placeable: bool = True
 
 
 SECTIONS: dict[Section, SectionTraits] = {
@@ -61,6 +63,7 @@ SECTIONS: dict[Section, SectionTraits] = {
         "carried_fwd",
         prioritized=True,
         checkbox=True,
+        placeable=False,
     ),
     Section.OPPORTUNITIES: SectionTraits(
         "Opportunities (things to consider)", "Opportunities", "opp", advisory=True

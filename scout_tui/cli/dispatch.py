@@ -23,12 +23,14 @@ from scout_tui.errors import (
     scrub,
     sigint_received,
 )
+from scout_tui.model import SECTIONS
 
 # The collectors build millions of AST nodes that hold no reference cycles; with the
 # default thresholds the cycle collector re-scans them again and again (measured: a
 # quarter of a run on torchtitan, a third at 100x its size).
 GC_THRESHOLDS = (100_000, 50, 100)
-SECTIONS = ("ci_failures", "action_items", "opportunities", "fyi", "docs", "all_clear")
+# where `triage edit --section` may put a finding
+PLACEABLE = tuple(section.value for section, traits in SECTIONS.items() if traits.placeable)
 
 COMMANDS = {  # command → "module:function", imported only when run
     "collect": "scout_tui.cli.run:cmd_collect",
@@ -324,7 +326,7 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
     edit.add_argument("fingerprint", metavar="FP")
     edit.add_argument("--title")
     edit.add_argument("--priority", choices=["P0", "P1", "P2", "none"])
-    edit.add_argument("--section", choices=SECTIONS)
+    edit.add_argument("--section", choices=PLACEABLE)
     edit.add_argument(
         "--body-file", type=Path, metavar="FILE", help="the new body, as Markdown (- for stdin)"
     )

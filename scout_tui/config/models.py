@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from scout_tui.model import Priority, Section, Severity
+from scout_tui.model import SECTIONS, Priority, Section, Severity
 
 CONFIG_NAME = "scout.toml"
 USER_CONFIG_NAME = "config.toml"
@@ -256,8 +256,8 @@ class Rule(_Strict):
     @field_validator("section")
     @classmethod
     def _not_carried(cls, value: Section) -> Section:
-        if value is Section.CARRIED_FORWARD:
-            raise ValueError("carried_forward is decided by reconcile, not by a rule")
+        if not SECTIONS[value].placeable:
+            raise ValueError(f"{value.value} is decided by reconcile, not by a rule")
         return value
 
 
