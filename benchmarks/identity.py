@@ -10,7 +10,14 @@ Scenarios:
 - `week`: `scout replay` of a week of a torchtitan clone (`--repo`), then `collect`,
   `report`, `report --json` and `publish --dry-run --offline` on its last day;
 - `april`: `scout replay` of April 2026 on the same clone, seeded with the real report of
-  April 2 (`--april-prior`, a folder holding `2026-04-02.md`).
+  April 2 (`--april-prior`, a folder holding `2026-04-02.md`);
+- `across`: the week replayed up to its middle by the `before` code and on from there by
+  the `after` code, compared with the `after` code's own days: a report an older version
+  wrote reads the same the next day.
+
+`--moved-item-keys` compares across a change of a change's item keys: the digests in the
+markers of upstream surface changes and their JSON items are left out of the comparison
+(`across` shows that old markers still match).
 
 Prints one line per compared output and `identical` or the first differing lines; exits 1
 when anything differs.
@@ -35,9 +42,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WEEK = ("2026-07-01", "2026-07-07")
+MIDWEEK = (
+    "2026-07-04",
+    "2026-07-05",
+)  # the last day `across` replays with the before code, the next
 APRIL = ("2026-04-03", "2026-04-30")
 # Timings, and what derives from the scratch folder's path or a local server's port.
 VOLATILE = {"collected_at", "seconds", "config_digest"}
+CHANGE_KINDS = ("surface_changed", "surface_changed_unused", "surface_adapted")
 
 
 class Side:
@@ -63,17 +75,36 @@ class Side:
             raise SystemExit(f"scout {' '.join(args)} failed ({done.returncode}): {done.stderr}")
         return done
 
-    def same_text(self, text: str) -> str:
-        """Text with this side's scratch folder and local servers named alike on both sides."""
-        return re.sub(
+    def same_text(self, text: str, moved: bool | None = None) -> str:
+        """Text with this side's scratch folder and local servers named alike on both sides
+        (and, when item keys moved, without the digests that moved)."""
+        text = re.sub(
             r"127\.0\.0\.1[:_]\d+", "127.0.0.1:PORT", text.replace(str(self.work), "<work>")
         )
+        moved = MOVED_ITEM_KEYS if moved is None else moved
+        return moved_digests_dropped(text) if moved else text
+
+
+def moved_digests_dropped(text: str) -> str:
+    """Markers of upstream surface changes without their item digests."""
+    kinds = "|".join(CHANGE_KINDS)
+    text = re.sub(rf"(fp=(?:{kinds})-[0-9a-f]+ [^>]*?items=)[0-9a-f.]+", r"\1…", text)
+    return re.sub(
+        rf"(<!-- scout:folded kind=(?:{kinds}) )([^>]*)",
+        lambda m: m.group(1) + re.sub(r":[0-9a-f.]+", ":…", m.group(2)),
+        text,
+    )
+
+
+MOVED_ITEM_KEYS = False  # --moved-item-keys
 
 
 def steady_json(text: str) -> str:
     def drop(value: object) -> object:
         if isinstance(value, dict):
             kept = {k: drop(v) for k, v in value.items() if k not in VOLATILE}
+            if MOVED_ITEM_KEYS and kept.get("kind") in CHANGE_KINDS:
+                kept.pop("items", None)
             if "git_dir" in kept:  # a checkout: its id is a digest of its path
                 kept.pop("id", None)
             return kept
@@ -138,6 +169,32 @@ def april(side: Side, repo: Path, prior: Path) -> Iterator[tuple[str, str]]:
     yield from day_reports(side, out, "april")
 
 
+def across(before: Side, after: Side, repo: Path) -> dict[str, str]:
+    """The week's second half by the after code, seeded with the first half the before code
+    wrote, and seeded with the first half it wrote itself: the same days, each side."""
+    first, last = WEEK
+    middle, next_day = MIDWEEK
+    found: dict[str, str] = {}
+    for label, seed in (("before", before), ("after", after)):
+        head = seed.work / "across-head"
+        seed.scout(
+            "replay", "--repo", str(repo), "--offline", "--from", first, "--to", middle,
+            "--out", str(head),
+        )  # fmt: skip
+        tail = after.work / f"across-from-{label}"
+        after.scout(
+            "replay", "--repo", str(repo), "--offline", "--from", next_day, "--to", last,
+            "--prior", str(head), "--out", str(tail),
+        )  # fmt: skip
+        for name, text in day_reports(after, tail, "across"):
+            found[f"{label}\x1f{name}"] = re.sub(
+                r'"prior_source": "[^"]*"',
+                '"prior_source": "<seed>"',
+                after.same_text(text, moved=False),
+            )
+    return found
+
+
 def outputs(side: Side, args: argparse.Namespace) -> dict[str, str]:
     found: dict[str, str] = {}
     runs: list[Iterator[tuple[str, str]]] = []
@@ -166,9 +223,18 @@ def main() -> int:
     parser.add_argument("--after", default="HEAD", help="a git revision, or WORKTREE")
     parser.add_argument("--repo", type=Path, help="a torchtitan clone (week, april)")
     parser.add_argument("--april-prior", type=Path, help="a folder holding 2026-04-02.md")
-    parser.add_argument("--only", default="demo,week,april", help="scenarios, comma-separated")
+    parser.add_argument(
+        "--only", default="demo,week,april,across", help="scenarios, comma-separated"
+    )
+    parser.add_argument(
+        "--moved-item-keys",
+        action="store_true",
+        help="compare across a change of item keys (see the module's docstring)",
+    )
     args = parser.parse_args()
     args.only = set(args.only.split(","))
+    global MOVED_ITEM_KEYS
+    MOVED_ITEM_KEYS = args.moved_item_keys
     scratch = Path(tempfile.mkdtemp(prefix="scout-identity-"))
     trees: list[Path] = []
     try:
@@ -179,8 +245,15 @@ def main() -> int:
         else:
             after_code = worktree(args.after, scratch / "code-after")
             trees.append(after_code)
-        before = outputs(Side(before_code, scratch / "before"), args)
-        after = outputs(Side(after_code, scratch / "after"), args)
+        before_side = Side(before_code, scratch / "before")
+        after_side = Side(after_code, scratch / "after")
+        before = outputs(before_side, args)
+        after = outputs(after_side, args)
+        if "across" in args.only and args.repo:
+            seeded = across(before_side, after_side, args.repo)
+            for key, text in seeded.items():
+                label, name = key.split("\x1f")
+                (before if label == "before" else after)[f"{name} (seeded by either)"] = text
     finally:
         for tree in trees:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)])

@@ -8,13 +8,17 @@ from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.changes import (
     Added,
     DefaultChanged,
+    KindChanged,
     Removed,
+    ReturnsChanged,
     TypeChanged,
+    change_of,
     describe,
+    item_words,
 )
 from scout_tui.collect.upstream_delta.surfaces import compare_surface
 from scout_tui.config.models import Surface
-from scout_tui.model import Section, fingerprint
+from scout_tui.model import Section, fingerprint, item_digest
 
 from .collector_run import by_kind, commit_all, run_collector
 from .conftest import TODAY
@@ -30,16 +34,17 @@ def test_surfaces_on_the_sample(sample_world):
         "Trainer.post_dataloading_process() return tuple",
         "FlexAttention.forward signature",
     }
-    assert changed["Trainer.Config fields"].items == [
-        "field `gradient_accumulation_steps` added",
-        "field `steps` default `1000` → `2000`",
+    # Its items are the changes' keys: data, read back as the changes themselves.
+    assert [change_of(i) for i in changed["Trainer.Config fields"].items] == [
+        Added("field", "gradient_accumulation_steps"),
+        DefaultChanged("field", "steps", "1000", "2000"),
     ]
-    assert changed["Trainer.post_dataloading_process() return tuple"].items == [
-        "returns a 4-tuple (was a 3-tuple)"
-    ]
-    assert changed["FlexAttention.forward signature"].items == [
-        "parameter `block_mask` became keyword-only (was positional)",
-        "parameter `scale` added (keyword-only)",
+    assert [
+        change_of(i) for i in changed["Trainer.post_dataloading_process() return tuple"].items
+    ] == [ReturnsChanged("a 4-tuple", "a 3-tuple")]
+    assert [change_of(i) for i in changed["FlexAttention.forward signature"].items] == [
+        KindChanged("block_mask", "keyword-only", "positional"),
+        Added("parameter", "scale", "keyword-only"),
     ]
     # Each change says why the experiment depends on it (what makes it an Action Item).
     assert (
@@ -167,8 +172,9 @@ def test_compare_surface_cases():
 
 def test_rewording_every_change_changes_no_judgement(sample_world, monkeypatch):
     """The words of a change are made once, for the report: with every one reworded, the
-    same findings come out, with the same fingerprints, kinds, sections and priorities.
-    (Their item digests are still taken from the words.)"""
+    same findings come out, with the same fingerprints, kinds, sections, priorities and
+    item digests (the report's markers), and the words are the new ones."""
+    import scout_tui.analysis.python.changes
     import scout_tui.collect.upstream_delta.collector
     import scout_tui.collect.upstream_delta.new_api
     import scout_tui.collect.upstream_delta.overrides
@@ -178,21 +184,39 @@ def test_rewording_every_change_changes_no_judgement(sample_world, monkeypatch):
 
     def judged():
         result = run_collector(sample_world, "upstream_delta", TODAY)
-        # each finding, and how many of its changes the experiment does not depend on
+        # each finding, its items' digests, and how many of its changes the experiment
+        # does not depend on
         return sorted(
-            (f.fingerprint, f.kind, f.section, f.priority, f.body.count("(not used by the"))
+            (
+                f.fingerprint,
+                f.kind,
+                f.section,
+                f.priority,
+                sorted(item_digest(item) for item in f.items),
+                f.body.count("(not used by the"),
+            )
             for f in [*result.findings, *result.left_out]
-        )
+        ), result
 
-    said = judged()
+    said, _ = judged()
     assert any(kind == "surface_changed" for _, kind, *_ in said)
+    assert any(digests for *_, digests, _ in said)
     assert any(unused for *_, unused in said)  # some changes bite, some do not
-    for module in (package.collector, package.new_api, package.overrides, package.surfaces):
+    modules = (
+        scout_tui.analysis.python.changes,
+        package.collector,
+        package.new_api,
+        package.overrides,
+        package.surfaces,
+    )
+    for module in modules:
         if hasattr(module, "describe"):
             monkeypatch.setattr(module, "describe", lambda c: f"⟨{describe(c)[::-1]}⟩")
-    reworded = run_collector(sample_world, "upstream_delta", TODAY)
-    assert any("⟨" in item for f in reworded.findings for item in f.items)
-    assert judged() == said
+    reworded, result = judged()
+    assert reworded == said
+    changed = [f for f in result.findings if f.kind == "surface_changed"]
+    assert changed and all("⟨" in f.body for f in changed)  # the words did change
+    assert all(item_words(i).startswith("⟨") for f in changed for i in f.items)
 
 
 def test_surfaces_that_moved_before_the_window_are_followed_and_said(fresh_world, sample_world):

@@ -8,7 +8,7 @@ and a generator that yields findings and progress as it goes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -208,6 +208,18 @@ class Kind:
     # whose check is exhaustive for what the item names, so it can be Resolved like
     # scout's own.
     said_by: Callable[[str], bool] | None = None
+    # How an item reads, for kinds whose items are keys (a change's type and fields):
+    # status updates name items in these words. Other kinds' items read as themselves.
+    words: Callable[[str], str] | None = None
+
+    def says(self, item: str) -> str:
+        return item if self.words is None else self.words(item)
+
+
+def spec_of(kinds: Mapping[str, Kind], kind: str) -> Kind:
+    """A kind's spec; a kind no collector declares (reconcile's own, a retired one) is a
+    standing one with no traits."""
+    return kinds.get(kind) or Kind(kind)
 
 
 @dataclass(frozen=True)

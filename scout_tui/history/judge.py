@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from scout_tui.collect.base import Kind, Lifetime, Placement, born
+from scout_tui.collect.base import Kind, Lifetime, Placement, born, spec_of
 from scout_tui.history.match import absorb, match_report
 from scout_tui.model import (
     PRIORITIZED,
@@ -30,12 +30,6 @@ class PriorCheck:
     head: str
     findings: Sequence[Finding]
     kinds: frozenset[str]  # the kinds whose collector ran to the end there
-
-
-def spec_of(kinds: Mapping[str, Kind], kind: str) -> Kind:
-    """A kind's spec; a kind no collector declares (reconcile's own, a retired one) is a
-    standing one with no traits."""
-    return kinds.get(kind) or Kind(kind)
 
 
 @dataclass
@@ -167,7 +161,7 @@ def _held(item: PriorItem, check: PriorCheck, kinds: Mapping[str, Kind]) -> Find
     matched = match_report(candidates, report)
     if matched:
         return candidates[next(iter(matched))]
-    parts = absorb(candidates, report, matched)
+    parts = absorb(candidates, report, matched, kinds)
     return candidates[next(iter(parts))] if parts else None
 
 

@@ -5,8 +5,9 @@ reports that have none, and item by item for a grouped finding. Pure: no I/O."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from scout_tui.collect.base import Kind, spec_of
 from scout_tui.model import (
     PRIORITIZED,
     Finding,
@@ -129,28 +130,35 @@ def match_report(findings: Sequence[Finding], report: PriorReport) -> dict[int, 
     return matched
 
 
-def named_items(finding: Finding, item: PriorItem) -> list[str]:
+def named_items(finding: Finding, item: PriorItem, said: Mapping[str, str]) -> list[str]:
     """The items of a grouped finding a prior item names (a pass, a test file, a config):
-    only distinctive names count — a word like `reorder` could be anything."""
-    said = backticked(item.text) | backticked(item.title) | tokens(item.title) | tokens(item.text)
+    only distinctive names count — a word like `reorder` could be anything. `said`: each
+    item in its words, as a report writes it."""
+    written = (
+        backticked(item.text) | backticked(item.title) | tokens(item.title) | tokens(item.text)
+    )
     raw = f"{item.title}\n{item.text}".lower()
     named = []
     for name in finding.items:
         # An item is a name (`cse_pass`), a place (`a.py::TestX`) or a sentence naming things
         # in backticks (a doc problem): each can be what a hand-written item named.
-        for part in {name, name.rsplit("::", 1)[-1], *backticked(name)}:
+        words = said.get(name, name)
+        for part in {words, words.rsplit("::", 1)[-1], *backticked(words)}:
             distinctive = len(part) >= 6 and (
                 "_" in part or "." in part or "/" in part or sum(c.isupper() for c in part) >= 2
             )
             # `pytorch/pytorch#179209` is no token: a long reference counts as written.
-            if distinctive and (part.lower() in said or ("#" in part and part.lower() in raw)):
+            if distinctive and (part.lower() in written or ("#" in part and part.lower() in raw)):
                 named.append(name)
                 break
     return named
 
 
 def absorb(
-    findings: Sequence[Finding], report: PriorReport, matched: dict[int, PriorItem]
+    findings: Sequence[Finding],
+    report: PriorReport,
+    matched: dict[int, PriorItem],
+    kinds: Mapping[str, Kind],
 ) -> dict[int, list[PriorItem]]:
     """Marker-less prior items (hand-written) that name one item of today's grouped finding:
     that item is carried forward, its first-reported date kept; the finding's other items
@@ -169,6 +177,7 @@ def absorb(
         for index, finding in enumerate(findings):
             if index == matched_to.get(id(item)) or not finding.items:
                 continue
-            if finding.section is not Section.ALL_CLEAR and named_items(finding, item):
+            said = {name: spec_of(kinds, finding.kind).says(name) for name in finding.items}
+            if finding.section is not Section.ALL_CLEAR and named_items(finding, item, said):
                 absorbed.setdefault(index, []).append(item)
     return absorbed

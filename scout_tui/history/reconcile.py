@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from scout_tui.collect.base import Kind, Lifetime, Placement, all_kinds
-from scout_tui.history.judge import Judge, PriorCheck, spec_of
+from scout_tui.collect.base import Kind, Lifetime, Placement, all_kinds, spec_of
+from scout_tui.history.items import Items
+from scout_tui.history.judge import Judge, PriorCheck
 from scout_tui.history.match import (
     FUZZY_THRESHOLD,
     absorb,
@@ -30,7 +31,6 @@ from scout_tui.model import (
     QuietMark,
     Section,
     Status,
-    item_digest,
     set_digest,
 )
 
@@ -47,39 +47,36 @@ class Reconciled:
     left_out: list[Finding] = field(default_factory=list)  # the suppressed findings
 
 
-def status_update(finding: Finding, prior: PriorItem) -> str:
+def status_update(finding: Finding, prior: PriorItem, items: Items) -> str:
     """ "no change", "partial fix landed" or "situation worsened", from the evidence."""
-    current = {item_digest(item): item for item in finding.items}
     if prior.item_digests is not None:
-        before = set(prior.item_digests)
-        added = [current[d] for d in sorted(set(current) - before)]
-        removed = len(before - set(current))
+        added, removed = items.compared(prior.item_digests)
     else:
         # A report without markers: compare with the items it names in backticks, if any.
         mentioned = backticked(prior.text)
-        named = set(named_items(finding, prior)) | {
-            item for item in finding.items if item.lower() in mentioned
+        named = set(named_items(finding, prior, items.said)) | {
+            item for item in finding.items if items.said[item].lower() in mentioned
         }
         if finding.items and not named:
             return (
                 f"still present ({len(finding.items)} now; the prior report named none of "
                 "them one by one)"
             )
-        added = [item for item in finding.items if item not in named]
+        added = [items.said[item] for item in finding.items if item not in named]
         removed = 0
     if added:
         names = ", ".join(f"`{name}`" for name in added[:5])
         extra = f", {removed} fixed" if removed else ""
         return f"{WORSENED}: {len(added)} new ({names}){extra}"
     if removed:
-        return f"{PARTIAL_FIX}: {removed} of {removed + len(current)} fixed"
+        return f"{PARTIAL_FIX}: {removed} of {removed + len(items)} fixed"
     return "no change"
 
 
-def _unchanged(finding: Finding, prior: PriorItem) -> bool:
+def _unchanged(finding: Finding, prior: PriorItem, items: Items) -> bool:
     if prior.item_digests is not None:
-        return set(prior.item_digests) == {item_digest(item) for item in finding.items}
-    return status_update(finding, prior) == "no change"
+        return items.same_as(prior.item_digests)
+    return status_update(finding, prior, items) == "no change"
 
 
 def reconcile(
@@ -112,8 +109,11 @@ def reconcile(
         return spec(kind).lifetime
 
     reports = sorted(priors, key=lambda report: report.date)
+    items = [Items.of(finding, spec(finding.kind)) for finding in findings]
     matches = [match_report(findings, report) for report in reports]
-    absorbed = [absorb(findings, report, m) for report, m in zip(reports, matches, strict=True)]
+    absorbed = [
+        absorb(findings, report, m, known) for report, m in zip(reports, matches, strict=True)
+    ]
     went_quiet = {mark.fingerprint: mark for mark in reports[-1].quiet} if reports else {}
     out: list[Finding] = []
     quiet = Reconciled([])
@@ -138,15 +138,15 @@ def reconcile(
                     *(item.first_reported or report.date for report, item in hits),
                 ]
             )
-            if finding.section is Section.FYI and _same_items(mark, finding):
-                _leave_out(
-                    quiet, _carried(finding, first, "no change", unchanged_lines), mark.since
-                )
+            if finding.section is Section.FYI and _same_items(mark, items[index]):
+                carried = _carried(finding, first, "no change", unchanged_lines)
+                _leave_out(quiet, carried, mark.since, items[index])
             else:  # it changed while left out: back, saying how
-                out.append(_back(finding, mark.model_copy(update={"first_reported": first})))
+                first_mark = mark.model_copy(update={"first_reported": first})
+                out.append(_back(finding, first_mark, items[index]))
             continue
         if not hits and parts:
-            out.append(_carried_in_part(finding, parts))
+            out.append(_carried_in_part(finding, parts, items[index].said))
             continue
         if not hits:
             out.append(finding)
@@ -167,13 +167,13 @@ def reconcile(
             and index in matches[-1]
             and finding.section not in PRIORITIZED
             and latest.item_digests is not None
-            and _digests(finding) <= set(latest.item_digests)
+            and items[index].within(latest.item_digests)
         ):
             # Awareness all of which was said yesterday (its window still holds it): said once.
             # An Action Item stays, carried, while the window holds it.
             quiet.left_out.append(finding)
             continue
-        update = status_update(finding, latest)
+        update = status_update(finding, latest, items[index])
         if lifetime(finding.kind) is Lifetime.NEWS and update.startswith((WORSENED, PARTIAL_FIX)):
             out.append(finding)  # news with other items is today's news, not a fix or a worsening
             continue
@@ -183,11 +183,13 @@ def reconcile(
             finding.section is Section.FYI
             and len(recent) >= fyi_suppress_after
             and all(
-                index in m and m[index].section is Section.FYI and _unchanged(finding, m[index])
+                index in m
+                and m[index].section is Section.FYI
+                and _unchanged(finding, m[index], items[index])
                 for _, m in recent
             )
         ):
-            _leave_out(quiet, carried, hits[-1][0].date)
+            _leave_out(quiet, carried, hits[-1][0].date, items[index])
             continue
         out.append(carried)
     if reports:
@@ -205,10 +207,6 @@ def reconcile(
         out.extend(judge.resolved(reports[-1], gone))
         out.extend(judge.dropped(reports[-1], dropped))
     return Reconciled(out, quiet.suppressed, quiet.quiet, quiet.left_out)
-
-
-def _digests(finding: Finding) -> set[str]:
-    return {item_digest(item) for item in finding.items}
 
 
 def _carried(
@@ -239,11 +237,11 @@ def _carried(
 QUIET_ITEMS = 12  # a quiet item with more travels as one digest of them and a count
 
 
-def _leave_out(quiet: Reconciled, finding: Finding, since: date) -> None:
+def _leave_out(quiet: Reconciled, finding: Finding, since: date, items: Items) -> None:
     """An unchanged FYI left out of the report; its quiet state travels in the report."""
     quiet.suppressed.append(finding.fingerprint)
     quiet.left_out.append(finding)
-    digests = _digests(finding)
+    digests = items.digests()
     many = len(digests) > QUIET_ITEMS
     quiet.quiet.append(
         QuietMark(
@@ -257,19 +255,19 @@ def _leave_out(quiet: Reconciled, finding: Finding, since: date) -> None:
     )
 
 
-def _same_items(mark: QuietMark, finding: Finding) -> bool:
+def _same_items(mark: QuietMark, items: Items) -> bool:
     if mark.set_digest is not None:
-        return set_digest(_digests(finding)) == mark.set_digest
-    return set(mark.item_digests) == _digests(finding)
+        return items.same_set(mark.set_digest)
+    return items.same_as(mark.item_digests)
 
 
-def _back(finding: Finding, mark: QuietMark) -> Finding:
+def _back(finding: Finding, mark: QuietMark, items: Items) -> Finding:
     """A finding left out as unchanged that changed since: back in the report, saying how."""
     before = PriorItem(
         section=Section.FYI, title=finding.title, text="", item_digests=mark.item_digests
     )
     update = (
-        status_update(finding, before)
+        status_update(finding, before, items)
         if mark.set_digest is None
         else f"its items changed ({mark.count} then, {len(set(finding.items))} now)"
     )
@@ -334,13 +332,15 @@ def _dropped_by_hand(
     return dropped
 
 
-def _carried_in_part(finding: Finding, parts: list[tuple[PriorReport, PriorItem]]) -> Finding:
+def _carried_in_part(
+    finding: Finding, parts: list[tuple[PriorReport, PriorItem]], said: Mapping[str, str]
+) -> Finding:
     """A grouped finding some of whose items hand-written reports named: carried, from the
     earliest of those; the items no report named are new."""
     first = min(item.first_reported or report.date for report, item in parts)
-    named = {name for _, item in parts for name in named_items(finding, item)}
-    new = [name for name in finding.items if name not in named]
-    known = ", ".join(f"`{n}`" for n in finding.items if n in named)
+    named = {name for _, item in parts for name in named_items(finding, item, said)}
+    new = [said[name] for name in finding.items if name not in named]
+    known = ", ".join(f"`{said[n]}`" for n in finding.items if n in named)
     update = f"carried for {known}" + (
         f"; new: {', '.join(f'`{n}`' for n in new[:5])}"
         + (f" (+{len(new) - 5} more)" if len(new) > 5 else "")

@@ -1,13 +1,15 @@
 """What changed in an upstream definition, as data: what `pyast.compare_*` find, what
 relevance weighs, and what the report says — the words made once, by `describe`.
 
-Nothing reads a change's words back: relevance and the collectors look at its fields.
+Nothing reads a change's words back: relevance and the collectors look at its fields, a
+finding's items are the changes' keys (`item_key`), and words come from a key at render time.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, fields
 from typing import Literal
 
 Subject = Literal["field", "parameter", "property", "method"]
@@ -104,6 +106,59 @@ Change = (
     | Reshaped
 )
 Named = Added | Removed | TypeChanged | DefaultChanged | ValuesChanged | KindChanged
+
+
+_TYPES: dict[str, type[Change]] = {
+    cls.__name__: cls
+    for cls in (
+        Added,
+        Removed,
+        TypeChanged,
+        DefaultChanged,
+        ValuesChanged,
+        KindChanged,
+        Reordered,
+        ReturnsChanged,
+        Reshaped,
+    )
+}
+
+
+def item_key(change: Change) -> str:
+    """The change as a finding's item: its type and fields, never its words, so that
+    rewording `describe` moves no report marker. A wire format: changing it is changing
+    every marker (like a fingerprint's key)."""
+    return json.dumps(
+        [type(change).__name__, *astuple(change)], ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def change_of(item: str) -> Change | None:
+    """The change an item is the key of; None for an item that is not one."""
+    try:
+        name, *values = json.loads(item)
+        cls = _TYPES[name]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if len(values) != len(fields(cls)) or not all(map(_plain, values)):
+        return None
+    change: Change = cls(*(tuple(v) if isinstance(v, list) else v for v in values))  # type: ignore[arg-type]  # checked by _plain
+    return change
+
+
+def _plain(value: object) -> bool:
+    return (
+        value is None
+        or isinstance(value, str | bool)
+        or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+    )
+
+
+def item_words(item: str) -> str:
+    """How a change's item reads in a report; an item that is not a change's key (a run
+    cached before items were keys) reads as itself."""
+    change = change_of(item)
+    return item if change is None else describe(change)
 
 
 def named(change: Change) -> str | None:

@@ -11,6 +11,8 @@ from scout_tui.analysis.python.changes import (
     Change,
     TypeChanged,
     describe,
+    item_key,
+    item_words,
     named,
 )
 from scout_tui.analysis.python.dependencies import (
@@ -61,9 +63,9 @@ class UpstreamDeltaCollector(Collector):
     needs = frozenset({Need.REPO})
     kinds = (
         Kind("upstream_commits", Lifetime.NEWS),
-        Kind("surface_changed", Lifetime.NEWS),
-        Kind("surface_changed_unused", Lifetime.NEWS, folded=True),
-        Kind("surface_adapted", Lifetime.NEWS, folded=True),
+        Kind("surface_changed", Lifetime.NEWS, words=item_words),
+        Kind("surface_changed_unused", Lifetime.NEWS, folded=True, words=item_words),
+        Kind("surface_adapted", Lifetime.NEWS, folded=True, words=item_words),
         # gone since the baseline: news; once gone, scout.toml's warning says so
         Kind("surface_missing", Lifetime.NEWS),
         Kind("surface_stable"),
@@ -372,7 +374,7 @@ class UpstreamDeltaCollector(Collector):
             + ("\n\nChanged by:\n" + commit_lines(by) if by else ""),
             suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
             files=[FileRef(path=surface.path, line=line)],
-            items=[describe(change) for change in changes],
+            items=[item_key(change) for change in changes],
             evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
         )
 
@@ -453,7 +455,7 @@ class UpstreamDeltaCollector(Collector):
                 + f"{code(experiment)}):\n"
                 + commit_lines(by),
                 files=ref,
-                items=[describe(change) for change in changes],
+                items=[item_key(change) for change in changes],
                 evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
             )
             self._folded[finding.fingerprint] = (surface.name, changes)
@@ -475,7 +477,7 @@ class UpstreamDeltaCollector(Collector):
                 + "\n\nThe experiment does not call, override, patch or read what changed."
                 + ("\n\nChanged by:\n" + commit_lines(by) if by else ""),
                 files=ref,
-                items=[describe(change) for change in changes],
+                items=[item_key(change) for change in changes],
                 evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
             )
             self._folded[finding.fingerprint] = (surface.name, changes)
