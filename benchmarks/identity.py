@@ -103,8 +103,12 @@ def steady_json(text: str) -> str:
     def drop(value: object) -> object:
         if isinstance(value, dict):
             kept = {k: drop(v) for k, v in value.items() if k not in VOLATILE}
-            if MOVED_ITEM_KEYS and kept.get("kind") in CHANGE_KINDS:
-                kept.pop("items", None)
+            if MOVED_ITEM_KEYS and (
+                kept.get("kind") in CHANGE_KINDS
+                or str(kept.get("fingerprint")).rsplit("-", 1)[0] in CHANGE_KINDS
+            ):
+                kept.pop("items", None)  # a finding's
+                kept.pop("item_digests", None)  # a prior report's item
             if "git_dir" in kept:  # a checkout: its id is a digest of its path
                 kept.pop("id", None)
             return kept
@@ -188,8 +192,8 @@ def across(before: Side, after: Side, repo: Path) -> dict[str, str]:
         )  # fmt: skip
         for name, text in day_reports(after, tail, "across"):
             found[f"{label}\x1f{name}"] = re.sub(
-                r'"prior_source": "[^"]*"',
-                '"prior_source": "<seed>"',
+                r"across-from-(before|after)",
+                "across-from-SEED",
                 after.same_text(text, moved=False),
             )
     return found
