@@ -191,11 +191,8 @@ def across(before: Side, after: Side, repo: Path) -> dict[str, str]:
             "--prior", str(head), "--out", str(tail),
         )  # fmt: skip
         for name, text in day_reports(after, tail, "across"):
-            found[f"{label}\x1f{name}"] = re.sub(
-                r"across-from-(before|after)",
-                "across-from-SEED",
-                after.same_text(text, moved=False),
-            )
+            text = after.same_text(text.replace(str(seed.work), "<seed>"), moved=False)
+            found[f"{label}\x1f{name}"] = text.replace(tail.name, "across-from-SEED")
     return found
 
 
