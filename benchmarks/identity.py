@@ -191,7 +191,7 @@ def across(before: Side, after: Side, repo: Path) -> dict[str, str]:
             "--prior", str(head), "--out", str(tail),
         )  # fmt: skip
         for name, text in day_reports(after, tail, "across"):
-            text = after.same_text(text.replace(str(seed.work), "<seed>"), moved=False)
+            text = after.same_text(text.replace(str(seed.work), str(after.work)), moved=False)
             found[f"{label}\x1f{name}"] = text.replace(tail.name, "across-from-SEED")
     return found
 
