@@ -11,9 +11,9 @@ Scenarios:
   `report`, `report --json` and `publish --dry-run --offline` on its last day;
 - `april`: `scout replay` of April 2026 on the same clone, seeded with the real report of
   April 2 (`--april-prior`, a folder holding `2026-04-02.md`);
-- `across`: the week replayed up to its middle by the `before` code and on from there by
-  the `after` code, compared with the `after` code's own days: a report an older version
-  wrote reads the same the next day.
+- `across`: April replayed up to its middle by the `before` code and on from there by the
+  `after` code, compared with the `after` code's own days: a report an older version wrote
+  reads the same the next day (April's middle carries upstream surface changes).
 
 `--moved-item-keys` compares across a change of a change's item keys: the digests in the
 markers of upstream surface changes and their JSON items are left out of the comparison
@@ -42,11 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WEEK = ("2026-07-01", "2026-07-07")
-MIDWEEK = (
-    "2026-07-04",
-    "2026-07-05",
-)  # the last day `across` replays with the before code, the next
 APRIL = ("2026-04-03", "2026-04-30")
+MID_APRIL = ("2026-04-14", "2026-04-15")  # `across`: the before code's last day, the next
 # Timings, and what derives from the scratch folder's path or a local server's port.
 VOLATILE = {"collected_at", "seconds", "config_digest"}
 CHANGE_KINDS = ("surface_changed", "surface_changed_unused", "surface_adapted")
@@ -173,17 +170,17 @@ def april(side: Side, repo: Path, prior: Path) -> Iterator[tuple[str, str]]:
     yield from day_reports(side, out, "april")
 
 
-def across(before: Side, after: Side, repo: Path) -> dict[str, str]:
-    """The week's second half by the after code, seeded with the first half the before code
+def across(before: Side, after: Side, repo: Path, prior: Path) -> dict[str, str]:
+    """April's second half by the after code, seeded with the first half the before code
     wrote, and seeded with the first half it wrote itself: the same days, each side."""
-    first, last = WEEK
-    middle, next_day = MIDWEEK
+    first, last = APRIL
+    middle, next_day = MID_APRIL
     found: dict[str, str] = {}
     for label, seed in (("before", before), ("after", after)):
         head = seed.work / "across-head"
         seed.scout(
             "replay", "--repo", str(repo), "--offline", "--from", first, "--to", middle,
-            "--out", str(head),
+            "--prior", str(prior), "--out", str(head),
         )  # fmt: skip
         tail = after.work / f"across-from-{label}"
         after.scout(
@@ -250,8 +247,8 @@ def main() -> int:
         after_side = Side(after_code, scratch / "after")
         before = outputs(before_side, args)
         after = outputs(after_side, args)
-        if "across" in args.only and args.repo:
-            seeded = across(before_side, after_side, args.repo)
+        if "across" in args.only and args.repo and args.april_prior:
+            seeded = across(before_side, after_side, args.repo, args.april_prior)
             for key, text in seeded.items():
                 label, name = key.split("\x1f")
                 (before if label == "before" else after)[f"{name} (seeded by either)"] = text
