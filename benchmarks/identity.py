@@ -188,6 +188,10 @@ def across(before: Side, after: Side, repo: Path, prior: Path) -> dict[str, str]
             "--prior", str(head), "--out", str(tail),
         )  # fmt: skip
         for name, text in day_reports(after, tail, "across"):
+            if name.split(": ")[1] < next_day:
+                continue  # a seed's own day, as the code of its side wrote it
+            if name.endswith(".json"):  # without the seed's words read back
+                text = json.dumps({**json.loads(text), "prior_reports": None}, indent=2)
             text = after.same_text(text.replace(str(seed.work), str(after.work)), moved=False)
             found[f"{label}\x1f{name}"] = text.replace(tail.name, "across-from-SEED")
     return found
