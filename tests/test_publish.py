@@ -133,24 +133,24 @@ def test_the_baseline_comes_from_the_tracking_issue(tmp_path, fresh_world):
         assert any("query node" in e.description for e in server.log)
 
 
-def _crash_points(fresh_world, tmp_path) -> list[int]:
-    """The request numbers of every write of a clean publish (the run already cached)."""
-    with LocalGitHub(world_for(fresh_world)) as server:
+def crash_points(fresh_world, tmp_path, timing=None) -> tuple[list[int], set[str]]:
+    """The request numbers of every write of a clean publish (the run already cached), and
+    the drafts it files (the same for every fresh server of this world)."""
+    with LocalGitHub(world_for(fresh_world), timing=timing) as server:
         args = options(fresh_world, tmp_path, server, state="probe")
-        expected_drafts(args)
+        wanted = expected_drafts(args)
         before = len(server.log)
         assert publish(args).returncode == 0
-        return [e.number - before for e in mutations(server)]
+        return [e.number - before for e in mutations(server)], wanted
 
 
 def test_a_crash_at_every_step_then_a_rerun(tmp_path, fresh_world):
-    points = _crash_points(fresh_world, tmp_path)
+    points, wanted = crash_points(fresh_world, tmp_path)
     assert len(points) >= 4  # the comment, a draft, its status, the link edit
     for point in points:
         fault = Fault.parse(f"{point}:hang-after")  # applied; the process dies waiting
         with LocalGitHub(world_for(fresh_world), faults=[fault]) as server:
             args = options(fresh_world, tmp_path, server, state=f"state-{point}")
-            wanted = expected_drafts(args)
             server.faults, server._count = [fault], 0  # count from the publish's first request
             publish_killed_at_the_hang(server, args)  # a crash, mid-publish
             server.faults = []

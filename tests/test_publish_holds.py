@@ -28,8 +28,8 @@ from tests.github_world import TOKEN, fast_config, scout_comments, world_for
 from tests.test_publish import (
     TODAY,
     check_published,
+    crash_points,
     expected_drafts,
-    mutations,
     options,
     publish,
     publish_killed_at_the_hang,
@@ -46,26 +46,15 @@ def _scout_drafts(server: LocalGitHub) -> list:
     return [i for i in board.items if i.creator == SCOUT_USER]
 
 
-def _crash_points(fresh_world, tmp_path) -> list[int]:
-    """The request numbers of every write of a clean publish to an automated board."""
-    with LocalGitHub(world_for(fresh_world), timing=_automation()) as server:
-        args = options(fresh_world, tmp_path, server, state="probe")
-        expected_drafts(args)
-        before = len(server.log)
-        assert publish(args).returncode == 0
-        return [e.number - before for e in mutations(server)]
-
-
 def test_killed_after_every_write_to_an_automated_board_then_a_rerun(tmp_path, fresh_world):
     """The board moves each new item to Ready; scout is killed (SIGKILL) right after each of
     its writes is applied. The rerun ends with every draft in Backlog, once."""
-    points = _crash_points(fresh_world, tmp_path)
+    points, wanted = crash_points(fresh_world, tmp_path, _automation())
     assert len(points) >= 4  # the comment, a draft, its status, the link edit
     for point in points:
         fault = Fault.parse(f"{point}:hang-after")  # applied; the process dies waiting
         with LocalGitHub(world_for(fresh_world), timing=_automation()) as server:
             args = options(fresh_world, tmp_path, server, state=f"state-{point}")
-            wanted = expected_drafts(args)
             server.faults, server._count = [fault], 0  # count from the publish's first request
             publish_killed_at_the_hang(server, args)
             server.faults = []

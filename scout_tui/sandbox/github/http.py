@@ -198,6 +198,9 @@ class LocalGitHub:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in separate writes: without this, Nagle and the
+            # client's delayed ACK hold each answer ~40 ms, as no real GitHub does
+            disable_nagle_algorithm = True
             server_version = "scout-local-github/1"
 
             def log_message(self, format: str, *args: Any) -> None:
