@@ -24,7 +24,7 @@ from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro
 from scout_tui.collect.events import Event, RunFinished, RunKeptApart, RunWarning
 from scout_tui.config.models import GITHUB_API, Config, ConfigError, origin_of
 from scout_tui.config.profile import (
-    chosen_api_url,
+    api_url_choice,
     find_config,
     load_config,
     load_user_config,
@@ -93,19 +93,22 @@ class Endpoints:
 
     api_url: str
     web_url: str
+    # what chose the API: "--api-url", the environment, the user's config, or the scout.toml
+    api_from: str = ""
 
 
-def endpoints(config: Config, chosen: str | None) -> Endpoints:
+def endpoints(config: Config, chosen: str | None, chosen_by: str = "") -> Endpoints:
     """The API the user chose, else the configuration's. Links: the configuration's web URL
     for its own API; github.com for GitHub's; HOST for GitHub Enterprise's
     `https://HOST/api/v3`; the server itself for anything else (the local server)."""
     own = config.project.api_url.rstrip("/")
     api = (chosen or own).rstrip("/")
+    said = (chosen_by if chosen else "") or str(config.source)
     if api == own:
-        return Endpoints(api, config.project.web_url.rstrip("/"))
+        return Endpoints(api, config.project.web_url.rstrip("/"), said)
     if origin_of(api) == origin_of(GITHUB_API):
-        return Endpoints(api, "https://github.com")
-    return Endpoints(api, api.removesuffix("/api/v3"))
+        return Endpoints(api, "https://github.com", said)
+    return Endpoints(api, api.removesuffix("/api/v3"), said)
 
 
 def reviewer_config(options: SessionOptions, path: Path | None) -> tuple[Config, Endpoints]:
@@ -113,7 +116,7 @@ def reviewer_config(options: SessionOptions, path: Path | None) -> tuple[Config,
     hosts checked against those they trust, and the endpoints they chose (ConfigError)."""
     user = load_user_config()
     config = load_config(path, api_url=options.api_url, user=user)
-    return config, endpoints(config, chosen_api_url(options.api_url, user))
+    return config, endpoints(config, *api_url_choice(options.api_url, user))
 
 
 def utc_today() -> date:
@@ -566,11 +569,15 @@ class Session:
 
     def edit(self, finding: Finding, **what: Any) -> list[Change]:
         """Title, body, section, priority (with set_priority=True): see triage.edit."""
-        return self.change(
-            f"edit {finding.fingerprint}",
-            [finding.fingerprint],
-            lambda fp, entry, _: triage.edit(fp, entry, **what),
-        )
+
+        def decide(fp: str, entry: TriageEntry | None, _: object) -> TriageEntry:
+            after = triage.edit(fp, entry, **what)
+            why = triage.unchanged_by(finding, entry, after)
+            if why is not None:
+                raise triage.TriageError(why)  # nothing recorded: no undo step for nothing
+            return after
+
+        return self.change(f"edit {finding.fingerprint}", [finding.fingerprint], decide)
 
     def undo(self) -> Action | None:
         return self.decision_store.undo(self.scope)
@@ -659,8 +666,8 @@ class Session:
         project, board = self.config.project, self.config.board
         return (
             f"{project.repo}#{project.tracking_issue} and the board {board.owner}/"
-            f"{board.number} on {self.api_url}, links to {self.web_url} "
-            f"(from {self.config.source})"
+            f"{board.number} (from {self.config.source}) on {self.api_url} (from "
+            f"{self.endpoints.api_from}), links to {self.web_url}"
         )
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:

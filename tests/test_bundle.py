@@ -104,9 +104,9 @@ def test_open_headless_prints_the_bundles_report(collected, tmp_path):
     assert done.returncode == 0, done.stderr
     # Not in a checkout, no --config: the shipped configuration, never the bundle's.
     assert (
-        "scout: publishing goes to pytorch/torchtitan#2856 and the board pytorch/161 on "
-        "https://api.github.com, links to https://github.com (from <shipped default>)\n"
-        in done.stderr
+        "scout: publishing goes to pytorch/torchtitan#2856 and the board pytorch/161 (from "
+        "<shipped default>) on https://api.github.com (from <shipped default>), links to "
+        "https://github.com\n" in done.stderr
     )
     assert done.stdout.startswith("# Nightly Scout Report — 2026-12-02")
     assert "CI Failures" in done.stdout
@@ -557,9 +557,9 @@ def test_open_with_repo_publishes_with_that_checkouts_configuration(collected, t
     )
     assert done.returncode == 0, done.stderr
     assert (
-        f"publishing goes to demo/minititan#7 and the board pytorch/161 on "
-        f"https://api.github.com, links to https://github.com (from {checkout / 'scout.toml'})"
-        in done.stderr
+        f"publishing goes to demo/minititan#7 and the board pytorch/161 (from "
+        f"{checkout / 'scout.toml'}) on https://api.github.com (from "
+        f"{checkout / 'scout.toml'}), links to https://github.com" in done.stderr
     )
     done = scout("open", base / "run.json.gz", "--repo", tmp_path / "nowhere", "--offline")
     assert done.returncode == 2

@@ -396,3 +396,51 @@ def test_the_api_url_is_the_flags_then_the_environments_then_the_users_config(
         "https://api.github.com",
         "https://github.com",
     )
+
+
+def test_the_publish_target_says_what_chose_the_api(tmp_path, monkeypatch, sample_world):
+    """The confirmation names the board by the scout.toml that says it, and the API by what
+    chose it — never the scout.toml for an API the flag or the environment chose."""
+
+    def target(**options):
+        return Session(
+            SessionOptions(
+                repo=sample_world.repo,
+                config=sample_world.config,
+                cache_dir=tmp_path / "cache",
+                state_dir=tmp_path / "state",
+                **options,
+            )
+        ).publish_target()
+
+    config = sample_world.config
+    assert target() == (
+        f"demo/minititan#2856 and the board pytorch/161 (from {config}) on "
+        f"http://127.0.0.1:9 (from {config}), links to http://127.0.0.1:9"
+    )
+    assert target(api_url="http://127.0.0.1:5000").endswith(
+        "on http://127.0.0.1:5000 (from --api-url), links to http://127.0.0.1:5000"
+    )
+    monkeypatch.setenv("SCOUT_GITHUB_API_URL", "http://127.0.0.1:5001")
+    assert "on http://127.0.0.1:5001 (from $SCOUT_GITHUB_API_URL)" in target()
+
+
+def test_a_demo_left_behind_reaches_no_real_github(tmp_path, fresh_world):
+    """After `scout demo`, its scout.toml is what "review them again" uses: with the network
+    on and a token at hand, publishing meets a closed loopback port, never api.github.com."""
+    done = scout(
+        "publish",
+        "--dry-run",
+        "--repo",
+        fresh_world.repo,
+        "--config",
+        fresh_world.config,
+        "--cache-dir",
+        tmp_path / "cache",
+        "--state-dir",
+        tmp_path / "state",
+        env={"GITHUB_TOKEN": "ghp_" + "a" * 36},
+        timeout=120,
+    )
+    assert "api.github.com" not in done.stdout + done.stderr
+    assert "on http://127.0.0.1:9 (from " in done.stderr

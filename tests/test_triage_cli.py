@@ -116,3 +116,22 @@ def test_decisions_survive_cache_clear_and_carry_to_the_next_day(args, tmp_path)
     later = listing(tomorrow)
     if fp in later:  # a finding that is still there tomorrow stays dropped
         assert later[fp]["decision"] == "dropped"
+
+
+def test_an_edit_that_changes_nothing_says_why_and_records_nothing(args):
+    """A carried finding moved to Action Items stays under Carried Forward (reconcile says
+    it is not new): the edit is refused with the reason, and no undo step is taken."""
+    rows = listing(args)
+    carried = next(fp for fp, row in rows.items() if row["section"] == "carried_forward")
+    done = scout("triage", "edit", carried, "--section", "action_items", *args)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"scout: error: {carried} was reported before: it stays in Carried Forward "
+        "(reconcile decides that); edit its priority or title instead"
+    )
+    assert listing(args)[carried] == rows[carried]
+    assert scout("triage", "undo", *args).stdout.strip() == "nothing to undo"
+    # The near miss: a real change to the same finding is recorded.
+    done = scout("triage", "edit", carried, "--priority", "P0", *args)
+    assert done.returncode == 0 and done.stdout.startswith(f"edited: {carried}")
+    assert listing(args)[carried]["priority"] == "P0"

@@ -142,6 +142,19 @@ def _strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{key}[{index}]")
 
 
+def api_url_choice(flag: str | None, user: UserConfig) -> tuple[str | None, str]:
+    """The API URL the user chose (--api-url, then the environment, then their config),
+    and which of them said it ("" for none: the scout.toml's is used)."""
+    for chosen, said in (
+        (flag, "--api-url"),
+        (os.environ.get(API_URL_VARIABLE), f"${API_URL_VARIABLE}"),
+        (user.api_url, f"your config, {user_config_path()}"),
+    ):
+        if chosen:
+            return chosen_api_url(chosen, user), said
+    return None, ""
+
+
 def chosen_api_url(flag: str | None, user: UserConfig) -> str | None:
     """The API URL the user chose: --api-url, then the environment, then their config."""
     chosen = flag or os.environ.get(API_URL_VARIABLE) or user.api_url or None

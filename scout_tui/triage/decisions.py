@@ -177,6 +177,19 @@ def edit(
     return _base(fingerprint, entry).model_copy(update=update)
 
 
+def unchanged_by(finding: Finding, entry: TriageEntry | None, after: TriageEntry) -> str | None:
+    """Why an edit changes nothing the finding shows (said instead of recording it), or
+    None when it changes something."""
+    if edited(finding, after) != edited(finding, entry):
+        return None
+    if after.section is Section.ACTION_ITEMS and finding.status is Status.CARRIED:
+        return (
+            f"{finding.fingerprint} was reported before: it stays in Carried Forward "
+            "(reconcile decides that); edit its priority or title instead"
+        )
+    return f"{finding.fingerprint} already reads so: nothing to edit"
+
+
 def merge_into(
     fingerprint: str, entry: TriageEntry | None, target: str, entries: Mapping[str, TriageEntry]
 ) -> TriageEntry:
