@@ -24,7 +24,7 @@ from textual.widgets import Static
 from scout_tui.errors import UsageError
 from scout_tui.model import Section
 from scout_tui.sandbox.demo.github_world import DEMO_TOKEN
-from scout_tui.sandbox.demo.running import running_demo
+from scout_tui.sandbox.demo.running import GONE, running_demo
 from scout_tui.session import Session, SessionOptions
 from scout_tui.store.bundle import BUNDLE_VERSION, MAX_DOCUMENT_BYTES, read_bundle
 from scout_tui.tui.app import ScoutApp
@@ -198,7 +198,7 @@ async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_pat
         await settle(pilot, app)
         assert app.triage.collection is None
         proposal = (await publish_modal(pilot, app)).proposal
-        assert proposal.target.endswith(f"(from {options.config})")
+        assert f"pytorch/161 (from {options.config}) on " in proposal.target
         wanted = len(proposal.plan.drafts)
         await confirm_publish(pilot, app)
     comments = scout_comments(demo.github.world, TODAY)
@@ -433,12 +433,8 @@ async def test_the_bundles_configuration_never_sends_the_token(collected, tmp_pa
         mine = tmp_path / "mine" / "scout.toml"
         mine.parent.mkdir()
         demo_config = Path(demo.session_options(today=TODAY).config).read_text()
-        mine.write_text(
-            demo_config.replace(
-                "[project]\n",
-                f'[project]\napi_url = "{demo.github.url}"\nweb_url = "{demo.github.url}"\n',
-            )
-        )
+        assert GONE in demo_config  # the demo's own GitHub, once it is gone
+        mine.write_text(demo_config.replace(GONE, demo.github.url))
         options = SessionOptions(
             state_dir=tmp_path / "state",
             cache_dir=tmp_path / "cache",
@@ -450,8 +446,9 @@ async def test_the_bundles_configuration_never_sends_the_token(collected, tmp_pa
             await settle(pilot, app)
             assert elsewhere.requests == []  # GitHub was asked: the reviewer's, not this one
             modal = await publish_modal(pilot, app)
-            assert f"on {demo.github.url}, links to {demo.github.url}" in modal.proposal.target
-            assert modal.proposal.target.endswith(f"(from {mine})")
+            assert modal.proposal.target.endswith(
+                f"(from {mine}) on {demo.github.url} (from {mine}), links to {demo.github.url}"
+            )
             await pilot.press("escape")
         assert elsewhere.requests == []
     finally:

@@ -416,7 +416,7 @@ def test_the_publish_target_says_what_chose_the_api(tmp_path, monkeypatch, sampl
     config = sample_world.config
     assert target() == (
         f"demo/minititan#2856 and the board pytorch/161 (from {config}) on "
-        f"http://127.0.0.1:9 (from {config}), links to http://127.0.0.1:9"
+        f"https://api.github.com (from {config}), links to https://github.com"
     )
     assert target(api_url="http://127.0.0.1:5000").endswith(
         "on http://127.0.0.1:5000 (from --api-url), links to http://127.0.0.1:5000"
@@ -425,22 +425,24 @@ def test_the_publish_target_says_what_chose_the_api(tmp_path, monkeypatch, sampl
     assert "on http://127.0.0.1:5001 (from $SCOUT_GITHUB_API_URL)" in target()
 
 
-def test_a_demo_left_behind_reaches_no_real_github(tmp_path, fresh_world):
+def test_a_demo_left_behind_reaches_no_real_github(tmp_path):
     """After `scout demo`, its scout.toml is what "review them again" uses: with the network
     on and a token at hand, publishing meets a closed loopback port, never api.github.com."""
+    base = tmp_path / "demo"
+    assert scout("demo", "--dir", base, timeout=300).returncode == 0
     done = scout(
         "publish",
         "--dry-run",
         "--repo",
-        fresh_world.repo,
+        base / "repo",
         "--config",
-        fresh_world.config,
+        base / "scout.toml",
         "--cache-dir",
-        tmp_path / "cache",
+        base / "cache",
         "--state-dir",
-        tmp_path / "state",
+        base / "state",
         env={"GITHUB_TOKEN": "ghp_" + "a" * 36},
         timeout=120,
     )
     assert "api.github.com" not in done.stdout + done.stderr
-    assert "on http://127.0.0.1:9 (from " in done.stderr
+    assert f"on http://127.0.0.1:9 (from {base / 'scout.toml'})" in done.stdout

@@ -41,6 +41,16 @@ class RunningDemo:
         )
 
 
+# The demo's GitHub is the local one it starts and stops; reviewing again afterwards uses
+# this scout.toml: a closed loopback port answers it (the discard port: refused at once),
+# never api.github.com with a token found for it.
+GONE = "http://127.0.0.1:9"
+_GONE = (
+    "# the demo's own GitHub: gone with the demo, so nothing answers here\n"
+    f'api_url = "{GONE}"\nweb_url = "{GONE}"\n'
+)
+
+
 @contextmanager
 def running_demo(base: Path, today: date) -> Iterator[RunningDemo]:
     sample = build_sample(base, today)
@@ -55,7 +65,8 @@ def running_demo(base: Path, today: date) -> Iterator[RunningDemo]:
         # The regression range reads the nightlies' wheels from a local index too.
         text = sample.config.read_text(encoding="utf-8")
         if "nightly_index" not in text:
-            sample.config.write_text(
-                text.replace("[torch]\n", f'[torch]\nnightly_index = "{index}"\n'), encoding="utf-8"
-            )
+            text = text.replace("[torch]\n", f'[torch]\nnightly_index = "{index}"\n')
+        if "api_url" not in text:
+            text = text.replace("[project]\n", f"[project]\n{_GONE}", 1)
+        sample.config.write_text(text, encoding="utf-8")
         yield RunningDemo(sample, github)

@@ -79,16 +79,10 @@ def build_repo(path: Path, today: date, history: bool = True) -> git.Repo:
     return repo
 
 
-GONE = "http://127.0.0.1:9"  # the discard port: closed on a loopback, a refusal at once
-
-
 def write_config(path: Path, torch_root: Path) -> Path:
     path.write_text(
         "# scout.toml for the demo's sample repository; the rest is the shipped default.\n"
         '[project]\nrepo = "demo/minititan"\n'
-        "# the demo's GitHub is the local one `scout demo` starts and stops: once it is gone,\n"
-        "# nothing answers here (never api.github.com, with a token found for it)\n"
-        f'api_url = "{GONE}"\nweb_url = "{GONE}"\n'
         "# the old agent's reports on the tracking issue count as prior reports too\n"
         'trusted_authors = ["nightly-agent"]\n\n'
         "[github]  # the demo's GitHub is local: no need to pace writes or wait for it\n"
