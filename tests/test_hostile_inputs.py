@@ -14,7 +14,7 @@ import pytest
 from scout_tui.analysis.python import pyast
 from scout_tui.sandbox.demo.files import EXP
 from scout_tui.sandbox.demo.sample import Sample, build_repo
-from scout_tui.source.tree import MAX_FILE_BYTES
+from scout_tui.source.objects import MAX_FILE_BYTES
 from tests.cli import scout, world_args
 from tests.collector_run import commit_all
 from tests.conftest import TODAY
@@ -235,7 +235,8 @@ def test_a_huge_diff_is_cut_as_git_would_print_it(tmp_path: Path):
     """Read up to the cut and no further: the same text as git's whole output cut there."""
     import git
 
-    from scout_tui.source.tree import DIFF_LIMIT, SourceTree
+    from scout_tui.source.history import DIFF_LIMIT
+    from scout_tui.source.tree import SourceTree
 
     repo = build_repo(tmp_path / "repo", TODAY, history=False)
     (tmp_path / "repo" / "huge.py").write_text("".join(f"x{n} = {n}\n" for n in range(200_000)))

@@ -19,7 +19,7 @@ from scout_tui.history.baseline import check_date
 from scout_tui.model import fingerprint
 from scout_tui.pipeline.day import PAST_TORCH, RunOptions, prepare, run
 from scout_tui.sandbox.demo.files import EXP
-from scout_tui.source import tree as source_module
+from scout_tui.source import objects as source_module
 from scout_tui.source.blobs import BlobStore
 from scout_tui.source.tree import SourceTree
 
