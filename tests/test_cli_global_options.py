@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.cli.dispatch import build_parser
+from scout_tui.cli.parser import build_parser
 from scout_tui.model import RunResult
 from scout_tui.sandbox.github.http import LocalGitHub
 from tests.cli import DAY, scout, world_args

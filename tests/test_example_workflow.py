@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from scout_tui.cli.dispatch import build_parser
+from scout_tui.cli.parser import build_parser
 from scout_tui.config.profile import load_config
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "github-actions" / "nightly-scout.yml"
