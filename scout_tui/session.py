@@ -35,9 +35,10 @@ from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token, missing_token
 from scout_tui.history.baseline import check_date, today_utc
 from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
-from scout_tui.publish.execute import Publisher, Target, plan_against_board
+from scout_tui.publish.execute import Publisher
 from scout_tui.publish.journal import Journal
-from scout_tui.publish.plan import PublishPlan
+from scout_tui.publish.plan import PublishPlan, plan_against_board
+from scout_tui.publish.target import Target
 from scout_tui.report.render import COMMENT_LIMIT, Layout, fit_report
 from scout_tui.source.records import NotARepository
 from scout_tui.source.tree import SourceTree

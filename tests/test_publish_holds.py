@@ -19,7 +19,8 @@ from scout_tui.config.profile import load_config
 from scout_tui.github.api import ArchivedItem
 from scout_tui.github.client import GitHubClient
 from scout_tui.pipeline.day import render_markdown
-from scout_tui.publish.execute import Publisher, Target
+from scout_tui.publish.execute import Publisher
+from scout_tui.publish.target import Target
 from scout_tui.sandbox.demo.github_world import DEMO_TOKEN, SCOUT_USER
 from scout_tui.sandbox.github.graphql_api import BoardTiming
 from scout_tui.sandbox.github.http import Fault, LocalGitHub

@@ -37,19 +37,16 @@ from __future__ import annotations
 
 import time as clock
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TypeVar
 
 from scout_tui.config.models import Config
-from scout_tui.errors import UsageError
 from scout_tui.github.api import (
     ArchivedItem,
     Board,
     BoardItem,
     Comment,
     GitHub,
-    GitHubError,
     board_item_url,
 )
 from scout_tui.history.baseline import today_utc
@@ -58,15 +55,15 @@ from scout_tui.model import BoardRef, Finding, RunResult
 from scout_tui.publish.journal import Journal
 from scout_tui.publish.merge import Merged, merge_edits
 from scout_tui.publish.plan import (
-    PublishPlan,
-    build_plan,
     draft_body,
     draft_title,
     material_change,
     status_lines,
+    updatable_drafts,
     wants_draft,
     with_status_line,
 )
+from scout_tui.publish.target import DateRefused, Outcome, PublishError, Target
 from scout_tui.report.board import (
     BoardIndex,
     Scout,
@@ -81,98 +78,6 @@ SCOPES_TO_COMMENT = {"repo", "public_repo"}
 SCOPES_FOR_BOARDS = {"project"}
 CONSISTENCY_READS = 3  # spread over [github] consistency_wait
 T = TypeVar("T")
-
-
-class PublishError(GitHubError):
-    """Publishing cannot go on; the journal keeps what was done for the rerun."""
-
-
-class DateRefused(UsageError):
-    """The run's date is not one publishing posts under: nothing was written."""
-
-
-@dataclass
-class Target:
-    """Where a publish goes; its journal key."""
-
-    api_url: str
-    web_url: str
-    repo: str
-    issue: int
-    board_owner: str
-    board_number: int
-
-    @classmethod
-    def of(cls, config: Config, api_url: str, web_url: str) -> Target:
-        project, board = config.project, config.board
-        return cls(
-            api_url.rstrip("/"),
-            web_url.rstrip("/"),
-            project.repo,
-            project.tracking_issue,
-            board.owner,
-            board.number,
-        )
-
-    @property
-    def journal_scope(self) -> str:
-        return (
-            f"publish {self.api_url} {self.repo}#{self.issue} "
-            f"{self.board_owner}/projects/{self.board_number}"
-        )
-
-
-@dataclass
-class Outcome:
-    comment: Comment | None = None
-    comment_posted: bool = False
-    drafts_added: list[str] = field(default_factory=list)  # titles
-    drafts_found: list[str] = field(default_factory=list)  # already on the board (reruns)
-    duplicates: list[str] = field(default_factory=list)  # an item with the same title exists
-    status_lines: list[str] = field(default_factory=list)  # titles of drafts given one
-    archived: list[str] = field(default_factory=list)  # scout's drafts left alone: archived
-    copies_removed: int = 0  # scout's own copies, another box's being older
-
-    def summary(self) -> list[str]:
-        lines = []
-        if self.comment is not None:
-            verb = "posted" if self.comment_posted else "updated"
-            lines.append(f"report comment {verb}: {self.comment.url}")
-        if self.drafts_added:
-            lines.append(f"{len(self.drafts_added)} Backlog draft(s) added")
-        if self.drafts_found:
-            lines.append(f"{len(self.drafts_found)} draft(s) already on the board")
-        if self.duplicates:
-            lines.append(f"{len(self.duplicates)} skipped as duplicates of board items")
-        if self.archived:
-            lines.append(f"{len(self.archived)} archived draft(s) left as they are")
-        if self.copies_removed:
-            lines.append(
-                f"{self.copies_removed} copy(ies) removed: another publish had made them first"
-            )
-        if self.status_lines:
-            lines.append(f"{len(self.status_lines)} status line(s) added to existing drafts")
-        return lines
-
-
-def plan_against_board(
-    config: Config,
-    run: RunResult,
-    report: str,
-    items: list[BoardItem] | None,
-    scout: Scout | None,
-    journaled: frozenset[str] = frozenset(),
-) -> PublishPlan:
-    """The plan, with board items (when known) as duplicates rather than new drafts, and
-    the status lines scout's drafts are due (`journaled`: the digests already written)."""
-    index = board_index(items, scout) if items is not None else None
-    bodies = _updatable(index.drafts) if index is not None else {}
-    return build_plan(config, run.date, report, run.findings, index, bodies, journaled)
-
-
-def _updatable(drafts: dict[str, BoardItem]) -> dict[str, str]:
-    """Scout's drafts whose body can be updated (GitHub gave their draft id), by fingerprint."""
-    return {fp: item.body for fp, item in drafts.items() if item.draft_id}
 
 
 def _status_line_step(fingerprint: str) -> str:
@@ -490,7 +395,7 @@ class Publisher:
         ).drafts
         added = []
         for line in status_lines(
-            self.config, run.date, run.findings, _updatable(drafts), journaled
+            self.config, run.date, run.findings, updatable_drafts(drafts), journaled
         ):
             item = drafts[line.fingerprint]
             if item.archived:

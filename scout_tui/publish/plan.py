@@ -21,15 +21,17 @@ from scout_tui.analysis.text.markdown import (
     neutralize_line,
 )
 from scout_tui.config.models import Config
+from scout_tui.github.api import BoardItem
 from scout_tui.model import (
     MATERIAL_CHANGES,
     PRIORITIZED,
     SECTIONS,
     Finding,
+    RunResult,
     Status,
     item_digest,
 )
-from scout_tui.report.board import DRAFT_SOURCE, BoardIndex
+from scout_tui.report.board import DRAFT_SOURCE, BoardIndex, Scout, board_index
 from scout_tui.report.render import COMMENT_LIMIT, marker
 
 TITLE_LIMIT = 120  # the finding's words in a draft's title
@@ -240,3 +242,23 @@ def build_plan(
         Step("link each action item in the comment to its board item"),
     ]
     return plan
+
+
+def plan_against_board(
+    config: Config,
+    run: RunResult,
+    report: str,
+    items: list[BoardItem] | None,
+    scout: Scout | None,
+    journaled: frozenset[str] = frozenset(),
+) -> PublishPlan:
+    """The plan, with board items (when known) as duplicates rather than new drafts, and
+    the status lines scout's drafts are due (`journaled`: the digests already written)."""
+    index = board_index(items, scout) if items is not None else None
+    bodies = updatable_drafts(index.drafts) if index is not None else {}
+    return build_plan(config, run.date, report, run.findings, index, bodies, journaled)
+
+
+def updatable_drafts(drafts: dict[str, BoardItem]) -> dict[str, str]:
+    """Scout's drafts whose body can be updated (GitHub gave their draft id), by fingerprint."""
+    return {fp: item.body for fp, item in drafts.items() if item.draft_id}
