@@ -26,10 +26,10 @@ from pathlib import Path
 
 from scout_tui.cli.common import cli_processes
 from scout_tui.cli.dispatch import GC_THRESHOLDS
-from scout_tui.collect.base import Need
+from scout_tui.collect.base import Need, select_collectors
 from scout_tui.collect.runner import stream
 from scout_tui.config.profile import find_config, load_config
-from scout_tui.pipeline.day import RunOptions, prepare, select_collectors
+from scout_tui.pipeline.day import RunOptions, prepare
 
 
 def local_collectors() -> list[str]:

@@ -21,12 +21,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from scout_tui.cli.dispatch import GC_THRESHOLDS
-from scout_tui.collect.base import Need
+from scout_tui.collect.base import Need, select_collectors
 from scout_tui.config.models import Config
 from scout_tui.config.profile import find_config, load_config
 from scout_tui.errors import UsageError
 from scout_tui.history.baseline import today_utc
-from scout_tui.pipeline.day import RunOptions, run, select_collectors
+from scout_tui.pipeline.day import RunOptions, run
 from scout_tui.source.blobs import BlobStore
 
 DAYS = 7

@@ -8,7 +8,7 @@ and a generator that yields findings and progress as it goes.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -24,7 +24,7 @@ from scout_tui.collect.events import (
     Progress,
 )
 from scout_tui.config.models import Config, Rule
-from scout_tui.errors import scrub
+from scout_tui.errors import UsageError, scrub
 from scout_tui.model import (
     PRIORITIZED,
     ConfigWarning,
@@ -276,6 +276,20 @@ def registered() -> dict[str, type[Collector]]:
     if len(named) != len(COLLECTORS):
         raise ValueError("two collectors in collect/registry.py have the same name")
     return named
+
+
+def collector_sections() -> dict[str, Section]:
+    return {name: cls.section for name, cls in registered().items()}
+
+
+def select_collectors(only: Sequence[str] | None) -> list[type[Collector]]:
+    available = registered()
+    if not only:
+        return list(available.values())
+    unknown = [name for name in only if name not in available]
+    if unknown:
+        raise UsageError(f"unknown collector {', '.join(unknown)}; known: {', '.join(available)}")
+    return [available[name] for name in dict.fromkeys(only)]
 
 
 @dataclass(frozen=True)

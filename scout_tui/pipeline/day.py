@@ -6,8 +6,8 @@ import hashlib
 import importlib.util
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, time, timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from scout_tui.analysis.text.markdown import neutralize_line
@@ -15,8 +15,9 @@ from scout_tui.collect.base import (
     Collector,
     CollectorContext,
     all_kinds,
+    collector_sections,
     kinds_of,
-    registered,
+    select_collectors,
 )
 from scout_tui.collect.events import (
     CollectorFinished,
@@ -29,7 +30,6 @@ from scout_tui.collect.events import (
 )
 from scout_tui.collect.runner import stream
 from scout_tui.config.models import Config, ConfigError
-from scout_tui.errors import UsageError
 from scout_tui.github.api import GitHub, GitHubError, board_item_url
 from scout_tui.history.baseline import (
     Window,
@@ -41,7 +41,6 @@ from scout_tui.history.baseline import (
     today_utc,
 )
 from scout_tui.history.judge import PriorCheck
-from scout_tui.history.parse import is_report, parse_report
 from scout_tui.history.reconcile import reconcile
 from scout_tui.model import (
     PRIORITIZED,
@@ -53,6 +52,13 @@ from scout_tui.model import (
     PriorReport,
     RunResult,
     Section,
+)
+from scout_tui.pipeline.priors import (
+    check_at,
+    check_prior_commit,
+    reports_on_github,
+    since_last_scan,
+    untrusted_reports_warning,
 )
 from scout_tui.report.board import Scout, board_index
 from scout_tui.report.render import FULL, Layout, render_report
@@ -107,20 +113,6 @@ def find_torch_root(configured: str) -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)))
-
-
-def collector_sections() -> dict[str, Section]:
-    return {name: cls.section for name, cls in registered().items()}
-
-
-def select_collectors(only: Sequence[str] | None) -> list[type[Collector]]:
-    available = registered()
-    if not only:
-        return list(available.values())
-    unknown = [name for name in only if name not in available]
-    if unknown:
-        raise UsageError(f"unknown collector {', '.join(unknown)}; known: {', '.join(available)}")
-    return [available[name] for name in dict.fromkeys(only)]
 
 
 def check_rules(config: Config, collectors: Sequence[type[Collector]]) -> None:
@@ -193,13 +185,13 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         all_reports = load_prior_dir(options.prior_dir, warnings.append)
         prior_source = str(options.prior_dir.resolve())
     elif options.github is not None:
-        all_reports, prior_source, ignored = _reports_on_github(options, window, warnings)
+        all_reports, prior_source, ignored = reports_on_github(options, window, warnings)
     else:
         all_reports = []
         prior_source = f"skipped — {options.github_reason} (or use --prior DIR)"
     priors = in_window(all_reports, window.as_of, config.windows.prior_report_days)
     since = since_from(priors, window)
-    baseline = _since_last_scan(source, priors, source.commit_before(since), head)
+    baseline = since_last_scan(source, priors, source.commit_before(since), head)
     roots = source.shallow_roots()
     gap = None
     if roots:
@@ -232,76 +224,6 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         history_gap=gap,
     )
     return Prepared(ctx, priors, prior_source, warnings, ignored)
-
-
-def _since_last_scan(
-    source: SourceTree, priors: list[PriorReport], baseline: str | None, head: str
-) -> str | None:
-    """The commit the latest prior report scanned (its `head`), when it lies between the
-    day's baseline and HEAD: what that report already told (the commits of its own day
-    after midnight) is not news again. Otherwise the day's baseline."""
-    scanned = priors[-1].head if priors else None
-    if scanned is None or baseline is None or scanned == baseline:
-        return baseline
-    if not source.has_commit(scanned):
-        return baseline  # a report from another clone, or from before a force-push
-    if source.is_ancestor(baseline, scanned) and source.is_ancestor(scanned, head):
-        return scanned
-    return baseline
-
-
-def _reports_on_github(
-    options: RunOptions, window: Window, warnings: list[str]
-) -> tuple[list[PriorReport], str, list[IgnoredReports]]:
-    """Prior reports: the tracking issue's comments that are reports by the token's user
-    or a trusted author (anyone can comment there); the others, counted by author."""
-    assert options.github is not None
-    project = options.config.project
-    where = f"{options.web_url.rstrip('/')}/{project.repo}/issues/{project.tracking_issue}"
-    first = window.as_of - timedelta(days=options.config.windows.prior_report_days)
-    try:
-        trusted = {login.lower() for login in [options.github.viewer(), *project.trusted_authors]}
-        comments = options.github.comments(
-            project.repo, project.tracking_issue, datetime.combine(first, time(), UTC)
-        )
-    except GitHubError as exc:
-        warnings.append(f"prior reports: skipped — {exc}")
-        return [], f"skipped — {exc}", []
-    reports = []
-    ignored: dict[str, int] = {}
-    for comment in comments:
-        if not is_report(comment.body):
-            continue
-        if comment.author.lower() not in trusted:
-            ignored[comment.author] = ignored.get(comment.author, 0) + 1
-            continue
-        try:
-            report = parse_report(comment.body, comment.created_at.date(), comment.url)
-            reports.append(report.model_copy(update={"posted_at": comment.created_at}))
-        except ValueError as exc:
-            warnings.append(f"prior report {comment.url} skipped: {exc}")
-    return reports, where, [IgnoredReports(author=a, count=n) for a, n in ignored.items()]
-
-
-def untrusted_reports_warning(ignored: Sequence[IgnoredReports]) -> ConfigWarning:
-    """One line for every report comment left out, so a team adds its old agent once: a
-    matter of scout.toml's, shown where its other warnings are."""
-    count = sum(i.count for i in ignored)
-    reports = (
-        f"{count} report{'s' if count != 1 else ''} by "
-        f"{', '.join(f'`{i.author}`' for i in ignored)} ignored"
-    )
-    if len(ignored) == 1:
-        line = (
-            f"{reports}: not a trusted author — add the login to `[project] "
-            "trusted_authors` if it is yours"
-        )
-    else:
-        line = (
-            f"{reports}: not trusted authors — add them to `[project] trusted_authors` "
-            "if they are yours"
-        )
-    return ConfigWarning(collector="scout.toml", subject="[project] trusted_authors", message=line)
 
 
 def _with_board(options: RunOptions, findings: list[Finding], warnings: list[str]) -> list[Finding]:
@@ -468,70 +390,6 @@ def run(
     return result
 
 
-def prior_commit(source: SourceTree, report: PriorReport) -> str | None:
-    """The commit a prior report's run scanned: its marker's `head`, else the last commit
-    before it was posted (a file: the end of its day)."""
-    if report.head and source.has_commit(report.head):
-        return report.head
-    moment = report.posted_at or Window.for_date(report.date).until
-    return source.commit_before(moment)
-
-
-def check_prior_commit(
-    options: RunOptions,
-    ctx: CollectorContext,
-    report: PriorReport,
-    kinds: frozenset[str],
-    today: Sequence[Finding],
-    cancel: threading.Event,
-) -> PriorCheck | None:
-    """The checks of `kinds`, run offline on the commit `report` scanned, as of its day."""
-    head = prior_commit(ctx.source, report)
-    if head is None:
-        return None
-    if head == ctx.head_commit:  # the same tree: today's checks are the answer
-        return PriorCheck(head, today, kinds)
-    found, checked = _check_at(options, ctx, head, report.date, kinds, cancel)
-    return PriorCheck(head, found, checked)
-
-
-def _check_at(
-    options: RunOptions,
-    ctx: CollectorContext,
-    commit: str,
-    day: date,
-    kinds: frozenset[str],
-    cancel: threading.Event,
-) -> tuple[list[Finding], frozenset[str]]:
-    """What the checks of `kinds` find on `commit`'s tree, offline, as of `day`; and the
-    kinds whose check ran to the end there."""
-    collectors = [cls for cls in select_collectors(None) if set(kinds_of([cls])) & kinds]
-    window = Window.for_date(day)
-    since = window.until - timedelta(days=1)
-    source = SourceTree(options.repo, cancel=cancel, at=commit, blobs=ctx.source.blobs)
-    there = replace(
-        ctx,
-        source=source,
-        as_of=day,
-        since=since,
-        until=window.until,
-        prior_reports=[],
-        baseline_commit=source.commit_before(since),
-        head_commit=commit,
-        online=False,
-        github=None,
-        github_reason="not asked: a check of an earlier commit",
-    )
-    found: list[Finding] = []
-    done: set[str] = set()
-    for event in stream(there, collectors, 1):
-        if isinstance(event, FindingFound):
-            found.append(event.finding)
-        elif isinstance(event, CollectorFinished) and event.state.state == "done":
-            done.add(event.state.name)
-    return found, frozenset(kinds_of(c for c in collectors if c.name in done)) & kinds
-
-
 def _name_fixes(
     options: RunOptions,
     ctx: CollectorContext,
@@ -552,7 +410,7 @@ def _name_fixes(
             return True  # today's run did not find it
         key = (commits[index].sha, kinds)
         if key not in probes:
-            found, _ = _check_at(options, ctx, commits[index].sha, ctx.as_of, kinds, cancel)
+            found, _ = check_at(options, ctx, commits[index].sha, ctx.as_of, kinds, cancel)
             probes[key] = {fp for f in found for fp in (f.fingerprint, *f.aliases)}
         return fingerprint not in probes[key]
 

@@ -94,8 +94,9 @@ def write_config(path: Path, torch_root: Path) -> Path:
 
 
 def build_sample(base: Path, today: date) -> Sample:
+    from scout_tui.collect.base import collector_sections
     from scout_tui.config.profile import load_config
-    from scout_tui.pipeline.day import RunOptions, collector_sections, run
+    from scout_tui.pipeline.day import RunOptions, run
     from scout_tui.report.render import render_report
     from scout_tui.store.cache import Cache
 
