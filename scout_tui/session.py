@@ -9,32 +9,26 @@ Errors a user can act on come out as `UsageError` (bad usage or configuration) o
 from __future__ import annotations
 
 import os
-import shutil
-import stat
-import tempfile
 import threading
-import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro_command
 from scout_tui.collect.events import Event, RunFinished, RunKeptApart, RunWarning
-from scout_tui.config.models import GITHUB_API, Config, ConfigError, origin_of
+from scout_tui.config.endpoints import Endpoints, reviewer_config
+from scout_tui.config.models import Config, ConfigError
 from scout_tui.config.profile import (
-    api_url_choice,
     find_config,
-    load_config,
-    load_user_config,
     shipped_rule_kinds,
 )
 from scout_tui.errors import ScoutError, UsageError
 from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token, missing_token
 from scout_tui.history.baseline import check_date, today_utc
-from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
+from scout_tui.model import Checkout, Finding, RunResult
 from scout_tui.publish.execute import Publisher
 from scout_tui.publish.journal import Journal
 from scout_tui.publish.plan import PublishPlan, plan_against_board
@@ -43,24 +37,17 @@ from scout_tui.report.render import COMMENT_LIMIT, Layout, fit_report
 from scout_tui.source.records import NotARepository
 from scout_tui.source.tree import SourceTree
 from scout_tui.store.bundle import Bundle, bundle_repository, read_bundle
-from scout_tui.store.cache import Cache, lost
+from scout_tui.store.cache import Cache, kept_apart_note, lost
+from scout_tui.store.logs import RunLogs
 from scout_tui.store.state import StateError, StateStore
-from scout_tui.triage import decisions as triage
-from scout_tui.triage.store import Action, Change, DecisionStore, scope_of
+from scout_tui.triage.review import Review
+from scout_tui.triage.store import DecisionStore, scope_of
 
 if TYPE_CHECKING:
     from scout_tui.pipeline.day import RunOptions
 
 # The pipeline (every collector, 190 ms of imports) is imported where a run is made or
 # rendered, not by the console's start on a cached run.
-
-SHOWN_CANDIDATES = 8
-
-
-@dataclass(frozen=True)
-class LogRef:
-    path: Path
-    root_offset: int | None  # where the root cause's traceback starts, in that file
 
 
 @dataclass
@@ -88,38 +75,6 @@ class SessionOptions:
     today: date | None = None
 
 
-@dataclass(frozen=True)
-class Endpoints:
-    """Where the token goes, and where links point."""
-
-    api_url: str
-    web_url: str
-    # what chose the API: "--api-url", the environment, the user's config, or the scout.toml
-    api_from: str = ""
-
-
-def endpoints(config: Config, chosen: str | None, chosen_by: str = "") -> Endpoints:
-    """The API the user chose, else the configuration's. Links: the configuration's web URL
-    for its own API; github.com for GitHub's; HOST for GitHub Enterprise's
-    `https://HOST/api/v3`; the server itself for anything else (the local server)."""
-    own = config.project.api_url.rstrip("/")
-    api = (chosen or own).rstrip("/")
-    said = (chosen_by if chosen else "") or str(config.source)
-    if api == own:
-        return Endpoints(api, config.project.web_url.rstrip("/"), said)
-    if origin_of(api) == origin_of(GITHUB_API):
-        return Endpoints(api, "https://github.com", said)
-    return Endpoints(api, api.removesuffix("/api/v3"), said)
-
-
-def reviewer_config(options: SessionOptions, path: Path | None) -> tuple[Config, Endpoints]:
-    """The configuration at `path` (None: the shipped default) as this user may use it: its
-    hosts checked against those they trust, and the endpoints they chose (ConfigError)."""
-    user = load_user_config()
-    config = load_config(path, api_url=options.api_url, user=user)
-    return config, endpoints(config, *api_url_choice(options.api_url, user))
-
-
 def utc_today() -> date:
     return today_utc()
 
@@ -132,8 +87,7 @@ class Session:
         self.warn = warn
         self.bundle: Bundle | None = None
         self.bundle_path: Path | None = None
-        self._excerpts: dict[str, LogRef] = {}  # a bundle's log excerpts, written here
-        self._excerpt_folder: Path | None = None
+        self.logs = RunLogs(None)
         if not options.repo.exists():
             raise UsageError(f"--repo {options.repo}: no such folder")
         try:
@@ -167,7 +121,7 @@ class Session:
         session.bundle, session.bundle_path = bundle, path
         run = bundle.run
         session.reviewer_checkout = None
-        session._excerpts, session._excerpt_folder = {}, None
+        session.logs = RunLogs(bundle)
         if options.reviewer_checkout is not None:
             session.reviewer_checkout = Path(_checkout_at(options.reviewer_checkout).path)
         session.config, session.endpoints = _load_checked(options, reviewer_config_path(options))
@@ -223,7 +177,7 @@ class Session:
     def _excerpt_command(self, finding: Finding) -> str | None:
         from scout_tui.analysis.ci.cilog import analyse
 
-        kept = self.log_file(finding)
+        kept = self.logs.log_file(finding)
         if kept is None:
             return None
         fd = os.open(kept.path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -233,57 +187,6 @@ class Session:
             os.close(fd)
         named = [f for f in failures if f.name in finding.evidence.failing_tests] or failures
         return repro_command(named[0].command or "") if named else None
-
-    def has_log(self, finding: Finding | None) -> bool:
-        """Whether `l` has a log to open for the finding, without touching the disk (asked
-        on every cursor move); `log_file` finds it, when it is opened."""
-        if finding is None:
-            return False
-        if self.bundle is not None:
-            return finding.fingerprint in self.bundle.logs
-        return bool(finding.evidence.log_path)
-
-    def log_file(self, finding: Finding | None) -> LogRef | None:
-        """The finding's CI log here: as kept by the collection, or a bundle's excerpt."""
-        if finding is None:
-            return None
-        evidence = finding.evidence
-        if self.bundle is None:
-            if evidence.log_path and Path(evidence.log_path).is_file():
-                return LogRef(Path(evidence.log_path), evidence.log_offset)
-            return None
-        excerpt = self.bundle.logs.get(finding.fingerprint)
-        if excerpt is None:
-            return None
-        if finding.fingerprint not in self._excerpts:
-            # A file of scout's naming in a folder of the session's own: nothing the bundle
-            # says becomes part of a path.
-            path = self._private_folder() / f"{len(self._excerpts) + 1}.log"
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(excerpt.text.encode())
-            root = (
-                len(excerpt.text[: excerpt.root_offset].encode())
-                if excerpt.root_offset is not None
-                else None
-            )
-            self._excerpts[finding.fingerprint] = LogRef(path, root)
-        return self._excerpts[finding.fingerprint]
-
-    def _private_folder(self) -> Path:
-        """A folder only this user can enter, made once per session, removed with it."""
-        if self._excerpt_folder is None:
-            folder = Path(tempfile.mkdtemp(prefix="scout-bundle-logs-"))
-            info = folder.lstat()
-            if (
-                not stat.S_ISDIR(info.st_mode)
-                or info.st_uid != os.getuid()
-                or stat.S_IMODE(info.st_mode) != 0o700
-            ):
-                raise ScoutError(f"{folder}: not a private folder of this user")
-            weakref.finalize(self, shutil.rmtree, folder, ignore_errors=True)
-            self._excerpt_folder = folder
-        return self._excerpt_folder
 
     # -- GitHub ------------------------------------------------------------------------------
     @property
@@ -455,136 +358,10 @@ class Session:
             )
         return cached
 
-    # -- triage -------------------------------------------------------------------------
-    def decisions(self) -> dict[str, TriageEntry]:
-        return self.decision_store.decisions(self.scope)
-
-    def decided(self, run: RunResult) -> list[triage.Decided]:
-        return triage.decided(run.findings, self.decisions())
-
-    def triaged(
-        self, run: RunResult, entries: Mapping[str, TriageEntry] | None = None
-    ) -> RunResult:
-        """The run as it will be published: every finding not dropped counts as accepted.
-        `entries`: the decisions as the caller holds them (the console's), else read."""
-        decided = self.decisions() if entries is None else entries
-        findings = triage.apply_triage(run.findings, decided)
-        return run.model_copy(update={"findings": findings})
-
-    def resolve(self, run: RunResult, reference: str) -> Finding:
-        """A fingerprint, or a unique prefix of it or of its hex part."""
-        reference = reference.strip()
-        exact = [f for f in run.findings if f.fingerprint == reference]
-        if exact:
-            return exact[0]
-        matches = [
-            f
-            for f in run.findings
-            if reference
-            and (
-                f.fingerprint.startswith(reference)
-                or f.fingerprint.rsplit("-", 1)[-1].startswith(reference)
-            )
-        ]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise UsageError(
-                f"no finding {reference!r} in the run of {run.date} "
-                "(`scout triage list` shows them)"
-            )
-        shown = ", ".join(f.fingerprint for f in matches[:SHOWN_CANDIDATES])
-        more = (
-            f" and {len(matches) - SHOWN_CANDIDATES} more"
-            if len(matches) > SHOWN_CANDIDATES
-            else ""
-        )
-        raise UsageError(f"{reference!r} matches {len(matches)} findings: {shown}{more}")
-
-    def change(
-        self,
-        label: str,
-        fingerprints: Sequence[str],
-        decide: Callable[[str, TriageEntry | None, dict[str, TriageEntry]], TriageEntry | None],
-    ) -> list[Change]:
-        """Record one undoable action (see DecisionStore.change)."""
-        return self.decision_store.change(
-            self.scope,
-            label,
-            fingerprints,
-            decide,
-            checkout=self.checkout,
-            experiment=self.experiment,
-        )
-
-    # The reviewer's actions: the console and `scout triage` share them. Each is one
-    # undoable action; an action that cannot apply raises triage.TriageError.
-    def accept(self, findings: Sequence[Finding]) -> list[Change]:
-        return self.change(
-            f"accept {_names(findings)}",
-            [f.fingerprint for f in findings],
-            lambda fp, entry, _: triage.accept(fp, entry),
-        )
-
-    def drop(self, findings: Sequence[Finding], reason: str) -> list[Change]:
-        if not reason.strip():
-            raise triage.TriageError("a drop needs a reason: it is remembered, say why")
-        return self.change(
-            f"drop {_names(findings)}",
-            [f.fingerprint for f in findings],
-            lambda fp, entry, _: triage.drop(fp, entry, reason),
-        )
-
-    def move(self, findings: Sequence[Finding], up: bool) -> tuple[list[Change], list[str]]:
-        """Promote (up) or demote; also the fingerprints already at the top or bottom."""
-        by_fp = {f.fingerprint: f for f in findings}
-        stuck: list[str] = []
-
-        def decide(fp: str, entry: TriageEntry | None, _: dict) -> TriageEntry | None:
-            moved = triage.move(by_fp[fp], entry, up)
-            if moved is None:
-                stuck.append(fp)
-                return entry
-            return moved
-
-        verb = "promote" if up else "demote"
-        return self.change(f"{verb} {_names(findings)}", list(by_fp), decide), stuck
-
-    def merge(self, parts: Sequence[Finding], target: Finding) -> list[Change]:
-        """Merge `parts` into `target` (one board item); findings merged into a part before
-        follow it into the target."""
-        moving = {part.fingerprint for part in parts}
-        followers = [
-            fp
-            for fp, entry in self.decisions().items()
-            if entry.decision == "merged"
-            and entry.merged_into in moving
-            and fp not in moving
-            and fp != target.fingerprint
-        ]
-        return self.change(
-            f"merge {_names(parts)} into {target.fingerprint}",
-            [part.fingerprint for part in parts] + followers,
-            lambda fp, entry, entries: triage.merge_into(fp, entry, target.fingerprint, entries),
-        )
-
-    def edit(self, finding: Finding, **what: Any) -> list[Change]:
-        """Title, body, section, priority (with set_priority=True): see triage.edit."""
-
-        def decide(fp: str, entry: TriageEntry | None, _: object) -> TriageEntry:
-            after = triage.edit(fp, entry, **what)
-            why = triage.unchanged_by(finding, entry, after)
-            if why is not None:
-                raise triage.TriageError(why)  # nothing recorded: no undo step for nothing
-            return after
-
-        return self.change(f"edit {finding.fingerprint}", [finding.fingerprint], decide)
-
-    def undo(self) -> Action | None:
-        return self.decision_store.undo(self.scope)
-
-    def redo(self) -> Action | None:
-        return self.decision_store.redo(self.scope)
+    @property
+    def review(self) -> Review:
+        """The reviewer's decisions on this run, and their actions (each one undoable)."""
+        return Review(self.decision_store, self.scope, self.checkout, self.experiment)
 
     # -- what leaves -----------------------------------------------------------------------
     def run_problems(self, run: RunResult) -> list[str]:
@@ -720,7 +497,7 @@ def _checkout_at(folder: Path) -> Checkout:
 def _load_checked(options: SessionOptions, path: Path | None) -> tuple[Config, Endpoints]:
     """`reviewer_config`, its rule kinds checked at once; errors as UsageError."""
     try:
-        config, chosen = reviewer_config(options, path)
+        config, chosen = reviewer_config(path, options.api_url)
         if set(config.rules) - shipped_rule_kinds():  # a typo'd kind: said at once
             from scout_tui.pipeline.day import check_rule_kinds
 
@@ -728,39 +505,3 @@ def _load_checked(options: SessionOptions, path: Path | None) -> tuple[Config, E
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     return config, chosen
-
-
-def _names(findings: Sequence[Finding]) -> str:
-    names = [f.fingerprint for f in findings[:3]]
-    return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
-
-
-def kept_apart_note(poorer: RunResult, kept: RunResult) -> str:
-    """What a user is told when the day's run stays the fuller one: when each ran, and
-    what the poorer one lost, grouped by how ("X, Y skipped — offline; Z failed")."""
-    return (
-        f"a poorer {run_time(poorer)}run is kept apart ({lost_text(poorer, kept)}): the "
-        f"fuller {run_time(kept)}run stays the day's run"
-    )
-
-
-def lost_text(poorer: RunResult, kept: RunResult) -> str:
-    """The collectors done in `kept` that `poorer` lacks, grouped by how it ended them."""
-    ended = {state.name: state for state in poorer.collectors}
-    how: dict[str, list[str]] = {}
-    for state in lost(poorer, kept):
-        now = ended.get(state.name)
-        said = (
-            "not run"
-            if now is None
-            else f"skipped — {now.reason}"
-            if now.state == "skipped" and now.reason
-            else now.state
-        )
-        how.setdefault(said, []).append(state.title)
-    return "; ".join(f"{', '.join(titles)} {said}" for said, titles in how.items())
-
-
-def run_time(run: RunResult) -> str:
-    """When a run was collected, as said beside another run of the day ("10:40 UTC ")."""
-    return f"{run.collected_at:%H:%M} UTC " if run.collected_at else ""

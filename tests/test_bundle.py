@@ -219,11 +219,11 @@ def test_decisions_on_a_bundle_are_filed_under_its_repository(collected, tmp_pat
     options = SessionOptions(state_dir=tmp_path / "state", offline=True)
     first = Session.of_bundle(base / "run.json.gz", options)
     finding = next(f for f in first.cached_run().findings if f.section is Section.ACTION_ITEMS)
-    first.drop([finding], "not ours")
+    first.review.drop([finding], "not ours")
     again = Session.of_bundle(base / "run.json.gz", dataclasses.replace(options))
     assert again.scope == first.scope == f"bundle:{first.repository}/{first.experiment}"
     assert first.repository == read_bundle(base / "run.json.gz").config["project"]["repo"]
-    entry = again.decisions()[finding.fingerprint]
+    entry = again.review.decisions()[finding.fingerprint]
     assert (entry.decision, entry.reason) == ("dropped", "not ours")
     assert again.workdir() is None  # no repro runs where the bundle says: only with --repo
 
@@ -234,7 +234,7 @@ def test_a_bundles_log_excerpt_opens_as_a_file(collected, tmp_path):
         base / "run.json.gz", SessionOptions(state_dir=tmp_path / "s", offline=True)
     )
     [ci] = [f for f in session.cached_run().findings if f.kind == "ci_failure"]
-    kept = session.log_file(ci)
+    kept = session.logs.log_file(ci)
     assert kept is not None and kept.path.is_file()
     data = kept.path.read_bytes()
     assert kept.root_offset is not None
@@ -382,8 +382,8 @@ def test_an_excerpt_is_written_only_in_a_private_folder(collected, tmp_path, mon
         base / "run.json.gz", SessionOptions(state_dir=tmp_path / "s", offline=True)
     )
     [ci] = [f for f in session.cached_run().findings if f.kind == "ci_failure"]
-    kept = session.log_file(ci)
-    assert kept is not None and session.log_file(ci) == kept  # written once per session
+    kept = session.logs.log_file(ci)
+    assert kept is not None and session.logs.log_file(ci) == kept  # written once per session
     assert list(elsewhere.iterdir()) == []
     folder = kept.path.parent
     info = folder.lstat()

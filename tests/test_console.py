@@ -46,7 +46,7 @@ def demo(tmp_path_factory):
 
 
 def decisions(demo, state):
-    return Session(options(demo, state)).decisions()
+    return Session(options(demo, state)).review.decisions()
 
 
 async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_log(demo, tmp_path):

@@ -151,7 +151,7 @@ async def test_a_bad_header_from_the_editor_records_nothing_and_keeps_the_text(
             assert "Priority: urgent" in kept.read_text()
             kept.unlink()
             assert tree(app).row(fp).finding.title == title
-            assert not app.session.decisions().get(fp)
+            assert not app.session.review.decisions().get(fp)
 
 
 async def test_open_url_without_a_display_copies_it(tmp_path, monkeypatch):
@@ -252,7 +252,7 @@ async def test_an_editor_that_cannot_start_is_said_and_the_console_stays(tmp_pat
             )
             await pilot.press("a")  # the console still takes keys
             await settle(pilot, app)
-            assert app.session.decisions()[fp].decision == "accepted"
+            assert app.session.review.decisions()[fp].decision == "accepted"
 
 
 async def test_the_status_line_keeps_online_or_offline_at_80_columns():

@@ -8,8 +8,7 @@ from datetime import UTC, date, datetime
 
 from scout_tui.model import Checkout, CollectorState, Finding, RunResult, Section
 from scout_tui.sandbox.github.http import Fault, LocalGitHub
-from scout_tui.session import kept_apart_note
-from scout_tui.store.cache import Cache, lost
+from scout_tui.store.cache import Cache, kept_apart_note, lost
 from tests.cli import DAY, scout
 from tests.github_world import TOKEN, fast_config, world_for
 

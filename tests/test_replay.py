@@ -323,7 +323,7 @@ async def test_a_replayed_day_opens_in_the_console_and_is_never_published(month,
         fp = await cursor_to(pilot, app, lambda f: f.section is Section.CARRIED_FORWARD)
         await pilot.press("a")
         await settle(pilot, app)
-        assert session.decisions()[fp].decision == "accepted"
+        assert session.review.decisions()[fp].decision == "accepted"
         await pilot.press("R")
         await pilot.press("P")
         await settle(pilot, app)

@@ -21,9 +21,9 @@ from scout_tui.github.api import GitHubError
 from scout_tui.history.baseline import check_date
 from scout_tui.model import RunResult
 from scout_tui.publish.plan import PublishPlan
-from scout_tui.session import Session, SessionOptions, lost_text, run_time, utc_today
+from scout_tui.session import Session, SessionOptions, utc_today
 from scout_tui.store.bundle import make_bundle, write_bundle
-from scout_tui.store.cache import Cache
+from scout_tui.store.cache import Cache, lost_text, run_time
 
 
 @contextmanager
@@ -116,7 +116,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     print(f"scout: publishing goes to {session.publish_target()}", file=sys.stderr)
     if sys.stdin.isatty() and sys.stdout.isatty() and args.console is not None:
         return args.console(options, bundle=args.file)
-    run = session.triaged(session.bundle.run)
+    run = session.review.triaged(session.bundle.run)
     write_output(session.report_markdown(run), None)
     return EXIT_OK
 
@@ -127,9 +127,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     check_target(args.output)
     session = open_session(args)
     if args.poorer:
-        result = session.triaged(_poorer_run(session, args))
+        result = session.review.triaged(_poorer_run(session, args))
     else:
-        result = session.triaged(session.day_run(args.recollect, on_event=progress))
+        result = session.review.triaged(session.day_run(args.recollect, on_event=progress))
     if args.json:
         write_output(result.model_dump_json(indent=2), args.output)
     elif args.as_posted:
@@ -176,7 +176,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             publisher.check_day(session.day)
         except GitHubError as exc:
             raise ScoutError(str(exc)) from None
-    result = session.triaged(session.day_run(args.recollect, on_event=progress))
+    result = session.review.triaged(session.day_run(args.recollect, on_event=progress))
     items = None
     if github is not None:
         try:
@@ -324,7 +324,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return code
         session = Session(demo.session_options(cli_processes(), today), warn=warn)
         made = session.collect(on_event=progress)
-        result = session.triaged(session.kept_apart or made)  # the day's run: the fuller one
+        result = session.review.triaged(session.kept_apart or made)  # the day's run: the fuller one
         if args.json:
             write_output(result.model_dump_json(indent=2), None)
         else:

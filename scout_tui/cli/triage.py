@@ -16,6 +16,7 @@ from scout_tui.errors import EXIT_OK, UsageError
 from scout_tui.model import Priority, RunResult, Section
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
+from scout_tui.triage.review import resolve
 from scout_tui.triage.store import Change
 
 SECTION_ORDER = list(Section)
@@ -31,31 +32,31 @@ def cmd_triage(args: argparse.Namespace) -> int:
         return _list(session, run, args.json)
     if args.action == "edit":
         return _edit(session, run, args)
-    findings = [session.resolve(run, reference) for reference in args.fingerprints]
+    findings = [resolve(run, reference) for reference in args.fingerprints]
     try:
         if args.action == "merge":
-            return _said(session.merge(findings, session.resolve(run, args.into)), run, "merged")
+            return _said(session.review.merge(findings, resolve(run, args.into)), run, "merged")
         if args.action in ("demote", "promote"):
             up = args.action == "promote"
-            changes, stuck = session.move(findings, up)
+            changes, stuck = session.review.move(findings, up)
             for fp in stuck:
                 print(
                     f"{fp}: already at the {'top' if up else 'bottom'}, unchanged", file=sys.stderr
                 )
             return _said(changes, run, args.action + "d")
         if args.action == "accept":
-            return _said(session.accept(findings), run, "accepted")
+            return _said(session.review.accept(findings), run, "accepted")
         if args.action == "drop":
             if not args.reason.strip():
                 raise UsageError("--reason cannot be empty: a drop is remembered, say why")
-            return _said(session.drop(findings, args.reason), run, "dropped")
+            return _said(session.review.drop(findings, args.reason), run, "dropped")
     except triage.TriageError as exc:
         raise UsageError(str(exc)) from None
     raise UsageError(f"unknown triage action {args.action}")
 
 
 def _edit(session: Session, run: RunResult, args: argparse.Namespace) -> int:
-    finding = session.resolve(run, args.fingerprint)
+    finding = resolve(run, args.fingerprint)
     body = None
     if args.body_file is not None:
         body = _read_body(args.body_file)
@@ -64,7 +65,7 @@ def _edit(session: Session, run: RunResult, args: argparse.Namespace) -> int:
     priority = None if args.priority in (None, "none") else Priority(args.priority)
 
     try:
-        changes = session.edit(
+        changes = session.review.edit(
             finding,
             title=args.title,
             body=body,
@@ -88,7 +89,7 @@ def _read_body(path: Path) -> str:
 
 
 def _undo_redo(session: Session, op: str) -> int:
-    action = session.undo() if op == "undo" else session.redo()
+    action = session.review.undo() if op == "undo" else session.review.redo()
     if action is None:
         write_output(f"nothing to {op}", None)
         return EXIT_OK
@@ -119,7 +120,7 @@ def _said(changes: list[Change], run: RunResult, verb: str) -> int:
 
 def _list(session: Session, run: RunResult, as_json: bool) -> int:
     rows = sorted(
-        session.decided(run),
+        session.review.decided(run),
         key=lambda d: (
             SECTION_ORDER.index(d.current.section),
             PRIORITY_ORDER[d.current.priority.value if d.current.priority else None],

@@ -393,3 +393,34 @@ class Cache:
             removed += sum(1 for p in blobs.rglob("*") if p.is_file())
             shutil.rmtree(blobs, ignore_errors=True)
         return removed
+
+
+def kept_apart_note(poorer: RunResult, kept: RunResult) -> str:
+    """What a user is told when the day's run stays the fuller one: when each ran, and
+    what the poorer one lost, grouped by how ("X, Y skipped — offline; Z failed")."""
+    return (
+        f"a poorer {run_time(poorer)}run is kept apart ({lost_text(poorer, kept)}): the "
+        f"fuller {run_time(kept)}run stays the day's run"
+    )
+
+
+def lost_text(poorer: RunResult, kept: RunResult) -> str:
+    """The collectors done in `kept` that `poorer` lacks, grouped by how it ended them."""
+    ended = {state.name: state for state in poorer.collectors}
+    how: dict[str, list[str]] = {}
+    for state in lost(poorer, kept):
+        now = ended.get(state.name)
+        said = (
+            "not run"
+            if now is None
+            else f"skipped — {now.reason}"
+            if now.state == "skipped" and now.reason
+            else now.state
+        )
+        how.setdefault(said, []).append(state.title)
+    return "; ".join(f"{', '.join(titles)} {said}" for said, titles in how.items())
+
+
+def run_time(run: RunResult) -> str:
+    """When a run was collected, as said beside another run of the day ("10:40 UTC ")."""
+    return f"{run.collected_at:%H:%M} UTC " if run.collected_at else ""

@@ -36,7 +36,7 @@ class DecisionQueue:
             try:
                 found = self.session.cached_run() if load_cached else run
                 notice = self.session.kept_apart_notice(found)
-                entries = self.session.decisions()
+                entries = self.session.review.decisions()
             except (StateError, ScoutError) as exc:  # the run is still shown, undecided
                 error = redact(str(exc))
             self.post(Opened(found, entries, error, notice))
@@ -58,7 +58,7 @@ class DecisionQueue:
                 said = ""
             else:
                 said = f"{verb} {len(done)} finding(s)"
-            self.post(Decided(self.session.decisions(), said, select=select))
+            self.post(Decided(self.session.review.decisions(), said, select=select))
 
         self._queue(job)
 
@@ -94,7 +94,7 @@ class DecisionQueue:
 
     def _read_back(self) -> dict[str, TriageEntry] | None:
         try:
-            return self.session.decisions()
+            return self.session.review.decisions()
         except (StateError, ScoutError):
             return None
 

@@ -304,7 +304,7 @@ class TriageScreen(Screen[None]):
             else None
         )
         log.show_run(run)
-        has_log = self.session.has_log(finding)  # no disk here: this runs per cursor move
+        has_log = self.session.logs.has_log(finding)  # no disk here: this runs per cursor move
         log.display = (
             log.show(finding, self._experiment, has_log) or run is not None or self.zoomed == "log"
         )
@@ -365,7 +365,7 @@ class TriageScreen(Screen[None]):
     def action_accept(self) -> None:
         if findings := self._targets("accept"):
             self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
-            self.decisions.decide(lambda: self.session.accept(findings), "accepted")
+            self.decisions.decide(lambda: self.session.review.accept(findings), "accepted")
             self.query_one(FindingsTree).marked.clear()
 
     def action_demote(self) -> None:
@@ -380,7 +380,7 @@ class TriageScreen(Screen[None]):
             return
 
         def move() -> list[Change] | str:
-            changes, stuck = self.session.move(findings, up)
+            changes, stuck = self.session.review.move(findings, up)
             if stuck and not changes:
                 return f"already at the {'top' if up else 'bottom'}"
             return changes
@@ -400,7 +400,7 @@ class TriageScreen(Screen[None]):
         def dropped(reason: str | None) -> None:
             if reason:
                 self._predict(findings, lambda f, entry: triage.drop(f.fingerprint, entry, reason))
-                self.decisions.decide(lambda: self.session.drop(findings, reason), "dropped")
+                self.decisions.decide(lambda: self.session.review.drop(findings, reason), "dropped")
                 self.query_one(FindingsTree).marked.clear()
 
         self.app.push_screen(DropReason(what), dropped)
@@ -426,14 +426,14 @@ class TriageScreen(Screen[None]):
         original = self._original(target)
         tree.marked.clear()
         self.decisions.decide(
-            lambda: self.session.merge(parts, original), "merged", select=target.fingerprint
+            lambda: self.session.review.merge(parts, original), "merged", select=target.fingerprint
         )
 
     def action_undo(self) -> None:
-        self.decisions.decide(lambda: undo_said(self.session.undo(), "undid", "undo"), "")
+        self.decisions.decide(lambda: undo_said(self.session.review.undo(), "undid", "undo"), "")
 
     def action_redo(self) -> None:
-        self.decisions.decide(lambda: undo_said(self.session.redo(), "redid", "redo"), "")
+        self.decisions.decide(lambda: undo_said(self.session.review.redo(), "redid", "redo"), "")
 
     def action_edit(self) -> None:
         if self._targets("edit") and (finding := self._cursor()) is not None:
@@ -451,7 +451,7 @@ class TriageScreen(Screen[None]):
             return
         original = self._original(finding)
         self.decisions.decide(
-            lambda: self.session.edit(
+            lambda: self.session.review.edit(
                 original,
                 title=edited.title,
                 body=edited.body,
@@ -500,7 +500,7 @@ class TriageScreen(Screen[None]):
         if not (targets := self._targets("open_log")):
             return
         finding = self._cursor() or targets[0]
-        kept = self.session.log_file(finding)
+        kept = self.session.logs.log_file(finding)
         if kept is None:
             self.notify("no CI log kept for this finding", severity="warning", timeout=3)
             return
@@ -661,7 +661,7 @@ class TriageScreen(Screen[None]):
     def triaged_run(self, reviewed_only: bool = False) -> RunResult | None:
         if self.run_result is None:
             return None
-        run = self.session.triaged(self.run_result, self.entries)  # no SQLite on the loop
+        run = self.session.review.triaged(self.run_result, self.entries)  # no SQLite on the loop
         if reviewed_only:
             reviewed = {fp for fp, entry in self.entries.items() if triage.reviewed(entry)}
             run = run.model_copy(

@@ -1,0 +1,154 @@
+"""A reviewer's decisions on one checkout's (or bundle's) findings: read, applied to a run,
+and each action (accept, drop, move, merge, edit) one undoable step in the state store. The
+console and `scout triage` share them; an action that cannot apply raises TriageError."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from scout_tui.errors import UsageError
+from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
+from scout_tui.triage import decisions as triage
+from scout_tui.triage.store import Action, Change, DecisionStore
+
+SHOWN_CANDIDATES = 8
+
+
+class Review:
+    def __init__(
+        self, store: DecisionStore, scope: str, checkout: Checkout, experiment: str
+    ) -> None:
+        self.decision_store, self.scope = store, scope
+        self.checkout, self.experiment = checkout, experiment
+
+    def decisions(self) -> dict[str, TriageEntry]:
+        return self.decision_store.decisions(self.scope)
+
+    def decided(self, run: RunResult) -> list[triage.Decided]:
+        return triage.decided(run.findings, self.decisions())
+
+    def triaged(
+        self, run: RunResult, entries: Mapping[str, TriageEntry] | None = None
+    ) -> RunResult:
+        """The run as it will be published: every finding not dropped counts as accepted.
+        `entries`: the decisions as the caller holds them (the console's), else read."""
+        decided = self.decisions() if entries is None else entries
+        findings = triage.apply_triage(run.findings, decided)
+        return run.model_copy(update={"findings": findings})
+
+    def change(
+        self,
+        label: str,
+        fingerprints: Sequence[str],
+        decide: Callable[[str, TriageEntry | None, dict[str, TriageEntry]], TriageEntry | None],
+    ) -> list[Change]:
+        """Record one undoable action (see DecisionStore.change)."""
+        return self.decision_store.change(
+            self.scope,
+            label,
+            fingerprints,
+            decide,
+            checkout=self.checkout,
+            experiment=self.experiment,
+        )
+
+    # The reviewer's actions: the console and `scout triage` share them. Each is one
+    # undoable action; an action that cannot apply raises triage.TriageError.
+    def accept(self, findings: Sequence[Finding]) -> list[Change]:
+        return self.change(
+            f"accept {_names(findings)}",
+            [f.fingerprint for f in findings],
+            lambda fp, entry, _: triage.accept(fp, entry),
+        )
+
+    def drop(self, findings: Sequence[Finding], reason: str) -> list[Change]:
+        if not reason.strip():
+            raise triage.TriageError("a drop needs a reason: it is remembered, say why")
+        return self.change(
+            f"drop {_names(findings)}",
+            [f.fingerprint for f in findings],
+            lambda fp, entry, _: triage.drop(fp, entry, reason),
+        )
+
+    def move(self, findings: Sequence[Finding], up: bool) -> tuple[list[Change], list[str]]:
+        """Promote (up) or demote; also the fingerprints already at the top or bottom."""
+        by_fp = {f.fingerprint: f for f in findings}
+        stuck: list[str] = []
+
+        def decide(fp: str, entry: TriageEntry | None, _: dict[str, TriageEntry]) -> TriageEntry | None:
+            moved = triage.move(by_fp[fp], entry, up)
+            if moved is None:
+                stuck.append(fp)
+                return entry
+            return moved
+
+        verb = "promote" if up else "demote"
+        return self.change(f"{verb} {_names(findings)}", list(by_fp), decide), stuck
+
+    def merge(self, parts: Sequence[Finding], target: Finding) -> list[Change]:
+        """Merge `parts` into `target` (one board item); findings merged into a part before
+        follow it into the target."""
+        moving = {part.fingerprint for part in parts}
+        followers = [
+            fp
+            for fp, entry in self.decisions().items()
+            if entry.decision == "merged"
+            and entry.merged_into in moving
+            and fp not in moving
+            and fp != target.fingerprint
+        ]
+        return self.change(
+            f"merge {_names(parts)} into {target.fingerprint}",
+            [part.fingerprint for part in parts] + followers,
+            lambda fp, entry, entries: triage.merge_into(fp, entry, target.fingerprint, entries),
+        )
+
+    def edit(self, finding: Finding, **what: Any) -> list[Change]:
+        """Title, body, section, priority (with set_priority=True): see triage.edit."""
+
+        def decide(fp: str, entry: TriageEntry | None, _: object) -> TriageEntry:
+            after = triage.edit(fp, entry, **what)
+            why = triage.unchanged_by(finding, entry, after)
+            if why is not None:
+                raise triage.TriageError(why)  # nothing recorded: no undo step for nothing
+            return after
+
+        return self.change(f"edit {finding.fingerprint}", [finding.fingerprint], decide)
+
+    def undo(self) -> Action | None:
+        return self.decision_store.undo(self.scope)
+
+    def redo(self) -> Action | None:
+        return self.decision_store.redo(self.scope)
+
+
+def resolve(run: RunResult, reference: str) -> Finding:
+    """A fingerprint, or a unique prefix of it or of its hex part."""
+    reference = reference.strip()
+    exact = [f for f in run.findings if f.fingerprint == reference]
+    if exact:
+        return exact[0]
+    matches = [
+        f
+        for f in run.findings
+        if reference
+        and (
+            f.fingerprint.startswith(reference)
+            or f.fingerprint.rsplit("-", 1)[-1].startswith(reference)
+        )
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise UsageError(
+            f"no finding {reference!r} in the run of {run.date} (`scout triage list` shows them)"
+        )
+    shown = ", ".join(f.fingerprint for f in matches[:SHOWN_CANDIDATES])
+    more = f" and {len(matches) - SHOWN_CANDIDATES} more" if len(matches) > SHOWN_CANDIDATES else ""
+    raise UsageError(f"{reference!r} matches {len(matches)} findings: {shown}{more}")
+
+
+def _names(findings: Sequence[Finding]) -> str:
+    names = [f.fingerprint for f in findings[:3]]
+    return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
