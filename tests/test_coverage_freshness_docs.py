@@ -11,7 +11,7 @@ from scout_tui.analysis.python.definitions import (
     pass_definitions,
 )
 from scout_tui.analysis.python.freshness import converter_drift, monkey_patches, signature_mismatch
-from scout_tui.analysis.python.pyast import signature
+from scout_tui.analysis.python.shapes import signature
 from scout_tui.analysis.text.docs import flag_claims, path_claims, pytest_command_claims
 from scout_tui.model import Section
 from scout_tui.sandbox.demo.files import EXP

@@ -18,7 +18,7 @@ from fnmatch import fnmatch
 from git import GitCommandError
 
 from scout_tui.analysis.ci.workflows import read_test_file
-from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python import pyast, shapes
 from scout_tui.analysis.python.definitions import (
     Disabled,
     disabled_entries,
@@ -593,7 +593,7 @@ def _selectable_in(path: str, tree: ast.Module | None, passes: bool) -> frozense
         found |= {key for d in pass_definitions(path, tree) for key in d.keys}
     for node in pyast.nodes(tree, ast.AnnAssign):
         assert isinstance(node, ast.AnnAssign)
-        values = pyast.literal_values(ast.unparse(node.annotation))
+        values = shapes.literal_values(ast.unparse(node.annotation))
         if values and isinstance(node.target, ast.Name):
             found |= {f"{node.target.id} = {v}" for v in values if v != "None"}
     return frozenset(found)

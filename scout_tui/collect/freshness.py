@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from git import GitCommandError
 
-from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python import pyast, shapes
 from scout_tui.analysis.python.definitions import comment_above, override_definitions
 from scout_tui.analysis.python.freshness import (
     Patch,
@@ -162,16 +162,16 @@ class FreshnessCollector(Collector):
             )
         if patch.function is None:
             return None
-        current = pyast.signature(upstream)
-        problems = signature_mismatch(pyast.signature(patch.function), current)
+        current = shapes.signature(upstream)
+        problems = signature_mismatch(shapes.signature(patch.function), current)
         if not problems:
             return ctx.finding(
                 self.name, "monkey_patch_stable", key, f"{patch.label} patch", "signature-stable"
             )
         diff = (
-            f"upstream: {pyast.format_signature(patch.label, current)}\n"
+            f"upstream: {shapes.format_signature(patch.label, current)}\n"
             "patch:    "
-            + pyast.format_signature(patch.function.name, pyast.signature(patch.function))
+            + shapes.format_signature(patch.function.name, shapes.signature(patch.function))
         )
         return ctx.finding(
             self.name,
@@ -483,7 +483,7 @@ class FreshnessCollector(Collector):
         base = pyast.find(ctx.source.parse(base_path), base_name)
         if not isinstance(converter, ast.FunctionDef) or not isinstance(base, ast.ClassDef):
             return None
-        fields = list(pyast.dataclass_fields(base))
+        fields = list(shapes.dataclass_fields(base))
         status = converter_drift(converter, fields)
         changed = {name: how for name, how in status.items() if how != "copied"}
         if not changed:

@@ -76,7 +76,9 @@ class Review:
         by_fp = {f.fingerprint: f for f in findings}
         stuck: list[str] = []
 
-        def decide(fp: str, entry: TriageEntry | None, _: dict[str, TriageEntry]) -> TriageEntry | None:
+        def decide(
+            fp: str, entry: TriageEntry | None, _: dict[str, TriageEntry]
+        ) -> TriageEntry | None:
             moved = triage.move(by_fp[fp], entry, up)
             if moved is None:
                 stuck.append(fp)

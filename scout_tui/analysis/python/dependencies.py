@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python import pyast, shapes
 from scout_tui.analysis.python.relevance import Uses
 from scout_tui.config.models import SurfaceCheck
 
@@ -87,7 +87,7 @@ def resolve(module: str, name: str, parse: Parse) -> tuple[str, Definition] | No
 def _fields_of(node: ast.ClassDef) -> bool:
     """A dataclass with fields: a config (a plain class's annotated attributes are not)."""
     return any("dataclass" in ast.unparse(d) for d in node.decorator_list) and bool(
-        pyast.dataclass_fields(node)
+        shapes.dataclass_fields(node)
     )
 
 

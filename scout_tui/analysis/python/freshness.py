@@ -7,7 +7,7 @@ import ast
 import difflib
 from dataclasses import dataclass
 
-from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python import pyast, shapes
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
     return found
 
 
-def signature_mismatch(patch: list[pyast.Param], upstream: list[pyast.Param]) -> list[str]:
+def signature_mismatch(patch: list[shapes.Param], upstream: list[shapes.Param]) -> list[str]:
     """What a replacement function lacks to be called the way upstream's method is."""
     if any(p.kind in ("*args", "**kwargs") for p in patch):
         accepts_any = {p.kind for p in patch}

@@ -7,7 +7,7 @@ import difflib
 import re
 from dataclasses import replace
 
-from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python import pyast, shapes
 from scout_tui.analysis.python.changes import (
     Added,
     Change,
@@ -69,8 +69,8 @@ def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definiti
     if isinstance(old, ast.ClassDef) or isinstance(new, ast.ClassDef):
         return []
     if check == "signature":
-        return pyast.compare_signatures(pyast.signature(old), pyast.signature(new))
-    before_arity, after_arity = pyast.return_arities(old), pyast.return_arities(new)
+        return shapes.compare_signatures(shapes.signature(old), shapes.signature(new))
+    before_arity, after_arity = shapes.return_arities(old), shapes.return_arities(new)
     if before_arity != after_arity:
         return [ReturnsChanged(_arity(after_arity), _arity(before_arity))]
     return []
@@ -78,7 +78,7 @@ def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definiti
 
 def _compare_class(check: str, old: ast.ClassDef, new: ast.ClassDef) -> list[Change]:
     if check == "fields":
-        return pyast.compare_fields(pyast.dataclass_fields(old), pyast.dataclass_fields(new))
+        return shapes.compare_fields(shapes.dataclass_fields(old), shapes.dataclass_fields(new))
     if check == "properties":
         before, after = pyast.properties(old), pyast.properties(new)
         return in_order(
@@ -226,13 +226,13 @@ def positions(old: ast.AST) -> tuple[dict[str, int], set[int]]:
     """Each parameter's position as a caller counts them (a method's `self` not counted),
     and the tuple sizes it returned: what `depended_on` weighs calls and unpacks against."""
     if isinstance(old, ast.ClassDef):  # a dataclass's fields, in the order it takes them
-        return {name: n for n, name in enumerate(pyast.dataclass_fields(old))}, set()
+        return {name: n for n, name in enumerate(shapes.dataclass_fields(old))}, set()
     if not isinstance(old, ast.FunctionDef | ast.AsyncFunctionDef):
         return {}, set()
-    params = pyast.signature(old)
+    params = shapes.signature(old)
     if params and params[0].name in ("self", "cls"):
         params = params[1:]  # a bound call does not pass it
-    return {p.name: n for n, p in enumerate(params)}, pyast.return_arities(old)
+    return {p.name: n for n, p in enumerate(params)}, shapes.return_arities(old)
 
 
 def dependency_name(dependency: Dependency) -> str:
