@@ -13,11 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from scout_tui.sandbox.github.responses import Response, paginate
+from scout_tui.sandbox.github.rest_json import (
+    comment_json,
+    issue_json,
+    job_json,
+    pull_json,
+    rate_limit_json,
+    run_json,
+    stamp,
+    user_json,
+    workflow_json,
+)
 from scout_tui.sandbox.github.world import (
-    Account,
     Comment,
     Issue,
-    Job,
     Repository,
     Run,
     Token,
@@ -32,155 +41,8 @@ BODY_LIMIT = 65_536
 Query = dict[str, list[str]]
 
 
-def _stamp(moment: datetime | None) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment else None
-
-
-def _user(world: World, login: str, base: str) -> dict:
-    account = world.account(login) or Account(login=login, id=0)
-    return {
-        "login": account.login,
-        "id": account.id,
-        "node_id": account.node_id,
-        "type": account.type,
-        "site_admin": False,
-        "url": f"{base}/users/{account.login}",
-        "html_url": f"{base}/{account.login}",
-    }
-
-
-def _comment(world: World, repo: Repository, issue: Issue, comment: Comment, base: str) -> dict:
-    html = f"{base}/{repo.full_name}/issues/{issue.number}#issuecomment-{comment.id}"
-    return {
-        "id": comment.id,
-        "node_id": f"IC_kwDO{comment.id}",
-        "body": comment.body,
-        "user": _user(world, comment.user, base),
-        "html_url": html,
-        "url": f"{base}/repos/{repo.full_name}/issues/comments/{comment.id}",
-        "issue_url": f"{base}/repos/{repo.full_name}/issues/{issue.number}",
-        "created_at": _stamp(comment.created_at),
-        "updated_at": _stamp(comment.updated_at),
-        "author_association": "MEMBER",
-    }
-
-
-def _issue(world: World, repo: Repository, issue: Issue, base: str) -> dict:
-    kind = "pull" if issue.pull else "issues"
-    data = {
-        "id": issue.id,
-        "node_id": f"I_kwDO{issue.id}",
-        "number": issue.number,
-        "title": issue.title,
-        "body": issue.body,
-        "state": issue.state,
-        "user": _user(world, issue.user, base),
-        "labels": [{"name": n} for n in issue.labels],
-        "comments": len(issue.comments),
-        "created_at": _stamp(issue.created_at),
-        "updated_at": _stamp(issue.updated_at),
-        "closed_at": _stamp(issue.closed_at),
-        "url": f"{base}/repos/{repo.full_name}/issues/{issue.number}",
-        "html_url": f"{base}/{repo.full_name}/{kind}/{issue.number}",
-        "repository_url": f"{base}/repos/{repo.full_name}",
-        "draft": issue.draft,
-    }
-    if issue.pull:
-        data["pull_request"] = {
-            "url": f"{base}/repos/{repo.full_name}/pulls/{issue.number}",
-            "merged_at": _stamp(issue.merged_at),
-        }
-    return data
-
-
-def _pull(world: World, repo: Repository, issue: Issue, base: str) -> dict:
-    data = _issue(world, repo, issue, base)
-    data.update(
-        {
-            "url": f"{base}/repos/{repo.full_name}/pulls/{issue.number}",
-            "merged": issue.merged_at is not None,
-            "merged_at": _stamp(issue.merged_at),
-            "requested_reviewers": [_user(world, r, base) for r in issue.requested_reviewers],
-            "head": {"sha": issue.head_sha, "ref": f"branch-{issue.number}"},
-            "base": {"ref": repo.default_branch, "sha": "0" * 40},
-        }
-    )
-    return data
-
-
-def _workflow(repo: Repository, workflow: Workflow, base: str) -> dict:
-    return {
-        "id": workflow.id,
-        "node_id": f"W_kwDO{workflow.id}",
-        "name": workflow.name,
-        "path": workflow.path,
-        "state": workflow.state,
-        "url": f"{base}/repos/{repo.full_name}/actions/workflows/{workflow.id}",
-        "html_url": f"{base}/{repo.full_name}/blob/main/{workflow.path}",
-        "badge_url": f"{base}/{repo.full_name}/workflows/{workflow.name}/badge.svg",
-        "created_at": _stamp(now()),
-        "updated_at": _stamp(now()),
-    }
-
-
-def _run(repo: Repository, run: Run, base: str) -> dict:
-    api = f"{base}/repos/{repo.full_name}/actions/runs/{run.id}"
-    return {
-        "id": run.id,
-        "name": next((w.name for w in repo.workflows if w.id == run.workflow_id), ""),
-        "node_id": f"WFR_kwLO{run.id}",
-        "head_branch": run.head_branch,
-        "head_sha": run.head_sha,
-        "event": run.event,
-        "status": run.status,
-        "conclusion": run.conclusion,
-        "workflow_id": run.workflow_id,
-        "run_number": run.run_number,
-        "run_attempt": 1,
-        "created_at": _stamp(run.created_at),
-        "updated_at": _stamp(run.updated_at),
-        "run_started_at": _stamp(run.created_at),
-        "url": api,
-        "html_url": f"{base}/{repo.full_name}/actions/runs/{run.id}",
-        "jobs_url": f"{api}/jobs",
-        "logs_url": f"{api}/logs",
-        "workflow_url": f"{base}/repos/{repo.full_name}/actions/workflows/{run.workflow_id}",
-        "repository": {"full_name": repo.full_name, "id": repo.id},
-    }
-
-
-def _job(repo: Repository, run: Run, job: Job, base: str) -> dict:
-    return {
-        "id": job.id,
-        "run_id": run.id,
-        "name": job.name,
-        "status": job.status,
-        "conclusion": job.conclusion,
-        "head_sha": run.head_sha,
-        "started_at": _stamp(job.started_at),
-        "completed_at": _stamp(job.completed_at),
-        "url": f"{base}/repos/{repo.full_name}/actions/jobs/{job.id}",
-        "html_url": f"{base}/{repo.full_name}/actions/runs/{run.id}/job/{job.id}",
-        "run_url": f"{base}/repos/{repo.full_name}/actions/runs/{run.id}",
-        "steps": [],
-    }
-
-
 def _not_found() -> Response:
     return Response(404, {"message": "Not Found", "documentation_url": DOCS})
-
-
-def _rate_limit(world: World) -> dict:
-    core = {
-        "limit": 5000,
-        "remaining": world.rate_limit,
-        "used": 5000 - world.rate_limit,
-        "reset": int(now().timestamp()) + 3600,
-    }
-    return {
-        "resources": {"core": core, "search": {**core, "limit": 30}, "graphql": core},
-        "rate": core,
-    }
 
 
 _DATES = {
@@ -304,12 +166,12 @@ def get_user(world: World, token: Token, base: str, **_: Any) -> Response:
                 "documentation_url": f"{DOCS}/users/users",
             },
         )
-    return Response(200, {**_user(world, token.login, base), "name": token.login})
+    return Response(200, {**user_json(world, token.login, base), "name": token.login})
 
 
 @_route("GET", "/rate_limit")
 def get_rate_limit(world: World, **_: Any) -> Response:
-    return Response(200, _rate_limit(world), cost=False)
+    return Response(200, rate_limit_json(world), cost=False)
 
 
 @_route("GET", REPO)
@@ -322,7 +184,7 @@ def get_repo(world: World, repo: Repository, base: str, **_: Any) -> Response:
             "node_id": f"R_kgDO{repo.id}",
             "full_name": repo.full_name,
             "name": repo.full_name.split("/")[1],
-            "owner": _user(world, owner, base),
+            "owner": user_json(world, owner, base),
             "private": repo.private,
             "default_branch": repo.default_branch,
             "url": f"{base}/repos/{repo.full_name}",
@@ -338,7 +200,7 @@ def _issue_or_404(repo: Repository, number: str) -> Issue | None:
 @_route("GET", REPO + r"/issues/(?P<number>\d+)")
 def get_issue(world: World, repo: Repository, number: str, base: str, **_: Any) -> Response:
     issue = _issue_or_404(repo, number)
-    return Response(200, _issue(world, repo, issue, base)) if issue else _not_found()
+    return Response(200, issue_json(world, repo, issue, base)) if issue else _not_found()
 
 
 @_route("GET", REPO + r"/issues/(?P<number>\d+)/comments")
@@ -352,7 +214,7 @@ def list_comments(
     if query.get("since"):
         since = datetime.fromisoformat(query["since"][0].replace("Z", "+00:00"))
         comments = [c for c in comments if c.updated_at >= since]
-    return paginate([_comment(world, repo, issue, c, base) for c in comments], query, url)
+    return paginate([comment_json(world, repo, issue, c, base) for c in comments], query, url)
 
 
 @_route("POST", REPO + r"/issues/(?P<number>\d+)/comments")
@@ -378,7 +240,7 @@ def create_comment(
     comment = Comment(id=world.new_id(), user=token.login, body=body)
     issue.comments.append(comment)
     issue.updated_at = comment.created_at
-    return Response(201, _comment(world, repo, issue, comment, base))
+    return Response(201, comment_json(world, repo, issue, comment, base))
 
 
 def _find_comment(repo: Repository, comment_id: str) -> tuple[Issue, Comment] | None:
@@ -392,7 +254,7 @@ def _find_comment(repo: Repository, comment_id: str) -> tuple[Issue, Comment] | 
 @_route("GET", REPO + r"/issues/comments/(?P<comment_id>\d+)")
 def get_comment(world: World, repo: Repository, comment_id: str, base: str, **_: Any) -> Response:
     found = _find_comment(repo, comment_id)
-    return Response(200, _comment(world, repo, *found, base)) if found else _not_found()
+    return Response(200, comment_json(world, repo, *found, base)) if found else _not_found()
 
 
 @_route("PATCH", REPO + r"/issues/comments/(?P<comment_id>\d+)")
@@ -414,7 +276,7 @@ def edit_comment(
     if len(body) > BODY_LIMIT:
         return _too_long()
     comment.body, comment.updated_at = body, now()
-    return Response(200, _comment(world, repo, issue, comment, base))
+    return Response(200, comment_json(world, repo, issue, comment, base))
 
 
 @_route("DELETE", REPO + r"/issues/comments/(?P<comment_id>\d+)")
@@ -469,7 +331,7 @@ def _forbidden() -> Response:
 @_route("GET", "/search/issues")
 def search_issues(world: World, query: Query, base: str, url: str, **_: Any) -> Response:
     found = _search(world, (query.get("q") or [""])[0])
-    items = [_issue(world, repo, issue, base) for repo, issue in found]
+    items = [issue_json(world, repo, issue, base) for repo, issue in found]
     return paginate(
         items,
         query,
@@ -490,7 +352,7 @@ def get_commit(world: World, repo: Repository, sha: str, base: str, **_: Any) ->
         200,
         {
             "sha": full,
-            "author": _user(world, login, base),
+            "author": user_json(world, login, base),
             "commit": {"author": {"name": login}},
             "html_url": f"{base}/{repo.full_name}/commit/{full}",
         },
@@ -502,7 +364,7 @@ def get_pull(world: World, repo: Repository, number: str, base: str, **_: Any) -
     issue = _issue_or_404(repo, number)
     if issue is None or not issue.pull:
         return _not_found()
-    return Response(200, _pull(world, repo, issue, base))
+    return Response(200, pull_json(world, repo, issue, base))
 
 
 @_route("GET", REPO + r"/pulls/(?P<number>\d+)/reviews")
@@ -515,9 +377,9 @@ def list_reviews(
     reviews = [
         {
             "id": r.id,
-            "user": _user(world, r.user, base),
+            "user": user_json(world, r.user, base),
             "state": r.state,
-            "submitted_at": _stamp(r.submitted_at),
+            "submitted_at": stamp(r.submitted_at),
         }
         for r in issue.reviews
     ]
@@ -528,7 +390,7 @@ def list_reviews(
 def list_workflows(
     world: World, repo: Repository, query: Query, base: str, url: str, **_: Any
 ) -> Response:
-    items = [_workflow(repo, w, base) for w in repo.workflows]
+    items = [workflow_json(repo, w, base) for w in repo.workflows]
     return paginate(
         items, query, url, wrap=lambda chunk: {"total_count": len(items), "workflows": chunk}
     )
@@ -543,7 +405,7 @@ def _workflow_by(repo: Repository, key: str) -> Workflow | None:
 @_route("GET", REPO + r"/actions/workflows/(?P<key>[^/]+)")
 def get_workflow(world: World, repo: Repository, key: str, base: str, **_: Any) -> Response:
     workflow = _workflow_by(repo, key)
-    return Response(200, _workflow(repo, workflow, base)) if workflow else _not_found()
+    return Response(200, workflow_json(repo, workflow, base)) if workflow else _not_found()
 
 
 @_route("GET", REPO + r"/actions/workflows/(?P<key>[^/]+)/runs")
@@ -561,7 +423,7 @@ def list_runs(
         wanted = query["status"][0]
         runs = [r for r in runs if wanted in (r.status, r.conclusion)]
     runs.sort(key=lambda r: r.created_at, reverse=True)  # newest first, as GitHub
-    items = [_run(repo, r, base) for r in runs]
+    items = [run_json(repo, r, base) for r in runs]
     return paginate(
         items, query, url, wrap=lambda chunk: {"total_count": len(items), "workflow_runs": chunk}
     )
@@ -574,7 +436,7 @@ def _run_by(repo: Repository, run_id: str) -> Run | None:
 @_route("GET", REPO + r"/actions/runs/(?P<run_id>\d+)")
 def get_run(world: World, repo: Repository, run_id: str, base: str, **_: Any) -> Response:
     run = _run_by(repo, run_id)
-    return Response(200, _run(repo, run, base)) if run else _not_found()
+    return Response(200, run_json(repo, run, base)) if run else _not_found()
 
 
 @_route("GET", REPO + r"/actions/runs/(?P<run_id>\d+)/jobs")
@@ -584,7 +446,7 @@ def list_jobs(
     run = _run_by(repo, run_id)
     if run is None:
         return _not_found()
-    items = [_job(repo, run, job, base) for job in run.jobs]
+    items = [job_json(repo, run, job, base) for job in run.jobs]
     return paginate(
         items, query, url, wrap=lambda chunk: {"total_count": len(items), "jobs": chunk}
     )
@@ -595,7 +457,7 @@ def get_job(world: World, repo: Repository, job_id: str, base: str, **_: Any) ->
     for run in repo.runs:
         for job in run.jobs:
             if job.id == int(job_id):
-                return Response(200, _job(repo, run, job, base))
+                return Response(200, job_json(repo, run, job, base))
     return _not_found()
 
 
