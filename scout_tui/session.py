@@ -63,6 +63,7 @@ class SessionOptions:
     processes: int = 1  # >1 forks: only from a process with no other threads (the CLI)
     # GitHub's API: this, else $SCOUT_GITHUB_API_URL, the user's config, scout.toml
     api_url: str | None = None
+    api_url_said: str = "--api-url"  # what chose `api_url`, as the publish target says
     token: str | None = field(default=None, repr=False)  # for api_url; else as auth finds it
     # `scout open FILE --repo PATH`: the reviewer's own checkout of the bundle's repository
     # (its scout.toml, and where a repro may run).
@@ -497,7 +498,7 @@ def _checkout_at(folder: Path) -> Checkout:
 def _load_checked(options: SessionOptions, path: Path | None) -> tuple[Config, Endpoints]:
     """`reviewer_config`, its rule kinds checked at once; errors as UsageError."""
     try:
-        config, chosen = reviewer_config(path, options.api_url)
+        config, chosen = reviewer_config(path, options.api_url, options.api_url_said)
         if set(config.rules) - shipped_rule_kinds():  # a typo'd kind: said at once
             from scout_tui.pipeline.day import check_rule_kinds
 

@@ -34,10 +34,12 @@ def endpoints(config: Config, chosen: str | None, chosen_by: str = "") -> Endpoi
     return Endpoints(api, api.removesuffix("/api/v3"), said)
 
 
-def reviewer_config(path: Path | None, api_url: str | None) -> tuple[Config, Endpoints]:
+def reviewer_config(
+    path: Path | None, api_url: str | None, api_url_said: str = "--api-url"
+) -> tuple[Config, Endpoints]:
     """The configuration at `path` (None: the shipped default) as this user may use it: its
     hosts checked against those they trust, and the endpoints they chose (`api_url`:
-    --api-url) (ConfigError)."""
+    --api-url, or what `api_url_said` names) (ConfigError)."""
     user = load_user_config()
     config = load_config(path, api_url=api_url, user=user)
-    return config, endpoints(config, *api_url_choice(api_url, user))
+    return config, endpoints(config, *api_url_choice(api_url, user, api_url_said))

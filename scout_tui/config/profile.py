@@ -142,11 +142,13 @@ def _strings(value: Any, key: str = "") -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{key}[{index}]")
 
 
-def api_url_choice(flag: str | None, user: UserConfig) -> tuple[str | None, str]:
+def api_url_choice(
+    flag: str | None, user: UserConfig, flag_said: str = "--api-url"
+) -> tuple[str | None, str]:
     """The API URL the user chose (--api-url, then the environment, then their config),
     and which of them said it ("" for none: the scout.toml's is used)."""
     for chosen, said in (
-        (flag, "--api-url"),
+        (flag, flag_said),
         (os.environ.get(API_URL_VARIABLE), f"${API_URL_VARIABLE}"),
         (user.api_url, f"your config, {user_config_path()}"),
     ):

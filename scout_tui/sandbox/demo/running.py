@@ -35,6 +35,7 @@ class RunningDemo:
             as_of=today,
             processes=processes,
             api_url=self.github.url,
+            api_url_said="the demo's local GitHub",
             token=DEMO_TOKEN,
             publish_today=today,
             today=today,
