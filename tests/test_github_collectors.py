@@ -232,6 +232,8 @@ def test_todo_blockers_are_looked_up(tmp_path, fresh_world):
     assert unblocked.title == "TODO in `passes.py` likely unblocked: pytorch/pytorch#161234 merged"
     assert unblocked.section.value == "action_items" and unblocked.priority.value == "P1"
     assert "(merged 2026-12-01)" in unblocked.body
+    # Linked where the API it was looked up on lives, never another host's same number.
+    assert unblocked.evidence.urls == [f"{server.url}/pytorch/pytorch/issues/161234"]
     world = story(fresh_world)
     upstream = world.repository("pytorch/pytorch")
     [pr] = [i for i in upstream.issues if i.number == 161234]

@@ -74,6 +74,7 @@ class CollectorContext:
     # collectors say when they are skipped.
     github: GitHub | None = None
     github_reason: str = "no GitHub connection"
+    web_url: str = "https://github.com"  # where GitHub's links point (the API's own web)
     # For network collectors (threads of the parent process): logs and lookups kept.
     cache: Cache | None = None
     torch_root: Path | None = None

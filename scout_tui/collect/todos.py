@@ -299,9 +299,7 @@ class TodoCollector(Collector):
         where = f"{code(todo.path)}" + (f" ({age})" if age else "")
         if todo.references:
             refs = ", ".join(str(r) for r in todo.references)
-            evidence.urls = [
-                f"{ctx.config.project.web_url}/{r.repo}/issues/{r.number}" for r in todo.references
-            ]
+            evidence.urls = [f"{ctx.web_url}/{r.repo}/issues/{r.number}" for r in todo.references]
             states = [(r, *_state(ctx, r)) for r in todo.references]
             merged = [(r, s) for r, s, _ in states if s is not None and s.merged]
             if merged:

@@ -215,6 +215,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         online=not options.offline,
         github=options.github,
         github_reason=options.github_reason,
+        web_url=options.web_url.rstrip("/"),
         cache=options.cache,
         torch_root=torch_root,
         torch_reason=torch_reason,
