@@ -44,7 +44,7 @@ async def settle(pilot, app: ScoutApp, seconds: float = 0.05) -> None:
         if (
             app.triage.pending_decisions == 0
             and app.triage.collection is None
-            and app.triage.github_ok is not None
+            and app.triage.publish_flow.github_ok is not None
         ):
             break
     await pilot.pause(seconds)

@@ -288,10 +288,10 @@ async def test_unreachable_github_is_offline(demo, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(100):
             await pilot.pause(0.1)
-            if app.triage.github_ok is not None:
+            if app.triage.publish_flow.github_ok is not None:
                 break
-        assert app.triage.github_ok is False
-        assert "GitHub cannot be reached" in app.triage.github_detail
+        assert app.triage.publish_flow.github_ok is False
+        assert "GitHub cannot be reached" in app.triage.publish_flow.github_detail
         # The status line shows as much of why as its width allows.
         assert "offline (GitHub cannot be" in app.query_one("#status").render().plain
 

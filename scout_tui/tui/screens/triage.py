@@ -25,7 +25,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
-from scout_tui.analysis.ci.repro import ReproArgv, ReproError
+from scout_tui.analysis.ci.repro import ReproError
 from scout_tui.collect.events import (
     FindingFound,
     RunFinished,
@@ -33,18 +33,14 @@ from scout_tui.collect.events import (
     RunStarted,
     RunWarning,
 )
-from scout_tui.errors import ScoutError
 from scout_tui.history.baseline import is_past_day
 from scout_tui.model import Finding, RunResult, Section, TriageEntry
-from scout_tui.repro.process import ProcessGroup
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Change
 from scout_tui.tui.controllers.collection import Collection
 from scout_tui.tui.controllers.decisions import DecisionQueue, undo_said
 from scout_tui.tui.controllers.editor import edit_in_editor
-from scout_tui.tui.controllers.publish import PublishController
-from scout_tui.tui.controllers.repro import ReproController
 from scout_tui.tui.keys import binding
 from scout_tui.tui.messages import (
     CollectionEnded,
@@ -52,22 +48,18 @@ from scout_tui.tui.messages import (
     Decided,
     GitHubStatus,
     Opened,
-    Proposed,
-    Published,
-    PublishNote,
-    ReproEnded,
 )
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
 from scout_tui.tui.screens.preview import PreviewScreen
-from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress, dry_run_text
-from scout_tui.tui.screens.repro import ConfirmRepro
 from scout_tui.tui.view import Filter, Row, reviewed_count, rows_of, sections
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.detail_pane import DetailPane
 from scout_tui.tui.widgets.diff_pane import DiffPane
 from scout_tui.tui.widgets.findings_tree import FindingsTree
 from scout_tui.tui.widgets.log_pane import LogPane, ReproRun
+from scout_tui.tui.widgets.publish_flow import PublishFlow
+from scout_tui.tui.widgets.repro_flow import ReproFlow
 from scout_tui.tui.widgets.status_line import StatusLine
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
@@ -110,16 +102,15 @@ class TriageScreen(Screen[None]):
         self.collection: Collection | None = None
         self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
         self.zoomed: str | None = None  # the id of the pane zoomed with z
-        self.github_ok: bool | None = None
-        self.github_detail = ""
         self._panes_timer: Timer | None = None
-        self._repro_timer: Timer | None = None
         self._last_highlight = 0.0
         self._live_dirty = False
         self._experiment = session.experiment
         self.decisions = DecisionQueue(session, self.post_message)
-        self.repros = ReproController(self.post_message)
-        self.publishing = PublishController(session, self.post_message)
+        # Held, not queried: the repro must be stopped at exit, when the screen's children
+        # are already gone.
+        self.repro_flow = ReproFlow(session)
+        self.publish_flow = PublishFlow(session)
 
     # The screen's own keys do nothing under a modal: not shown there either.
     OWN_ACTIONS = frozenset({"filter", "preview", "publish", "rerun", "zoom", "help"})
@@ -135,7 +126,7 @@ class TriageScreen(Screen[None]):
     @property
     def repro(self) -> ReproRun | None:
         """The last repro run from the console."""
-        return self.repros.run
+        return self.repro_flow.run
 
     @property
     def findings(self) -> list[Finding]:
@@ -157,6 +148,8 @@ class TriageScreen(Screen[None]):
                 yield LogPane(id="log")
         yield CollectorsBar(id="collectors")
         yield Footer()
+        yield self.publish_flow
+        yield self.repro_flow
 
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
@@ -197,7 +190,7 @@ class TriageScreen(Screen[None]):
         if self.load_cached and message.run is None and self.collection is None:
             self.action_rerun()  # nothing cached for the day: collect it
         # PyGithub's import and the first request wait until the findings are on screen.
-        self.call_after_refresh(self._check_github)
+        self.call_after_refresh(self.publish_flow.check_github)
         if self.load_cached:
             self.call_after_refresh(_settle_memory)
 
@@ -517,52 +510,14 @@ class TriageScreen(Screen[None]):
 
     # -- the repro ----------------------------------------------------------------------------
     def action_run_repro(self) -> None:
-        if self.repros.running:
-            self.notify("stopping the repro and everything it started…", timeout=3)
-            self.run_worker(self.repros.stop, thread=True, group="repro-stop")
-            return
-        if (finding := self._one("run_repro")) is None:
-            return
-        try:
-            repro, workdir = self.session.repro(finding)
-        except ReproError as exc:
-            self.notify(f"no repro to run: {exc}", severity="warning", timeout=8)
-            return
+        flow = self.repro_flow
+        flow.toggle(None if flow.controller.running else self._one("run_repro"))
 
-        def answered(run: bool | None) -> None:
-            if run:
-                self._start_repro(finding, repro, workdir)
+    def on_repro_flow_output(self, message: ReproFlow.Output) -> None:
+        if self.query_one(FindingsTree).cursor_fingerprint == message.run.fingerprint:
+            self.query_one(LogPane).append_run_output(message.run, message.lines)
 
-        self.app.push_screen(ConfirmRepro(repro.display(), str(workdir)), answered)
-
-    def _start_repro(self, finding: Finding, repro: ReproArgv, workdir: Path) -> None:
-        try:
-            group = self.repros.start(finding, repro, workdir)
-        except OSError as exc:
-            self.notify(f"cannot start the repro: {exc}", severity="error", timeout=8)
-            return
-        self._repro_timer = self.set_interval(0.1, self._drain_repro)
-        self._read_repro(group)
-        self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
-
-    @work(thread=True, group="repro", exit_on_error=False)
-    def _read_repro(self, group: ProcessGroup) -> None:
-        self.repros.read(group)
-
-    def _drain_repro(self) -> None:
-        lines = self.repros.drain()
-        run = self.repros.run
-        if lines and run and self.query_one(FindingsTree).cursor_fingerprint == run.fingerprint:
-            self.query_one(LogPane).append_run_output(run, lines)
-
-    def on_repro_ended(self, message: ReproEnded) -> None:
-        self._drain_repro()
-        if self._repro_timer is not None:
-            self._repro_timer.stop()
-        said = self.repros.ended(message)
-        if said is not None:
-            ok = message.returncode == 0
-            self.notify(f"repro {said}", severity="information" if ok else "warning", timeout=5)
+    def on_repro_flow_changed(self, message: ReproFlow.Changed) -> None:
         self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
 
     # -- collection ---------------------------------------------------------------------------
@@ -641,23 +596,18 @@ class TriageScreen(Screen[None]):
         if self.run_result is None:
             self._show()
 
-    # -- GitHub ---------------------------------------------------------------------------------
-    @work(thread=True, group="github", exit_on_error=False)
-    def _check_github(self) -> None:
-        self.publishing.check_github()
-
+    # -- GitHub, preview and publish -----------------------------------------------------------
     def on_git_hub_status(self, message: GitHubStatus) -> None:
-        self.github_ok = message.online
         try:
-            status = self.query_one(StatusLine)
+            status, flow = self.query_one(StatusLine), self.publish_flow
         except NoMatches:  # the answer came as the app closed
             return
-        why = "--offline" if self.session.options.offline else message.detail
-        self.github_detail = why
-        status.online = "online" if message.online else f"offline ({why})"
+        status.online = "online" if message.online else f"offline ({flow.github_detail})"
         status.rate = message.detail if message.online else ""
 
-    # -- preview and publish --------------------------------------------------------------------
+    def on_publish_flow_busy(self, message: PublishFlow.Busy) -> None:
+        self.query_one(StatusLine).busy = message.text
+
     def triaged_run(self, reviewed_only: bool = False) -> RunResult | None:
         if self.run_result is None:
             return None
@@ -674,12 +624,7 @@ class TriageScreen(Screen[None]):
         if run is None:
             self.notify("nothing collected yet", severity="warning")
             return
-        try:  # what publishing would post: cut to GitHub's limit, like the dry run
-            posted = self.session.posted_markdown(run)
-        except ScoutError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self.app.push_screen(PreviewScreen(posted, "Report preview (as it will be posted)"))
+        self.publish_flow.preview(run)
 
     def action_publish(self) -> None:
         run, reviewed = self.triaged_run(), self.triaged_run(reviewed_only=True)
@@ -694,55 +639,13 @@ class TriageScreen(Screen[None]):
                 timeout=6,
             )
             return
-        if self.github_ok is False:
+        flow = self.publish_flow
+        if flow.github_ok is False:
             self.notify(
-                f"publishing needs GitHub: {self.github_detail}", severity="error", timeout=6
+                f"publishing needs GitHub: {flow.github_detail}", severity="error", timeout=6
             )
             return
-        self.query_one(StatusLine).busy = "preparing the publish…"
-        self._propose(run, reviewed, dict(self.entries))
-
-    @work(thread=True, group="publish", exit_on_error=False)
-    def _propose(
-        self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
-    ) -> None:
-        self.publishing.propose(run, reviewed, entries)
-
-    def on_proposed(self, message: Proposed) -> None:
-        self.query_one(StatusLine).busy = ""
-        proposal = message.proposal
-        if proposal is None:
-            self.notify(f"cannot publish: {message.error}", severity="error", timeout=10)
-            return
-
-        def chosen(choice: str | None) -> None:
-            if choice is None:
-                self.notify("nothing published", timeout=2)
-            elif choice == "dry":
-                self.app.push_screen(
-                    PreviewScreen(dry_run_text(proposal.plan), "Dry run: nothing is sent")
-                )
-            else:
-                run = self.triaged_run(reviewed_only=choice == "reviewed")
-                self.app.push_screen(PublishProgress(f"Publishing {proposal.plan.summary()}…"))
-                self._publish(run)
-
-        self.app.push_screen(ConfirmPublish(proposal), chosen)
-
-    @work(thread=True, group="publish", exit_on_error=False)
-    def _publish(self, run: RunResult) -> None:
-        self.publishing.publish(run)
-
-    def on_publish_note(self, message: PublishNote) -> None:
-        if isinstance(self.app.screen, PublishProgress):
-            self.app.screen.add_line(message.line)
-
-    def on_published(self, message: Published) -> None:
-        if isinstance(self.app.screen, PublishProgress):
-            self.app.screen.finish(message.title, message.markdown)
-        else:
-            self.app.push_screen(PreviewScreen(message.markdown, message.title))
-        self.query_one(StatusLine).busy = ""
+        flow.propose(run, reviewed, dict(self.entries))
 
     # -- panes, filter --------------------------------------------------------------------------
     def action_zoom(self) -> None:
@@ -820,7 +723,7 @@ class TriageScreen(Screen[None]):
         nothing)."""
         if self.collection is not None:
             self.collection.kill()
-        self.repros.stop(grace=2)  # nothing the console started keeps a GPU
+        self.repro_flow.stop(grace=2)  # nothing the console started keeps a GPU
         self.decisions.close()
 
 

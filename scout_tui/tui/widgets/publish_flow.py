@@ -1,0 +1,109 @@
+"""Publishing from the console, as one flow: GitHub's status, the proposal (read off the
+loop), the modal that asks what to publish, the publish with its progress, the preview.
+Not drawn: it holds the flow and its workers; the screen decides when it may start and
+shows what it says (`Busy`) on the status line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from textual import work
+from textual.message import Message
+from textual.widget import Widget
+
+from scout_tui.errors import ScoutError
+from scout_tui.model import RunResult, TriageEntry
+from scout_tui.session import Session
+from scout_tui.tui.controllers.publish import PublishController
+from scout_tui.tui.messages import GitHubStatus, Proposed, Published, PublishNote
+from scout_tui.tui.screens.preview import PreviewScreen
+from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress, dry_run_text
+
+
+class PublishFlow(Widget):
+    DEFAULT_CSS = "PublishFlow { display: none; }"
+
+    @dataclass
+    class Busy(Message):
+        """What the flow is doing, for the status line ("" when it waits on no one)."""
+
+        text: str
+
+    def __init__(self, session: Session) -> None:
+        super().__init__(id="publish-flow")
+        self.session = session
+        self.controller = PublishController(session, self.post_message)
+        self.github_ok: bool | None = None  # None: not asked yet
+        self.github_detail = ""  # why it is offline, or the rate limit left
+        self._runs: dict[str, RunResult] = {}  # "all" and "reviewed": what may be published
+
+    # -- GitHub's status ----------------------------------------------------------------------
+    @work(thread=True, group="github", exit_on_error=False)
+    def check_github(self) -> None:
+        self.controller.check_github()
+
+    def on_git_hub_status(self, message: GitHubStatus) -> None:
+        """Kept here; the message goes on to the screen, which shows it."""
+        self.github_ok = message.online
+        self.github_detail = "--offline" if self.session.options.offline else message.detail
+
+    # -- the flow -------------------------------------------------------------------------------
+    def preview(self, run: RunResult) -> None:
+        try:  # what publishing would post: cut to GitHub's limit, like the dry run
+            posted = self.session.posted_markdown(run)
+        except ScoutError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self.app.push_screen(PreviewScreen(posted, "Report preview (as it will be posted)"))
+
+    def propose(
+        self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
+    ) -> None:
+        """Ask GitHub what publishing `run` (or only its `reviewed` findings) would do, then
+        the reviewer."""
+        self._runs = {"all": run, "reviewed": reviewed}
+        self.post_message(self.Busy("preparing the publish…"))
+        self._propose(run, reviewed, entries)
+
+    @work(thread=True, group="publish", exit_on_error=False)
+    def _propose(
+        self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
+    ) -> None:
+        self.controller.propose(run, reviewed, entries)
+
+    def on_proposed(self, message: Proposed) -> None:
+        self.post_message(self.Busy(""))
+        proposal = message.proposal
+        if proposal is None:
+            self.notify(f"cannot publish: {message.error}", severity="error", timeout=10)
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice is None:
+                self.notify("nothing published", timeout=2)
+            elif choice == "dry":
+                self.app.push_screen(
+                    PreviewScreen(dry_run_text(proposal.plan), "Dry run: nothing is sent")
+                )
+            else:
+                run = self._runs["reviewed" if choice == "reviewed" else "all"]
+                self.app.push_screen(PublishProgress(f"Publishing {proposal.plan.summary()}…"))
+                self._publish(run)
+
+        self.app.push_screen(ConfirmPublish(proposal), chosen)
+
+    @work(thread=True, group="publish", exit_on_error=False)
+    def _publish(self, run: RunResult) -> None:
+        self.controller.publish(run)
+
+    def on_publish_note(self, message: PublishNote) -> None:
+        if isinstance(self.app.screen, PublishProgress):
+            self.app.screen.add_line(message.line)
+
+    def on_published(self, message: Published) -> None:
+        if isinstance(self.app.screen, PublishProgress):
+            self.app.screen.finish(message.title, message.markdown)
+        else:
+            self.app.push_screen(PreviewScreen(message.markdown, message.title))
+        self.post_message(self.Busy(""))
