@@ -5,11 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from scout_tui.analysis.python.definitions import (
-    override_definitions,
-    parallelism_combo,
-    pass_definitions,
-)
+from scout_tui.analysis.python.definitions import pass_definitions
+from scout_tui.analysis.python.experiment_tests import override_definitions, parallelism_combo
 from scout_tui.analysis.python.freshness import converter_drift, monkey_patches, signature_mismatch
 from scout_tui.analysis.python.shapes import signature
 from scout_tui.analysis.text.docs import flag_claims, path_claims, pytest_command_claims
@@ -351,7 +348,7 @@ def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fres
 def _enabled_strings_of(world) -> str:
     import ast as ast_
 
-    from scout_tui.analysis.python.definitions import override_definitions
+    from scout_tui.analysis.python.experiment_tests import override_definitions
 
     tree = ast_.parse((world.repo / EXP / "tests" / "integration_tests.py").read_text())
     return " ".join(o.name for o in override_definitions(tree) if not o.disabled)

@@ -9,8 +9,8 @@ import gc
 import weakref
 
 from scout_tui.analysis.python import pyast
-from scout_tui.analysis.python.definitions import override_definitions
 from scout_tui.analysis.python.dependencies import discover
+from scout_tui.analysis.python.experiment_tests import override_definitions
 
 INTEGRATION = """
 from x import OverrideDefinitions

@@ -14,18 +14,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from scout_tui.analysis.ci.idle_steps import selected_and_skipped, suite_of
 from scout_tui.analysis.ci.workflows import (
     Invocation,
     PytestFile,
-    PytestItem,
     Selection,
     WorkflowError,
     invocations,
     read_test_file,
-    selects,
 )
-from scout_tui.analysis.python import pyast
-from scout_tui.analysis.python.definitions import skipped_tests, suite_entries
+from scout_tui.analysis.python.experiment_tests import suite_entries
 from scout_tui.analysis.text.markdown import code, fence
 from scout_tui.collect.base import Collector, CollectorContext, Kind, Lifetime, Need, Progress
 from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
@@ -43,47 +41,11 @@ class _Gap:
     ran_at_baseline: bool
 
 
-@pyast.per_tree
-def _selected(
-    path: str, tree: ast.Module | None, invocations: tuple[Invocation, ...]
-) -> list[tuple[Invocation, int, int]]:
-    """(invocation, tests of the file it selects, of those skipped without a condition), for
-    the invocations that select any."""
-    if tree is None:
-        return []
-    items = read_test_file(path, tree).items
-    off = {d.name for d in skipped_tests(path, tree)}
-    found = []
-    for invocation in invocations:
-        chosen = [i for i in items if selects(invocation, i)]
-        if chosen:
-            found.append((invocation, len(chosen), sum(1 for i in chosen if _skipped(i, off))))
-    return found
-
-
-def _skipped(item: PytestItem, off: set[str]) -> bool:
-    """Skipped without a condition: itself, or its whole class (`skipped_tests` names)."""
-    if item.cls is None:
-        return item.function in off
-    return item.cls in off or f"{item.cls}.{item.function}" in off
-
-
 def _groups(file: PytestFile) -> dict[str, list]:
     groups: dict[str, list] = {}
     for item in file.items:
         groups.setdefault(item.cls or MODULE_LEVEL, []).append(item)
     return groups
-
-
-def _suite(invocation: Invocation) -> str | None:
-    """The suite of `python -m …integration_tests --test_suite X`."""
-    if invocation.kind != "module":
-        return None
-    words = invocation.line.replace("=", " ").split()
-    if "--test_suite" not in words:
-        return None
-    at = words.index("--test_suite")
-    return words[at + 1] if at + 1 < len(words) else None
 
 
 def _reimports(ctx: CollectorContext, paths: list[str]) -> dict[tuple[str, str], list[str]]:
@@ -277,7 +239,7 @@ class CiTestsCollector(Collector):
         counts: dict[Invocation, list[int]] = {}
         pytest = tuple(i for i in selection.invocations if i.kind == "pytest")
         for path in paths:
-            for invocation, chosen, skipped in _selected(path, parse(path), pytest):
+            for invocation, chosen, skipped in selected_and_skipped(path, parse(path), pytest):
                 count = counts.setdefault(invocation, [0, 0])
                 count[0] += chosen
                 count[1] += skipped
@@ -288,7 +250,7 @@ class CiTestsCollector(Collector):
         }
         experiment = ctx.config.project.experiment.rstrip("/") + "/"
         for invocation in selection.invocations:
-            suite = _suite(invocation)
+            suite = suite_of(invocation)
             if suite is None or not invocation.selectors[0].startswith(experiment):
                 continue  # another experiment's suite is not this one's business
             entries = suite_entries(parse(invocation.selectors[0]), suite)

@@ -19,13 +19,8 @@ from git import GitCommandError
 
 from scout_tui.analysis.ci.workflows import read_test_file
 from scout_tui.analysis.python import pyast, shapes
-from scout_tui.analysis.python.definitions import (
-    Disabled,
-    disabled_entries,
-    mentions,
-    pass_definitions,
-    skipped_tests,
-)
+from scout_tui.analysis.python.definitions import pass_definitions
+from scout_tui.analysis.python.experiment_tests import Disabled, disabled_entries, skipped_tests
 from scout_tui.analysis.text.docs import (
     CountedClaim,
     contradicts,
@@ -38,6 +33,7 @@ from scout_tui.analysis.text.docs import (
     supported_claims,
 )
 from scout_tui.analysis.text.markdown import code
+from scout_tui.analysis.text.mentions import mentions
 from scout_tui.collect.base import (
     Collector,
     CollectorContext,
@@ -47,9 +43,8 @@ from scout_tui.collect.base import (
     Progress,
     missing_path_warning,
 )
+from scout_tui.collect.config_types import ClassRef, ConfigTypes, extending_configs
 from scout_tui.model import ConfigWarning, FileRef, Finding, Section, fingerprint
-
-ClassRef = tuple[str, ast.ClassDef]
 
 
 def _unknown_flag(ctx: CollectorContext, flag: str, flags: dict[str, str]) -> str:
@@ -72,127 +67,6 @@ def _unknown_flag(ctx: CollectorContext, flag: str, flags: dict[str, str]) -> st
         added = None
     since = f", since {code(added.sha[:10])} ({added.summary})" if added else ""
     return f"{said}; it is {code('--' + home)} now{since}"
-
-
-class ConfigTypes:
-    """Config dataclasses found by following annotations through imports, not by parsing
-    the whole repository."""
-
-    def __init__(self, ctx: CollectorContext) -> None:
-        self.ctx = ctx
-        self._resolved: dict[tuple[str, str], ClassRef | None] = {}
-        self._fields: dict[int, dict[str, tuple[ast.expr, str]]] = {}
-
-    def resolve(self, path: str, qualname: str, depth: int = 0) -> ClassRef | None:
-        key = (path, qualname)
-        if key not in self._resolved:
-            self._resolved[key] = self._resolve(path, qualname, depth)
-        return self._resolved[key]
-
-    def _resolve(self, path: str, qualname: str, depth: int) -> ClassRef | None:
-        tree = self.ctx.source.parse(path)
-        node = pyast.find(tree, qualname)
-        if isinstance(node, ast.ClassDef):
-            return path, node
-        head, _, rest = qualname.partition(".")
-        origin = pyast.import_map(tree).get(head)
-        if origin is None or depth > 6:
-            return None
-        module, name = origin.rsplit(".", 1)
-        base = module.replace(".", "/")
-        for candidate in (f"{base}.py", f"{base}/__init__.py"):
-            if self.ctx.source.exists(candidate):
-                return self.resolve(candidate, ".".join(p for p in (name, rest) if p), depth + 1)
-        return None
-
-    def fields(self, ref: ClassRef, depth: int = 0) -> dict[str, tuple[ast.expr, str]]:
-        """Annotated fields of a class and its bases: name → (annotation, defining path)."""
-        if id(ref[1]) not in self._fields:
-            self._fields[id(ref[1])] = self._fields_of(ref, depth)
-        return self._fields[id(ref[1])]
-
-    def _fields_of(self, ref: ClassRef, depth: int) -> dict[str, tuple[ast.expr, str]]:
-        path, node = ref
-        found: dict[str, tuple[ast.expr, str]] = {}
-        if depth < 6:
-            for base in node.bases:
-                parent = self.resolve(path, ast.unparse(base), 0)
-                if parent is not None:
-                    found.update(self.fields(parent, depth + 1))
-        for statement in node.body:
-            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                annotation = statement.annotation
-                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-                    parsed = pyast.parse_expression(annotation.value)
-                    if parsed is None:
-                        continue
-                    annotation = parsed
-                found[statement.target.id] = (annotation, path)
-        return found
-
-    @staticmethod
-    def _type_names(annotation: ast.expr) -> list[str]:
-        names = []
-        for node in ast.walk(annotation):
-            if isinstance(node, ast.Attribute | ast.Name):
-                text = ast.unparse(node)
-                if text[:1].isupper() and text not in ("Literal", "Optional", "Union"):
-                    names.append(text)
-        return names
-
-    @staticmethod
-    def literal_values(annotation: ast.expr) -> list[str] | None:
-        for node in ast.walk(annotation):
-            if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("Literal"):
-                elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-                return [str(e.value) for e in elements if isinstance(e, ast.Constant)]
-        return None
-
-    def all_flags(self, roots: list[ClassRef], depth: int = 3) -> dict[str, str]:
-        """Every `a.b` flag the roots define (to `depth` levels), with the file of the
-        class that defines its last part."""
-        found: dict[str, str] = {}
-        layer: list[tuple[str, ClassRef]] = [("", ref) for ref in roots]
-        for _ in range(depth):
-            following = []
-            for prefix, ref in layer:
-                for name, (annotation, path) in self.fields(ref).items():
-                    flag = f"{prefix}{name}"
-                    found.setdefault(flag, path)
-                    for type_name in self._type_names(annotation):
-                        nested = self.resolve(path, type_name)
-                        if nested is not None:
-                            following.append((flag + ".", nested))
-            layer = following
-        return found
-
-    def option(self, roots: list[ClassRef], flag: str) -> tuple[bool, list[str] | None]:
-        """Does `--a.b.c` name a field? With the allowed values when it is a Literal."""
-        current = roots
-        parts = flag.split(".")
-        for index, part in enumerate(parts):
-            annotations = [
-                (fields[part][0], fields[part][1])
-                for ref in current
-                for fields in [self.fields(ref)]
-                if part in fields
-            ]
-            if not annotations:
-                return False, None
-            if index == len(parts) - 1:
-                for annotation, _ in annotations:
-                    values = self.literal_values(annotation)
-                    if values is not None:
-                        return True, values
-                return True, None
-            current = [
-                resolved
-                for annotation, path in annotations
-                for name in self._type_names(annotation)
-                for resolved in [self.resolve(path, name)]
-                if resolved is not None
-            ]
-        return False, None
 
 
 class DocsCollector(Collector):
@@ -226,7 +100,7 @@ class DocsCollector(Collector):
         docs = list(names)
         types = ConfigTypes(ctx)
         targets = list(config.docs.root_configs)
-        targets += [t for t in _extending_configs(ctx, targets) if t not in targets]
+        targets += [t for t in extending_configs(ctx, targets) if t not in targets]
         roots = [
             ref
             for target in targets
@@ -597,24 +471,3 @@ def _selectable_in(path: str, tree: ast.Module | None, passes: bool) -> frozense
         if values and isinstance(node.target, ast.Name):
             found |= {f"{node.target.id} = {v}" for v in values if v != "None"}
     return frozenset(found)
-
-
-def _extending_configs(ctx: CollectorContext, roots: list[str]) -> list[str]:
-    """The experiment's config classes that extend a root config (`class Config(Trainer.Config)`
-    in its trainer): their fields are flags too, with no scout.toml entry needed."""
-    names = {target.split("::", 1)[1] for target in roots}
-    found = []
-    for path in ctx.source.glob(ctx.config.project.experiment, "*.py"):
-        text = ctx.source.read(path) or ""
-        if not any(name.rsplit(".", 1)[-1] in text for name in names):
-            continue  # cheap: most modules never name a root config
-        stack: list[tuple[str, ast.AST]] = [("", ctx.source.parse(path) or ast.Module([], []))]
-        while stack:
-            prefix, node = stack.pop()
-            for child in getattr(node, "body", []):
-                if isinstance(child, ast.ClassDef):
-                    qualname = f"{prefix}{child.name}"
-                    if any(ast.unparse(base) in names for base in child.bases):
-                        found.append(f"{path}::{qualname}")
-                    stack.append((qualname + ".", child))
-    return sorted(found)

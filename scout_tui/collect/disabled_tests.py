@@ -1,0 +1,172 @@
+"""The tests that do not run, as one finding: the experiment's disabled integration entries
+and its unit tests skipped without a condition, grouped by switch with the reasons the code
+gives, and how they moved since the baseline (the ones newly off are news of their own)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+
+from scout_tui.analysis.python.experiment_tests import (
+    Disabled,
+    disabled_entries,
+    override_definitions,
+    skipped_tests,
+)
+from scout_tui.analysis.text.markdown import code
+from scout_tui.collect.base import CollectorContext
+from scout_tui.model import WORSENED, FileRef, Finding
+
+REASON_CHARS = 200  # a code comment quoted as a reason: its gist, not its essay
+
+
+def _gist(reason: str) -> str:
+    if len(reason) <= REASON_CHARS:
+        return reason
+    cut = reason[:REASON_CHARS].rsplit(" ", 1)[0]
+    if cut.count("`") % 2:  # never inside a code span
+        cut = cut.rsplit("`", 1)[0]
+    return cut.rstrip(" ,;:(") + " …"
+
+
+def _finds(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    return lambda text: pattern.search(text) is not None
+
+
+def _not_running(
+    ctx: CollectorContext, commit: str | None, integration: str, unit_paths: list[str]
+) -> tuple[list[Disabled], int, list[Disabled]]:
+    """(disabled integration entries, all entries, unit tests skipped) in the work
+    tree (commit None) or at a commit."""
+    source = ctx.source
+
+    def read(path: str) -> tuple[str, ast.Module | None]:
+        if commit is None:
+            return source.read(path) or "", source.parse(path)
+        return source.read_at(commit, path) or "", source.parse_at(commit, path)
+
+    entries: list[Disabled] = []
+    total = 0
+    if integration:
+        text, tree = read(integration)
+        entries = disabled_entries(integration, text, tree)
+        total = len(override_definitions(tree))
+    skipped = [d for path in unit_paths for d in skipped_tests(path, read(path)[1])]
+    return entries, total, skipped
+
+
+def disabled_findings(
+    ctx: CollectorContext, collector: str, integration: str, unit_paths: list[str]
+) -> Iterator[Finding]:
+    """One finding for every test that does not run — disabled integration entries,
+    unit tests skipped without a condition — with the reasons the code gives, and how
+    the count moved since the baseline."""
+    entries, total, skipped = _not_running(ctx, None, integration, unit_paths)
+    if not entries and not skipped:
+        return
+    count = len(entries) + len(skipped)
+    title = (
+        f"{len(entries)} of {total} integration tests disabled, {len(skipped)} unit "
+        f"test{'s' if len(skipped) != 1 else ''} skipped"
+    )
+    status_update = None
+    newly: list[str] = []
+    back: list[str] = []
+    if ctx.baseline_commit:
+        was, _, was_skipped = _not_running(ctx, ctx.baseline_commit, integration, unit_paths)
+        before = len(was) + len(was_skipped)
+        since = ctx.since.date()
+        # Which ones changed, by name: a count alone hides this week's news.
+        now_names = {f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*entries, *skipped]}
+        was_names = {f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*was, *was_skipped]}
+        newly = sorted(now_names - was_names)
+        back = sorted(was_names - now_names)
+        if count > before:
+            title += f" (+{count - before} since {since})"
+            status_update = f"{WORSENED}: {before} → {count} since {since}"
+        elif count < before:
+            title += f" ({count - before} since {since})"
+            status_update = f"improving: {before} → {count} since {since}"
+    lines: list[str] = []
+    if ctx.baseline_commit and (newly or back):
+        if newly:
+            lines.append(
+                f"Newly off since {ctx.since.date()}: "
+                + ", ".join(code(n) for n in newly[:12])
+                + (f" and {len(newly) - 12} more" if len(newly) > 12 else "")
+            )
+        if back:
+            lines.append(
+                f"Running again since {ctx.since.date()}: "
+                + ", ".join(code(n) for n in back[:12])
+                + (f" and {len(back) - 12} more" if len(back) > 12 else "")
+            )
+        lines.append("")
+    if entries:
+        lines.append(
+            f"Integration tests ({code(integration)}), {len(entries)} of {total} disabled:"
+        )
+        lines += _groups(ctx, integration, entries)
+    if skipped:
+        lines.append(f"\nUnit tests skipped without a condition, {len(skipped)}:")
+        lines += _groups(ctx, None, skipped)
+    finding = ctx.finding(
+        collector,
+        "tests_disabled",
+        (ctx.config.project.experiment,),
+        title,
+        "\n".join(lines).strip(),
+        files=[FileRef(path=d.path, line=d.line) for d in [*entries, *skipped]][:50],
+        items=sorted(f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*entries, *skipped]),
+    )
+    yield (
+        finding.model_copy(update={"status_update": status_update}) if status_update else finding
+    )
+    if newly:
+        # Tests switched off inside the window are this week's news: something the
+        # experiment could do stopped being checked. One Action Item, with why.
+        off = [d for d in [*entries, *skipped] if f"{d.path.rsplit('/', 1)[-1]}::{d.name}" in newly]
+        reasons = sorted({d.reason for d in off if d.reason})
+        yield ctx.finding(
+            collector,
+            "tests_newly_disabled",
+            (ctx.config.project.experiment,),
+            f"{len(newly)} test{'s' if len(newly) != 1 else ''} switched off since "
+            f"{ctx.since.date()}: "
+            + ", ".join(code(n.split("::", 1)[1]) for n in newly[:3])
+            + (f" (+{len(newly) - 3} more)" if len(newly) > 3 else ""),
+            "Newly disabled or skipped without a condition:\n\n"
+            + "\n".join(f"- {code(n)}" for n in newly)
+            + (
+                "\n\nWhy, as the code says:\n\n" + "\n".join(f"- {r}" for r in reasons)
+                if reasons
+                else "\n\nThe code gives no reason."
+            )
+            + "\n\nWhat these tests covered is unchecked until they run again.",
+            suggested_fix="Track the re-enable (an issue per reason), or fix what broke.",
+            files=[FileRef(path=d.path, line=d.line) for d in off][:20],
+            items=newly,
+        )
+
+
+def _groups(ctx: CollectorContext, integration: str | None, disabled: list[Disabled]) -> list[str]:
+    """A line per switch and reason: how many, since when, why, which."""
+    groups: dict[tuple[str, str], list[Disabled]] = {}
+    for item in disabled:
+        where = item.switch if integration else item.path.rsplit("/", 1)[-1]
+        groups.setdefault((where, item.reason), []).append(item)
+    lines = []
+    for (where, reason), items in sorted(groups.items(), key=lambda g: -len(g[1])):
+        since = ""
+        constant = re.fullmatch(r"[A-Za-z_]\w*", where)
+        if integration and constant and where not in ("True", "False"):
+            switched_on = re.compile(rf"^{where}\s*=\s*True\b", re.M)
+            commit = ctx.source.since_when(integration, _finds(switched_on))
+            since = f", since {commit.date.date()} ({code(commit.sha[:10])})" if commit else ""
+        label = code(f"disabled={where}") if integration else code(where)
+        why = f": {_gist(reason)}" if reason else " (no reason given in the code)"
+        # One a line: the report cuts a long list, the JSON and the console keep it.
+        lines.append(f"- {len(items)} by {label}{since}{why}")
+        lines += [f"  - {code(i.name)}" for i in items]
+    return lines
