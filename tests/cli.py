@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from scout_tui.sandbox.demo.sample import Sample
@@ -19,15 +23,83 @@ def scout(
     stdin: str | None = None,
     timeout: float = 300,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "scout_tui", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        input=stdin,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    """`python -m scout_tui ARGS` in a process of its own, forked from a process that has
+    imported scout once (tests/zygote.py); SCOUT_TEST_SUBPROCESS=1 starts each one anew."""
+    argv = [sys.executable, "-m", "scout_tui", *map(str, args)]
+    environment = {**os.environ, **(env or {})}
+    if os.environ.get("SCOUT_TEST_SUBPROCESS") == "1":
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            input=stdin,
+            timeout=timeout,
+            env=environment,
+        )
+    return _Zygote.get().run(argv, cwd, environment, stdin, timeout)
+
+
+class _Zygote:
+    """One per test process, started when first asked for."""
+
+    _running: _Zygote | None = None
+
+    @classmethod
+    def get(cls) -> _Zygote:
+        if cls._running is None or cls._running.process.poll() is not None:
+            cls._running = cls()
+        return cls._running
+
+    def __init__(self) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="scout-zygote-"))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+        atexit.register(self.close)
+
+    def run(
+        self,
+        argv: list[str],
+        cwd: Path | None,
+        env: dict[str, str],
+        stdin: str | None,
+        timeout: float,
+    ) -> subprocess.CompletedProcess[str]:
+        out, err, given = (self.folder / name for name in ("out", "err", "in"))
+        out.write_bytes(b"")
+        err.write_bytes(b"")
+        if stdin is not None:
+            given.write_text(stdin, encoding="utf-8")
+        request = {
+            "argv": argv[3:],
+            "cwd": str(cwd) if cwd is not None else None,
+            "env": env,
+            "stdin": str(given) if stdin is not None else None,
+            "out": str(out),
+            "err": str(err),
+            "timeout": timeout,
+        }
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        answer = json.loads(self.process.stdout.readline())
+        stdout = out.read_bytes().decode("utf-8", "replace")
+        stderr = err.read_bytes().decode("utf-8", "replace")
+        if answer.get("timeout"):
+            raise subprocess.TimeoutExpired(argv, timeout, stdout, stderr)
+        return subprocess.CompletedProcess(argv, answer["returncode"], stdout, stderr)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            self.process.wait(timeout=10)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def world_args(world: Sample, tmp_path: Path, *, day: str = DAY, prior: bool = True) -> list[str]:
