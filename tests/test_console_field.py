@@ -10,8 +10,8 @@ import pytest
 
 from scout_tui.model import Priority, Section
 from scout_tui.tui.edit_document import BadDocument, finding_document, parse_document
+from scout_tui.tui.links import graphical_browser
 from scout_tui.tui.screens.repro import ConfirmRepro
-from scout_tui.tui.screens.triage import graphical_browser
 from scout_tui.tui.widgets.log_pane import LogPane
 from tests.console import collected_demo, console, cursor_to, settle, tree
 from tests.test_process import running, wait_for

@@ -7,12 +7,11 @@ to a handler here, the only code that updates the widgets.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
 import webbrowser
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
@@ -25,7 +24,6 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
-from scout_tui.analysis.ci.repro import ReproError
 from scout_tui.collect.events import (
     FindingFound,
     RunFinished,
@@ -38,10 +36,12 @@ from scout_tui.model import Finding, RunResult, Section, TriageEntry
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Change
+from scout_tui.tui.console import settle_memory
 from scout_tui.tui.controllers.collection import Collection
 from scout_tui.tui.controllers.decisions import DecisionQueue, undo_said
 from scout_tui.tui.controllers.editor import edit_in_editor
 from scout_tui.tui.keys import binding
+from scout_tui.tui.links import graphical_browser, links_of, repro_to_copy
 from scout_tui.tui.messages import (
     CollectionEnded,
     CollectionEvent,
@@ -52,10 +52,9 @@ from scout_tui.tui.messages import (
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
 from scout_tui.tui.screens.preview import PreviewScreen
-from scout_tui.tui.view import Filter, Row, reviewed_count, rows_of, sections
+from scout_tui.tui.view import Filter, Shown, decisions_changed, sections
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
-from scout_tui.tui.widgets.detail_pane import DetailPane
-from scout_tui.tui.widgets.diff_pane import DiffPane
+from scout_tui.tui.widgets.evidence_panes import EvidencePanes
 from scout_tui.tui.widgets.findings_tree import FindingsTree
 from scout_tui.tui.widgets.log_pane import LogPane, ReproRun
 from scout_tui.tui.widgets.publish_flow import PublishFlow
@@ -93,10 +92,7 @@ class TriageScreen(Screen[None]):
         self.load_cached = load_cached and run is None
         self.collect_at_start = collect or (run is None and not load_cached)
         self.entries: dict[str, TriageEntry] = {}
-        self.rows: list[Row] = []
-        self._row_index: dict[str, int] = {}
-        self._titles: dict[str, str] = {}
-        self._reviewed = self._total = 0
+        self.shown = Shown()
         self.live: list[Finding] = []
         self.filter = Filter()
         self.collection: Collection | None = None
@@ -142,10 +138,7 @@ class TriageScreen(Screen[None]):
                     id="filter",
                 )
                 yield FindingsTree(id="tree")
-            with Vertical(id="right"):
-                yield DetailPane(id="detail")
-                yield DiffPane(id="diff")
-                yield LogPane(id="log")
+            yield EvidencePanes(id="right")
         yield CollectorsBar(id="collectors")
         yield Footer()
         yield self.publish_flow
@@ -156,8 +149,6 @@ class TriageScreen(Screen[None]):
         checkout = Path(self.session.checkout.path).name
         status.where = f"{checkout}·{self._experiment.rsplit('/', 1)[-1]} {self.session.day}"
         self.query_one("#filter").display = False
-        self.query_one(DiffPane).display = False
-        self.query_one(LogPane).display = False
         self._record_decisions()
         status.busy = "opening the cached run…" if self.load_cached else ""
         self.decisions.open(self.run_result, self.load_cached)
@@ -192,30 +183,40 @@ class TriageScreen(Screen[None]):
         # PyGithub's import and the first request wait until the findings are on screen.
         self.call_after_refresh(self.publish_flow.check_github)
         if self.load_cached:
-            self.call_after_refresh(_settle_memory)
+            self.call_after_refresh(settle_memory)
 
     # -- the findings shown -----------------------------------------------------------------
     def _show(self) -> None:
-        self.rows = rows_of(self.findings, self.entries)
-        self._row_index = {row.fingerprint: n for n, row in enumerate(self.rows)}
-        self._titles = {row.fingerprint: row.finding.title for row in self.rows}
+        self.shown = Shown.of(self.findings, self.entries)
         tree = self.query_one(FindingsTree)
-        tree.show(sections(self.rows, self.filter or None))
-        self._reviewed, self._total = reviewed_count(self.rows)
+        tree.show(sections(self.shown.rows, self.filter or None))
         status = self.query_one(StatusLine)
-        status.reviewed = f"{self._reviewed} of {self._total} reviewed"
+        status.reviewed = self.shown.said
         status.marked = len(tree.marked)
         self._show_panes(tree.cursor_fingerprint)
 
     def _apply_entries(self, entries: dict[str, TriageEntry]) -> None:
         before, self.entries = self.entries, entries
-        changed = {
-            fp
-            for fp in before.keys() | entries.keys()
-            if _decision(before.get(fp)) != _decision(entries.get(fp))
-        }
-        if not self.rows or not self._relabel(changed, before):
+        changed = decisions_changed(before, entries)
+        fresh = (
+            None
+            if self.filter or not self.shown.rows
+            else self.shown.relabeled(changed, entries, before)
+        )
+        if fresh is None:
             self._show()
+            return
+        if not fresh:
+            return
+        tree = self.query_one(FindingsTree)
+        for row in fresh:
+            tree.refresh_row(row)
+        tree.refresh_counts()
+        status = self.query_one(StatusLine)
+        status.reviewed = self.shown.said
+        status.marked = len(tree.marked)
+        if tree.cursor_fingerprint in {row.fingerprint for row in fresh}:  # in a frame of its own
+            self._schedule_panes(tree.cursor_fingerprint)
 
     def _predict(
         self,
@@ -231,43 +232,6 @@ class TriageScreen(Screen[None]):
                 entries[finding.fingerprint] = entry
         self._apply_entries(entries)
 
-    def _relabel(self, changed: set[str], before_entries: dict[str, TriageEntry]) -> bool:
-        """Findings whose decision changed but not their place: relabel them alone (a
-        rebuild of 5,000 nodes is what a keypress must not cost). False: rebuild."""
-        if self.filter:
-            return False
-        if not changed:
-            return True
-        index = self._row_index
-        if not changed <= index.keys():
-            return False
-        # A merge changes its target's badge too.
-        for fp in list(changed):
-            for entry in (self.entries.get(fp), before_entries.get(fp)):
-                if entry is not None and entry.merged_into in index:
-                    changed.add(entry.merged_into)
-        fresh = rows_of(
-            [self.rows[index[fp]].decided.original for fp in changed], self.entries, self._titles
-        )
-        for row in fresh:
-            old = self.rows[index[row.fingerprint]].finding
-            if (old.section, old.priority) != (row.finding.section, row.finding.priority):
-                return False
-        tree = self.query_one(FindingsTree)
-        for row in fresh:
-            old_row = self.rows[index[row.fingerprint]]
-            if row.finding.section is not Section.ALL_CLEAR:
-                self._reviewed += int(row.reviewed) - int(old_row.reviewed)
-            self.rows[index[row.fingerprint]] = row
-            tree.refresh_row(row)
-        tree.refresh_counts()
-        status = self.query_one(StatusLine)
-        status.reviewed = f"{self._reviewed} of {self._total} reviewed"
-        status.marked = len(tree.marked)
-        if tree.cursor_fingerprint in changed:  # its badges: in a frame of their own
-            self._schedule_panes(tree.cursor_fingerprint)
-        return True
-
     def _schedule_panes(self, fingerprint: str | None) -> None:
         if self._panes_timer is not None:
             self._panes_timer.stop()
@@ -279,28 +243,22 @@ class TriageScreen(Screen[None]):
         except NoMatches:  # a timer's last tick while the app closes
             return
         row = tree.row(fingerprint) if fingerprint else None
-        if self.collection is not None and not self.rows:
+        if self.collection is not None and not self.shown.rows:
             empty = "Collecting…"
-        elif not self.rows:
+        elif not self.shown.rows:
             empty = "No findings."
         elif self.filter and tree.cursor_fingerprint is None and not tree.targets():
             empty = "No finding matches the filter (escape clears it)."
         else:
             empty = "Select a finding."
-        self.query_one(DetailPane).show(row, empty)
         finding = row.finding if row else None
-        diff, log = self.query_one(DiffPane), self.query_one(LogPane)
-        diff.display = diff.show(finding) or self.zoomed == "diff"
         run = (
             self.repro
             if finding and self.repro and self.repro.fingerprint == finding.fingerprint
             else None
         )
-        log.show_run(run)
         has_log = self.session.logs.has_log(finding)  # no disk here: this runs per cursor move
-        log.display = (
-            log.show(finding, self._experiment, has_log) or run is not None or self.zoomed == "log"
-        )
+        self.query_one(EvidencePanes).show(row, empty, run, has_log, self._experiment, self.zoomed)
 
     @on(FindingsTree.FindingHighlighted)
     def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
@@ -458,12 +416,7 @@ class TriageScreen(Screen[None]):
     def action_copy_repro(self) -> None:
         if (finding := self._one("copy_repro")) is None:
             return
-        repro = finding.evidence.repro
-        if self.session.bundle is not None:  # what `r` would run, never the bundle's string
-            try:
-                repro = self.session.derived_repro(finding).display()
-            except ReproError:
-                repro = None
+        repro = repro_to_copy(self.session, finding)
         if not repro:
             self.notify("this finding has no repro command", severity="warning", timeout=2)
             return
@@ -473,11 +426,7 @@ class TriageScreen(Screen[None]):
     def action_open_url(self) -> None:
         if (finding := self._one("open_url")) is None:
             return
-        urls = (
-            ([finding.board.url] if finding.board and finding.board.url else [])
-            + finding.evidence.urls
-            + ([finding.evidence.compare_url] if finding.evidence.compare_url else [])
-        )
+        urls = links_of(finding)
         if not urls:
             self.notify("this finding has no link", severity="warning", timeout=2)
             return
@@ -725,30 +674,3 @@ class TriageScreen(Screen[None]):
             self.collection.kill()
         self.repro_flow.stop(grace=2)  # nothing the console started keeps a GPU
         self.decisions.close()
-
-
-TEXT_BROWSERS = {"lynx", "w3m", "links", "elinks", "www-browser"}
-
-
-def graphical_browser(env: Mapping[str, str], platform: str) -> bool:
-    """Whether `o` may start a browser: a display (X, Wayland, a Mac or Windows desktop)
-    and not a text browser, which would draw over the console."""
-    if env.get("BROWSER", "").split(os.pathsep)[0].rsplit("/", 1)[-1] in TEXT_BROWSERS:
-        return False
-    if platform in ("darwin", "win32"):
-        return not env.get("SSH_CONNECTION")
-    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
-
-
-def _settle_memory() -> None:
-    """The console's start (`run_console`) turns the cyclic garbage collector off while the
-    run loads; once the tree is up, everything alive then is frozen out of its passes —
-    a full pass over a 5,000-finding run costs 130–250 ms, a keypress's worth of stutter
-    several times a minute — and the collector runs again for what comes after."""
-    gc.freeze()
-    gc.enable()
-
-
-def _decision(entry: TriageEntry | None) -> TriageEntry | None:
-    """The entry as the screen shows it: when it was recorded does not show."""
-    return entry.model_copy(update={"updated": None}) if entry is not None else None
