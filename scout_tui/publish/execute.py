@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import time as clock
 from collections.abc import Callable
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, timedelta
 from typing import TypeVar
 
 from scout_tui.config.models import Config
@@ -50,10 +50,9 @@ from scout_tui.github.api import (
     board_item_url,
 )
 from scout_tui.history.baseline import today_utc
-from scout_tui.history.parse import carries_report_marker
 from scout_tui.model import BoardRef, Finding, RunResult
+from scout_tui.publish.comment import ReportComment
 from scout_tui.publish.journal import Journal
-from scout_tui.publish.merge import Merged, merge_edits
 from scout_tui.publish.plan import (
     draft_body,
     draft_title,
@@ -71,7 +70,7 @@ from scout_tui.report.board import (
     normalized_title,
     scout_fingerprint,
 )
-from scout_tui.report.render import COMMENT_LIMIT, ReportTooLong
+from scout_tui.report.render import COMMENT_LIMIT
 from scout_tui.store.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
@@ -103,7 +102,9 @@ class Publisher:
         ] = {}  # every day's draft and status steps, read back
         self._set_at: dict[str, float] = {}  # items given Backlog in this publish: when
         self.today = today  # None: today, UTC
-        self.said: set[str] = set()
+        self.report_comment = ReportComment(
+            github, target, self.journal, self._record, self._look, render, note
+        )
 
     # -- the journal ------------------------------------------------------------------------
     def _record(self, day: str, step: str, **data: object) -> None:
@@ -111,11 +112,8 @@ class Publisher:
         self._steps[step] = dict(data)
 
     def last_written_body(self, day: date) -> str | None:
-        """The report of `day` as scout itself last rendered it for the comment (None: it
-        wrote none): the base against which a person's edits of the comment are told apart
-        (never the merged body GitHub holds, or a person's lines would count as scout's)."""
-        steps = self.journal.day(self.target.journal_scope, day.isoformat())
-        return (steps.get("rendered") or steps.get("comment") or {}).get("body")
+        """The report of `day` as scout itself last rendered it for the comment."""
+        return self.report_comment.last_written_body(day)
 
     def _look(self, read: Callable[[], T | None], expected: bool) -> T | None:
         """What `read` finds; when scout has reason to think it is there, read again for up to
@@ -170,7 +168,7 @@ class Publisher:
                 f"the run is dated {day}, after today ({today}, UTC): "
                 "nothing is published under a day to come"
             )
-        if day >= today - timedelta(days=1) or self._comment_of(day) is not None:
+        if day >= today - timedelta(days=1) or self.report_comment.of(day) is not None:
             return
         raise DateRefused(
             f"the run of {day} has no report comment of its own on "
@@ -214,7 +212,7 @@ class Publisher:
         findings = [self._linked(f, board, index) for f in run.findings]
         linked = run.model_copy(update={"findings": findings})
         body = self.render(linked)
-        comment, outcome.comment_posted = self._comment(
+        comment, outcome.comment_posted = self.report_comment.write(
             linked, body, viewer, "comment" in today, outcome
         )
         outcome.comment = comment
@@ -240,7 +238,7 @@ class Publisher:
 
         # 4. The comment, linked.
         linked = run.model_copy(update={"findings": findings})
-        final, rendered = self._kept_edits(linked, comment, self.render(linked))
+        final, rendered = self.report_comment.kept_edits(linked, comment, self.render(linked))
         if final is not None and final != comment.body:
             self._record(day, "links", state="started")
             comment = self.github.edit_comment(self.target.repo, comment.id, final)
@@ -415,29 +413,6 @@ class Publisher:
             added.append(line.title)
         return added
 
-    def _kept_edits(self, run: RunResult, theirs: Comment, ours: str) -> tuple[str | None, str]:
-        """`ours` with what a person did to today's comment kept, within GitHub's limit,
-        and scout's own part of it (the next merge's base); None (said) when their edit and
-        scout's conflict: the comment is left as it is."""
-        base = self.last_written_body(run.date)
-        merged = merge_edits(base, theirs.body, ours)
-        why = merged.conflict
-        if merged.body is not None and len(merged.body) > COMMENT_LIMIT:
-            try:  # scout's part cut further, to make room for the person's
-                ours = self.render(run, room=len(merged.body) - len(ours))
-                merged = merge_edits(base, theirs.body, ours)
-            except ReportTooLong:
-                merged = Merged(None)
-            if merged.body is None or len(merged.body) > COMMENT_LIMIT:
-                merged, why = Merged(None), "what was added leaves scout's report no room"
-        said = (
-            f"today's comment was edited by hand and {why}: scout left it as it is ({theirs.url})"
-        )
-        if merged.body is None and said not in self.said:  # once, not at each step
-            self.said.add(said)
-            self.note(said)
-        return merged.body, ours
-
     def _linked(self, finding: Finding, board: Board, index: BoardIndex) -> Finding:
         """The finding with its board item, when the board has one for it."""
         item = index.item_for(
@@ -457,68 +432,7 @@ class Publisher:
         items = self.github.board_items(board, self.config.board.status_field)
         return board_index(items, scout).drafts.get(fingerprint)
 
-    def _comment(
-        self, run: RunResult, body: str, viewer: str, journaled: bool, outcome: Outcome
-    ) -> tuple[Comment, bool]:
-        """Today's comment by us, edited; or a new one (never twice, never someone else's).
-        True when posted now."""
-        day = run.date.isoformat()
-
-        def find() -> Comment | None:
-            return self._todays_comment(run, viewer)
-
-        mine = self._look(find, expected=journaled)
-        posted = mine is None
-        rendered = body
-        if mine is None:
-            self._record(day, "comment", state="started")
-            made = self.github.create_comment(
-                self.target.repo,
-                self.target.issue,
-                body,
-                applied=lambda: self._look(find, expected=True),
-            )
-            mine = self._oldest_comment(run, viewer, made, outcome)
-        else:
-            merged, rendered = self._kept_edits(run, mine, body)
-            if merged is None:  # a person's edit and scout's conflict: left as it is
-                return mine, False
-            if mine.body != merged:
-                mine = self.github.edit_comment(self.target.repo, mine.id, merged)
-        self._record(day, "comment", state="done", id=mine.id, url=mine.url, body=mine.body)
-        self._record(day, "rendered", body=rendered)
-        return mine, posted
-
-    def _oldest_comment(
-        self, run: RunResult, viewer: str, made: Comment, outcome: Outcome
-    ) -> Comment:
-        """Read again after the post: when another box posted today's comment too, the
-        older stays and scout removes its own."""
-        copies = self._todays_comments(run, viewer)
-        copies += [] if any(c.id == made.id for c in copies) else [made]
-        oldest = min(copies, key=lambda c: (c.created_at, c.id))
-        if oldest.id != made.id:
-            self.github.delete_comment(self.target.repo, made.id)
-            outcome.copies_removed += 1
-        return oldest
-
     def todays_comment(self, run: RunResult) -> Comment | None:
         """The comment a publish of `run` would edit (the token user's, with its day's
         marker), or None: it would post one."""
-        return self._comment_of(run.date)
-
-    def _todays_comment(self, run: RunResult, viewer: str) -> Comment | None:
-        return self._comment_of(run.date, viewer)
-
-    def _todays_comments(self, run: RunResult, viewer: str) -> list[Comment]:
-        return self._comments_of(run.date, viewer)
-
-    def _comment_of(self, day: date, viewer: str | None = None) -> Comment | None:
-        return next(iter(self._comments_of(day, viewer)), None)
-
-    def _comments_of(self, day: date, viewer: str | None = None) -> list[Comment]:
-        """The token user's comments with `day`'s report marker, oldest first."""
-        since = datetime.combine(day - timedelta(days=1), time(), UTC)
-        viewer = viewer or self.github.viewer()
-        comments = self.github.comments(self.target.repo, self.target.issue, since)
-        return [c for c in comments if c.author == viewer and carries_report_marker(c.body, day)]
+        return self.report_comment.of(run.date)
