@@ -23,7 +23,7 @@ def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None
     from scout_tui.tui.app import ScoutApp  # Textual loads only for the console
 
     app = ScoutApp(session, demo=demo, load_cached=True)
-    gc.disable()  # until the run is on screen, then frozen: see screens.triage._settle_memory
+    gc.disable()  # until the run is on screen, then frozen: see settle_memory
     try:
         code = app.run()
     finally:
@@ -32,3 +32,12 @@ def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None
     for line in warnings:
         print(f"scout: warning: {line}", file=sys.stderr)
     return code if isinstance(code, int) else EXIT_OK
+
+
+def settle_memory() -> None:
+    """`run_console` turns the cyclic garbage collector off while the run loads; once the
+    tree is up (the triage screen calls this), everything alive then is frozen out of its
+    passes — a full pass over a 5,000-finding run costs 130–250 ms, a keypress's worth of
+    stutter several times a minute — and the collector runs again for what comes after."""
+    gc.freeze()
+    gc.enable()

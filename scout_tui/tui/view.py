@@ -4,10 +4,10 @@ app and costs nothing on the event loop beyond a pass over the findings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scout_tui.model import SECTIONS, Finding, Priority, Section, Status
+from scout_tui.model import SECTIONS, Finding, Priority, Section, Status, TriageEntry
 from scout_tui.triage import decisions as triage
 
 PRIORITY_ORDER = (Priority.P0, Priority.P1, Priority.P2, None)
@@ -168,3 +168,18 @@ def reviewed_count(rows: Sequence[Row]) -> tuple[int, int]:
     """(reviewed, of) — All Clear lines need no review."""
     counted = [row for row in rows if row.finding.section is not Section.ALL_CLEAR]
     return sum(1 for row in counted if row.reviewed), len(counted)
+
+
+def changed_decisions(
+    before: Mapping[str, TriageEntry], after: Mapping[str, TriageEntry]
+) -> set[str]:
+    """The findings whose decision shows differently (when it was recorded does not show)."""
+    return {
+        fp
+        for fp in before.keys() | after.keys()
+        if _decision(before.get(fp)) != _decision(after.get(fp))
+    }
+
+
+def _decision(entry: TriageEntry | None) -> TriageEntry | None:
+    return entry.model_copy(update={"updated": None}) if entry is not None else None

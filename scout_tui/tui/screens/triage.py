@@ -7,25 +7,19 @@ to a handler here, the only code that updates the widgets.
 
 from __future__ import annotations
 
-import gc
-import os
-import sys
 import time
-import webbrowser
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
-from scout_tui.analysis.ci.repro import ReproError
 from scout_tui.collect.events import (
     FindingFound,
     RunFinished,
@@ -33,13 +27,12 @@ from scout_tui.collect.events import (
     RunStarted,
     RunWarning,
 )
-from scout_tui.history.baseline import is_past_day
-from scout_tui.model import Finding, RunResult, Section, TriageEntry
+from scout_tui.model import Finding, RunResult, TriageEntry
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
-from scout_tui.triage.store import Change
+from scout_tui.tui.console import settle_memory
 from scout_tui.tui.controllers.collection import Collection
-from scout_tui.tui.controllers.decisions import DecisionQueue, undo_said
+from scout_tui.tui.controllers.decisions import DecisionQueue
 from scout_tui.tui.controllers.editor import edit_in_editor
 from scout_tui.tui.keys import binding
 from scout_tui.tui.messages import (
@@ -51,26 +44,18 @@ from scout_tui.tui.messages import (
 )
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
-from scout_tui.tui.screens.preview import PreviewScreen
-from scout_tui.tui.view import Filter, Row, reviewed_count, rows_of, sections
+from scout_tui.tui.view import Filter, changed_decisions
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
-from scout_tui.tui.widgets.detail_pane import DetailPane
-from scout_tui.tui.widgets.diff_pane import DiffPane
+from scout_tui.tui.widgets.finding_panes import FindingPanes
 from scout_tui.tui.widgets.findings_tree import FindingsTree
-from scout_tui.tui.widgets.log_pane import LogPane, ReproRun
+from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.publish_flow import PublishFlow
 from scout_tui.tui.widgets.repro_flow import ReproFlow
 from scout_tui.tui.widgets.status_line import StatusLine
+from scout_tui.tui.widgets.workspace import Workspace
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
 PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
-# The panes zoom hides for each pane it shows alone.
-ZOOM_HIDES = {
-    "tree": ["#right"],
-    "detail": ["#left", "#diff", "#log"],
-    "diff": ["#left", "#detail", "#log"],
-    "log": ["#left", "#detail", "#diff"],
-}
 
 
 class TriageScreen(Screen[None]):
@@ -93,19 +78,13 @@ class TriageScreen(Screen[None]):
         self.load_cached = load_cached and run is None
         self.collect_at_start = collect or (run is None and not load_cached)
         self.entries: dict[str, TriageEntry] = {}
-        self.rows: list[Row] = []
-        self._row_index: dict[str, int] = {}
-        self._titles: dict[str, str] = {}
-        self._reviewed = self._total = 0
         self.live: list[Finding] = []
         self.filter = Filter()
         self.collection: Collection | None = None
         self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
-        self.zoomed: str | None = None  # the id of the pane zoomed with z
         self._panes_timer: Timer | None = None
         self._last_highlight = 0.0
         self._live_dirty = False
-        self._experiment = session.experiment
         self.decisions = DecisionQueue(session, self.post_message)
         # Held, not queried: the repro must be stopped at exit, when the screen's children
         # are already gone.
@@ -120,32 +99,13 @@ class TriageScreen(Screen[None]):
         return not (above and action in self.OWN_ACTIONS | {"unzoom_or_clear"})
 
     @property
-    def pending_decisions(self) -> int:
-        return self.decisions.pending
-
-    @property
-    def repro(self) -> ReproRun | None:
-        """The last repro run from the console."""
-        return self.repro_flow.run
-
-    @property
     def findings(self) -> list[Finding]:
         return self.run_result.findings if self.run_result is not None else self.live
 
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
-        with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield Input(
-                    placeholder="filter: words, p0 p1 p2 new carried dropped unreviewed",
-                    id="filter",
-                )
-                yield FindingsTree(id="tree")
-            with Vertical(id="right"):
-                yield DetailPane(id="detail")
-                yield DiffPane(id="diff")
-                yield LogPane(id="log")
+        yield Workspace(self.session, id="main")
         yield CollectorsBar(id="collectors")
         yield Footer()
         yield self.publish_flow
@@ -154,10 +114,7 @@ class TriageScreen(Screen[None]):
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
         checkout = Path(self.session.checkout.path).name
-        status.where = f"{checkout}·{self._experiment.rsplit('/', 1)[-1]} {self.session.day}"
-        self.query_one("#filter").display = False
-        self.query_one(DiffPane).display = False
-        self.query_one(LogPane).display = False
+        status.where = f"{checkout}·{self.session.experiment.rsplit('/', 1)[-1]} {self.session.day}"
         self._record_decisions()
         status.busy = "opening the cached run…" if self.load_cached else ""
         self.decisions.open(self.run_result, self.load_cached)
@@ -178,44 +135,40 @@ class TriageScreen(Screen[None]):
         if message.run is not None and self.run_result is None:
             self.run_result = message.run
         if self.run_result is not None:
-            bar = self.query_one(CollectorsBar)
-            bar.set_states(self.run_result.collectors)
-            bar.set_warnings(self.run_result.config_warnings)
+            self.query_one(CollectorsBar).show_run(self.run_result)
             status.collected_at = self.run_result.collected_at
         self._apply_entries(message.entries)
         if message.error:
             self.notify(message.error, severity="error", timeout=10)
         if message.kept_apart and message.run is self.run_result:
-            self._say_kept_apart(message.kept_apart)
+            status.keep_apart(message.kept_apart)
         if self.load_cached and message.run is None and self.collection is None:
             self.action_rerun()  # nothing cached for the day: collect it
         # PyGithub's import and the first request wait until the findings are on screen.
         self.call_after_refresh(self.publish_flow.check_github)
         if self.load_cached:
-            self.call_after_refresh(_settle_memory)
+            self.call_after_refresh(settle_memory)
 
     # -- the findings shown -----------------------------------------------------------------
     def _show(self) -> None:
-        self.rows = rows_of(self.findings, self.entries)
-        self._row_index = {row.fingerprint: n for n, row in enumerate(self.rows)}
-        self._titles = {row.fingerprint: row.finding.title for row in self.rows}
         tree = self.query_one(FindingsTree)
-        tree.show(sections(self.rows, self.filter or None))
-        self._reviewed, self._total = reviewed_count(self.rows)
-        status = self.query_one(StatusLine)
-        status.reviewed = f"{self._reviewed} of {self._total} reviewed"
-        status.marked = len(tree.marked)
+        tree.show_findings(self.findings, self.entries, self.filter or None)
+        self.query_one(StatusLine).counts(tree.reviewed, tree.total, len(tree.marked))
         self._show_panes(tree.cursor_fingerprint)
 
     def _apply_entries(self, entries: dict[str, TriageEntry]) -> None:
         before, self.entries = self.entries, entries
-        changed = {
-            fp
-            for fp in before.keys() | entries.keys()
-            if _decision(before.get(fp)) != _decision(entries.get(fp))
-        }
-        if not self.rows or not self._relabel(changed, before):
+        tree, changed = self.query_one(FindingsTree), changed_decisions(before, entries)
+        # A decision changes a finding's badges, seldom its place: relabelled alone.
+        relabelled = None
+        if tree.rows and not self.filter:
+            relabelled = tree.relabel(changed, entries, before)
+        if relabelled is None:
             self._show()
+        elif relabelled:
+            self.query_one(StatusLine).counts(tree.reviewed, tree.total, len(tree.marked))
+            if tree.cursor_fingerprint in relabelled:  # its badges: in a frame of their own
+                self._schedule_panes(tree.cursor_fingerprint)
 
     def _predict(
         self,
@@ -231,43 +184,6 @@ class TriageScreen(Screen[None]):
                 entries[finding.fingerprint] = entry
         self._apply_entries(entries)
 
-    def _relabel(self, changed: set[str], before_entries: dict[str, TriageEntry]) -> bool:
-        """Findings whose decision changed but not their place: relabel them alone (a
-        rebuild of 5,000 nodes is what a keypress must not cost). False: rebuild."""
-        if self.filter:
-            return False
-        if not changed:
-            return True
-        index = self._row_index
-        if not changed <= index.keys():
-            return False
-        # A merge changes its target's badge too.
-        for fp in list(changed):
-            for entry in (self.entries.get(fp), before_entries.get(fp)):
-                if entry is not None and entry.merged_into in index:
-                    changed.add(entry.merged_into)
-        fresh = rows_of(
-            [self.rows[index[fp]].decided.original for fp in changed], self.entries, self._titles
-        )
-        for row in fresh:
-            old = self.rows[index[row.fingerprint]].finding
-            if (old.section, old.priority) != (row.finding.section, row.finding.priority):
-                return False
-        tree = self.query_one(FindingsTree)
-        for row in fresh:
-            old_row = self.rows[index[row.fingerprint]]
-            if row.finding.section is not Section.ALL_CLEAR:
-                self._reviewed += int(row.reviewed) - int(old_row.reviewed)
-            self.rows[index[row.fingerprint]] = row
-            tree.refresh_row(row)
-        tree.refresh_counts()
-        status = self.query_one(StatusLine)
-        status.reviewed = f"{self._reviewed} of {self._total} reviewed"
-        status.marked = len(tree.marked)
-        if tree.cursor_fingerprint in changed:  # its badges: in a frame of their own
-            self._schedule_panes(tree.cursor_fingerprint)
-        return True
-
     def _schedule_panes(self, fingerprint: str | None) -> None:
         if self._panes_timer is not None:
             self._panes_timer.stop()
@@ -279,28 +195,11 @@ class TriageScreen(Screen[None]):
         except NoMatches:  # a timer's last tick while the app closes
             return
         row = tree.row(fingerprint) if fingerprint else None
-        if self.collection is not None and not self.rows:
-            empty = "Collecting…"
-        elif not self.rows:
-            empty = "No findings."
-        elif self.filter and tree.cursor_fingerprint is None and not tree.targets():
-            empty = "No finding matches the filter (escape clears it)."
-        else:
-            empty = "Select a finding."
-        self.query_one(DetailPane).show(row, empty)
-        finding = row.finding if row else None
-        diff, log = self.query_one(DiffPane), self.query_one(LogPane)
-        diff.display = diff.show(finding) or self.zoomed == "diff"
-        run = (
-            self.repro
-            if finding and self.repro and self.repro.fingerprint == finding.fingerprint
-            else None
-        )
-        log.show_run(run)
-        has_log = self.session.logs.has_log(finding)  # no disk here: this runs per cursor move
-        log.display = (
-            log.show(finding, self._experiment, has_log) or run is not None or self.zoomed == "log"
-        )
+        empty = tree.placeholder(self.collection is not None, bool(self.filter))
+        run = self.repro_flow.run
+        if not (row and run and run.fingerprint == row.finding.fingerprint):
+            run = None
+        self.query_one(FindingPanes).show(row, empty, run, self.query_one(Workspace).zoomed)
 
     @on(FindingsTree.FindingHighlighted)
     def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
@@ -329,23 +228,13 @@ class TriageScreen(Screen[None]):
 
     def _targets(self, action: str) -> list[Finding]:
         """The marked findings, else the cursor's; said when there is none."""
-        by_fp = {f.fingerprint: f for f in self.findings}
-        fingerprints = self.query_one(FindingsTree).targets()
-        found = [
-            by_fp[fp]
-            for fp in fingerprints
-            if fp in by_fp and (by_fp[fp].section is not Section.ALL_CLEAR or action == "accept")
-        ]
+        found = self.query_one(FindingsTree).targets_of(self.findings, action == "accept")
         if not found:
             self.notify("no finding under the cursor", severity="warning", timeout=2)
         return found
 
     def _cursor(self) -> Finding | None:
-        """The finding under the cursor, as shown (with the reviewer's edits)."""
-        tree = self.query_one(FindingsTree)
-        fingerprint = tree.cursor_fingerprint
-        row = tree.row(fingerprint) if fingerprint else None
-        return row.finding if row else None
+        return self.query_one(FindingsTree).cursor_finding
 
     def _one(self, action: str) -> Finding | None:
         """The finding a single-finding action applies to: the first marked one, else the
@@ -358,7 +247,7 @@ class TriageScreen(Screen[None]):
     def action_accept(self) -> None:
         if findings := self._targets("accept"):
             self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
-            self.decisions.decide(lambda: self.session.review.accept(findings), "accepted")
+            self.decisions.accept(findings)
             self.query_one(FindingsTree).marked.clear()
 
     def action_demote(self) -> None:
@@ -368,21 +257,11 @@ class TriageScreen(Screen[None]):
         self._move(up=True)
 
     def _move(self, up: bool) -> None:
-        findings = self._targets("promote" if up else "demote")
-        if not findings:
-            return
-
-        def move() -> list[Change] | str:
-            changes, stuck = self.session.review.move(findings, up)
-            if stuck and not changes:
-                return f"already at the {'top' if up else 'bottom'}"
-            return changes
-
-        tree = self.query_one(FindingsTree)
-        self._predict(findings, lambda f, entry: triage.move(f, entry, up))
-        verb = "promoted" if up else "demoted"
-        self.decisions.decide(move, verb, select=tree.cursor_fingerprint)
-        tree.marked.clear()
+        if findings := self._targets("promote" if up else "demote"):
+            tree = self.query_one(FindingsTree)
+            self._predict(findings, lambda f, entry: triage.move(f, entry, up))
+            self.decisions.move(findings, up, select=tree.cursor_fingerprint)
+            tree.marked.clear()
 
     def action_drop(self) -> None:
         findings = self._targets("drop")
@@ -393,7 +272,7 @@ class TriageScreen(Screen[None]):
         def dropped(reason: str | None) -> None:
             if reason:
                 self._predict(findings, lambda f, entry: triage.drop(f.fingerprint, entry, reason))
-                self.decisions.decide(lambda: self.session.review.drop(findings, reason), "dropped")
+                self.decisions.drop(findings, reason)
                 self.query_one(FindingsTree).marked.clear()
 
         self.app.push_screen(DropReason(what), dropped)
@@ -418,15 +297,13 @@ class TriageScreen(Screen[None]):
             return
         original = self._original(target)
         tree.marked.clear()
-        self.decisions.decide(
-            lambda: self.session.review.merge(parts, original), "merged", select=target.fingerprint
-        )
+        self.decisions.merge(parts, original, select=target.fingerprint)
 
     def action_undo(self) -> None:
-        self.decisions.decide(lambda: undo_said(self.session.review.undo(), "undid", "undo"), "")
+        self.decisions.undo()
 
     def action_redo(self) -> None:
-        self.decisions.decide(lambda: undo_said(self.session.review.redo(), "redid", "redo"), "")
+        self.decisions.redo()
 
     def action_edit(self) -> None:
         if self._targets("edit") and (finding := self._cursor()) is not None:
@@ -440,73 +317,21 @@ class TriageScreen(Screen[None]):
             self._record_edit(finding, outcome.edited)
 
     def _record_edit(self, finding: Finding, edited: Edited | None) -> None:
-        if edited is None:
-            return
-        original = self._original(finding)
-        self.decisions.decide(
-            lambda: self.session.review.edit(
-                original,
-                title=edited.title,
-                body=edited.body,
-                priority=edited.priority,
-                set_priority=edited.priority != finding.priority,
-            ),
-            "edited",
-            select=finding.fingerprint,
-        )
+        if edited is not None:
+            self.decisions.edit(self._original(finding), finding, edited)
 
+    # -- where a finding's evidence leads ------------------------------------------------------
     def action_copy_repro(self) -> None:
-        if (finding := self._one("copy_repro")) is None:
-            return
-        repro = finding.evidence.repro
-        if self.session.bundle is not None:  # what `r` would run, never the bundle's string
-            try:
-                repro = self.session.derived_repro(finding).display()
-            except ReproError:
-                repro = None
-        if not repro:
-            self.notify("this finding has no repro command", severity="warning", timeout=2)
-            return
-        self.app.copy_to_clipboard(repro)
-        self.notify("repro copied (OSC 52; in tmux: set -g set-clipboard on)", timeout=3)
+        if (finding := self._one("copy_repro")) is not None:
+            self.repro_flow.copy(finding)
 
     def action_open_url(self) -> None:
-        if (finding := self._one("open_url")) is None:
-            return
-        urls = (
-            ([finding.board.url] if finding.board and finding.board.url else [])
-            + finding.evidence.urls
-            + ([finding.evidence.compare_url] if finding.evidence.compare_url else [])
-        )
-        if not urls:
-            self.notify("this finding has no link", severity="warning", timeout=2)
-            return
-        url = urls[0]
-        if graphical_browser(os.environ, sys.platform):
-            self.run_worker(lambda: webbrowser.open(url), thread=True)
-            self.notify(f"opening {url}", timeout=3)
-        else:  # over SSH: no browser here; the URL to the reviewer's own clipboard
-            self.app.copy_to_clipboard(url)
-            self.notify(f"no display: copied (OSC 52) {url}", timeout=8)
+        if (finding := self._one("open_url")) is not None:
+            self.query_one(FindingPanes).open_url(finding)
 
     def action_open_log(self) -> None:
-        if not (targets := self._targets("open_log")):
-            return
-        finding = self._cursor() or targets[0]
-        kept = self.session.logs.log_file(finding)
-        if kept is None:
-            self.notify("no CI log kept for this finding", severity="warning", timeout=3)
-            return
-        from scout_tui.tui.screens.log_viewer import LogViewer
-
-        self.app.push_screen(
-            LogViewer(
-                kept.path,
-                experiment=self._experiment,
-                title=finding.title,
-                root_offset=kept.root_offset,
-            )
-        )
+        if targets := self._targets("open_log"):
+            self.query_one(FindingPanes).open_log(self._cursor() or targets[0])
 
     # -- the repro ----------------------------------------------------------------------------
     def action_run_repro(self) -> None:
@@ -561,25 +386,16 @@ class TriageScreen(Screen[None]):
             # Said before RunFinished: the run just made looked at less than the day's (R
             # offline after an online run), so the day's fuller run stays on screen.
             self._kept = event.kept
-            self._say_kept_apart(event.message)
+            self.query_one(StatusLine).keep_apart(event.message)
         elif isinstance(event, RunFinished):
             # The reconciled sections replace the live ones; the cursor keeps its finding.
             result, self._kept = self._kept or event.result, None
             if result is event.result and not result.cancelled:  # it replaced the day's run
-                self._say_kept_apart(None)
+                self.query_one(StatusLine).keep_apart(None)
             self.run_result = result
             self.query_one(StatusLine).collected_at = result.collected_at
-            bar = self.query_one(CollectorsBar)
-            bar.set_states(result.collectors)
-            bar.set_warnings(result.config_warnings)
+            self.query_one(CollectorsBar).show_run(result)
             self._show()
-
-    def _say_kept_apart(self, notice: str | None) -> None:
-        """A poorer run is kept apart: said once in full, and kept on the status line."""
-        status = self.query_one(StatusLine)
-        status.kept_apart = "poorer run kept apart" if notice else ""
-        if notice:
-            self.notify(notice, severity="warning", timeout=10)
 
     def _refresh_live(self) -> None:
         self._live_dirty = False
@@ -631,91 +447,43 @@ class TriageScreen(Screen[None]):
         if run is None or reviewed is None or self.collection is not None:
             self.notify("wait for the collection to finish", severity="warning")
             return
-        if self.session.bundle is not None and is_past_day(run.date):
-            self.notify(
-                f"the run of {run.date} is a past day's (a replay, an old "
-                "bundle): it is reviewed here, never published",
-                severity="error",
-                timeout=6,
-            )
-            return
-        flow = self.publish_flow
-        if flow.github_ok is False:
-            self.notify(
-                f"publishing needs GitHub: {flow.github_detail}", severity="error", timeout=6
-            )
-            return
-        flow.propose(run, reviewed, dict(self.entries))
+        self.publish_flow.propose(run, reviewed, dict(self.entries))
 
-    # -- panes, filter --------------------------------------------------------------------------
+    # -- zoom, filter ---------------------------------------------------------------------------
     def action_zoom(self) -> None:
         """The focused pane alone on the screen, or back."""
-        if self.zoomed is not None:
-            self.zoomed = None
-            for widget in self.query(".zoom-hidden, .zoom-full"):
-                widget.remove_class("zoom-hidden", "zoom-full")
+        workspace = self.query_one(Workspace)
+        if workspace.zoomed is None:
+            workspace.zoom()
+        else:
+            workspace.unzoom()
             self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
-            return
-        focused = self.focused
-        for pane_id in ZOOM_HIDES:
-            pane = self.query_one(f"#{pane_id}")
-            if focused is not None and (focused is pane or pane in focused.ancestors):
-                self.zoomed = pane_id
-        if self.zoomed is None:
-            return
-        for selector in ZOOM_HIDES[self.zoomed]:
-            self.query_one(selector).add_class("zoom-hidden")
-        if self.zoomed == "tree":
-            self.query_one("#left").add_class("zoom-full")
 
     def action_unzoom_or_clear(self) -> None:
-        if self.zoomed is not None:
+        workspace = self.query_one(Workspace)
+        if workspace.zoomed is not None:
             self.action_zoom()
-        elif self.query_one("#filter", Input).display:
+        elif workspace.filtering:
             self._set_filter("")
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.display = True
-        box.focus()
+        self.query_one(Workspace).open_filter()
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, message: Input.Submitted) -> None:
         self._set_filter(message.value)
 
     def _set_filter(self, text: str) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = text
-        box.display = bool(text.strip())
+        self.query_one(Workspace).show_filter(text)
         self.filter = Filter.parse(text)
         self.query_one(StatusLine).filter_text = text.strip()
         self._show()
         self.query_one(FindingsTree).focus()
 
     def action_help(self) -> None:
-        keys = {
-            b.id: key
-            for key, bindings in self.app.active_bindings.items()
-            for b in [bindings.binding]
-            if b.id
-        }
         from scout_tui.tui.screens.help import HelpScreen  # Markdown: imported when asked
 
-        self.app.push_screen(HelpScreen(keys))
-
-    def show_config_warnings(self) -> None:
-        warnings = self.query_one(CollectorsBar).warnings
-        text = (
-            "\n".join(f"- **{w.collector}**: {w.message}" for w in warnings)
-            or "scout.toml matches the repository: nothing to say."
-        )
-        self.app.push_screen(
-            PreviewScreen(
-                text,
-                "scout.toml: configured things the repository "
-                "no longer has (not findings: never published)",
-            )
-        )
+        self.app.push_screen(HelpScreen(self.app.active_bindings))
 
     def shut_down(self) -> None:
         """The console is quitting. Nothing of a run may outlive it; the decisions worker
@@ -725,30 +493,3 @@ class TriageScreen(Screen[None]):
             self.collection.kill()
         self.repro_flow.stop(grace=2)  # nothing the console started keeps a GPU
         self.decisions.close()
-
-
-TEXT_BROWSERS = {"lynx", "w3m", "links", "elinks", "www-browser"}
-
-
-def graphical_browser(env: Mapping[str, str], platform: str) -> bool:
-    """Whether `o` may start a browser: a display (X, Wayland, a Mac or Windows desktop)
-    and not a text browser, which would draw over the console."""
-    if env.get("BROWSER", "").split(os.pathsep)[0].rsplit("/", 1)[-1] in TEXT_BROWSERS:
-        return False
-    if platform in ("darwin", "win32"):
-        return not env.get("SSH_CONNECTION")
-    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
-
-
-def _settle_memory() -> None:
-    """The console's start (`run_console`) turns the cyclic garbage collector off while the
-    run loads; once the tree is up, everything alive then is frozen out of its passes —
-    a full pass over a 5,000-finding run costs 130–250 ms, a keypress's worth of stutter
-    several times a minute — and the collector runs again for what comes after."""
-    gc.freeze()
-    gc.enable()
-
-
-def _decision(entry: TriageEntry | None) -> TriageEntry | None:
-    """The entry as the screen shows it: when it was recorded does not show."""
-    return entry.model_copy(update={"updated": None}) if entry is not None else None
