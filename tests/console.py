@@ -42,7 +42,7 @@ async def settle(pilot, app: ScoutApp, seconds: float = 0.05) -> None:
     for _ in range(200):
         await pilot.pause(seconds)
         if (
-            app.triage.pending_decisions == 0
+            app.triage.decisions.pending == 0
             and app.triage.collection is None
             and app.triage.publish_flow.github_ok is not None
         ):

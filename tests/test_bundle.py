@@ -467,7 +467,7 @@ async def test_r_on_a_bundle_is_refused_without_the_reviewers_checkout(collected
         await cursor_to(pilot, app, lambda f: f.kind == "ci_failure")
         await pilot.press("r")
         await settle(pilot, app)
-        assert not isinstance(app.screen, ConfirmRepro) and app.triage.repro is None
+        assert not isinstance(app.screen, ConfirmRepro) and app.triage.repro_flow.run is None
         assert any("scout open FILE --repo PATH" in n.message for n in app._notifications)
 
 
@@ -513,9 +513,9 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
         await pilot.press("y")
         for _ in range(200):
             await pilot.pause(0.05)
-            if app.triage.repro is not None and not app.triage.repro.running:
+            if app.triage.repro_flow.run is not None and not app.triage.repro_flow.run.running:
                 break
-        assert app.triage.repro is not None and app.triage.repro.returncode == 0
+        assert app.triage.repro_flow.run is not None and app.triage.repro_flow.run.returncode == 0
     argv = (checkout / "argv.txt").read_text().splitlines()
     assert argv[:3] == ["NGPU=4", "--module", "graph_trainer.llama3"]
     assert argv[-5:] == ["--note", "[/]", "--tag", "[black on black]hidden", "$(touch pwned)"]

@@ -22,6 +22,7 @@ from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import ConfirmPublish
 from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.status_line import StatusLine
+from scout_tui.tui.widgets.workspace import Workspace
 from tests.console import (
     collected_demo,
     confirm_publish,
@@ -68,7 +69,7 @@ async def test_the_tree_shows_every_section_with_counts_and_the_ci_failure_its_l
         assert "2.13.0.dev20260819+cu130" in text  # the regression-range table
         assert log.query_one("#repro").text.startswith("NGPU=4 ./run_train.sh")
         status = app.query_one("#status").render().plain
-        rows = [r for r in app.triage.shown.rows if r.finding.section is not Section.ALL_CLEAR]
+        rows = [r for r in tree(app).rows if r.finding.section is not Section.ALL_CLEAR]
         assert f"0 of {len(rows)} reviewed" in status
         assert "online" in status
         # The failing workflow, and the green one said from its latest run.
@@ -226,14 +227,15 @@ async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
         await pilot.press("n")
         await settle(pilot, app)
         assert tree(app).cursor_fingerprint not in (None, first)
+        workspace = app.query_one(Workspace)
         await pilot.press("z")
-        assert app.triage.zoomed == "tree" and not app.query_one("#right").display
+        assert workspace.zoomed == "tree" and not app.query_one("#right").display
         assert app.query_one("#right").has_class("zoom-hidden")
         await pilot.press("z")
-        assert app.triage.zoomed is None and not app.query_one("#right").has_class("zoom-hidden")
+        assert workspace.zoomed is None and not app.query_one("#right").has_class("zoom-hidden")
         await pilot.press("tab")  # focus to the detail pane, then zoom it
         await pilot.press("z")
-        assert app.triage.zoomed == "detail" and app.query_one("#left").has_class("zoom-hidden")
+        assert workspace.zoomed == "detail" and app.query_one("#left").has_class("zoom-hidden")
         await pilot.press("escape")
         await pilot.press("p")
         await settle(pilot, app)

@@ -10,8 +10,8 @@ import pytest
 
 from scout_tui.model import Priority, Section
 from scout_tui.tui.edit_document import BadDocument, finding_document, parse_document
-from scout_tui.tui.links import graphical_browser
 from scout_tui.tui.screens.repro import ConfirmRepro
+from scout_tui.tui.widgets.finding_panes import graphical_browser
 from scout_tui.tui.widgets.log_pane import LogPane
 from tests.console import collected_demo, console, cursor_to, settle, tree
 from tests.test_process import running, wait_for
@@ -61,24 +61,25 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
             assert asked.command.startswith("NGPU=") and asked.cwd == str(demo.sample.repo)
             await pilot.press("n")  # nothing starts when the answer is no
             await pilot.pause(0.2)
-            assert app.triage.repro is None and not pids.exists()
+            assert app.triage.repro_flow.run is None and not pids.exists()
             await pilot.press("r")
             assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
             await pilot.press("y")
             assert await until(
                 pilot,
                 lambda: (
-                    app.triage.repro is not None and "step 3 loss 2.3" in app.triage.repro.lines
+                    app.triage.repro_flow.run is not None
+                    and "step 3 loss 2.3" in app.triage.repro_flow.run.lines
                 ),
             )
-            assert app.triage.repro.running
+            assert app.triage.repro_flow.run.running
             worker = int(pids.read_text().split()[1])
             assert running(worker)
             log = app.query_one(LogPane)
             assert log.display and "step 3 loss 2.3" in "\n".join(log.query_one("Log").lines)
             await pilot.press("r")  # r again: stop it, the whole group
-            assert await until(pilot, lambda: not app.triage.repro.running)
-            assert app.triage.repro.stopped
+            assert await until(pilot, lambda: not app.triage.repro_flow.run.running)
+            assert app.triage.repro_flow.run.stopped
             assert wait_for(lambda: not running(worker)), "a GPU worker survived the stop"
 
 
@@ -225,7 +226,7 @@ async def test_scout_toml_warnings_show_in_the_collectors_bar_never_in_the_repor
             assert len(warnings) == 3  # the shipped surfaces the demo's repository never had
             bar = app.query_one(CollectorsBar).render().plain
             assert bar.startswith("⚠ scout.toml: 3")  # first, so it shows at 80 columns
-            app.triage.show_config_warnings()
+            app.query_one(CollectorsBar).show_warnings()
             await pilot.pause(0.2)
             assert isinstance(app.screen, PreviewScreen)
             assert "never was in that file's history" in app.screen.markdown

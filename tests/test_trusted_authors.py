@@ -292,7 +292,7 @@ async def test_the_console_says_which_reports_it_ignored(tmp_path):
             await settle(pilot, app)
             bar = app.query_one(CollectorsBar).render().plain
             assert bar.startswith("⚠ scout.toml: 4")  # the demo's 3, and this one
-            app.triage.show_config_warnings()
+            app.query_one(CollectorsBar).show_warnings()
             await pilot.pause(0.2)
             assert isinstance(app.screen, PreviewScreen)
             assert (

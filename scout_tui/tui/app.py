@@ -15,6 +15,7 @@ from scout_tui.model import RunResult
 from scout_tui.session import Session
 from scout_tui.tui.keys import ACTIONS, binding
 from scout_tui.tui.screens.triage import TriageScreen
+from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
 
 
@@ -64,7 +65,7 @@ class ScoutApp(App[int]):
         yield SystemCommand(
             "Warnings of scout.toml",
             "what scout.toml names that the repository no longer has, and where it went",
-            triage.show_config_warnings,
+            triage.query_one(CollectorsBar).show_warnings,
         )
 
     async def action_quit(self) -> None:

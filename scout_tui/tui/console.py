@@ -35,9 +35,9 @@ def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None
 
 
 def settle_memory() -> None:
-    """The console's start (`run_console`) turns the cyclic garbage collector off while the
-    run loads; once the tree is up, everything alive then is frozen out of its passes —
-    a full pass over a 5,000-finding run costs 130–250 ms, a keypress's worth of stutter
-    several times a minute — and the collector runs again for what comes after."""
+    """`run_console` turns the cyclic garbage collector off while the run loads; once the
+    tree is up (the triage screen calls this), everything alive then is frozen out of its
+    passes — a full pass over a 5,000-finding run costs 130–250 ms, a keypress's worth of
+    stutter several times a minute — and the collector runs again for what comes after."""
     gc.freeze()
     gc.enable()

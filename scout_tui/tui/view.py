@@ -4,7 +4,7 @@ app and costs nothing on the event loop beyond a pass over the findings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scout_tui.model import SECTIONS, Finding, Priority, Section, Status, TriageEntry
@@ -170,71 +170,16 @@ def reviewed_count(rows: Sequence[Row]) -> tuple[int, int]:
     return sum(1 for row in counted if row.reviewed), len(counted)
 
 
-@dataclass
-class Shown:
-    """The rows on screen, indexed by fingerprint, and how many are reviewed: what a
-    decision changes in place."""
-
-    rows: list[Row] = field(default_factory=list)
-    index: dict[str, int] = field(default_factory=dict)
-    titles: dict[str, str] = field(default_factory=dict)
-    reviewed: int = 0
-    total: int = 0
-
-    @classmethod
-    def of(cls, findings: Sequence[Finding], entries: dict[str, TriageEntry]) -> Shown:
-        rows = rows_of(findings, entries)
-        reviewed, total = reviewed_count(rows)
-        return cls(
-            rows,
-            {row.fingerprint: n for n, row in enumerate(rows)},
-            {row.fingerprint: row.finding.title for row in rows},
-            reviewed,
-            total,
-        )
-
-    @property
-    def said(self) -> str:
-        return f"{self.reviewed} of {self.total} reviewed"
-
-    def relabeled(
-        self,
-        changed: set[str],
-        entries: dict[str, TriageEntry],
-        before: dict[str, TriageEntry],
-    ) -> list[Row] | None:
-        """The rows whose decision changed but not their place, relabeled here (a rebuild
-        of 5,000 nodes is what a keypress must not cost); None: the tree is rebuilt."""
-        if not changed:
-            return []
-        if not changed <= self.index.keys():
-            return None
-        changed = set(changed)
-        for fp in list(changed):  # a merge changes its target's badge too
-            for entry in (entries.get(fp), before.get(fp)):
-                if entry is not None and entry.merged_into in self.index:
-                    changed.add(entry.merged_into)
-        fresh = rows_of(
-            [self.rows[self.index[fp]].decided.original for fp in changed], entries, self.titles
-        )
-        for row in fresh:
-            old = self.rows[self.index[row.fingerprint]].finding
-            if (old.section, old.priority) != (row.finding.section, row.finding.priority):
-                return None
-        for row in fresh:
-            old_row = self.rows[self.index[row.fingerprint]]
-            if row.finding.section is not Section.ALL_CLEAR:
-                self.reviewed += int(row.reviewed) - int(old_row.reviewed)
-            self.rows[self.index[row.fingerprint]] = row
-        return fresh
-
-
-def decisions_changed(before: dict[str, TriageEntry], after: dict[str, TriageEntry]) -> set[str]:
-    """The findings whose decision is not what it was (when it was recorded aside)."""
-
-    def shown(entry: TriageEntry | None) -> TriageEntry | None:
-        return entry.model_copy(update={"updated": None}) if entry is not None else None
-
+def changed_decisions(
+    before: Mapping[str, TriageEntry], after: Mapping[str, TriageEntry]
+) -> set[str]:
+    """The findings whose decision shows differently (when it was recorded does not show)."""
     return {
-        fp for fp in before.keys() | after.keys() if shown(before.get(fp)) != shown(after.get(fp))
+        fp
+        for fp in before.keys() | after.keys()
+        if _decision(before.get(fp)) != _decision(after.get(fp))
     }
+
+
+def _decision(entry: TriageEntry | None) -> TriageEntry | None:
+    return entry.model_copy(update={"updated": None}) if entry is not None else None

@@ -9,12 +9,13 @@ from collections.abc import Callable
 from textual.message import Message
 
 from scout_tui.errors import ScoutError, redact
-from scout_tui.model import RunResult, TriageEntry
+from scout_tui.model import Finding, RunResult, TriageEntry
 from scout_tui.session import Session
 from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Action, Change
 from scout_tui.tui.messages import Decided, Opened
+from scout_tui.tui.screens.edit_finding import Edited
 
 # Verbs that a badge says well enough: no toast for one finding (a toast costs a layout).
 QUIET_VERBS = {"accepted", "demoted", "promoted", "dropped"}
@@ -61,6 +62,45 @@ class DecisionQueue:
             self.post(Decided(self.session.review.decisions(), said, select=select))
 
         self._queue(job)
+
+    # The reviewer's decisions, each a session call recorded in turn.
+    def accept(self, findings: list[Finding]) -> None:
+        self.decide(lambda: self.session.review.accept(findings), "accepted")
+
+    def move(self, findings: list[Finding], up: bool, select: str | None) -> None:
+        def move() -> list[Change] | str:
+            changes, stuck = self.session.review.move(findings, up)
+            if stuck and not changes:
+                return f"already at the {'top' if up else 'bottom'}"
+            return changes
+
+        self.decide(move, "promoted" if up else "demoted", select=select)
+
+    def drop(self, findings: list[Finding], reason: str) -> None:
+        self.decide(lambda: self.session.review.drop(findings, reason), "dropped")
+
+    def merge(self, parts: list[Finding], into: Finding, select: str) -> None:
+        self.decide(lambda: self.session.review.merge(parts, into), "merged", select=select)
+
+    def edit(self, original: Finding, shown: Finding, edited: Edited) -> None:
+        """`original` edited into what the reviewer typed over the `shown` finding."""
+        self.decide(
+            lambda: self.session.review.edit(
+                original,
+                title=edited.title,
+                body=edited.body,
+                priority=edited.priority,
+                set_priority=edited.priority != shown.priority,
+            ),
+            "edited",
+            select=shown.fingerprint,
+        )
+
+    def undo(self) -> None:
+        self.decide(lambda: undo_said(self.session.review.undo(), "undid", "undo"), "")
+
+    def redo(self) -> None:
+        self.decide(lambda: undo_said(self.session.review.redo(), "redid", "redo"), "")
 
     def handled(self) -> None:
         """The screen has shown one job's message."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
@@ -51,9 +53,10 @@ def help_markdown(keys: dict[str, str]) -> str:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help_close")]
 
-    def __init__(self, keys: dict[str, str]) -> None:
+    def __init__(self, bindings: Mapping[str, ActiveBinding]) -> None:
+        """`bindings`: the app's active ones as `?` is pressed (`[keys]` rebinds them)."""
         super().__init__()
-        self.keys = keys
+        self.keys = {a.binding.id: key for key, a in bindings.items() if a.binding.id}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide tall"):

@@ -7,17 +7,13 @@ to a handler here, the only code that updates the widgets.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
-import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
@@ -31,17 +27,14 @@ from scout_tui.collect.events import (
     RunStarted,
     RunWarning,
 )
-from scout_tui.history.baseline import is_past_day
-from scout_tui.model import Finding, RunResult, Section, TriageEntry
+from scout_tui.model import Finding, RunResult, TriageEntry
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
-from scout_tui.triage.store import Change
 from scout_tui.tui.console import settle_memory
 from scout_tui.tui.controllers.collection import Collection
-from scout_tui.tui.controllers.decisions import DecisionQueue, undo_said
+from scout_tui.tui.controllers.decisions import DecisionQueue
 from scout_tui.tui.controllers.editor import edit_in_editor
 from scout_tui.tui.keys import binding
-from scout_tui.tui.links import graphical_browser, links_of, repro_to_copy
 from scout_tui.tui.messages import (
     CollectionEnded,
     CollectionEvent,
@@ -51,25 +44,18 @@ from scout_tui.tui.messages import (
 )
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
-from scout_tui.tui.screens.preview import PreviewScreen
-from scout_tui.tui.view import Filter, Shown, decisions_changed, sections
+from scout_tui.tui.view import Filter, changed_decisions
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
-from scout_tui.tui.widgets.evidence_panes import EvidencePanes
+from scout_tui.tui.widgets.finding_panes import FindingPanes
 from scout_tui.tui.widgets.findings_tree import FindingsTree
-from scout_tui.tui.widgets.log_pane import LogPane, ReproRun
+from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.publish_flow import PublishFlow
 from scout_tui.tui.widgets.repro_flow import ReproFlow
 from scout_tui.tui.widgets.status_line import StatusLine
+from scout_tui.tui.widgets.workspace import Workspace
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
 PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
-# The panes zoom hides for each pane it shows alone.
-ZOOM_HIDES = {
-    "tree": ["#right"],
-    "detail": ["#left", "#diff", "#log"],
-    "diff": ["#left", "#detail", "#log"],
-    "log": ["#left", "#detail", "#diff"],
-}
 
 
 class TriageScreen(Screen[None]):
@@ -92,16 +78,13 @@ class TriageScreen(Screen[None]):
         self.load_cached = load_cached and run is None
         self.collect_at_start = collect or (run is None and not load_cached)
         self.entries: dict[str, TriageEntry] = {}
-        self.shown = Shown()
         self.live: list[Finding] = []
         self.filter = Filter()
         self.collection: Collection | None = None
         self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
-        self.zoomed: str | None = None  # the id of the pane zoomed with z
         self._panes_timer: Timer | None = None
         self._last_highlight = 0.0
         self._live_dirty = False
-        self._experiment = session.experiment
         self.decisions = DecisionQueue(session, self.post_message)
         # Held, not queried: the repro must be stopped at exit, when the screen's children
         # are already gone.
@@ -116,29 +99,13 @@ class TriageScreen(Screen[None]):
         return not (above and action in self.OWN_ACTIONS | {"unzoom_or_clear"})
 
     @property
-    def pending_decisions(self) -> int:
-        return self.decisions.pending
-
-    @property
-    def repro(self) -> ReproRun | None:
-        """The last repro run from the console."""
-        return self.repro_flow.run
-
-    @property
     def findings(self) -> list[Finding]:
         return self.run_result.findings if self.run_result is not None else self.live
 
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
-        with Horizontal(id="main"):
-            with Vertical(id="left"):
-                yield Input(
-                    placeholder="filter: words, p0 p1 p2 new carried dropped unreviewed",
-                    id="filter",
-                )
-                yield FindingsTree(id="tree")
-            yield EvidencePanes(id="right")
+        yield Workspace(self.session, id="main")
         yield CollectorsBar(id="collectors")
         yield Footer()
         yield self.publish_flow
@@ -147,8 +114,7 @@ class TriageScreen(Screen[None]):
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
         checkout = Path(self.session.checkout.path).name
-        status.where = f"{checkout}·{self._experiment.rsplit('/', 1)[-1]} {self.session.day}"
-        self.query_one("#filter").display = False
+        status.where = f"{checkout}·{self.session.experiment.rsplit('/', 1)[-1]} {self.session.day}"
         self._record_decisions()
         status.busy = "opening the cached run…" if self.load_cached else ""
         self.decisions.open(self.run_result, self.load_cached)
@@ -169,15 +135,13 @@ class TriageScreen(Screen[None]):
         if message.run is not None and self.run_result is None:
             self.run_result = message.run
         if self.run_result is not None:
-            bar = self.query_one(CollectorsBar)
-            bar.set_states(self.run_result.collectors)
-            bar.set_warnings(self.run_result.config_warnings)
+            self.query_one(CollectorsBar).show_run(self.run_result)
             status.collected_at = self.run_result.collected_at
         self._apply_entries(message.entries)
         if message.error:
             self.notify(message.error, severity="error", timeout=10)
         if message.kept_apart and message.run is self.run_result:
-            self._say_kept_apart(message.kept_apart)
+            status.keep_apart(message.kept_apart)
         if self.load_cached and message.run is None and self.collection is None:
             self.action_rerun()  # nothing cached for the day: collect it
         # PyGithub's import and the first request wait until the findings are on screen.
@@ -187,36 +151,24 @@ class TriageScreen(Screen[None]):
 
     # -- the findings shown -----------------------------------------------------------------
     def _show(self) -> None:
-        self.shown = Shown.of(self.findings, self.entries)
         tree = self.query_one(FindingsTree)
-        tree.show(sections(self.shown.rows, self.filter or None))
-        status = self.query_one(StatusLine)
-        status.reviewed = self.shown.said
-        status.marked = len(tree.marked)
+        tree.show_findings(self.findings, self.entries, self.filter or None)
+        self.query_one(StatusLine).counts(tree.reviewed, tree.total, len(tree.marked))
         self._show_panes(tree.cursor_fingerprint)
 
     def _apply_entries(self, entries: dict[str, TriageEntry]) -> None:
         before, self.entries = self.entries, entries
-        changed = decisions_changed(before, entries)
-        fresh = (
-            None
-            if self.filter or not self.shown.rows
-            else self.shown.relabeled(changed, entries, before)
-        )
-        if fresh is None:
+        tree, changed = self.query_one(FindingsTree), changed_decisions(before, entries)
+        # A decision changes a finding's badges, seldom its place: relabelled alone.
+        relabelled = None
+        if tree.rows and not self.filter:
+            relabelled = tree.relabel(changed, entries, before)
+        if relabelled is None:
             self._show()
-            return
-        if not fresh:
-            return
-        tree = self.query_one(FindingsTree)
-        for row in fresh:
-            tree.refresh_row(row)
-        tree.refresh_counts()
-        status = self.query_one(StatusLine)
-        status.reviewed = self.shown.said
-        status.marked = len(tree.marked)
-        if tree.cursor_fingerprint in {row.fingerprint for row in fresh}:  # in a frame of its own
-            self._schedule_panes(tree.cursor_fingerprint)
+        elif relabelled:
+            self.query_one(StatusLine).counts(tree.reviewed, tree.total, len(tree.marked))
+            if tree.cursor_fingerprint in relabelled:  # its badges: in a frame of their own
+                self._schedule_panes(tree.cursor_fingerprint)
 
     def _predict(
         self,
@@ -243,22 +195,11 @@ class TriageScreen(Screen[None]):
         except NoMatches:  # a timer's last tick while the app closes
             return
         row = tree.row(fingerprint) if fingerprint else None
-        if self.collection is not None and not self.shown.rows:
-            empty = "Collecting…"
-        elif not self.shown.rows:
-            empty = "No findings."
-        elif self.filter and tree.cursor_fingerprint is None and not tree.targets():
-            empty = "No finding matches the filter (escape clears it)."
-        else:
-            empty = "Select a finding."
-        finding = row.finding if row else None
-        run = (
-            self.repro
-            if finding and self.repro and self.repro.fingerprint == finding.fingerprint
-            else None
-        )
-        has_log = self.session.logs.has_log(finding)  # no disk here: this runs per cursor move
-        self.query_one(EvidencePanes).show(row, empty, run, has_log, self._experiment, self.zoomed)
+        empty = tree.placeholder(self.collection is not None, bool(self.filter))
+        run = self.repro_flow.run
+        if not (row and run and run.fingerprint == row.finding.fingerprint):
+            run = None
+        self.query_one(FindingPanes).show(row, empty, run, self.query_one(Workspace).zoomed)
 
     @on(FindingsTree.FindingHighlighted)
     def _highlighted(self, message: FindingsTree.FindingHighlighted) -> None:
@@ -287,23 +228,13 @@ class TriageScreen(Screen[None]):
 
     def _targets(self, action: str) -> list[Finding]:
         """The marked findings, else the cursor's; said when there is none."""
-        by_fp = {f.fingerprint: f for f in self.findings}
-        fingerprints = self.query_one(FindingsTree).targets()
-        found = [
-            by_fp[fp]
-            for fp in fingerprints
-            if fp in by_fp and (by_fp[fp].section is not Section.ALL_CLEAR or action == "accept")
-        ]
+        found = self.query_one(FindingsTree).targets_of(self.findings, action == "accept")
         if not found:
             self.notify("no finding under the cursor", severity="warning", timeout=2)
         return found
 
     def _cursor(self) -> Finding | None:
-        """The finding under the cursor, as shown (with the reviewer's edits)."""
-        tree = self.query_one(FindingsTree)
-        fingerprint = tree.cursor_fingerprint
-        row = tree.row(fingerprint) if fingerprint else None
-        return row.finding if row else None
+        return self.query_one(FindingsTree).cursor_finding
 
     def _one(self, action: str) -> Finding | None:
         """The finding a single-finding action applies to: the first marked one, else the
@@ -316,7 +247,7 @@ class TriageScreen(Screen[None]):
     def action_accept(self) -> None:
         if findings := self._targets("accept"):
             self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
-            self.decisions.decide(lambda: self.session.review.accept(findings), "accepted")
+            self.decisions.accept(findings)
             self.query_one(FindingsTree).marked.clear()
 
     def action_demote(self) -> None:
@@ -326,21 +257,11 @@ class TriageScreen(Screen[None]):
         self._move(up=True)
 
     def _move(self, up: bool) -> None:
-        findings = self._targets("promote" if up else "demote")
-        if not findings:
-            return
-
-        def move() -> list[Change] | str:
-            changes, stuck = self.session.review.move(findings, up)
-            if stuck and not changes:
-                return f"already at the {'top' if up else 'bottom'}"
-            return changes
-
-        tree = self.query_one(FindingsTree)
-        self._predict(findings, lambda f, entry: triage.move(f, entry, up))
-        verb = "promoted" if up else "demoted"
-        self.decisions.decide(move, verb, select=tree.cursor_fingerprint)
-        tree.marked.clear()
+        if findings := self._targets("promote" if up else "demote"):
+            tree = self.query_one(FindingsTree)
+            self._predict(findings, lambda f, entry: triage.move(f, entry, up))
+            self.decisions.move(findings, up, select=tree.cursor_fingerprint)
+            tree.marked.clear()
 
     def action_drop(self) -> None:
         findings = self._targets("drop")
@@ -351,7 +272,7 @@ class TriageScreen(Screen[None]):
         def dropped(reason: str | None) -> None:
             if reason:
                 self._predict(findings, lambda f, entry: triage.drop(f.fingerprint, entry, reason))
-                self.decisions.decide(lambda: self.session.review.drop(findings, reason), "dropped")
+                self.decisions.drop(findings, reason)
                 self.query_one(FindingsTree).marked.clear()
 
         self.app.push_screen(DropReason(what), dropped)
@@ -376,15 +297,13 @@ class TriageScreen(Screen[None]):
             return
         original = self._original(target)
         tree.marked.clear()
-        self.decisions.decide(
-            lambda: self.session.review.merge(parts, original), "merged", select=target.fingerprint
-        )
+        self.decisions.merge(parts, original, select=target.fingerprint)
 
     def action_undo(self) -> None:
-        self.decisions.decide(lambda: undo_said(self.session.review.undo(), "undid", "undo"), "")
+        self.decisions.undo()
 
     def action_redo(self) -> None:
-        self.decisions.decide(lambda: undo_said(self.session.review.redo(), "redid", "redo"), "")
+        self.decisions.redo()
 
     def action_edit(self) -> None:
         if self._targets("edit") and (finding := self._cursor()) is not None:
@@ -398,64 +317,21 @@ class TriageScreen(Screen[None]):
             self._record_edit(finding, outcome.edited)
 
     def _record_edit(self, finding: Finding, edited: Edited | None) -> None:
-        if edited is None:
-            return
-        original = self._original(finding)
-        self.decisions.decide(
-            lambda: self.session.review.edit(
-                original,
-                title=edited.title,
-                body=edited.body,
-                priority=edited.priority,
-                set_priority=edited.priority != finding.priority,
-            ),
-            "edited",
-            select=finding.fingerprint,
-        )
+        if edited is not None:
+            self.decisions.edit(self._original(finding), finding, edited)
 
+    # -- where a finding's evidence leads ------------------------------------------------------
     def action_copy_repro(self) -> None:
-        if (finding := self._one("copy_repro")) is None:
-            return
-        repro = repro_to_copy(self.session, finding)
-        if not repro:
-            self.notify("this finding has no repro command", severity="warning", timeout=2)
-            return
-        self.app.copy_to_clipboard(repro)
-        self.notify("repro copied (OSC 52; in tmux: set -g set-clipboard on)", timeout=3)
+        if (finding := self._one("copy_repro")) is not None:
+            self.repro_flow.copy(finding)
 
     def action_open_url(self) -> None:
-        if (finding := self._one("open_url")) is None:
-            return
-        urls = links_of(finding)
-        if not urls:
-            self.notify("this finding has no link", severity="warning", timeout=2)
-            return
-        url = urls[0]
-        if graphical_browser(os.environ, sys.platform):
-            self.run_worker(lambda: webbrowser.open(url), thread=True)
-            self.notify(f"opening {url}", timeout=3)
-        else:  # over SSH: no browser here; the URL to the reviewer's own clipboard
-            self.app.copy_to_clipboard(url)
-            self.notify(f"no display: copied (OSC 52) {url}", timeout=8)
+        if (finding := self._one("open_url")) is not None:
+            self.query_one(FindingPanes).open_url(finding)
 
     def action_open_log(self) -> None:
-        if not (targets := self._targets("open_log")):
-            return
-        finding = self._cursor() or targets[0]
-        kept = self.session.logs.log_file(finding)
-        if kept is None:
-            self.notify("no CI log kept for this finding", severity="warning", timeout=3)
-            return
-        from scout_tui.tui.screens.log_viewer import LogViewer
-
-        self.app.push_screen(
-            LogViewer(
-                kept.path,
-                experiment=self._experiment,
-                title=finding.title,
-                root_offset=kept.root_offset,
-            )
-        )
+        if targets := self._targets("open_log"):
+            self.query_one(FindingPanes).open_log(self._cursor() or targets[0])
 
     # -- the repro ----------------------------------------------------------------------------
     def action_run_repro(self) -> None:
@@ -510,25 +386,16 @@ class TriageScreen(Screen[None]):
             # Said before RunFinished: the run just made looked at less than the day's (R
             # offline after an online run), so the day's fuller run stays on screen.
             self._kept = event.kept
-            self._say_kept_apart(event.message)
+            self.query_one(StatusLine).keep_apart(event.message)
         elif isinstance(event, RunFinished):
             # The reconciled sections replace the live ones; the cursor keeps its finding.
             result, self._kept = self._kept or event.result, None
             if result is event.result and not result.cancelled:  # it replaced the day's run
-                self._say_kept_apart(None)
+                self.query_one(StatusLine).keep_apart(None)
             self.run_result = result
             self.query_one(StatusLine).collected_at = result.collected_at
-            bar = self.query_one(CollectorsBar)
-            bar.set_states(result.collectors)
-            bar.set_warnings(result.config_warnings)
+            self.query_one(CollectorsBar).show_run(result)
             self._show()
-
-    def _say_kept_apart(self, notice: str | None) -> None:
-        """A poorer run is kept apart: said once in full, and kept on the status line."""
-        status = self.query_one(StatusLine)
-        status.kept_apart = "poorer run kept apart" if notice else ""
-        if notice:
-            self.notify(notice, severity="warning", timeout=10)
 
     def _refresh_live(self) -> None:
         self._live_dirty = False
@@ -580,91 +447,43 @@ class TriageScreen(Screen[None]):
         if run is None or reviewed is None or self.collection is not None:
             self.notify("wait for the collection to finish", severity="warning")
             return
-        if self.session.bundle is not None and is_past_day(run.date):
-            self.notify(
-                f"the run of {run.date} is a past day's (a replay, an old "
-                "bundle): it is reviewed here, never published",
-                severity="error",
-                timeout=6,
-            )
-            return
-        flow = self.publish_flow
-        if flow.github_ok is False:
-            self.notify(
-                f"publishing needs GitHub: {flow.github_detail}", severity="error", timeout=6
-            )
-            return
-        flow.propose(run, reviewed, dict(self.entries))
+        self.publish_flow.propose(run, reviewed, dict(self.entries))
 
-    # -- panes, filter --------------------------------------------------------------------------
+    # -- zoom, filter ---------------------------------------------------------------------------
     def action_zoom(self) -> None:
         """The focused pane alone on the screen, or back."""
-        if self.zoomed is not None:
-            self.zoomed = None
-            for widget in self.query(".zoom-hidden, .zoom-full"):
-                widget.remove_class("zoom-hidden", "zoom-full")
+        workspace = self.query_one(Workspace)
+        if workspace.zoomed is None:
+            workspace.zoom()
+        else:
+            workspace.unzoom()
             self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
-            return
-        focused = self.focused
-        for pane_id in ZOOM_HIDES:
-            pane = self.query_one(f"#{pane_id}")
-            if focused is not None and (focused is pane or pane in focused.ancestors):
-                self.zoomed = pane_id
-        if self.zoomed is None:
-            return
-        for selector in ZOOM_HIDES[self.zoomed]:
-            self.query_one(selector).add_class("zoom-hidden")
-        if self.zoomed == "tree":
-            self.query_one("#left").add_class("zoom-full")
 
     def action_unzoom_or_clear(self) -> None:
-        if self.zoomed is not None:
+        workspace = self.query_one(Workspace)
+        if workspace.zoomed is not None:
             self.action_zoom()
-        elif self.query_one("#filter", Input).display:
+        elif workspace.filtering:
             self._set_filter("")
 
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.display = True
-        box.focus()
+        self.query_one(Workspace).open_filter()
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, message: Input.Submitted) -> None:
         self._set_filter(message.value)
 
     def _set_filter(self, text: str) -> None:
-        box = self.query_one("#filter", Input)
-        box.value = text
-        box.display = bool(text.strip())
+        self.query_one(Workspace).show_filter(text)
         self.filter = Filter.parse(text)
         self.query_one(StatusLine).filter_text = text.strip()
         self._show()
         self.query_one(FindingsTree).focus()
 
     def action_help(self) -> None:
-        keys = {
-            b.id: key
-            for key, bindings in self.app.active_bindings.items()
-            for b in [bindings.binding]
-            if b.id
-        }
         from scout_tui.tui.screens.help import HelpScreen  # Markdown: imported when asked
 
-        self.app.push_screen(HelpScreen(keys))
-
-    def show_config_warnings(self) -> None:
-        warnings = self.query_one(CollectorsBar).warnings
-        text = (
-            "\n".join(f"- **{w.collector}**: {w.message}" for w in warnings)
-            or "scout.toml matches the repository: nothing to say."
-        )
-        self.app.push_screen(
-            PreviewScreen(
-                text,
-                "scout.toml: configured things the repository "
-                "no longer has (not findings: never published)",
-            )
-        )
+        self.app.push_screen(HelpScreen(self.app.active_bindings))
 
     def shut_down(self) -> None:
         """The console is quitting. Nothing of a run may outlive it; the decisions worker

@@ -1,5 +1,6 @@
 """Each collector's state: running with progress, done with its count, skipped or failed
-with why, cancelled."""
+with why, cancelled; and how many things scout.toml names that the repository no longer
+has (shown in full from the palette)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from scout_tui.collect.events import (
     Progress,
     RunStarted,
 )
-from scout_tui.model import CollectorState, ConfigWarning
+from scout_tui.model import CollectorState, ConfigWarning, RunResult
+from scout_tui.tui.screens.preview import PreviewScreen
 
 SYMBOLS = {
     "pending": ("·", "dim"),
@@ -52,6 +54,25 @@ class CollectorsBar(Static):
         self.states: list[CollectorState] = []
         self.progress: dict[str, str] = {}
         self.warnings: list[ConfigWarning] = []
+
+    def show_run(self, run: RunResult) -> None:
+        """A run's collectors as they ended, and what its scout.toml names in vain."""
+        self.set_states(run.collectors)
+        self.set_warnings(run.config_warnings)
+
+    def show_warnings(self) -> None:
+        """The warnings in full (ctrl+p warnings)."""
+        text = (
+            "\n".join(f"- **{w.collector}**: {w.message}" for w in self.warnings)
+            or "scout.toml matches the repository: nothing to say."
+        )
+        self.app.push_screen(
+            PreviewScreen(
+                text,
+                "scout.toml: configured things the repository "
+                "no longer has (not findings: never published)",
+            )
+        )
 
     def set_warnings(self, warnings: list[ConfigWarning]) -> None:
         self.warnings = list(warnings)

@@ -1,7 +1,8 @@
 """The Section → Priority → Finding tree, with counts and badges, and the triage keys.
 
-The tree shows, moves and marks; a triage key runs the screen's action, which applies it
-to `targets()` (the marked findings, else the cursor's)."""
+The tree holds the run's rows (every finding as decided, shown or filtered out), shows,
+moves and marks, and relabels alone the findings a decision changed; a triage key runs the
+screen's action, which applies it to `targets()` (the marked findings, else the cursor's)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from scout_tui.model import PRIORITIZED, SECTIONS, Priority, Section
+from scout_tui.model import PRIORITIZED, SECTIONS, Finding, Priority, Section, TriageEntry
 from scout_tui.tui.keys import binding
-from scout_tui.tui.view import Row, SectionView
+from scout_tui.tui.view import Filter, Row, SectionView, reviewed_count, rows_of, sections
 
 TRIAGE_ACTIONS = (
     "accept",
@@ -109,6 +110,10 @@ class FindingsTree(Tree[NodeData]):
         self._dirty_sections: set[Section] = set()
         self._finding_nodes: dict[str, TreeNode[NodeData]] = {}
         self._collapsed: set[str] = {Section.ALL_CLEAR.value}
+        self.rows: list[Row] = []  # every finding of the run, shown or filtered out
+        self._row_index: dict[str, int] = {}
+        self._titles: dict[str, str] = {}
+        self.reviewed = self.total = 0  # over every row: "N of M reviewed"
 
     # -- Tree's hooks, made cheap for thousands of nodes ---------------------------------------
     def _invalidate(self) -> None:
@@ -131,6 +136,52 @@ class FindingsTree(Tree[NodeData]):
         return len(icon) + node._label.cell_len
 
     # -- building ---------------------------------------------------------------------------
+    def show_findings(
+        self, findings: list[Finding], entries: dict[str, TriageEntry], keep: Filter | None
+    ) -> None:
+        """The run's findings as decided; those `keep` matches (every one when None) shown."""
+        self.rows = rows_of(findings, entries)
+        self._row_index = {row.fingerprint: n for n, row in enumerate(self.rows)}
+        self._titles = {row.fingerprint: row.finding.title for row in self.rows}
+        self.show(sections(self.rows, keep))
+        self.reviewed, self.total = reviewed_count(self.rows)
+
+    def relabel(
+        self,
+        changed: set[str],
+        entries: dict[str, TriageEntry],
+        before: dict[str, TriageEntry],
+    ) -> set[str] | None:
+        """Findings whose decision changed but not their place: relabelled alone (a rebuild
+        of 5,000 nodes is what a keypress must not cost). The findings relabelled (a merge's
+        target too); None: `show_findings` again. Every row must be shown (no filter)."""
+        if not changed:
+            return changed
+        index = self._row_index
+        if not changed <= index.keys():
+            return None
+        changed = set(changed)
+        # A merge changes its target's badge too.
+        for fp in list(changed):
+            for entry in (entries.get(fp), before.get(fp)):
+                if entry is not None and entry.merged_into in index:
+                    changed.add(entry.merged_into)
+        fresh = rows_of(
+            [self.rows[index[fp]].decided.original for fp in changed], entries, self._titles
+        )
+        for row in fresh:
+            old = self.rows[index[row.fingerprint]].finding
+            if (old.section, old.priority) != (row.finding.section, row.finding.priority):
+                return None
+        for row in fresh:
+            old_row = self.rows[index[row.fingerprint]]
+            if row.finding.section is not Section.ALL_CLEAR:
+                self.reviewed += int(row.reviewed) - int(old_row.reviewed)
+            self.rows[index[row.fingerprint]] = row
+            self.refresh_row(row)
+        self.refresh_counts()
+        return changed
+
     def show(self, views: list[SectionView]) -> None:
         """Rebuild from the grouped rows, keeping the cursor's finding, the open sections
         and the marks."""
@@ -244,6 +295,33 @@ class FindingsTree(Tree[NodeData]):
 
     def row(self, fingerprint: str) -> Row | None:
         return self._finding_rows.get(fingerprint)
+
+    @property
+    def cursor_finding(self) -> Finding | None:
+        """The finding under the cursor, as shown (with the reviewer's edits)."""
+        fingerprint = self.cursor_fingerprint
+        row = self.row(fingerprint) if fingerprint else None
+        return row.finding if row else None
+
+    def targets_of(self, findings: list[Finding], all_clear: bool = False) -> list[Finding]:
+        """Of `findings` (as found, not as edited), the marked ones, else the cursor's; an
+        All Clear line only when `all_clear`."""
+        by_fp = {f.fingerprint: f for f in findings}
+        return [
+            by_fp[fp]
+            for fp in self.targets()
+            if fp in by_fp and (by_fp[fp].section is not Section.ALL_CLEAR or all_clear)
+        ]
+
+    def placeholder(self, collecting: bool, filtered: bool) -> str:
+        """What the panes say when no finding is under the cursor."""
+        if collecting and not self.rows:
+            return "Collecting…"
+        if not self.rows:
+            return "No findings."
+        if filtered and self.cursor_fingerprint is None and not self.targets():
+            return "No finding matches the filter (escape clears it)."
+        return "Select a finding."
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
         event.stop()

@@ -1,6 +1,7 @@
 """Publishing from the console, as one flow: GitHub's status, the proposal (read off the
 loop), the modal that asks what to publish, the publish with its progress, the preview.
-Not drawn: it holds the flow and its workers; the screen decides when it may start and
+Not drawn: it holds the flow and its workers; the screen decides when it may start (the
+flow itself refuses a past day's run of a bundle, and any run while GitHub is offline) and
 shows what it says (`Busy`) on the status line."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from scout_tui.errors import ScoutError
+from scout_tui.history.baseline import is_past_day
 from scout_tui.model import RunResult, TriageEntry
 from scout_tui.session import Session
 from scout_tui.tui.controllers.publish import PublishController
@@ -61,7 +63,20 @@ class PublishFlow(Widget):
         self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
     ) -> None:
         """Ask GitHub what publishing `run` (or only its `reviewed` findings) would do, then
-        the reviewer."""
+        the reviewer. Never a past day's run of a bundle, nor without GitHub."""
+        if self.session.bundle is not None and is_past_day(run.date):
+            self.notify(
+                f"the run of {run.date} is a past day's (a replay, an old "
+                "bundle): it is reviewed here, never published",
+                severity="error",
+                timeout=6,
+            )
+            return
+        if self.github_ok is False:
+            self.notify(
+                f"publishing needs GitHub: {self.github_detail}", severity="error", timeout=6
+            )
+            return
         self._runs = {"all": run, "reviewed": reviewed}
         self.post_message(self.Busy("preparing the publish…"))
         self._propose(run, reviewed, entries)

@@ -1,7 +1,7 @@
-"""A repro from the console, as one flow: asked first (the command and where it runs), run
-in its own process group, its output taken ten times a second, stopped whole by a second
-`r`. Not drawn: the screen shows the output (`Output`) where the finding is under the
-cursor, and follows the run's state (`Changed`)."""
+"""A repro from the console, as one flow: copied (`c`), or asked first (the command and
+where it runs), run in its own process group, its output taken ten times a second, stopped
+whole by a second `r`. Not drawn: the screen shows the output (`Output`) where the finding
+is under the cursor, and follows the run's state (`Changed`)."""
 
 from __future__ import annotations
 
@@ -68,6 +68,20 @@ class ReproFlow(Widget):
                 self._start(finding, repro, workdir)
 
         self.app.push_screen(ConfirmRepro(repro.display(), str(workdir)), answered)
+
+    def copy(self, finding: Finding) -> None:
+        """`c`: the command `r` would run to the reviewer's clipboard."""
+        repro = finding.evidence.repro
+        if self.session.bundle is not None:  # what `r` would run, never the bundle's string
+            try:
+                repro = self.session.derived_repro(finding).display()
+            except ReproError:
+                repro = None
+        if not repro:
+            self.notify("this finding has no repro command", severity="warning", timeout=2)
+            return
+        self.app.copy_to_clipboard(repro)
+        self.notify("repro copied (OSC 52; in tmux: set -g set-clipboard on)", timeout=3)
 
     def _start(self, finding: Finding, repro: ReproArgv, workdir: Path) -> None:
         try:

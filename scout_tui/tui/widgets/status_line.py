@@ -35,6 +35,16 @@ class StatusLine(Static):
     busy = reactive("")
     kept_apart = reactive("")
 
+    def counts(self, reviewed: int, total: int, marked: int) -> None:
+        self.reviewed = f"{reviewed} of {total} reviewed"
+        self.marked = marked
+
+    def keep_apart(self, notice: str | None) -> None:
+        """A poorer run is kept apart: said once in full, and kept on the line."""
+        self.kept_apart = "poorer run kept apart" if notice else ""
+        if notice:
+            self.notify(notice, severity="warning", timeout=10)
+
     def clock(self) -> datetime:
         return datetime.now(UTC)
 
