@@ -20,6 +20,7 @@ from scout_tui.tui.screens.edit_finding import EditFinding
 from scout_tui.tui.screens.help import HelpScreen
 from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import ConfirmPublish
+from scout_tui.tui.widgets.findings_tree import FindingsTree
 from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.status_line import StatusLine
 from scout_tui.tui.widgets.workspace import Workspace
@@ -432,3 +433,17 @@ def test_the_console_needs_a_terminal(tmp_path):
         "scout: error: the console needs a terminal (the headless "
         "commands are listed by `scout --help`)"
     )
+
+
+async def test_a_notification_from_a_widget_is_never_read_as_markup(demo, tmp_path):
+    """A finding's title, a path or an error in a toast is data: `[/]` from a hostile title
+    neither breaks the screen nor styles the text, whichever widget says it."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        app.triage.notify("edited: [bold]x[/] and a stray [/]")
+        app.query_one(FindingsTree).notify("[link=https://evil.example]click[/link]")
+        await pilot.pause(0.3)
+        said = [n for n in app._notifications if "[/]" in n.message or "[link=" in n.message]
+        assert len(said) == 2 and not any(n.markup for n in said)
+        assert app.is_running

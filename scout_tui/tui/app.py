@@ -48,8 +48,9 @@ class ScoutApp(App[int]):
         return self.triage
 
     def notify(self, message: str, *, markup: bool = False, **options: Any) -> None:
-        """Notifications carry data (titles, paths, errors): never read as Rich markup."""
-        super().notify(message, markup=markup, **options)
+        """Notifications carry data (titles, paths, errors): never read as Rich markup,
+        whoever sends them (a widget's `notify` asks for markup unless told not to)."""
+        super().notify(message, markup=False, **options)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
