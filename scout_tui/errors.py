@@ -49,6 +49,13 @@ REDACTED = "***"
 _TOKEN_SHAPES = r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}"
 _TOKEN = re.compile(_TOKEN_SHAPES)
 _TOKEN_BYTES = re.compile(_TOKEN_SHAPES.encode())
+# The user name and password of a URL (`https://USER:PASSWORD@host`): a credential whatever
+# the host, e.g. a CI log's clone URL or an --api-url typed with one.
+_USERINFO = r"(?<=://)[^\s/?#@'\"<>]+@"
+_URL_USERINFO = re.compile(_USERINFO)
+_URL_USERINFO_BYTES = re.compile(_USERINFO.encode())
+_USERINFO_END = re.compile(rb"[\s/?#@'\"<>]")
+_LONGEST_USERINFO = 256  # a longer one split across two chunks is not held back whole
 # C0 and C1 controls but tab and newline; bidi overrides and zero-width characters.
 _HIDDEN_CHARS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069"
 _CONTROL = re.compile(f"[{_HIDDEN_CHARS}]")
@@ -68,12 +75,15 @@ def register_secret(secret: str | None) -> None:
 
 
 def redact(text: str) -> str:
-    """`text` without any registered secret or anything shaped like a GitHub token."""
+    """`text` without any registered secret, anything shaped like a GitHub token, or a
+    URL's user name and password."""
     for secret in _SECRETS:
         if secret in text:
             text = text.replace(secret, REDACTED)
     if "gh" in text or "github_pat_" in text:  # fast path: most text holds neither
         text = _TOKEN.sub(REDACTED, text)
+    if "@" in text and "://" in text:
+        text = _URL_USERINFO.sub(REDACTED + "@", text)
     return text
 
 
@@ -114,6 +124,8 @@ def redact_bytes(data: bytes) -> bytes:
             data = data.replace(encoded, REDACTED.encode())
     if b"gh" in data or b"github_pat_" in data:
         data = _TOKEN_BYTES.sub(REDACTED.encode(), data)
+    if b"@" in data and b"://" in data:
+        data = _URL_USERINFO_BYTES.sub(REDACTED.encode() + b"@", data)
     return data
 
 
@@ -152,6 +164,11 @@ def _safe_cut(data: bytes) -> int:
     word = len(head) - len(head.rstrip(_TOKEN_CHARS))  # a word running into the held part
     if word <= _LONGEST_WORD:
         cut -= word
+    scheme = head.rfind(b"://", max(0, cut - _LONGEST_USERINFO))
+    if scheme >= 0 and _USERINFO_END.search(head, scheme + 3) is None:
+        cut = scheme  # a URL whose user name and password may end in the held part
+    elif head.endswith((b":", b":/")):
+        cut -= 2 if head.endswith(b":/") else 1  # a "://" the held part may complete
     for secret in secrets:  # a secret running into the held part starts it
         start = data.find(secret, max(0, cut - len(secret) + 1), cut + len(secret) - 1)
         if 0 <= start < cut:

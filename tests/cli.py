@@ -5,10 +5,13 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from scout_tui.sandbox.demo.sample import Sample
@@ -40,6 +43,56 @@ def scout(
     return _Zygote.get().run(argv, cwd, environment, stdin, timeout)
 
 
+def scout_started(*args: str, env: dict[str, str] | None = None) -> Started:
+    """`scout ARGS` started and left running, to be stopped mid-run (a crash), in a process
+    group of its own; forked like `scout()` (SCOUT_TEST_SUBPROCESS=1: started anew)."""
+    argv = [sys.executable, "-m", "scout_tui", *map(str, args)]
+    environment = {**os.environ, **(env or {})}
+    if os.environ.get("SCOUT_TEST_SUBPROCESS") == "1":
+        child = subprocess.Popen(
+            argv,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        return Started(child.pid, child.poll, lambda: _finished(child, argv))
+    return _Zygote.get().start(argv, environment)
+
+
+def _finished(child: subprocess.Popen[str], argv: list[str]) -> subprocess.CompletedProcess[str]:
+    out, err = child.communicate()
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+
+
+class Started:
+    """A `scout` still running; `wait()` for it before the next `scout()`."""
+
+    def __init__(
+        self,
+        pid: int,
+        ended: Callable[[], int | None],
+        finish: Callable[[], subprocess.CompletedProcess[str]],
+    ) -> None:
+        self.pid, self._ended, self._finish = pid, ended, finish
+        self.done: subprocess.CompletedProcess[str] | None = None
+
+    def poll(self) -> int | None:
+        """Its exit code once it has ended, else None (without waiting)."""
+        if self.done is None and self._ended() is not None:
+            self.wait()
+        return None if self.done is None else self.done.returncode
+
+    def kill_group(self, sig: signal.Signals) -> None:
+        os.killpg(self.pid, sig)
+
+    def wait(self) -> subprocess.CompletedProcess[str]:
+        if self.done is None:
+            self.done = self._finish()
+        return self.done
+
+
 class _Zygote:
     """One per test process, started when first asked for."""
 
@@ -57,7 +110,7 @@ class _Zygote:
             [sys.executable, "-m", "tests.zygote"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            text=True,
+            bufsize=0,
             cwd=Path(__file__).resolve().parent.parent,
         )
         atexit.register(self.close)
@@ -70,6 +123,40 @@ class _Zygote:
         stdin: str | None,
         timeout: float,
     ) -> subprocess.CompletedProcess[str]:
+        self._ask(argv, cwd, env, stdin, timeout, started=False)
+        return self.finish(argv, timeout)
+
+    def start(self, argv: list[str], env: dict[str, str]) -> Started:
+        self._ask(argv, None, env, None, 300, started=True)
+        pid = json.loads(self._answer())["pid"]
+        return Started(pid, lambda: 0 if self._answered() else None, lambda: self.finish(argv))
+
+    def _answered(self) -> bool:
+        assert self.process.stdout is not None
+        return bool(select.select([self.process.stdout], [], [], 0)[0])
+
+    def finish(self, argv: list[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        answer = json.loads(self._answer())
+        stdout = (self.folder / "out").read_bytes().decode("utf-8", "replace")
+        stderr = (self.folder / "err").read_bytes().decode("utf-8", "replace")
+        if answer.get("timeout"):
+            raise subprocess.TimeoutExpired(argv, timeout, stdout, stderr)
+        return subprocess.CompletedProcess(argv, answer["returncode"], stdout, stderr)
+
+    def _answer(self) -> bytes:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline()  # unbuffered: select sees what is unread
+
+    def _ask(
+        self,
+        argv: list[str],
+        cwd: Path | None,
+        env: dict[str, str],
+        stdin: str | None,
+        timeout: float,
+        *,
+        started: bool,
+    ) -> None:
         out, err, given = (self.folder / name for name in ("out", "err", "in"))
         out.write_bytes(b"")
         err.write_bytes(b"")
@@ -83,16 +170,12 @@ class _Zygote:
             "out": str(out),
             "err": str(err),
             "timeout": timeout,
+            "started": started,
         }
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
-        stdout = out.read_bytes().decode("utf-8", "replace")
-        stderr = err.read_bytes().decode("utf-8", "replace")
-        if answer.get("timeout"):
-            raise subprocess.TimeoutExpired(argv, timeout, stdout, stderr)
-        return subprocess.CompletedProcess(argv, answer["returncode"], stdout, stderr)
+        assert self.process.stdin is not None
+        line = memoryview(json.dumps(request).encode() + b"\n")
+        while line:
+            line = line[self.process.stdin.write(line) or 0 :]
 
     def close(self) -> None:
         if self.process.poll() is None:

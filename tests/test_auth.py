@@ -19,7 +19,7 @@ def test_a_token_from_gh_auth_is_redacted(tmp_path, monkeypatch):
     monkeypatch.setenv("GITHUB_TOKEN", "")
     assert find_token() == secret
     assert redact(f"401 for https://x-access-token:{secret}@host/") == (
-        "401 for https://x-access-token:***@host/"
+        "401 for https://***@host/"  # the registered secret, and the whole user part
     )
 
 

@@ -158,10 +158,22 @@ def test_a_user_name_in_the_api_url_given_is_refused_before_any_request(tmp_path
         )
     for refused in (done, from_environment):
         assert refused.returncode == 2 and refused.stderr == (
-            f"scout: error: GitHub API URL {url!r}: a user name or password in a URL (USER@HOST) "
+            f"scout: error: GitHub API URL {listener.url.replace('http://', 'http://***@')!r}: "
+            "a user name or password in a URL (USER@HOST) "
             "is refused (e.g. https://api.github.com or https://HOST/api/v3)\n"
         )
     assert listener.seen == []
+
+
+def test_githubs_web_address_as_the_api_url_is_refused_with_the_api_s(tmp_path, sample_world):
+    for url in ("https://github.com", "https://GitHub.com/"):
+        done = collect(sample_world, tmp_path, "--config", sample_world.config, "--api-url", url)
+        assert done.returncode == 2 and done.stderr == (
+            f"scout: error: GitHub API URL {url!r} is GitHub's web address; "
+            "its API is https://api.github.com\n"
+        )
+    done = collect(sample_world, tmp_path, "--api-url", "https://api.github.com", "--offline")
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_checkouts_symlink_to_a_file_elsewhere_is_still_the_checkouts(tmp_path):
@@ -340,8 +352,8 @@ def test_the_users_keys_win_over_the_checkouts(tmp_path, monkeypatch):
     [
         (
             'api_url = "https://ghe.example/api/v3"\n[trust]\nhosts = ["http://me@127.0.0.1:5000"]\n',
-            ", line 3: trust.hosts = ['http://me@127.0.0.1:5000'] is not allowed: Value error, "
-            "'http://me@127.0.0.1:5000': a user name or password in a URL (USER@HOST) is refused",
+            ", line 3: trust.hosts = ['http://***@127.0.0.1:5000'] is not allowed: Value error, "
+            "'http://***@127.0.0.1:5000': a user name or password in a URL (USER@HOST) is refused",
         ),
         ("\n[trsut]\nhosts = []\n", ", line 2: unknown key 'trsut'"),
         ('[keys]\naccept = "not a key!"\n', ": keys.accept = 'not a key!' is not allowed"),

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from tests.cli import scout, world_args
 from tests.history import group_gone, processes_in, wait_for
@@ -18,6 +19,15 @@ from tests.history import group_gone, processes_in, wait_for
 # From 0.15 s: before that the interpreter itself may still be starting (site, runpy), before
 # any code of ours runs.
 MOMENTS = [0.15, 0.3, 0.5, 0.9, "replay"]  # seconds after start, or: during the blame replay
+
+
+def ignores_sigint(pid: int) -> bool:
+    [mask] = [
+        line.split()[1]
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("SigIgn:")
+    ]
+    return bool(int(mask, 16) & (1 << (signal.SIGINT - 1)))
 
 
 def test_ctrl_c_at_several_moments(tmp_path, long_history):
@@ -33,12 +43,17 @@ def test_ctrl_c_at_several_moments(tmp_path, long_history):
             env={**os.environ, "SCOUT_PROCESSES": "2"},
         )
         if moment == "replay":
-            wait_for(lambda: processes_in(long_history.repo.resolve(), "git", "--reverse"))
+            [git, *_] = wait_for(
+                lambda: processes_in(long_history.repo.resolve(), "git", "--reverse")
+            )
+            git_ignores_sigint = ignores_sigint(git)
         else:
             time.sleep(moment)
         os.killpg(child.pid, signal.SIGINT)
         _out, err = child.communicate(timeout=60)
         assert group_gone(child.pid), f"processes left after Ctrl-C at {moment}"
+        if moment == "replay":
+            assert not git_ignores_sigint  # the terminal's Ctrl-C stops git too
         if child.returncode == 0:  # it finished first: nothing to check
             continue
         interrupted += 1

@@ -7,10 +7,8 @@ hand untouched."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from datetime import date
 
@@ -19,7 +17,7 @@ import pytest
 from scout_tui.model import RunResult
 from scout_tui.sandbox.github.http import Fault, LocalGitHub
 from scout_tui.sandbox.github.world import Comment
-from tests.cli import DAY, scout
+from tests.cli import DAY, scout, scout_started
 from tests.github_world import TOKEN, TRACKING_ISSUE, fast_config, scout_comments, world_for
 
 TODAY = date.fromisoformat(DAY)
@@ -84,22 +82,16 @@ def mutations(server: LocalGitHub) -> list:
 
 
 def publish_killed_at_the_hang(server: LocalGitHub, args: list[str]) -> None:
-    """`scout publish` in a process of its own, killed with SIGKILL once the server's
-    `hang-after` fault has applied a write (the process is waiting for its answer)."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "scout_tui", "publish", "--yes", *args],
-        env={**os.environ, "GH_ENTERPRISE_TOKEN": TOKEN},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    """`scout publish` killed with SIGKILL once the server's `hang-after` fault has applied a
+    write (the process is waiting for its answer)."""
+    child = scout_started("publish", "--yes", *args, env={"GH_ENTERPRISE_TOKEN": TOKEN})
     deadline = time.monotonic() + 60
     while not any(e.fault == "hang-after" for e in server.log):
-        assert child.poll() is None, child.stderr.read()
+        assert child.poll() is None, child.wait().stderr
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
+    child.kill_group(signal.SIGKILL)
+    assert child.wait().returncode == -signal.SIGKILL
 
 
 def test_a_full_publish_then_a_rerun_that_changes_nothing(tmp_path, fresh_world):

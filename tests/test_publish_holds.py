@@ -42,6 +42,28 @@ def _automation() -> BoardTiming:
     return BoardTiming(automation_status="Ready")  # on the add, as a board's workflow does
 
 
+class _HiddenUntilScoutWaits:
+    """A board whose item list misses a new item until scout waits and reads again: the
+    server's clock stands still, and passes the lag only at a request that comes after a
+    pause as long as scout's re-read pause (`consistency_wait / 3`). Scout's other
+    requests come back to back."""
+
+    def __init__(self, consistency_wait: float) -> None:
+        self.now = 0.0
+        self.pause = 0.8 * consistency_wait / 3
+        self.last: float | None = None  # when the last request came
+        self.waits_seen = 0  # pauses of scout's while an item was hidden
+        self.timing = BoardTiming(lag=1.0, clock=lambda: self.now)
+
+    def __call__(self, entry) -> None:
+        at = time.monotonic()
+        hidden = any(self.now < added + self.timing.lag for added in self.timing.added.values())
+        if hidden and self.last is not None and at - self.last >= self.pause:
+            self.now += self.timing.lag
+            self.waits_seen += 1
+        self.last = at
+
+
 def _scout_drafts(server: LocalGitHub) -> list:
     [board] = server.world.projects
     return [i for i in board.items if i.creator == SCOUT_USER]
@@ -194,19 +216,20 @@ def test_serve_github_takes_the_board_automation_and_lag_options(fresh_world):
 
 def test_a_lost_answer_to_an_add_that_reads_cannot_see_yet_is_no_duplicate(tmp_path, fresh_world):
     """The add happened, its answer was lost, and the board's item list misses the new item
-    for a second: scout reads again (consistency_wait) instead of adding it twice."""
-    with LocalGitHub(world_for(fresh_world), timing=BoardTiming(lag=1.0)) as server:
+    until scout waits: scout reads again (consistency_wait) instead of adding it twice."""
+    board = _HiddenUntilScoutWaits(consistency_wait=1.5)
+    with LocalGitHub(world_for(fresh_world), timing=board.timing, on_request=board) as server:
         args = options(fresh_world, tmp_path, server)
-        config = args[args.index("--config") + 1]
-        with open(config, encoding="utf-8") as handle:
-            text = handle.read()
-        with open(config, "w", encoding="utf-8") as handle:
-            handle.write(text.replace("consistency_wait = 0.3", "consistency_wait = 6"))
+        config = Path(args[args.index("--config") + 1])
+        config.write_text(
+            config.read_text().replace("consistency_wait = 0.3", "consistency_wait = 1.5")
+        )
         wanted = expected_drafts(args)
         server.faults = [Fault.parse("addProjectV2DraftIssue:drop-after*1")]
         done = publish(args)
         assert done.returncode == 0, done.stderr
         assert any(e.fault == "drop-after" for e in server.log)
+        assert board.waits_seen >= 1  # it waited while the item was hidden
         check_published(server, wanted)
         assert len(_scout_drafts(server)) == len(wanted)
 
@@ -294,20 +317,24 @@ def test_a_removal_whose_answer_was_lost_is_done_not_an_error(tmp_path, fresh_wo
 
 
 def test_killed_after_an_add_then_a_rerun_before_reads_show_it(tmp_path, fresh_world):
-    """The journal says the add began; the board's list does not show the item yet. The
-    rerun reads again (consistency_wait) rather than adding a second draft."""
-    with LocalGitHub(world_for(fresh_world), timing=BoardTiming(lag=5)) as server:
+    """The journal says the add began; the board's list does not show the item until the
+    rerun waits. The rerun reads again (consistency_wait) rather than adding a second
+    draft."""
+    board = _HiddenUntilScoutWaits(consistency_wait=1.5)
+    with LocalGitHub(world_for(fresh_world), timing=board.timing, on_request=board) as server:
         args = options(fresh_world, tmp_path, server)
         config = Path(args[args.index("--config") + 1])
         config.write_text(
-            config.read_text().replace("consistency_wait = 0.3", "consistency_wait = 12")
+            config.read_text().replace("consistency_wait = 0.3", "consistency_wait = 1.5")
         )
         wanted = expected_drafts(args)
         server.faults = [Fault.parse("addProjectV2DraftIssue:hang-after*1")]
         publish_killed_at_the_hang(server, args)
         server.faults = []
+        board.last = None  # the time between the two processes is no wait of scout's
         done = publish(args)
         assert done.returncode == 0, done.stderr
+        assert board.waits_seen >= 1
         check_published(server, wanted)
         assert len(_scout_drafts(server)) == len(wanted)
 

@@ -31,7 +31,7 @@ from scout_tui.sandbox.demo.github_world import demo_world
 from scout_tui.sandbox.github.http import LocalGitHub
 from scout_tui.source.tree import SourceTree
 from scout_tui.store.bundle import read_bundle
-from tests.cli import DAY, scout
+from tests.cli import DAY, scout, world_args
 from tests.collector_run import commit_all
 
 SHAPED = "ghp_" + "Zq7xK2" * 6  # a GitHub token's shape: `ghp_` and 36 letters and digits
@@ -94,6 +94,35 @@ def test_the_stream_redactor_hides_a_secret_split_at_any_chunk_boundary(secret):
         writer.close()
         assert out.getvalue() == redact(data.decode()).encode(), size
         assert writer.written == len(out.getvalue())
+
+
+@pytest.mark.parametrize(
+    "url", ["https://alice:pw-" + "Z" * 40 + "@example.com/x.git", "http://x-oauth:tok3n@h:8/"]
+)
+def test_a_urls_user_and_password_are_hidden_at_any_chunk_boundary(url):
+    data = (b"y" * 290 + b" cloning " + url.encode() + b" done\n") * 2
+    password = url.split("://")[1].split("@")[0].encode()
+    for size in range(1, 80, 3):
+        out = io.BytesIO()
+        writer = RedactingWriter(out)
+        for start in range(0, len(data), size):
+            writer.write(data[start : start + size])
+        writer.close()
+        assert password not in out.getvalue(), size
+        assert out.getvalue() == redact(data.decode()).encode(), size
+    assert redact(url) == url.split("://")[0] + "://***@" + url.split("@")[1]
+    near_misses = "mail alice@example.com; see https://example.com/@alice and ssh://h/x"
+    assert redact(near_misses) == near_misses
+
+
+def test_an_api_url_with_a_password_is_refused_without_echoing_it(tmp_path, sample_world):
+    for where in ("--api-url", "SCOUT_GITHUB_API_URL"):
+        url = "http://alice:s3cretPW@127.0.0.1:9"
+        flag, env = ([where, url], {}) if where.startswith("--") else ([], {where: url})
+        done = scout(*flag, "report", *world_args(sample_world, tmp_path), env=env)
+        assert done.returncode == 2, done.stderr
+        assert "s3cretPW" not in done.stdout + done.stderr
+        assert "'http://***@127.0.0.1:9'" in done.stderr
 
 
 def test_a_ci_log_is_redacted_as_it_streams_into_the_cache(tmp_path, fresh_world):

@@ -7,8 +7,9 @@ commands a suite). The zygote starts no thread, so a fork copies no lock held el
 Scout reads no environment variable at import (tests/test_zygote.py checks the children
 against real subprocesses).
 
-Protocol, one JSON line each way: {argv, cwd, env, stdin, out, err, timeout} in,
-{returncode} or {timeout: true} out.
+Protocol, one JSON line each way: {argv, cwd, env, stdin, out, err, timeout, started} in,
+{returncode} or {timeout: true} out; with `started`, {pid} first, as soon as the child
+exists (a test that kills it mid-run).
 """
 
 from __future__ import annotations
@@ -80,9 +81,11 @@ def serve() -> None:
     import importlib.util
 
     import scout_tui.cli.common
+    import scout_tui.cli.dispatch
     import scout_tui.cli.run
     import scout_tui.cli.triage
     import scout_tui.collect.registry
+    import scout_tui.github.client
     import scout_tui.pipeline.day
     import scout_tui.publish.execute  # noqa: F401
 
@@ -98,6 +101,11 @@ def serve() -> None:
         pid = os.fork()
         if pid == 0:
             _child(request)
+        if request.get("started"):
+            with contextlib.suppress(OSError):  # the child may have done it already
+                os.setpgid(pid, pid)
+            sys.stdout.write(json.dumps({"pid": pid}) + "\n")
+            sys.stdout.flush()
         answer = _wait(pid, request["timeout"])
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()

@@ -205,13 +205,19 @@ def _stream_threads(
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
+def _ignore(signum: int, frame: object) -> None:
+    pass
+
+
 def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel: Any) -> None:
     """A forked process: its own source tree (and git processes), the group's collectors.
 
     Ctrl-C is the parent's to handle (it kills its children); a SIGTERM sent to the whole
     process group, or the parent's cancel event, winds the collectors down as cancelled."""
     local_cancel = threading.Event()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A handler, not SIG_IGN: an ignored signal stays ignored across exec, and the git
+    # processes this child starts must die on the terminal's Ctrl-C with the rest.
+    signal.signal(signal.SIGINT, _ignore)
     signal.signal(signal.SIGTERM, lambda *_: local_cancel.set())
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 

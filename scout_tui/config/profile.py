@@ -33,7 +33,7 @@ from scout_tui.config.models import (
     UserConfig,
     origin_of,
 )
-from scout_tui.errors import clean
+from scout_tui.errors import clean, redact
 
 
 def _shipped_text() -> str:
@@ -86,7 +86,7 @@ def _describe(error: Mapping[str, Any], text: str, source: str) -> str:
     allowed = error["msg"]
     if error["type"] == "enum" or error["type"] == "literal_error":
         allowed = "one of " + error["ctx"]["expected"]
-    return f"{where}: {key} = {value!r} is not allowed: {allowed}"
+    return redact(f"{where}: {key} = {value!r} is not allowed: {allowed}")
 
 
 @functools.cache
@@ -165,9 +165,14 @@ def chosen_api_url(flag: str | None, user: UserConfig) -> str | None:
             origin_of(chosen)
         except ValueError as exc:
             raise ConfigError(
-                f"GitHub API URL {chosen!r}: {exc} (e.g. https://api.github.com "
+                f"GitHub API URL {redact(repr(chosen))}: {exc} (e.g. https://api.github.com "
                 "or https://HOST/api/v3)"
             ) from None
+        if origin_of(chosen).host == "github.com":  # the web's address, where the API is not
+            raise ConfigError(
+                f"GitHub API URL {redact(repr(chosen))} is GitHub's web address; "
+                "its API is https://api.github.com"
+            )
     return chosen
 
 
