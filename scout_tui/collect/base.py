@@ -233,6 +233,15 @@ class Unchecked:
     kinds: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Note:
+    """A line for the run's record of the collector (`collectors[].notes` in `--json`):
+    what it did that scout.toml does not say, and nothing is wrong with — a watched
+    surface followed to where it lives at the scanned commit, say."""
+
+    text: str
+
+
 class Collector:
     """What every collector is: the class attributes say what it makes and needs; `collect`
     yields as it goes."""
@@ -252,10 +261,10 @@ class Collector:
         return any(k.folded for k in cls.kinds if k.name == kind)
 
     # A ConfigWarning: scout.toml names something the repository no longer has (said apart
-    # from the findings; never in the report).
+    # from the findings; never in the report). A Note: said in the run's record only.
     def collect(
         self, ctx: CollectorContext
-    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]:
+    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked | Note]:
         raise NotImplementedError
 
 
@@ -325,13 +334,28 @@ __all__ = [
 
 def missing_path_warning(
     ctx: CollectorContext, collector: str, where: str, path: str
-) -> ConfigWarning:
+) -> ConfigWarning | Note:
     """scout.toml names a file the checkout does not have: moved (and where), removed (and
-    when), or never there — one line for the person who keeps scout.toml."""
+    when), or never there — one line for the person who keeps scout.toml. A file a later
+    commit of the checkout adds (a past day scanned with today's scout.toml) is no
+    mistake of scout.toml: a note."""
     if ctx.source.leads_outside(path):
         said = f"{where}: {path} is a symlink out of the repository: not read."
         return ConfigWarning(collector=collector, subject=where, message=said)
-    fate = ctx.source.path_fate(path, ctx.head_commit or "HEAD")
+    head = ctx.head_commit or "HEAD"
+    earlier = ctx.source.earlier_path(path, head)
+    if earlier.kind in ("moved", "later") and earlier.commit is not None:
+        commit = earlier.commit
+        if earlier.kind == "moved":
+            return Note(
+                f"{where}: {path} is {earlier.moved_to} at this commit (renamed in "
+                f"{commit.sha[:10]}, {commit.date.date()})."
+            )
+        return Note(
+            f"{where}: {path} is not there yet at this commit (added in "
+            f"{commit.sha[:10]}, {commit.date.date()})."
+        )
+    fate = ctx.source.path_fate(path, head)
     commit = fate.commit
     when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"
     if fate.kind == "moved" and fate.moved_to and ctx.source.exists(fate.moved_to):
