@@ -48,7 +48,7 @@ class UnusedCollector(Collector):
     name = "unused"
     title = "Unused code and options"
     section = Section.OPPORTUNITIES
-    shares, cost = "experiment", 3  # cost: tenths of a second on torchtitan, measured
+    shares, cost = "experiment", 4  # cost: tenths of a second on torchtitan, measured
     needs = frozenset({Need.REPO})
     kinds = (Kind("code_dead"), Kind("flag_unused"))
 
