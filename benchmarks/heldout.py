@@ -2,7 +2,8 @@
 the reports said, and score the review.
 
     python benchmarks/heldout.py replay --repo TORCHTITAN --out DIR [--scout CHECKOUT] [--only NAME]
-    python benchmarks/heldout.py score benchmarks/review/*.md
+    python benchmarks/heldout.py merge --a DIR_A --b DIR_B --out DIR [--only NAME]
+    python benchmarks/heldout.py score [--run A|B] benchmarks/review/*.md
 
 `replay` runs `scout replay --offline` of each window from its warm-up day, with scout taken
 from CHECKOUT (default: this repository), in a fresh process, its own cache and no state dir.
@@ -10,6 +11,11 @@ It writes DIR/NAME/replay/ (the reports) and DIR/NAME/review.md: the reviewer's 
 row per finding the reports of the window's own days show (each once, on the first day it
 shows), to be filled in blind — the reviewer sees the day's report and the repository at
 that day, not scout's code.
+
+`merge` puts two replays of the same windows (two scout versions, say before and after a
+change) on one sheet: a finding both made with the same section, priority and title is one
+row (`in` = `AB`), the others say which run made them, and DIR/NAME/A and …/B hold each
+run's reports. The reviewer is not told which run is which.
 
 `score` reads filled sheets and prints, per window and in all: findings, useful at the right
 priority, false claims, false P0/P1, and fixes not applicable as written.
@@ -21,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 COLUMNS = [
     "id",
+    "in",
     "day",
     "section",
     "priority",
@@ -43,8 +51,9 @@ COLUMNS = [
     "wanted instead / notes",
 ]
 RUBRIC = """\
-For each row, with the day's report (`replay/DAY.md`) and the repository as it was that day
-(`git -C REPO show REV:path`, REV = the last commit of that day), write:
+For each row, with the day's report (`replay/DAY.md`; on a merged sheet `A/DAY.md` or
+`B/DAY.md`, whichever the `in` column names — either when it says `AB`) and the repository
+as it was that day (`git -C REPO show REV:path`, REV = the last commit of that day), write:
 - **true**: `y` if what the finding claims is so in the code at that day, `n` if not.
 - **useful**: `y` if a graph_trainer maintainer would want to read it that day (it leads to an
   action or a decision, or is a fair FYI), `n` if it is noise.
@@ -118,6 +127,7 @@ def sheet_rows(reports: Path, reviewed: list[str]) -> list[list[str]]:
             rows.append(
                 [
                     finding["fingerprint"],
+                    "",
                     day,
                     finding["section"],
                     finding["priority"] or "",
@@ -129,13 +139,16 @@ def sheet_rows(reports: Path, reviewed: list[str]) -> list[list[str]]:
     return rows
 
 
-def sheet(window: dict[str, str], rows: list[list[str]], repo: Path) -> str:
+def sheet(window: dict[str, str], rows: list[list[str]], repo: Path, made: str = "") -> str:
+    made = made or (
+        f"Made by `python benchmarks/heldout.py replay --repo {repo} --out DIR "
+        f"--only {window['name']}` (`scout replay --from {window['warmup_from']} "
+        f"--to {window['last']} --offline`)."
+    )
     lines = [
         f"# Blind review: {window['first']} … {window['last']}",
         "",
-        f"Made by `python benchmarks/heldout.py replay --repo {repo} --out DIR "
-        f"--only {window['name']}` (`scout replay --from {window['warmup_from']} "
-        f"--to {window['last']} --offline`).",
+        made,
         "",
         RUBRIC,
         "| " + " | ".join(COLUMNS) + " |",
@@ -146,14 +159,43 @@ def sheet(window: dict[str, str], rows: list[list[str]], repo: Path) -> str:
     return "\n".join(lines)
 
 
+def merge(args: argparse.Namespace) -> None:
+    for window in windows(args.windows, args.only):
+        name = window["name"]
+        folder = args.out / name
+        folder.mkdir(parents=True, exist_ok=True)
+        merged: dict[tuple[str, ...], list[str]] = {}
+        for label, source in (("A", args.a), ("B", args.b)):
+            shutil.copytree(source / name / "replay", folder / label, dirs_exist_ok=True)
+            for cells in table_rows((source / name / "review.md").read_text()):
+                key = tuple(cells[c] for c in ("id", "section", "priority", "title"))
+                if key in merged:
+                    merged[key][1] += label
+                    merged[key][2] = min(merged[key][2], cells["day"])
+                else:
+                    merged[key] = [cells.get(c, "") if c != "in" else label for c in COLUMNS]
+        rows = sorted(merged.values(), key=lambda row: (row[2], row[3], row[4], row[6]))
+        made = (
+            f"Made by `python benchmarks/heldout.py merge --a DIR_A --b DIR_B --out DIR "
+            f"--only {name}` from two `heldout.py replay` runs of this window "
+            f"(`scout replay --from {window['warmup_from']} --to {window['last']} --offline`)."
+        )
+        for row in rows:
+            row[5] = row[5].replace("|", "\\|")
+        (folder / "review.md").write_text(sheet(window, rows, args.a, made))
+        both = sum(row[1] == "AB" for row in rows)
+        print(f"{name}: {len(rows)} rows ({both} made by both) → {folder / 'review.md'}")
+
+
 def score(args: argparse.Namespace) -> None:
     totals = [0, 0, 0, 0, 0]
     header = ("window", "findings", "useful+prio", "false", "false P0/P1", "bad fix")
     print("{:<24} {:>8} {:>11} {:>5} {:>11} {:>7}".format(*header))
     for path in args.sheets:
         counts = [0, 0, 0, 0, 0]
-        for row in table_rows(path.read_text()):
-            cells = dict(zip(COLUMNS, row, strict=False))
+        for cells in table_rows(path.read_text()):
+            if args.run and args.run not in cells.get("in", "") and cells.get("in"):
+                continue
             yes = {c: cells.get(c, "").strip().lower().startswith("y") for c in COLUMNS}
             counts[0] += 1
             counts[1] += yes["useful"] and yes["priority ok"]
@@ -175,14 +217,18 @@ def _line(name: str, counts: list[int]) -> str:
     )
 
 
-def table_rows(text: str) -> list[list[str]]:
-    """The data rows of the sheet's table: cells split on unescaped pipes."""
-    rows = []
+def table_rows(text: str) -> list[dict[str, str]]:
+    """The data rows of the sheet's table, by the header's column names: cells split on
+    unescaped pipes."""
+    rows, header = [], COLUMNS
     for line in text.splitlines():
-        if not line.startswith("| ") or line.startswith("| id |"):
+        if not line.startswith("| "):
             continue
         cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        rows.append(cells)
+        if cells and cells[0] == "id":
+            header = cells
+            continue
+        rows.append(dict(zip(header, cells, strict=False)))
     return rows
 
 
@@ -195,10 +241,17 @@ def main() -> None:
     run.add_argument("--scout", type=Path, default=HERE.parent)
     run.add_argument("--only")
     run.add_argument("--windows", type=Path, default=HERE / "heldout.toml")
+    merged = commands.add_parser("merge")
+    merged.add_argument("--a", type=Path, required=True)
+    merged.add_argument("--b", type=Path, required=True)
+    merged.add_argument("--out", type=Path, required=True)
+    merged.add_argument("--only")
+    merged.add_argument("--windows", type=Path, default=HERE / "heldout.toml")
     scored = commands.add_parser("score")
+    scored.add_argument("--run", choices=("A", "B"), help="score only the rows this run made")
     scored.add_argument("sheets", type=Path, nargs="+")
     args = parser.parse_args()
-    replay(args) if args.command == "replay" else score(args)
+    {"replay": replay, "merge": merge, "score": score}[args.command](args)
 
 
 if __name__ == "__main__":
