@@ -74,7 +74,7 @@ def test_events_stream_a_whole_run(tmp_path, sample_world):
     assert isinstance(events[0], RunStarted) and isinstance(events[-1], RunFinished)
     pending = {state.name for state in events[0].collectors}
     finished = {e.state.name for e in events if isinstance(e, CollectorFinished)}
-    assert pending == finished and len(pending) == 8
+    assert pending == finished and len(pending) == 9
     assert [d.isoformat() for d in events[0].prior_reports] == ["2026-11-30", "2026-12-01"]
     result = events[-1].result
     assert result.complete and {s.state for s in result.collectors} <= {"done", "skipped"}

@@ -80,7 +80,7 @@ def test_line_count(tmp_path, data, lines):
 def test_empty_file_has_no_lines(tmp_path):
     path = tmp_path / "empty.log"
     path.write_bytes(b"")
-    result = analyse(str(path))
+    result = analyse(str(path), "torchtitan/experiments/")
     assert (result.lines, result.binary, result.holds_log) == (0, False, False)
     assert result.failures == []
 
@@ -88,7 +88,7 @@ def test_empty_file_has_no_lines(tmp_path):
 def test_random_bytes_are_binary(tmp_path):
     path = tmp_path / "random.bin"
     path.write_bytes(random.Random(1).randbytes(1024 * 1024))
-    result = analyse(str(path))
+    result = analyse(str(path), "torchtitan/experiments/")
     assert result.binary and not result.holds_log and result.lines > 0
 
 
@@ -104,7 +104,7 @@ def test_log_with_binary_junk_is_text(tmp_path):
     for data in (junk + b"\n" + log, log[:5000] + junk + b"\n" + log[5000:]):
         path = tmp_path / "noisy.log"
         path.write_bytes(data)
-        result = analyse(str(path))
+        result = analyse(str(path), "torchtitan/experiments/")
         assert not result.binary and result.holds_log
         assert len(result.failures) == 3
 
@@ -122,5 +122,5 @@ def test_real_log_lines(tmp_path):
     text = "".join(actions_format(runner_log()))
     path = tmp_path / "job.log"
     path.write_bytes(text.encode())
-    result = analyse(str(path))
+    result = analyse(str(path), "torchtitan/experiments/")
     assert result.lines == text.count("\n") and result.holds_log

@@ -183,7 +183,7 @@ def test_an_only_run_never_replaces_the_days_run(tmp_path, sample_world):
     assert scout("collect", *args, "--only", "docs").returncode == 0
     done = scout("report", *args, "--json")
     run = RunResult.model_validate_json(done.stdout)
-    assert run.only is None and len(run.collectors) == 8
+    assert run.only is None and len(run.collectors) == 9
     assert "Docs freshness" not in done.stderr  # from the cache, not collected again
     done = scout("report", *args, "--only", "docs", "--json")
     assert RunResult.model_validate_json(done.stdout).only == ["docs"]

@@ -697,6 +697,29 @@ def test_a_model_config_registered_in_the_window_with_no_test_is_the_task(fresh_
     assert older.items == ["graph_trainer_llama3_70b"] and older.section is Section.FYI
 
 
+def test_a_config_deleted_before_the_window_and_brought_back_is_not_new(fresh_world):
+    """Removed before the baseline, restored inside the window: an old config that came
+    back, counted with the others; a config defined for the first time is the task."""
+    registry = fresh_world.repo / "torchtitan/experiments/graph_trainer/llama3/config_registry.py"
+    text = registry.read_text()
+    old = "\n\ndef graph_trainer_llama3_70b():"
+    assert old in text
+    start = text.index(old)
+    end = text.find("\n\ndef ", start + 1)
+    restored = text[start : end if end != -1 else len(text)]
+    registry.write_text(text.replace(restored, ""))
+    commit_all(fresh_world.repo, "drop the 70b config", when="2026-11-25T12:00:00+00:00")
+    registry.write_text(
+        registry.read_text() + restored + "\n\ndef graph_trainer_llama3_8b():\n    return {}\n"
+    )
+    commit_all(fresh_world.repo, "bring the 70b config back; an 8b config")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY, priors=False))
+    (new,) = found["model_config_untested"]
+    assert new.items == ["graph_trainer_llama3_8b"]
+    (older,) = found["model_configs_untested"]
+    assert older.items == ["graph_trainer_llama3_70b"]
+
+
 def test_a_pass_chosen_by_an_options_default_and_one_only_disabled_tests_select():
     from scout_tui.analysis.python.definitions import (
         branch_values,
@@ -757,6 +780,88 @@ def passes(config):
         "exp/passes.py:29",
     )
     assert selected_by_default(modules, "loop_pass", defaults) is None
+
+
+def test_a_pass_only_a_mode_with_disabled_tests_reaches_does_not_run_by_default(fresh_world):
+    repo = fresh_world.repo
+    (repo / EXP / "modes.py").write_text(
+        "from dataclasses import dataclass\n\n\n"
+        "@dataclass\nclass PipelineConfig:\n    pipeline: str = 'eager'\n\n\n"
+        "def aot_pipeline(gm):\n    shared_pass(gm, None)\n    return aot_only_pass(gm, None)\n\n\n"
+        "def eager_pipeline(gm):\n    return eager_pass(gm, None)\n\n\n"
+        "def build(config, gm):\n"
+        "    if config.pipeline == 'ahead':\n        return aot_pipeline(gm)\n"
+        "    return eager_pipeline(gm)\n"
+    )
+    # Also chosen on the default's branch in a later module: that use runs by default.
+    (repo / EXP / "zz_build.py").write_text(
+        "def pipeline(config):\n    if config.pipeline == 'eager':\n        return [shared_pass]\n"
+    )
+    passes = repo / EXP / "passes.py"
+    passes.write_text(
+        passes.read_text()
+        + "\n\ndef shared_pass(gm, example_inputs):\n    return gm\n"
+        + "\n\ndef aot_only_pass(gm, example_inputs):\n    return gm\n"
+        + "\n\ndef eager_pass(gm, example_inputs):\n    return gm\n"
+    )
+    tests = repo / EXP / "tests/integration_tests.py"
+    tests.write_text(
+        tests.read_text().replace(
+            '"--parallelism.pipeline_parallel_degree 2"',
+            '"--parallelism.pipeline_parallel_degree 2", "--pipeline ahead"',
+        )
+    )
+    commit_all(repo, "an ahead-of-time pipeline, tested only by a disabled entry")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    disabled = [i for f in found.get("pass_tests_disabled", []) for i in f.items]
+    assert "aot_only_pass" in disabled  # reached only through a mode whose tests are off
+    untested = [i for f in found.get("pass_untested", []) for i in f.items]
+    assert "eager_pass" not in untested + disabled  # the default pipeline runs it
+    only_integration = [i for f in found.get("pass_integration_only", []) for i in f.items]
+    assert "shared_pass" not in untested + disabled + only_integration
+
+
+def test_a_function_only_a_mode_no_default_takes_calls_is_off_the_default_path():
+    from scout_tui.analysis.python.definitions import (
+        branch_values,
+        off_the_default_path,
+        option_defaults,
+    )
+
+    source = """
+from dataclasses import dataclass
+
+
+@dataclass
+class CompileConfig:
+    mode: str = "jit"
+
+
+def aot_passes(graph):
+    return always_pass(graph)
+
+
+def jit_passes(graph):
+    return other_pass(graph)
+
+
+def compile(config, graph):
+    if config.mode == "aot":
+        return aot_passes(graph)
+    return jit_passes(graph)
+
+
+def anywhere(config, graph):
+    if config.unknown:
+        return jit_passes(graph)
+"""
+    modules = {"exp/compile.py": ast.parse(source)}
+    defaults = option_defaults(modules)
+    assert off_the_default_path(modules, "aot_passes", defaults)  # only mode "aot" calls it
+    assert branch_values(modules, "aot_passes") == {"aot"}
+    # Near misses: called on the default path; called where scout cannot settle the branch.
+    assert not off_the_default_path(modules, "jit_passes", defaults)
+    assert not off_the_default_path(modules, "nothing_uses_this", defaults)
 
 
 def test_passes_reached_by_default_or_only_by_disabled_tests_on_a_repository(fresh_world):
@@ -949,6 +1054,23 @@ def test_a_few_lines_more_are_no_new_untested_code(fresh_world):
     found = by_kind(run_collector(fresh_world, "coverage", TODAY))
     assert f"{EXP}/simple_fsdp.py" not in found["new_code_untested"][0].items
     assert f"{EXP}/simple_fsdp.py" not in found["new_code_untested"][0].body
+
+
+def test_a_file_deleted_before_the_window_and_brought_back_is_no_new_code(fresh_world):
+    repo = fresh_world.repo
+    simple = repo / EXP / "simple_fsdp.py"
+    text = simple.read_text()
+    simple.unlink()
+    commit_all(repo, "drop simple_fsdp", when="2026-11-25T12:00:00+00:00")
+    simple.write_text(text)
+    fresh = repo / EXP / "fresh_module.py"
+    fresh.write_text("".join(f"X{n} = {n}\n" for n in range(30)))
+    commit_all(repo, "bring simple_fsdp back; a new module")
+    [found] = by_kind(run_collector(fresh_world, "coverage", TODAY, priors=False))[
+        "new_code_untested"
+    ]
+    assert f"{EXP}/fresh_module.py" in found.items
+    assert f"{EXP}/simple_fsdp.py" not in found.items
 
 
 def test_thresholds_are_checked_and_the_shipped_ones_documented(shipped_config, tmp_path):

@@ -118,7 +118,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
     if args.command_line:
         command = args.command_line
     else:
-        analysis = _analyse(args.log, "torchtitan/experiments/")
+        analysis = _analyse(args.log, config_near(args.repo, None).project.experiment)
         failures = [f for f in analysis.failures if f.command]
         if args.test:
             failures = [f for f in failures if f.name == args.test]

@@ -13,10 +13,14 @@ import re
 from collections.abc import Iterator
 from fnmatch import fnmatch
 
+import git
+
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.definitions import (
     PassDef,
     branch_values,
+    default_choices,
+    off_the_default_path,
     option_defaults,
     pass_definitions,
     selected_by_default,
@@ -65,6 +69,15 @@ def _callers(code_text: str, definition: PassDef) -> bool:
 def _called(code_text: str, function: str) -> bool:
     """Whether the experiment's code calls `function` somewhere besides defining it."""
     return mentions(code_text.replace(f"def {function}(", "", 1), function)
+
+
+def _defined_before(ctx: CollectorContext, name: str, path: str, base: str) -> bool:
+    """Whether `path` defined the function `name` at some commit up to `base` (one that
+    added or removed it): a config deleted before the window and brought back in it."""
+    try:
+        return ctx.source.pickaxe(f"def {name}(", path, base) is not None
+    except git.GitCommandError:  # a history it cannot read says nothing
+        return False
 
 
 def _bullets(names: list[str]) -> str:
@@ -181,23 +194,41 @@ class CoverageCollector(Collector):
         for path in files:
             for definition in pass_definitions(path, ctx.source.parse(path)):
                 names = [definition.name, *definition.keys]
+                via: list[str] = []  # the mode values through which alone it runs
                 if any(name in unit for name in names):
                     continue
                 if any(name in integ for name in names):
                     integration_only.append(definition)
                 elif _callers(code_text, definition):
                     if integ.text.strip():
-                        # Chosen by an option's default: every enabled run that leaves it
-                        # alone runs the pass.
                         defaults = option_defaults(modules) if defaults is None else defaults
                         chosen = selected_by_default(modules, definition.name, defaults)
-                        if chosen is not None and (chosen[0] or _called(code_text, chosen[1])):
-                            # Every run that leaves the option alone (or that calls the
-                            # function using it) runs it, unit tests of the default
-                            # pipeline included: covered, not a gap.
+                        if chosen is not None and chosen[0]:
+                            # Every run that leaves the option alone runs it, unit tests of
+                            # the default pipeline included: covered, not a gap.
                             continue
-                    selectors = names + sorted(branch_values(modules, definition.name))
-                    if any(name in disabled_words for name in selectors):
+                        # Used whatever the options by functions: it runs when one of them
+                        # does, unless only modes no default run takes call them.
+                        users = [
+                            user
+                            for _, user, _ in default_choices(modules, definition.name, defaults)
+                        ]
+                        if any(
+                            _called(code_text, user)
+                            and not off_the_default_path(modules, user, defaults)
+                            for user in users
+                        ):
+                            continue
+                        via = sorted(
+                            value
+                            for user in users
+                            if off_the_default_path(modules, user, defaults)
+                            for value in branch_values(modules, user)
+                        )
+                    selectors = names + sorted(branch_values(modules, definition.name)) + via
+                    if any(value in integ for value in via):
+                        integration_only.append(definition)  # its mode's enabled tests
+                    elif any(name in disabled_words for name in selectors):
                         disabled_only.append(definition)  # switched off on purpose: FYI
                     else:
                         untested.append(definition)
@@ -296,8 +327,12 @@ class CoverageCollector(Collector):
             path: pyast.public_names(ctx.source.parse_at(base, path)) if base else set()
             for path in {path for _, path, _ in unused}
         }
-        new = [(name, path, line) for name, path, line in unused if name not in known[path]]
-        old = [name for name, path, _ in unused if name in known[path]]
+        new, old = [], []
+        for name, path, line in unused:
+            if name in known[path] or (base and _defined_before(ctx, name, path, base)):
+                old.append(name)  # there at the baseline, or removed before it and restored
+            else:
+                new.append((name, path, line))
         if base is None and ctx.history_gap:  # the history does not say which are new
             new, old = [], [name for name, _, _ in unused]
         if new:
@@ -407,6 +442,8 @@ class CoverageCollector(Collector):
             before = ctx.source.read_at(base, path)
             # New, or grown by a real chunk: a few changed lines in a file every
             # integration run goes through are no new untested code.
+            if before is None and ctx.source.log(None, base, [path]):
+                continue  # deleted before the window and brought back: not new code
             grew = before is None or after.count("\n") - before.count("\n") >= growth
             stem = path.rsplit("/", 1)[-1].removesuffix(".py")
             module = path.removesuffix(".py").replace("/", ".")

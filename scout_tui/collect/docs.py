@@ -44,6 +44,7 @@ from scout_tui.collect.base import (
     missing_path_warning,
 )
 from scout_tui.collect.config_types import ClassRef, ConfigTypes, extending_configs
+from scout_tui.collect.doc_defaults import default_claim_findings
 from scout_tui.model import ConfigWarning, FileRef, Finding, Section, fingerprint
 
 
@@ -80,6 +81,7 @@ class DocsCollector(Collector):
         Kind("docs_current"),
         Kind("doc_feature_missing", Lifetime.NEWS),
         Kind("doc_stale_name"),
+        Kind("doc_default_wrong"),
     )
 
     def __init__(self) -> None:
@@ -174,6 +176,8 @@ class DocsCollector(Collector):
                 files=[FileRef(path=path, line=line) for path, line, _, _ in stale][:20],
                 items=[f"{path.rsplit('/', 1)[-1]}: {name}" for path, _, name, _ in stale],
             )
+        wrong_defaults = list(default_claim_findings(ctx, self.name, docs))
+        yield from wrong_defaults
         missing = self._undocumented(ctx, all_text) if docs else []
         if missing:
             yield ctx.finding(
@@ -189,7 +193,7 @@ class DocsCollector(Collector):
                 + "\n".join(f"- {code(name)}" for name in missing),  # the report cuts it
                 items=missing,
             )
-        if docs and not inaccurate and not missing:
+        if docs and not inaccurate and not missing and not wrong_defaults:
             yield ctx.finding(
                 self.name, "docs_current", (config.project.experiment,), "Docs", "docs are current"
             )

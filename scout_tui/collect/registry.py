@@ -12,6 +12,7 @@ from scout_tui.collect.docs import DocsCollector
 from scout_tui.collect.freshness import FreshnessCollector
 from scout_tui.collect.open_work import OpenWorkCollector
 from scout_tui.collect.todos import TodoCollector
+from scout_tui.collect.unused import UnusedCollector
 from scout_tui.collect.upstream_delta.collector import UpstreamDeltaCollector
 
 COLLECTORS: tuple[type[Collector], ...] = (
@@ -22,5 +23,6 @@ COLLECTORS: tuple[type[Collector], ...] = (
     FreshnessCollector,
     OpenWorkCollector,
     TodoCollector,
+    UnusedCollector,
     UpstreamDeltaCollector,
 )

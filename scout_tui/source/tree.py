@@ -18,6 +18,7 @@ import hashlib
 import os
 import stat
 import threading
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -32,6 +33,15 @@ from scout_tui.source.records import LINK, Entry
 from scout_tui.source.whereabouts import GitWhereabouts
 
 MAX_LINKS = 40  # symlinks followed in one path before it counts as a loop (Linux's limit)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A line `grep_words` found: its file, line number (from 1) and text."""
+
+    path: str
+    line: int
+    text: str
 
 
 class SourceTree(GitWhereabouts):
@@ -290,3 +300,37 @@ class SourceTree(GitWhereabouts):
                 return []
         prefix = f"{self.at}:" if self.at is not None else ""
         return sorted(line.removeprefix(prefix) for line in out.splitlines() if line)
+
+    def grep_words(self, words: list[str], pathspecs: tuple[str, ...] = ()) -> list[Hit]:
+        """Every line of the scanned tree's files (those `pathspecs` match; all when none)
+        holding one of `words` (identifiers) as a whole word, any kind of file: code, docs, configs,
+        scripts. A file git cannot read (a blob missing from a partial clone) is left out,
+        the others still answer."""
+        names = sorted({word for word in words if word.isidentifier()})
+        if not names:
+            return []
+        at = [self.at] if self.at is not None else []
+        # One alternation: git's fixed-string search slows with hundreds of `-e` patterns
+        # under `-w` (seconds on a large repository); one extended regex does not. In
+        # batches: one argument may not pass 128 KiB.
+        out = ""
+        for start in range(0, len(names), 1000):
+            pattern = "(" + "|".join(names[start : start + 1000]) + ")"
+            with self._lock:
+                try:
+                    _, found, _ = self.repo.git.grep(
+                        *("-I", "-n", "-w", "-E", "-z", "-e", pattern, *at, "--", *pathspecs),
+                        with_extended_output=True,
+                        with_exceptions=False,
+                    )
+                except git.GitCommandError:
+                    continue
+            out += found + "\n"
+        prefix = f"{self.at}:" if self.at is not None else ""
+        hits = []
+        for line in out.splitlines():
+            path, _, rest = line.partition("\0")
+            number, _, text = rest.partition("\0")
+            if number.isdigit():
+                hits.append(Hit(path.removeprefix(prefix), int(number), scrub(text)))
+        return hits

@@ -343,7 +343,7 @@ def _short_path(path: str, experiment: str) -> str:
     return path[index:] if index >= 0 else path
 
 
-def analyse(path_or_fd: str | int, experiment: str = "torchtitan/experiments/") -> LogAnalysis:
+def analyse(path_or_fd: str | int, experiment: str) -> LogAnalysis:
     """Analyse a log file. `experiment` marks the frames that point into the experiment."""
     fd = os.open(path_or_fd, os.O_RDONLY) if isinstance(path_or_fd, str) else path_or_fd
     try:

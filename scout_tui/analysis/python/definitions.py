@@ -136,14 +136,25 @@ def selected_by_default(
     (`if mode == "full": … elif mode == "regional": <here>` with `mode` defaulting to
     "regional"). Returns (option, value, "path:line") of the deciding test: every run that
     leaves the option alone runs the pass — or ("", function, "path:line") when a function
-    uses it whatever the options (then it runs whenever that function does)."""
+    uses it whatever the options (then it runs whenever that function does). A choice an
+    option's default decides comes first, whichever module holds it."""
+    found = default_choices(modules, name, defaults)
+    return next((choice for choice in found if choice[0]), found[0] if found else None)
+
+
+@pyast.per_tree
+def default_choices(
+    modules: dict[str, ast.Module], name: str, defaults: dict[str, str]
+) -> list[tuple[str, str, str]]:
+    """`selected_by_default`'s answer in each module that has one, in module order."""
+    choices = []
     for path, tree in modules.items():
         if name not in pyast.identifiers(tree):
             continue
         found = _on_default_branch(tree.body, name, defaults, None)
         if found is not None:
-            return found[0], found[1], f"{path}:{found[2]}"
-    return None
+            choices.append((found[0], found[1], f"{path}:{found[2]}"))
+    return choices
 
 
 def _default_truth(
@@ -233,6 +244,53 @@ def _on_default_branch(
 
 
 @pyast.per_tree
+@pyast.per_tree
+def off_the_default_path(
+    modules: dict[str, ast.Module], name: str, defaults: dict[str, str]
+) -> bool:
+    """Whether every use of `name` (outside its own `def`) sits on a branch a default run of
+    its function does not take (`if mode == "aot": name(...)` with `mode` defaulting to
+    "jit"): what only a mode reaches does not run by default. False when nothing uses it,
+    or when a use sits where scout cannot settle the branch."""
+    off: list[bool] = []
+
+    def uses(node: ast.AST) -> bool:
+        return any(
+            (isinstance(n, ast.Name) and n.id == name)
+            or (isinstance(n, ast.Attribute) and n.attr == name)
+            for n in ast.walk(node)
+        )
+
+    def walk(statements: list[ast.stmt], skipped: bool, aliases: dict[str, str] | None) -> None:
+        for statement in statements:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                if statement.name != name:
+                    walk(statement.body, False, _option_names(statement))
+                continue
+            if isinstance(statement, ast.If):
+                if uses(statement.test):
+                    off.append(skipped)
+                truth = _default_truth(statement.test, defaults, aliases)
+                taken = None if truth is None else truth[0]
+                walk(statement.body, skipped or taken is False, aliases)
+                walk(statement.orelse, skipped or taken is True, aliases)
+                continue
+            nested = [
+                child
+                for field in ("body", "orelse", "finalbody", "handlers")
+                for child in getattr(statement, field, []) or []
+                if isinstance(child, ast.stmt)
+            ]
+            if nested:
+                walk(nested, skipped, aliases)
+            elif uses(statement):
+                off.append(skipped)
+
+    for tree in modules.values():
+        walk(tree.body, False, None)
+    return bool(off) and all(off)
+
+
 def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
     """The string literals the `if`s around each use of `name` compare against
     (`if jit_pass_name == "auto_bucketing":`): the words a test selects the pass by."""

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from scout_tui.analysis.python import pyast, shapes
-from scout_tui.analysis.python.relevance import Uses
+from scout_tui.analysis.python.relevance import Uses, given
+from scout_tui.analysis.python.super_path import SuperPath, settings_defaults, super_path
 from scout_tui.config.models import SurfaceCheck
 
 Parse = Callable[[str], ast.Module | None]
@@ -30,7 +31,9 @@ class Dependency:
     option_prefix: str = ""  # "parallelism" for options reached as `--parallelism.x`
     override: str = ""  # "path:line" of the experiment's override of this method
     override_qualname: str = ""  # ... and its name there: "FaultTolerantTrainer.train_step"
-    calls_super: bool = False  # ... and whether that override calls the upstream one
+    calls_super: bool = False  # ... and whether that override calls the upstream one by default
+    # ... and when it calls it only on a branch the defaults do not take, which
+    skipped_super: SuperPath | None = None
 
     @property
     def target(self) -> str:
@@ -148,6 +151,7 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                         add(Dependency(hit[0], definition.name, "fields", f"imported at {where}"))
                 else:
                     add(Dependency(hit[0], definition.name, "signature", f"imported at {where}"))
+    settings = settings_defaults(modules)
     for path, tree in sorted(modules.items()):
         short = path.rsplit("/", 1)[-1]
         for node in pyast.nodes(tree, ast.Attribute):
@@ -193,6 +197,7 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                             )
                         )
                     ):
+                        reach = super_path(child, settings)
                         add(
                             Dependency(
                                 known[0],
@@ -201,28 +206,14 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                                 f"overridden at {short}:{child.lineno}",
                                 override=f"{path}:{child.lineno}",
                                 override_qualname=f"{node.name}.{child.name}",
-                                calls_super=_calls_super(child),
+                                calls_super=reach is not None and reach.on_default_path,
+                                skipped_super=reach
+                                if reach is not None and not reach.on_default_path
+                                else None,
                             )
                         )
     _reached_configs(list(found.values()), parse, add)
     return sorted(found.values(), key=lambda d: (d.path, d.qualname, d.check))
-
-
-def _calls_super(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether an override calls the method it overrides (`super().name(...)`, or
-    `Base.name(self, ...)`): then it gets what upstream changes in it."""
-    for node in ast.walk(method):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == method.name
-        ):
-            owner = node.func.value
-            if (isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super") or (
-                isinstance(owner, ast.Name | ast.Attribute) and ast.unparse(owner)[:1].isupper()
-            ):
-                return True
-    return False
 
 
 def body_shape(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -413,9 +404,7 @@ def option_uses(
                 )
 
     for short, call in index.calls.get(class_name, []):
-        found.constructions.append(
-            (f"{short}:{call.lineno}", len(call.args), {k.arg for k in call.keywords if k.arg})
-        )
+        found.constructions.append((f"{short}:{call.lineno}", len(call.args), given(call)))
         keywords(short, call)
     if not prefix:
         return found

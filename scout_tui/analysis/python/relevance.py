@@ -24,6 +24,20 @@ from scout_tui.analysis.python.changes import (
     TypeChanged,
     ValuesChanged,
 )
+from scout_tui.analysis.python.shapes import admits
+
+SPLAT = "**"  # not an identifier: a keyword set holding it had `**d` or `*t`
+
+
+def given(call: ast.Call) -> set[str]:
+    """The keywords a call passes by name; with `SPLAT` when it unpacks a dict or a
+    sequence (then any field may be among them)."""
+    names = {k.arg for k in call.keywords if k.arg}
+    if any(k.arg is None for k in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    ):
+        names.add(SPLAT)
+    return names
 
 
 @dataclass
@@ -32,6 +46,9 @@ class Uses:
 
     overrides: list[str] = field(default_factory=list)  # "path:line" of overriding defs
     patches: list[str] = field(default_factory=list)  # "path:line" of `Class.name = …`
+    # "path:line" of `Class.name = wrap(Class.name)`: the original passed through a wrapper
+    # (a decorator applied by hand), which takes and returns whatever it does
+    wraps: list[str] = field(default_factory=list)
     # where, how many positional arguments, which keywords
     calls: list[tuple[str, int, set[str]]] = field(default_factory=list)
     unpacks: list[tuple[str, int]] = field(default_factory=list)  # where, how many names
@@ -39,6 +56,7 @@ class Uses:
     values: dict[str, set[str]] = field(default_factory=dict)  # option → literals it is set to
     reads: set[str] = field(default_factory=set)  # attributes read (a default can matter)
     # constructions of the class itself: where, how many positional arguments, which keywords
+    # (`SPLAT` among them: `Cls(**d)` or `Cls(*t)`, arguments scout cannot see)
     constructions: list[tuple[str, int, set[str]]] = field(default_factory=list)
 
 
@@ -57,6 +75,7 @@ def uses_of(
         names_class = mention in pyast.identifiers(tree)
         if not names_class:
             continue
+        originals = _bound_to(tree, outer, member) if member else set()
         for node in ast.walk(tree):
             where = f"{path}:{getattr(node, 'lineno', 0)}"
             if (
@@ -77,11 +96,12 @@ def uses_of(
                         and target.attr == member
                         and ast.unparse(target.value).rsplit(".", 1)[-1] == outer
                     ):
-                        found.patches.append(where)
+                        passes = _passes_through(node.value, outer, member, originals)
+                        (found.wraps if passes else found.patches).append(where)
                 if isinstance(node.targets[0], ast.Tuple) and _calls_member(node.value, member):
                     found.unpacks.append((where, len(node.targets[0].elts)))
             if isinstance(node, ast.Call):
-                keywords = {k.arg for k in node.keywords if k.arg}
+                keywords = given(node)
                 if member and _calls_member(node, member):
                     found.calls.append((where, len(node.args), keywords))
                 if not member and ast.unparse(node.func).rsplit(".", 1)[-1] == outer:
@@ -101,6 +121,38 @@ def uses_of(
     return found
 
 
+def _original(node: ast.expr, outer: str, member: str, originals: set[str]) -> bool:
+    """`Outer.member` itself, or a name bound to it (`orig = Outer.member`)."""
+    if isinstance(node, ast.Name):
+        return node.id in originals
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == member
+        and ast.unparse(node.value).rsplit(".", 1)[-1] == outer
+    )
+
+
+def _bound_to(tree: ast.Module, outer: str, member: str) -> set[str]:
+    """Names a module binds to the original method: `orig = Outer.member`."""
+    return {
+        target.id
+        for node in pyast.nodes(tree, ast.Assign)
+        if isinstance(node, ast.Assign) and _original(node.value, outer, member, set())
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _passes_through(value: ast.expr, outer: str, member: str, originals: set[str]) -> bool:
+    """Whether a patch's value is the original method, or the original handed as the only
+    argument to a wrapper (`wrap(Outer.member)`, `annotate(...)(Outer.member)`): callers'
+    arguments and its result pass through, so its parameters are nobody's here. A
+    `partial(Outer.member, x=1)` binds a parameter: not a pass-through."""
+    while isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    return _original(value, outer, member, originals)
+
+
 def _calls_member(node: ast.AST, member: str) -> bool:
     return isinstance(node, ast.Call) and (
         (isinstance(node.func, ast.Attribute) and node.func.attr == member)
@@ -112,6 +164,9 @@ def _calls_member(node: ast.AST, member: str) -> bool:
 class Dependence:
     change: Change
     because: str  # "overridden at p:12", "called positionally at p:30 (4 arguments)", …
+    # Today's tree still uses what is gone (a removed name it names, a tuple it unpacks at
+    # the old size): broken whatever the commit that made the change did to the experiment.
+    broken: bool = False
 
 
 def depended_on(
@@ -124,8 +179,17 @@ def depended_on(
     for change in changes:
         because = _because(change, uses, old_positions, old_arity)
         if because:
-            found.append(Dependence(change, because))
+            found.append(Dependence(change, because, _still_used(change, uses, old_arity)))
     return found
+
+
+def _still_used(change: Change, uses: Uses, old_arity: set[int]) -> bool:
+    """Whether today's tree names what a change took away, or unpacks the old tuple."""
+    if isinstance(change, Removed):
+        return change.name in uses.names or any(change.name in kw for _, _, kw in uses.calls)
+    if isinstance(change, ReturnsChanged):
+        return any(n in old_arity for _, n in uses.unpacks)
+    return False
 
 
 def _because(
@@ -188,12 +252,23 @@ def _field_used(change: Named, uses: Uses, old_positions: dict[str, int]) -> str
         omitted = [
             where
             for where, positional, kw in uses.constructions
-            if name not in kw and positional <= position
+            if name not in kw and SPLAT not in kw and positional <= position
         ]
         if omitted:
             return _where(f"built without `{name}`", omitted)
         if not uses.constructions and name in uses.reads:
             return _where(f"`{name}` read", uses.names[name])
+        return None
+    if isinstance(change, TypeChanged):
+        # An annotation alone changes no value the experiment reads; it bites a setter
+        # whose value the new annotation no longer admits.
+        misfit = [
+            v
+            for v in sorted(uses.values.get(name, ()))
+            if admits(change.before, v) is True and admits(change.after, v) is False
+        ]
+        if misfit and name in uses.names:
+            return _where(f"`{name}` set to {misfit[0]}", uses.names[name])
         return None
     if not isinstance(change, Added) and name in uses.names:
         return _where(f"`{name}` used", uses.names[name])

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from scout_tui.analysis.python.changes import (
     Added,
@@ -50,9 +53,75 @@ def compare_fields(old: dict[str, Field], new: dict[str, Field]) -> list[Change]
                 _allowed_values_change(name, a.annotation, b.annotation)
                 or TypeChanged("field", name, a.annotation, b.annotation)
             )
-        if a.default != b.default:
+        if a.default != b.default and not same_value(a.default, b.default):
             changes.append(DefaultChanged("field", name, a.default, b.default))
     return in_order(changes)
+
+
+_UNKNOWN = object()
+_FACTORIES = {"list": list, "dict": dict, "set": set, "tuple": tuple, "str": str, "int": int}
+_FOLDED: dict[type[ast.operator], Callable[[Any, Any], object]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+}
+
+
+def same_value(before: str | None, after: str | None) -> bool:
+    """Whether two default expressions evaluate to the same value, read statically:
+    `1_000` and `1000`, `2 ** 10` and `1024`, `field(default=3)` and `3`,
+    `field(default_factory=list)` and `field(default_factory=lambda: [])`. A spelling
+    change of a default is no change of what a caller gets."""
+    if before is None or after is None:
+        return False
+    a, b = _value(parse_expression(before)), _value(parse_expression(after))
+    if a is _UNKNOWN or b is _UNKNOWN:
+        return False
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
+    return (type(a) is type(b) or numbers) and bool(a == b)
+
+
+def _value(node: ast.expr | None) -> object:
+    """A default expression's value when it needs nothing but itself; `_UNKNOWN` else."""
+    if node is None:
+        return _UNKNOWN
+    if isinstance(node, ast.Call) and ast.unparse(node.func).rsplit(".", 1)[-1] == "field":
+        given = {k.arg: k.value for k in node.keywords if k.arg}
+        if node.args or set(given) - {"default", "default_factory"} or len(given) != 1:
+            return _UNKNOWN  # init=False, metadata, …: more than a default
+        if "default" in given:
+            return _value(given["default"])
+        factory = given["default_factory"]
+        if isinstance(factory, ast.Lambda) and not factory.args.args:
+            return _value(factory.body)
+        maker = _FACTORIES.get(ast.unparse(factory))
+        return maker() if maker else _UNKNOWN
+    if isinstance(node, ast.Call) and not node.keywords and len(node.args) <= 1:
+        maker = _FACTORIES.get(ast.unparse(node.func))  # `list()`, `tuple([1, 2])`
+        inner = _value(node.args[0]) if node.args else None
+        if maker is None or inner is _UNKNOWN:
+            return _UNKNOWN
+        try:
+            return maker(inner) if node.args else maker()
+        except (TypeError, ValueError):
+            return _UNKNOWN
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLDED:
+        left, right = _value(node.left), _value(node.right)
+        if not all(isinstance(v, int | float) for v in (left, right)):
+            return _UNKNOWN
+        if isinstance(node.op, ast.Pow) and abs(right) > 64:  # type: ignore[arg-type]
+            return _UNKNOWN  # `10 ** 10 ** 10`: hostile input is normal input
+        try:
+            return _FOLDED[type(node.op)](left, right)
+        except (ArithmeticError, ValueError):
+            return _UNKNOWN
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNKNOWN
 
 
 def literal_values(annotation: str) -> list[str] | None:
@@ -80,6 +149,79 @@ def _literal_values(annotation: str) -> tuple[str, ...] | None:
         listed = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         values += [ast.unparse(e) for e in listed]
     return tuple(values) or None
+
+
+_BUILTIN_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,),
+    "float": (int, float),  # an int fits a float annotation
+    "complex": (int, float, complex),
+    "str": (str,),
+    "bytes": (bytes,),
+    "bool": (bool,),
+    "list": (list,),
+    "dict": (dict,),
+    "tuple": (tuple,),
+    "set": (set,),
+}
+_TYPING = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set"}
+
+
+def admits(annotation: str | None, value: str) -> bool | None:
+    """Whether a field annotated `annotation` takes the literal `value` (as written: `4`,
+    `'full'`, `None`); None when scout cannot tell (a class of the project, a TypeVar)."""
+    node = parse_expression(annotation) if annotation else None
+    try:
+        literal = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if node is None:
+        return None
+    verdicts = [_admits_part(part, literal) for part in _union_members(node)]
+    if any(v is True for v in verdicts):
+        return True
+    return False if verdicts and all(v is False for v in verdicts) else None
+
+
+def _union_members(node: ast.expr) -> list[ast.expr]:
+    """`A | B`, `Optional[A]`, `Union[A, B]`: the members."""
+    parts = []
+    for part in _union_parts(node):
+        wrapper = (
+            ast.unparse(part.value).rsplit(".", 1)[-1] if isinstance(part, ast.Subscript) else ""
+        )
+        if isinstance(part, ast.Subscript) and wrapper in ("Optional", "Union"):
+            inner = part.slice
+            listed = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            parts += [m for e in listed for m in _union_members(e)]
+            if wrapper == "Optional":
+                parts.append(ast.Constant(None))
+        else:
+            parts.append(part)
+    return parts
+
+
+def _admits_part(part: ast.expr, literal: object) -> bool | None:
+    if isinstance(part, ast.Constant) and part.value is None:
+        return literal is None
+    name = ast.unparse(part.value if isinstance(part, ast.Subscript) else part)
+    name = name.rsplit(".", 1)[-1]
+    if name == "Literal" and isinstance(part, ast.Subscript):
+        listed = part.slice.elts if isinstance(part.slice, ast.Tuple) else [part.slice]
+        try:
+            return any(
+                type(v) is type(literal) and v == literal
+                for v in (ast.literal_eval(e) for e in listed)
+            )
+        except (ValueError, TypeError, SyntaxError):
+            return None
+    if name in ("Any", "object"):
+        return True
+    kinds = _BUILTIN_TYPES.get(_TYPING.get(name, name))
+    if kinds is None:
+        return None
+    if isinstance(literal, bool) and bool not in kinds and int in kinds and name != "int":
+        return False  # True is an int, and an int fits a float, but no one means True as 1.0
+    return isinstance(literal, kinds)
 
 
 def _union_parts(node: ast.expr) -> list[ast.expr]:
@@ -162,7 +304,7 @@ def compare_signatures(old: list[Param], new: list[Param]) -> list[Change]:
         a, b = before[name][1], after[name][1]
         if a.kind != b.kind:
             changes.append(KindChanged(name, b.kind, a.kind))
-        if a.default != b.default:
+        if a.default != b.default and not same_value(a.default, b.default):
             changes.append(DefaultChanged("parameter", name, a.default, b.default))
         if a.annotation != b.annotation:
             changes.append(TypeChanged("parameter", name, a.annotation, b.annotation))

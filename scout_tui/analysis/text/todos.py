@@ -29,7 +29,7 @@ _DOTTED = re.compile(r"\b(torch(?:\.[A-Za-z_]\w*)+)")
 _CODE_WORD = re.compile(
     r"(?<![\w./-])(_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)(?![\w/-])"
 )
-_PROPER_NOUNS = {"PyTorch", "GitHub", "TorchTitan", "TorchInductor", "JavaScript", "TypeScript"}
+_PROPER_NOUNS = {"PyTorch", "GitHub", "TorchInductor", "JavaScript", "TypeScript"}  # + named_refs
 _CAUSE = re.compile(
     r"\b(?:caused|triggered|introduced|broken|broke|regressed)\s+(?:by|in)\b|"
     r"\bregression\s+(?:from|in|since)\b",
@@ -275,7 +275,7 @@ def classify(todo: Todo, bare_ref_repo: str, named_refs: dict[str, str] | None =
         apis += [
             word
             for word in _CODE_WORD.findall(_BACKTICKED.sub(" ", text))
-            if word not in _PROPER_NOUNS
+            if word not in _PROPER_NOUNS and word.lower() not in aliases
         ]
         todo.apis = list(dict.fromkeys(api.rstrip(".") for api in apis if len(api) > 3))
     return todo

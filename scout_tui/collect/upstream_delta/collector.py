@@ -13,15 +13,12 @@ from scout_tui.analysis.python.changes import (
     describe,
     item_key,
     item_words,
-    named,
 )
 from scout_tui.analysis.python.dependencies import (
-    Dependency,
     OptionIndex,
     discover,
-    option_uses,
 )
-from scout_tui.analysis.python.relevance import Dependence, Uses, depended_on, uses_of
+from scout_tui.analysis.python.relevance import Uses
 from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import (
     Collector,
@@ -33,20 +30,16 @@ from scout_tui.collect.base import (
     Skipped,
     Unchecked,
 )
+from scout_tui.collect.upstream_delta.judge import Verdict, judge, uses_for
 from scout_tui.collect.upstream_delta.new_api import NewApi
 from scout_tui.collect.upstream_delta.overrides import override_drift
 from scout_tui.collect.upstream_delta.surfaces import (
-    adapted_in,
-    adapts,
     all_stable,
-    changed_by,
-    changes_by_commit,
     commit_lines,
     compare_surface,
     dependency_name,
     mark_widened,
     misplaced,
-    positions,
     surface_diff,
     under,
 )
@@ -83,6 +76,7 @@ class UpstreamDeltaCollector(Collector):
         # words in the one FYI line come from these, never from the finding's text.
         self._folded: dict[str, tuple[str, list[Change]]] = {}
         self._ours: set[str] = set()  # commits of the window that changed the experiment
+        self._prefixes: dict[str, str] | None = None  # discovered configs' option prefixes
 
     def collect(
         self, ctx: CollectorContext
@@ -231,25 +225,15 @@ class UpstreamDeltaCollector(Collector):
             if not changes:
                 continue
             changed += drift is None
-            deps = depended_on(changes, self._dependency_uses(ctx, dependency), *positions(old))
-            # A change is adapted when a commit that made it also changed the experiment's
-            # lines naming what it changed.
-            by_commit = changes_by_commit(ctx, surface, commits)
-            adapted: dict[str, CommitInfo] = {}
-            for commit, made in by_commit:
-                names = tuple(sorted({name for c in made if (name := named(c))}))
-                if names and adapts(ctx, commit, surface, experiment, names):
-                    adapted.update({name: commit for name in names})
-
-            by = [commit for commit, _ in by_commit]
-            if any(adapted_in(adapted, d.change) is None for d in deps):
+            uses = self._uses(ctx, surface, dependency.option_prefix)
+            verdict = judge(ctx, surface, old, changes, uses, commits)
+            if verdict.deps:
                 yield self._changed(
                     ctx,
                     surface,
                     (surface.target,),
                     changes,
-                    deps,
-                    by,
+                    verdict,
                     base,
                     head,
                     getattr(new, "lineno", None),
@@ -257,16 +241,15 @@ class UpstreamDeltaCollector(Collector):
                     "found from its code, not configured in scout.toml.\n\n",
                 )
                 continue
-            depended = {d.change for d in deps}
             notes = []
             for change in changes:
-                adapting = adapted_in(adapted, change)
+                adapting = verdict.adapted_in(change)
                 if adapting is not None:
                     notes.append(
                         f"{describe(change)} (adapted in the same commit, "
                         f"{code(adapting.sha[:10])})"
                     )
-                elif change not in depended:
+                else:
                     notes.append(describe(change))
             unused.append((surface.name, f"- {surface.name}: " + "; ".join(notes)))
         if unused:
@@ -313,31 +296,24 @@ class UpstreamDeltaCollector(Collector):
             }
         )
 
-    def _dependency_uses(self, ctx: CollectorContext, dependency: Dependency) -> Uses:
-        """How the experiment uses one discovered dependency: by its name where it imports
-        it, and through the option prefix it reaches a config by."""
+    def _uses(self, ctx: CollectorContext, surface: Surface, option_prefix: str) -> Uses:
+        """How the experiment uses a surface, watched or discovered alike."""
         modules = self._experiment_modules(ctx)
-        parts = dependency.qualname.split(".")
-        if dependency.check == "signature":
-            outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
-        else:
-            outer, member = parts[-1], ""
-        uses = uses_of(modules, outer, member, mention=parts[0])
-        if dependency.check == "fields":
-            if self._option_index is None:
-                self._option_index = OptionIndex(modules)
-            by_option = option_uses(
-                modules, parts[-1], dependency.option_prefix, self._option_index
+        if surface.check == "fields" and self._option_index is None:
+            self._option_index = OptionIndex(modules)
+        return uses_for(modules, surface, option_prefix, self._option_index)
+
+    def _prefix(self, ctx: CollectorContext, surface: Surface) -> str:
+        """The option prefix a watched config is reached by (`--compile.*`), as discovery
+        finds it: a watched surface is judged by the same uses as a discovered one."""
+        if surface.check != "fields":
+            return ""
+        if self._prefixes is None:
+            found = discover(
+                ctx.config.project.experiment, self._experiment_modules(ctx), ctx.source.parse
             )
-            for name, places in by_option.names.items():
-                uses.names.setdefault(name, []).extend(places)
-            for name, values in by_option.values.items():
-                uses.values.setdefault(name, set()).update(values)
-            uses.reads |= by_option.reads
-            uses.constructions += [
-                c for c in by_option.constructions if c not in uses.constructions
-            ]
-        return uses
+            self._prefixes = {d.target: d.option_prefix for d in found if d.option_prefix}
+        return self._prefixes.get(surface.target, "")
 
     def _changed(
         self,
@@ -345,32 +321,34 @@ class UpstreamDeltaCollector(Collector):
         surface: Surface,
         key: tuple[str, ...],
         changes: list[Change],
-        deps: list[Dependence],
-        by: list[CommitInfo],
+        verdict: Verdict,
         base: str,
         head: str,
         line: int | None,
         preface: str = "",
     ) -> Finding:
         """The Action Item of a surface change the experiment depends on, each change saying
-        why (or that nothing uses it)."""
-        because = {d.change: d.because for d in deps}
+        why (or that nothing uses it, or that the commit that made it adapted the
+        experiment)."""
+        because = {d.change: d.because for d in verdict.deps}
+        by = verdict.by
+
+        def said(change: Change) -> str:
+            if change in because:
+                return f" — the experiment depends on it: {because[change]}"
+            adapting = verdict.adapted_in(change)
+            if adapting is not None and any(d.change == change for d in verdict.adapted):
+                return f" (adapted in the same commit, {code(adapting.sha[:10])})"
+            return " (not used by the experiment)"
+
         return ctx.finding(
             self.name,
             "surface_changed",
             key,
-            f"{surface.name} changed upstream: {describe(deps[0].change)}"
+            f"{surface.name} changed upstream: {describe(verdict.deps[0].change)}"
             + (f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""),
             preface
-            + "\n".join(
-                f"- {describe(change)}"
-                + (
-                    f" — the experiment depends on it: {because[change]}"
-                    if change in because
-                    else " (not used by the experiment)"
-                )
-                for change in changes
-            )
+            + "\n".join(f"- {describe(change)}" + said(change) for change in changes)
             + ("\n\nChanged by:\n" + commit_lines(by) if by else ""),
             suggested_fix=f"Update the experiment's use of {code(surface.qualname)} to match.",
             files=[FileRef(path=surface.path, line=line)],
@@ -388,18 +366,6 @@ class UpstreamDeltaCollector(Collector):
                 if (tree := ctx.source.parse(p)) is not None
             }
         return self._modules
-
-    def _dependence(
-        self, ctx: CollectorContext, surface: Surface, old: ast.AST, changes: list[Change]
-    ) -> list[Dependence]:
-        """The changes the experiment's code depends on."""
-        parts = surface.qualname.split(".")
-        if surface.check in ("signature", "returns"):
-            outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
-        else:
-            outer, member = parts[-1], ""
-        uses = uses_of(self._experiment_modules(ctx), outer, member, mention=parts[0])
-        return depended_on(changes, uses, *positions(old))
 
     def _compared(
         self,
@@ -439,9 +405,13 @@ class UpstreamDeltaCollector(Collector):
         if not changes:
             return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
         ref = [FileRef(path=surface.path, line=new.lineno)]
-        by = changed_by(ctx, surface, commits)
+        uses = self._uses(ctx, surface, self._prefix(ctx, surface))
+        verdict = judge(ctx, surface, old, changes, uses, commits)
+        by = verdict.by
         experiment = ctx.config.project.experiment
-        if by and all(adapts(ctx, c, surface, experiment) for c in by):
+        adapting = sorted({c.sha: c for c in verdict.adapting.values()}.values(), key=by.index)
+        # Adapted: nothing left that bites, and what bit (or every commit) was adapted to.
+        if not verdict.deps and (verdict.adapted or (by and len(adapting) == len(by))):
             # The commit that changed it upstream changed the experiment's use too: adapted.
             finding = ctx.finding(
                 self.name,
@@ -453,7 +423,7 @@ class UpstreamDeltaCollector(Collector):
                 "\n".join(f"- {describe(change)}" for change in changes)
                 + "\n\nAdapted in the same commit (it also changed "
                 + f"{code(experiment)}):\n"
-                + commit_lines(by),
+                + commit_lines(adapting or by),
                 files=ref,
                 items=[item_key(change) for change in changes],
                 evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
@@ -463,8 +433,7 @@ class UpstreamDeltaCollector(Collector):
             return finding.model_copy(
                 update={"aliases": sorted({*finding.aliases, fingerprint("surface_changed", *key)})}
             )
-        deps = self._dependence(ctx, surface, old, changes)
-        if not deps:
+        if not verdict.deps:
             # True, but nothing the experiment uses: a line to know, not a task.
             finding = ctx.finding(
                 self.name,
@@ -484,4 +453,4 @@ class UpstreamDeltaCollector(Collector):
             return finding.model_copy(
                 update={"aliases": sorted({*finding.aliases, fingerprint("surface_changed", *key)})}
             )
-        return self._changed(ctx, surface, key, changes, deps, by, base, head, new.lineno)
+        return self._changed(ctx, surface, key, changes, verdict, base, head, new.lineno)

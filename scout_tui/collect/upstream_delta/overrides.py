@@ -36,7 +36,9 @@ def override_drift(
     head: str,
 ) -> Finding | None:
     """An upstream method the experiment overrides without calling it changed its body:
-    the experiment's copy does not get the change (a fix, a guard, a new step)."""
+    the experiment's copy does not get the change (a fix, a guard, a new step). An override
+    that calls it only on a branch its settings' defaults do not take is such a copy on the
+    default path."""
     if not dependency.override or dependency.calls_super:
         return None
     if (
@@ -66,16 +68,28 @@ def override_drift(
     if by and not missed:
         return None
     path, _, line = dependency.override.rpartition(":")
+    skipped = dependency.skipped_super
+    how = (
+        f"calling the upstream method only when {code(skipped.only_if)}"
+        + (
+            f", which {code(skipped.setting)} at its default {code(skipped.default)} does not "
+            "take: on the default path it runs its own code"
+            if skipped.setting
+            else ""
+        )
+        if skipped is not None
+        else "without calling the upstream method"
+    )
     return ctx.finding(
         NAME,
         "override_drift",
         (surface.target,),
         f"{code(surface.qualname)} changed upstream; the experiment's override does not "
-        "call it and may lack the change",
+        + ("call it by default" if skipped is not None else "call it")
+        + " and may lack the change",
         f"The experiment overrides {code(surface.qualname)} at "
-        f"{code(dependency.override.removeprefix(experiment + '/'))} without calling the "
-        "upstream method, so what changed in its body since "
-        f"{ctx.since.date()} does not reach the experiment:\n"
+        f"{code(dependency.override.removeprefix(experiment + '/'))} {how}, so what "
+        f"changed in its body since {ctx.since.date()} does not reach the experiment:\n"
         + (commit_lines(missed) if missed else "- (the commits are outside this window)")
         + "\n\nCompare the two and carry over what applies.",
         suggested_fix=f"Port the upstream change into the override at "

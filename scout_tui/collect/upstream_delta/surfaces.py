@@ -16,7 +16,6 @@ from scout_tui.analysis.python.changes import (
     ReturnsChanged,
     TypeChanged,
     in_order,
-    named,
 )
 from scout_tui.analysis.python.dependencies import (
     Dependency,
@@ -146,12 +145,6 @@ def changes_by_commit(ctx: CollectorContext, surface: Surface, commits: list[Com
     return found
 
 
-def changed_by(
-    ctx: CollectorContext, surface: Surface, commits: list[CommitInfo]
-) -> list[CommitInfo]:
-    return [commit for commit, _ in changes_by_commit(ctx, surface, commits)]
-
-
 def changed_override(ctx: CollectorContext, commit: CommitInfo, path: str, qualname: str) -> bool:
     """Whether `commit` changed lines inside the experiment's method `qualname` in `path`."""
     if path not in commit.files and path not in ctx.source.changed_files(commit.sha, path):
@@ -163,11 +156,6 @@ def changed_override(ctx: CollectorContext, commit: CommitInfo, path: str, qualn
     return any(
         start <= last and end >= first for start, end in ctx.source.changed_lines(commit.sha, path)
     )
-
-
-def adapted_in(adapted: dict[str, CommitInfo], change: Change) -> CommitInfo | None:
-    name = named(change)
-    return adapted.get(name) if name else None
 
 
 def adapts(

@@ -1,0 +1,266 @@
+"""Relevance of upstream changes, each rule on a generated repository: a TRUE case it must
+flag and a NEAR-MISS it must not. Watched surfaces (scout.toml) and discovered ones (the
+experiment's imports) are judged by the same code."""
+
+from __future__ import annotations
+
+import pytest
+
+from .collector_run import by_kind, commit_all, run_collector
+from .conftest import TODAY
+from .test_dependencies import BEFORE_WINDOW, EXP, _edit, _with_upstream_train_step
+
+DAY = TODAY.isoformat()
+
+
+def _found(world):
+    return by_kind(run_collector(world, "upstream_delta", TODAY))
+
+
+def _changed(found, title_start):
+    return [f for f in found.get("surface_changed", []) if f.title.startswith(title_start)]
+
+
+# -- 1. a method passed through a wrapper is not called with its parameters -------------------
+
+
+@pytest.mark.parametrize("calls_it", [False, True])
+def test_a_method_passed_through_a_wrapper_depends_on_none_of_its_parameters(fresh_world, calls_it):
+    """The experiment annotates MoE.forward by hand (`MoE.forward = annotate(...)(MoE.forward)`,
+    restoring the original after): a parameter renamed upstream breaks no pass-through.
+    NEAR-MISS of the rule: once the experiment calls it with the old keyword, it does."""
+    repo = fresh_world.repo
+    _edit(repo, "torchtitan/models/common/moe.py", "(self, x):", "(self, x, flag=False):")
+    call = "\n\ndef run(moe, x):\n    return moe.forward(x, flag=True)\n" if calls_it else ""
+    (repo / f"{EXP}/annotations.py").write_text(
+        "from torchtitan.models.common.moe import MoE\n\n\n"
+        "def annotate(meta):\n    def wrap(fn):\n        return fn\n\n    return wrap\n\n\n"
+        "def annotated():\n    original = MoE.forward\n"
+        '    MoE.forward = annotate({"EP": "compute"})(MoE.forward)\n'
+        "    MoE.forward = original\n" + call
+    )
+    commit_all(repo, "MoE.forward flag; graph_trainer annotates it", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/models/common/moe.py", "flag=False", "enabled=False")
+    commit_all(repo, "MoE: flag is enabled")
+    found = _found(fresh_world)
+    changed = _changed(found, "MoE.forward signature")
+    if calls_it:
+        (moe,) = changed
+        assert moe.priority.value == "P1"
+        assert "parameter `flag` removed — the experiment depends on it: called with `flag=`" in (
+            moe.body
+        )
+    else:
+        assert not changed
+        (unused,) = found["dependencies_changed"]
+        assert "- MoE.forward signature: parameter `enabled` added" in unused.body
+
+
+def test_a_wrapper_that_binds_or_replaces_is_still_a_patch():
+    from scout_tui.analysis.python.pyast import parse
+    from scout_tui.analysis.python.relevance import uses_of
+
+    source = (
+        "from m import C\n"
+        "C.f = wrap(C.f)\n"  # pass-through
+        "C.f = partial(C.f, x=1)\n"  # binds a parameter
+        "C.f = wraps(C.f)(mine)\n"  # replaces it
+    )
+    uses = uses_of({"e.py": parse(source)}, "C", "f")
+    assert uses.wraps == ["e.py:2"]
+    assert uses.patches == ["e.py:3", "e.py:4"]
+
+
+# -- 2. config fields: same value, annotation only, `Config(**d)` -----------------------------
+
+
+def test_a_default_spelled_differently_is_no_change():
+    from scout_tui.analysis.python.shapes import same_value
+
+    assert same_value("1024", "2 ** 10") and same_value("'op'", "field(default='op')")
+    assert same_value("field(default_factory=list)", "field(default_factory=lambda: [])")
+    assert not same_value("'op'", "'2'") and not same_value("True", "1")
+    assert not same_value("x", "x") and not same_value("10 ** 10 ** 10", "0")
+
+
+@pytest.mark.parametrize("new_default", ["field(default='op')", "'2'"])
+def test_a_default_that_evaluates_the_same_is_not_an_action_item(fresh_world, new_default):
+    """The experiment builds ActivationCheckpointConfig without `selective_ac_option`:
+    a new default reaches it (TRUE: `'2'`), the same default spelled another way does not
+    (NEAR-MISS: `field(default='op')`)."""
+    repo = fresh_world.repo
+    _edit(repo, "torchtitan/config/configs.py", 'str = "op"', f"str = {new_default}")
+    commit_all(repo, "AC option default")
+    changed = _changed(_found(fresh_world), "`ActivationCheckpointConfig`")
+    if new_default == "'2'":
+        (ac,) = changed
+        assert ac.priority.value == "P1" and "built without `selective_ac_option`" in ac.body
+    else:
+        assert not changed
+
+
+def test_admits_reads_builtin_types_literals_and_unions():
+    from scout_tui.analysis.python.shapes import admits
+
+    assert admits("int | None", "None") and admits("Optional[int]", "None")
+    assert admits("int", "None") is False and admits("Literal['a']", "'b'") is False
+    assert admits("MyConfig", "1") is None  # a class of the project: cannot tell
+
+
+@pytest.mark.parametrize("new_type", ["str | None", "int"])
+def test_an_annotation_change_bites_only_a_value_that_no_longer_fits(fresh_world, new_type):
+    """The experiment sets `selective_ac_option="op"`. `str` → `str | None` (NEAR-MISS)
+    changes nothing it reads or sets; `str` → `int` (TRUE) no longer takes its "op"."""
+    repo = fresh_world.repo
+    _edit(repo, f"{EXP}/configs.py", '(mode="none")', '(mode="none", selective_ac_option="op")')
+    commit_all(repo, "graph_trainer pins the AC option", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/config/configs.py", "selective_ac_option: str", f"x: {new_type}")
+    _edit(
+        repo, "torchtitan/config/configs.py", f"x: {new_type}", f"selective_ac_option: {new_type}"
+    )
+    commit_all(repo, "AC option type")
+    changed = _changed(_found(fresh_world), "`ActivationCheckpointConfig`")
+    if new_type == "int":
+        (ac,) = changed
+        assert "the experiment depends on it: `selective_ac_option` set to 'op'" in ac.body
+    else:
+        assert not changed
+
+
+@pytest.mark.parametrize("built", ["**AC", "mode='none'"])
+def test_a_config_built_from_a_dict_does_not_depend_on_every_default(fresh_world, built):
+    """`ActivationCheckpointConfig(**AC)` passes its fields by name from a dict scout cannot
+    read (NEAR-MISS); `ActivationCheckpointConfig(mode='none')` visibly leaves
+    `selective_ac_option` at its default (TRUE)."""
+    repo = fresh_world.repo
+    text = (repo / f"{EXP}/configs.py").read_text().replace('(mode="none")', f"({built})")
+    (repo / f"{EXP}/configs.py").write_text(text + "\n\nAC = {'mode': 'none'}\n")
+    commit_all(repo, "graph_trainer builds its AC config", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/config/configs.py", 'str = "op"', 'str = "2"')
+    commit_all(repo, "AC option default")
+    changed = _changed(_found(fresh_world), "`ActivationCheckpointConfig`")
+    assert bool(changed) is (built != "**AC")
+
+
+@pytest.mark.parametrize("value", ["jit", "aot"])
+def test_a_watched_config_is_judged_with_the_options_it_is_reached_by(fresh_world, value):
+    """CompileConfig is watched in scout.toml; the experiment sets its mode only as a flag
+    `--compile.mode VALUE` (found through Trainer.Config's `compile` field, as a discovered
+    config would be). Upstream drops `"jit"`: TRUE when it sets jit, NEAR-MISS for aot."""
+    repo = fresh_world.repo
+    (repo / f"{EXP}/launch.py").write_text(f'ARGS = ["--compile.mode {value}"]\n')
+    commit_all(repo, "graph_trainer's launch flags", BEFORE_WINDOW)
+    _edit(
+        repo,
+        "torchtitan/config/configs.py",
+        'Literal["jit", "aot"] = "jit"',
+        'Literal["aot"] = "aot"',
+    )
+    commit_all(repo, "compile: aot only")
+    found = _found(fresh_world)
+    changed = _changed(found, "CompileConfig fields")
+    if value == "jit":
+        (compile_,) = changed
+        assert "`mode` set to 'jit' at launch.py:1" in compile_.body
+    else:
+        assert not changed
+
+
+# -- 3. "adapted in the same commit" asks today's tree ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "surface,field_name,reader",
+    [
+        ("CompileConfig", "backend", "CompileConfig fields"),  # watched
+        ("ActivationCheckpointConfig", "selective_ac_option", "`ActivationCheckpointConfig`"),
+    ],
+)
+@pytest.mark.parametrize("re_added", [False, True])
+def test_a_removal_adapted_in_its_commit_but_used_again_today_is_an_action_item(
+    fresh_world, surface, field_name, reader, re_added
+):
+    """One commit removes a field upstream and the experiment's use of it: adapted (FYI,
+    NEAR-MISS). A later commit of the window uses it again: today's tree is broken (TRUE),
+    whatever the first commit did."""
+    repo = fresh_world.repo
+    user = repo / f"{EXP}/field_user.py"
+    use = f"def read(c: {surface}):\n    return c.{field_name}\n"
+    other = f"def read_mode(c: {surface}):\n    return c.mode\n"
+    header = f"from torchtitan.config.configs import {surface}\n\n\n"
+    user.write_text(header + use)
+    commit_all(repo, "graph_trainer reads the field", BEFORE_WINDOW)
+    configs = repo / "torchtitan/config/configs.py"
+    configs.write_text(
+        "\n".join(
+            line
+            for line in configs.read_text().splitlines()
+            if not line.strip().startswith(f"{field_name}:")
+        )
+        + "\n"
+    )
+    user.write_text(header + other)
+    sha = commit_all(repo, "drop the field, graph_trainer follows", f"{DAY}T19:00:00+00:00")
+    if re_added:
+        user.write_text(header + other + "\n\n" + use.replace("def read", "def again"))
+        commit_all(repo, "graph_trainer reads it again", f"{DAY}T20:00:00+00:00")
+    found = _found(fresh_world)
+    changed = _changed(found, reader)
+    if re_added:
+        (it,) = changed
+        assert it.priority.value == "P1"
+        assert (
+            f"field `{field_name}` removed — the experiment depends on it: `{field_name}` used"
+            in (it.body)
+        )
+    else:
+        assert not changed
+        (quiet,) = found["dependencies_changed"]
+        assert f"field `{field_name}` removed" in quiet.body and "adapted in the same commit" in (
+            quiet.body
+        )
+        assert sha[:10] in quiet.body or surface == "CompileConfig"
+
+
+# -- 4. an override that calls upstream only on a branch the defaults do not take -------------
+
+
+@pytest.mark.parametrize(
+    "guard,default,drifts",
+    [
+        ('self.mode == "upstream"', '"graph"', True),  # TRUE: the default is the other branch
+        ('self.mode == "upstream"', '"upstream"', False),  # NEAR-MISS: default takes it
+        ("batch is None", '"graph"', False),  # NEAR-MISS: scout cannot tell: silent
+        ("self.eager", "False", True),  # TRUE: a flag defaulting False
+    ],
+)
+def test_an_override_calling_upstream_only_off_the_default_path_drifts(
+    fresh_world, guard, default, drifts
+):
+    repo = fresh_world.repo
+    setting = "eager" if "eager" in guard else "mode"
+    kind = "bool" if setting == "eager" else "str"
+    _with_upstream_train_step(
+        repo,
+        f"    {setting}: {kind} = {default}\n\n"
+        "    def train_step(self, batch):\n"
+        f"        if {guard}:\n"
+        "            return super().train_step(batch)\n"
+        "        loss = self.forward(batch)\n        return loss\n",
+    )
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "        return loss\n\n    def post",
+        "        return loss * 2\n\n    def post",
+    )
+    sha = commit_all(repo, "double the loss")
+    found = _found(fresh_world)
+    if not drifts:
+        assert "override_drift" not in found
+        return
+    (drift,) = found["override_drift"]
+    assert drift.title.endswith("does not call it by default and may lack the change")
+    assert f"calling the upstream method only when `{guard}`" in drift.body.replace("'", '"')
+    assert f"which `{setting}` at its default" in drift.body
+    assert f"`{sha[:10]}` double the loss" in drift.body
