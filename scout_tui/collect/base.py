@@ -332,29 +332,43 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class Located:
+    """Where a file scout.toml names is at the scanned commit (None: not there), and what
+    to say about that: nothing, a note, or a warning."""
+
+    path: str | None
+    said: ConfigWarning | Note | None = None
+
+
+def locate_path(ctx: CollectorContext, collector: str, where: str, path: str) -> Located:
+    """A file scout.toml names, at the scanned commit. scout.toml is written for the
+    checkout's HEAD: a past commit that has the file under its former name (followed back
+    there) or not yet is said in a note; a file the checkout's HEAD lacks too is
+    scout.toml's to fix (a warning)."""
+    if ctx.source.exists(path):
+        return Located(path)
+    if not ctx.source.leads_outside(path):
+        fate = ctx.source.earlier_path(path, ctx.head_commit or "HEAD")
+        commit = fate.commit
+        if fate.kind in ("moved", "later") and commit is not None:
+            when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})"
+            if fate.moved_to and ctx.source.exists(fate.moved_to):
+                said = f"{where}: {path} is {fate.moved_to} at this commit (renamed in {when})"
+                return Located(fate.moved_to, Note(said + ": read there."))
+            return Located(None, Note(f"{where}: {path} is not there yet (added in {when})."))
+    return Located(None, missing_path_warning(ctx, collector, where, path))
+
+
 def missing_path_warning(
     ctx: CollectorContext, collector: str, where: str, path: str
-) -> ConfigWarning | Note:
+) -> ConfigWarning:
     """scout.toml names a file the checkout does not have: moved (and where), removed (and
-    when), or never there — one line for the person who keeps scout.toml. A file a later
-    commit of the checkout adds (a past day scanned with today's scout.toml) is no
-    mistake of scout.toml: a note."""
+    when), or never there — one line for the person who keeps scout.toml."""
     if ctx.source.leads_outside(path):
         said = f"{where}: {path} is a symlink out of the repository: not read."
         return ConfigWarning(collector=collector, subject=where, message=said)
     head = ctx.head_commit or "HEAD"
-    earlier = ctx.source.earlier_path(path, head)
-    if earlier.kind in ("moved", "later") and earlier.commit is not None:
-        commit = earlier.commit
-        if earlier.kind == "moved":
-            return Note(
-                f"{where}: {path} is {earlier.moved_to} at this commit (renamed in "
-                f"{commit.sha[:10]}, {commit.date.date()})."
-            )
-        return Note(
-            f"{where}: {path} is not there yet at this commit (added in "
-            f"{commit.sha[:10]}, {commit.date.date()})."
-        )
     fate = ctx.source.path_fate(path, head)
     commit = fate.commit
     when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"

@@ -94,7 +94,7 @@ def _events(cls: type[Collector], ctx: CollectorContext) -> Iterator[Event]:
             elif isinstance(produced, Unchecked):
                 kinds = produced.kinds or tuple(kind.name for kind in cls.kinds)
                 unchecked.extend(fingerprint(kind, *produced.key) for kind in kinds)
-            elif isinstance(produced, Note) and produced.text not in notes:
+            elif isinstance(produced, Note) and redact(produced.text) not in notes:
                 notes.append(redact(produced.text))
     except Cancelled:
         yield from finish("cancelled")

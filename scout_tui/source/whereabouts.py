@@ -9,12 +9,16 @@ import re
 import git
 
 from scout_tui.analysis.python import pyast
-from scout_tui.source.history import GitHistory, pyast_defines
+from scout_tui.source.history import MAX_RENAME_DEPTH, GitHistory, pyast_defines
 from scout_tui.source.records import LOG_FORMAT, CommitInfo, Fate, commits_of
 
 
 def under(path: str, prefixes: list[str]) -> bool:
-    return any(path == p.rstrip("/") or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+    """Whether `path` is one of `prefixes` or in one ("" is everything)."""
+    return any(
+        not p.strip("/") or path == p.rstrip("/") or path.startswith(p.rstrip("/") + "/")
+        for p in prefixes
+    )
 
 
 class GitWhereabouts(GitHistory):
@@ -46,24 +50,44 @@ class GitWhereabouts(GitHistory):
         return self.blobs.derived(key, lambda: self._earlier_path(path, at, tip))
 
     def _earlier_path(self, path: str, at: str, tip: str) -> Fate:
+        with self._lock:
+            if self._blob_id(tip, path) is None:
+                return Fate("never")  # not at the checkout's HEAD either: not this case
+        # Walked a rename at a time (the commit that added the name, then git's rename
+        # detection in that one commit): `git log --follow` reads every blob on its way and
+        # stops at the first one a partial clone lacks.
+        name, renamed = path, None
+        for _ in range(MAX_RENAME_DEPTH):
+            try:
+                with self._lock:
+                    out = self.repo.git.log(
+                        "--diff-filter=A", LOG_FORMAT, "-1", f"{at}..{tip}", "--", name
+                    )
+            except git.GitCommandError:
+                return Fate("unknown")
+            added = commits_of(out)
+            if not added:  # there all along under this name
+                if renamed is None or self.read_at(at, name) is None:
+                    return Fate("never")  # changed only: another ref's history
+                return Fate("moved", renamed, name)
+            old = self._renamed_from(added[0].sha, name)
+            if old is None:
+                return Fate("later", added[0])
+            name, renamed = old, added[0]
+        return Fate("unknown")
+
+    def _renamed_from(self, commit: str, path: str) -> str | None:
+        """The name `commit` renamed to `path` (git's rename detection), if it did."""
         try:
             with self._lock:
-                out = self.repo.git.log(
-                    "--follow", "-M", "--name-status", LOG_FORMAT, f"{at}..{tip}", "--", path
-                )
-        except git.GitCommandError:  # a shallow or partial clone: blobs it does not hold
-            return Fate("unknown")
-        records = out.split("\x1e")[1:]
-        if not records:
-            return Fate("never")
-        oldest, commit = records[-1], commits_of("\x1e" + records[-1])[0]
-        for line in oldest.splitlines()[1:]:
+                status = self.repo.git.show("-M", "--name-status", "--format=", commit)
+        except git.GitCommandError:  # a blob the clone lacks: counted as added
+            return None
+        for line in status.splitlines():
             fields = line.split("\t")
-            if len(fields) == 3 and fields[0].startswith("R"):
-                return Fate("moved", commit, fields[1])
-            if fields[0] == "A":
-                return Fate("later", commit)
-        return Fate("never")  # changed only: it was there all along (another ref's history)
+            if len(fields) == 3 and fields[0].startswith("R") and fields[2] == path:
+                return fields[1]
+        return None
 
     def earlier_definition(self, path: str, qualname: str, head: str, within: list[str]) -> Fate:
         """A class or function that `path` defines at the checkout's HEAD but not at
