@@ -229,6 +229,12 @@ class CollectorState(_Model):
         description="Fingerprints the collector could not check this run (a file it could "
         "not read): never called resolved, carried as not re-checked.",
     )
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What the collector did that scout.toml does not say and nothing is wrong "
+        "with: a watched surface followed to where it lives at the scanned commit, a "
+        "configured file a later commit adds.",
+    )
 
 
 class PriorItem(_Model):

@@ -88,6 +88,8 @@ def progress(event: Event) -> None:
         }.get(state.state, state.state)
         seconds = f" ({state.seconds:.2f} s)" if state.seconds is not None else ""
         print(f"  {state.title}: {scrub(detail)}{seconds}", file=sys.stderr)
+        for note in state.notes:  # what it did that scout.toml does not say; nothing wrong
+            print(f"    note: {scrub(note)}", file=sys.stderr)
     elif isinstance(event, RunWarning):
         warn(event.message)
     elif isinstance(event, ConfigWarned):

@@ -37,6 +37,7 @@ COMMANDS = {  # command → "module:function", imported only when run
     "demo": "scout_tui.cli.run:cmd_demo",
     "serve-github": "scout_tui.cli.serve:cmd_serve_github",
     "triage": "scout_tui.cli.triage:cmd_triage",
+    "stats": "scout_tui.cli.triage:cmd_stats",
     "ci-log": "scout_tui.cli.ci:cmd_ci_log",
     "repro": "scout_tui.cli.ci:cmd_repro",
     "torch-commit": "scout_tui.cli.ci:cmd_torch_commit",

@@ -44,6 +44,16 @@ class _ScoutParser(_Parser):
         return parsed, unknown
 
 
+def _days(value: str) -> int:
+    try:
+        days = int(value)
+    except ValueError:
+        days = 0
+    if days < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days (1 or more)")
+    return days
+
+
 def _date(value: str) -> date:
     try:
         return date.fromisoformat(value)
@@ -135,6 +145,7 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
         ),
     },
     "cache": {"--cache-dir": {}},
+    "stats": {"--state-dir": {}},
     "replay": {
         "--repo": {},
         "--config": {},
@@ -409,6 +420,20 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--recollect", action="store_true", help="collect again first")
 
     _triage_parser(sub)
+
+    stats = sub.add_parser(
+        "stats",
+        help="reviewers' decisions per kind of finding: accepted, demoted, dropped and why",
+        description="What reviewers decided on each kind of finding over the last days "
+        "(accepted, demoted, promoted, dropped with their reasons, merged, edited), read "
+        "from the state store: every checkout and experiment it keeps. A decision undone "
+        "does not count; each finding counts once per column.",
+    )
+    _add_globals(stats, "stats", depth=1)
+    stats.add_argument(
+        "--days", type=_days, default=30, metavar="N", help="the last N days (default: 30)"
+    )
+    _output(stats)
 
     cache = sub.add_parser("cache", help="show or clear the cache (never your decisions)")
     cache.add_argument("action", choices=["info", "clear"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from scout_tui.cli.common import open_session, progress
@@ -15,9 +16,11 @@ from scout_tui.cli.output import write_output
 from scout_tui.errors import EXIT_OK, UsageError
 from scout_tui.model import Priority, RunResult, Section
 from scout_tui.session import Session
+from scout_tui.store.state import StateStore
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.review import resolve
-from scout_tui.triage.store import Change
+from scout_tui.triage.stats import render_table, stats_since
+from scout_tui.triage.store import Change, DecisionStore
 
 SECTION_ORDER = list(Section)
 PRIORITY_ORDER = {"P0": 0, "P1": 1, "P2": 2, None: 3}
@@ -159,4 +162,24 @@ def _list(session: Session, run: RunResult, as_json: bool) -> int:
             f"{priority:<2}  {label:<14} {d.current.title}"
         )
     write_output("\n".join(out), None)
+    return EXIT_OK
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """`scout stats`: the reviewers' decisions per kind, from the state store only (no
+    checkout, no run)."""
+    state = StateStore(args.state_dir)
+    now = datetime.now(UTC)
+    found = stats_since(DecisionStore(state), now, args.days)
+    since = now - timedelta(days=args.days)
+    if args.json:
+        data = {
+            "days": args.days,
+            "since": since.isoformat(),
+            "state_store": str(state.path),
+            "kinds": [s.to_json() for s in found],
+        }
+        write_output(json.dumps(data, indent=2), args.output)
+    else:
+        write_output(render_table(found, args.days, since, str(state.path)), args.output)
     return EXIT_OK

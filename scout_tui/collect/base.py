@@ -233,6 +233,15 @@ class Unchecked:
     kinds: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Note:
+    """A line for the run's record of the collector (`collectors[].notes` in `--json`):
+    what it did that scout.toml does not say, and nothing is wrong with — a watched
+    surface followed to where it lives at the scanned commit, say."""
+
+    text: str
+
+
 class Collector:
     """What every collector is: the class attributes say what it makes and needs; `collect`
     yields as it goes."""
@@ -252,10 +261,10 @@ class Collector:
         return any(k.folded for k in cls.kinds if k.name == kind)
 
     # A ConfigWarning: scout.toml names something the repository no longer has (said apart
-    # from the findings; never in the report).
+    # from the findings; never in the report). A Note: said in the run's record only.
     def collect(
         self, ctx: CollectorContext
-    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]:
+    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked | Note]:
         raise NotImplementedError
 
 
@@ -323,6 +332,34 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class Located:
+    """Where a file scout.toml names is at the scanned commit (None: not there), and what
+    to say about that: nothing, a note, or a warning."""
+
+    path: str | None
+    said: ConfigWarning | Note | None = None
+
+
+def locate_path(ctx: CollectorContext, collector: str, where: str, path: str) -> Located:
+    """A file scout.toml names, at the scanned commit. scout.toml is written for the
+    checkout's HEAD: a past commit that has the file under its former name (followed back
+    there) or not yet is said in a note; a file the checkout's HEAD lacks too is
+    scout.toml's to fix (a warning)."""
+    if ctx.source.exists(path):
+        return Located(path)
+    if not ctx.source.leads_outside(path):
+        fate = ctx.source.earlier_path(path, ctx.head_commit or "HEAD")
+        commit = fate.commit
+        if fate.kind in ("moved", "later") and commit is not None:
+            when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})"
+            if fate.moved_to and ctx.source.exists(fate.moved_to):
+                said = f"{where}: {path} is {fate.moved_to} at this commit (renamed in {when})"
+                return Located(fate.moved_to, Note(said + ": read there."))
+            return Located(None, Note(f"{where}: {path} is not there yet (added in {when})."))
+    return Located(None, missing_path_warning(ctx, collector, where, path))
+
+
 def missing_path_warning(
     ctx: CollectorContext, collector: str, where: str, path: str
 ) -> ConfigWarning:
@@ -331,7 +368,8 @@ def missing_path_warning(
     if ctx.source.leads_outside(path):
         said = f"{where}: {path} is a symlink out of the repository: not read."
         return ConfigWarning(collector=collector, subject=where, message=said)
-    fate = ctx.source.path_fate(path, ctx.head_commit or "HEAD")
+    head = ctx.head_commit or "HEAD"
+    fate = ctx.source.path_fate(path, head)
     commit = fate.commit
     when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})" if commit else "?"
     if fate.kind == "moved" and fate.moved_to and ctx.source.exists(fate.moved_to):

@@ -34,8 +34,9 @@ from scout_tui.collect.base import (
     Kind,
     Lifetime,
     Need,
+    Note,
     Progress,
-    missing_path_warning,
+    locate_path,
 )
 from scout_tui.collect.disabled_tests import disabled_findings
 from scout_tui.model import ConfigWarning, FileRef, Finding, Section
@@ -124,7 +125,7 @@ class CoverageCollector(Collector):
         Kind("pass_dead"),
     )
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning | Note]:
         config = ctx.config
         experiment = config.project.experiment.rstrip("/")
         tests_dir = config.experiment_path(config.ci.tests_dir)
@@ -136,16 +137,17 @@ class CoverageCollector(Collector):
         if integration and not ctx.source.exists(integration):
             # Gone (moved, removed) is scout.toml's to fix; never there is an experiment with
             # no integration tests of its own, as the default path allows.
-            warning = missing_path_warning(
+            located = locate_path(
                 ctx,
                 self.name,
                 "`[coverage] experiment_integration_tests` "
                 f"{config.coverage.experiment_integration_tests}",
                 integration,
             )
-            if warning.commit is not None:
-                yield warning
-            integration = ""
+            said = located.said
+            if isinstance(said, Note) or (said is not None and said.commit is not None):
+                yield said
+            integration = located.path or ""
         unit_paths = [p for p in ctx.source.glob(tests_dir, "*.py") if p != integration]
         unit_text = Words(*(ctx.source.read(p) or "" for p in unit_paths))
         integration_text = Words(_enabled_strings(ctx, integration))
@@ -370,15 +372,18 @@ class CoverageCollector(Collector):
 
     def _parallelism(
         self, ctx: CollectorContext, integration: str
-    ) -> Iterator[Finding | ConfigWarning]:
+    ) -> Iterator[Finding | ConfigWarning | Note]:
         pattern = ctx.config.coverage.parallelism_flags
         core: dict[frozenset[str], str] = {}
         for path in ctx.config.coverage.core_integration_tests:
             where = f"`[coverage] core_integration_tests` {path}"
-            tree = ctx.source.parse(path)
-            if tree is None:
-                yield missing_path_warning(ctx, self.name, where, path)
-                continue
+            located = locate_path(ctx, self.name, where, path)
+            if located.said is not None:
+                yield located.said
+            tree = ctx.source.parse(located.path) if located.path else None
+            if located.path is None or tree is None:
+                continue  # not there (said), or unparsable (the skipped-file warning)
+            path = located.path
             if not override_definitions(tree):
                 yield ConfigWarning(
                     collector=self.name,

@@ -40,7 +40,9 @@ from scout_tui.collect.base import (
     Kind,
     Lifetime,
     Need,
+    Note,
     Progress,
+    locate_path,
     missing_path_warning,
 )
 from scout_tui.collect.config_types import ClassRef, ConfigTypes, extending_configs
@@ -87,7 +89,7 @@ class DocsCollector(Collector):
     def __init__(self) -> None:
         self._off: list[Disabled] | None = None  # the experiment's tests that do not run
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning | Note]:
         config = ctx.config
         # A symlinked doc is one doc: read once, as its real file (whose folder its
         # relative links resolve from), under every name scout.toml gives it.
@@ -96,8 +98,17 @@ class DocsCollector(Collector):
             path = config.experiment_path(name)
             real = ctx.source.real_path(path)
             if real is None:
-                yield self._missing(ctx, name, path)
-                continue
+                where = f"`[docs] files` {name}"
+                located = locate_path(ctx, self.name, where, path)
+                moved = located.path if located.path != path else None
+                real = ctx.source.real_path(moved) if moved else None
+                if located.said is not None:
+                    yield located.said
+                elif real is None:  # there, and not a readable file: a dangling link
+                    yield missing_path_warning(ctx, self.name, where, path)
+                if real is None or moved is None:
+                    continue
+                path = moved
             names.setdefault(real, []).append(path)
         docs = list(names)
         types = ConfigTypes(ctx)
@@ -197,9 +208,6 @@ class DocsCollector(Collector):
             yield ctx.finding(
                 self.name, "docs_current", (config.project.experiment,), "Docs", "docs are current"
             )
-
-    def _missing(self, ctx: CollectorContext, name: str, path: str) -> ConfigWarning:
-        return missing_path_warning(ctx, self.name, f"`[docs] files` {name}", path)
 
     def _paths(self, ctx: CollectorContext, doc: str, text: str) -> list[tuple[int, str]]:
         doc_dir = doc.rsplit("/", 1)[0]

@@ -24,6 +24,7 @@ from scout_tui.collect.base import (
     Event,
     FindingFound,
     Need,
+    Note,
     Progress,
     Skipped,
     Unchecked,
@@ -47,6 +48,7 @@ def _events(cls: type[Collector], ctx: CollectorContext) -> Iterator[Event]:
     started = time.perf_counter()
     count = 0
     unchecked: list[str] = []
+    notes: list[str] = []
 
     def finish(
         state: Literal["skipped", "failed", "cancelled", "done"],
@@ -65,6 +67,7 @@ def _events(cls: type[Collector], ctx: CollectorContext) -> Iterator[Event]:
                 seconds=round(time.perf_counter() - started, 3),
                 by_request=by_request,
                 unchecked=unchecked,
+                notes=notes,
             )
         )
 
@@ -91,6 +94,8 @@ def _events(cls: type[Collector], ctx: CollectorContext) -> Iterator[Event]:
             elif isinstance(produced, Unchecked):
                 kinds = produced.kinds or tuple(kind.name for kind in cls.kinds)
                 unchecked.extend(fingerprint(kind, *produced.key) for kind in kinds)
+            elif isinstance(produced, Note) and redact(produced.text) not in notes:
+                notes.append(redact(produced.text))
     except Cancelled:
         yield from finish("cancelled")
         return

@@ -30,8 +30,9 @@ class CommitInfo:
 class Fate:
     """What became of a file or a definition that is not where scout.toml says it is."""
 
-    kind: Literal["moved", "removed", "never", "unknown"]  # unknown: history unreadable
-    commit: CommitInfo | None = None  # the commit that moved or removed it
+    # unknown: history unreadable; later: not yet there (a later commit adds it)
+    kind: Literal["moved", "removed", "never", "unknown", "later"]
+    commit: CommitInfo | None = None  # the commit that moved, removed or added it
     moved_to: str | None = None  # its one new home, when there is exactly one
 
 

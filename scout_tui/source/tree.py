@@ -28,9 +28,9 @@ from scout_tui.errors import clean, scrub
 from scout_tui.model import Checkout
 from scout_tui.source import objects
 from scout_tui.source.blobs import BlobStore
-from scout_tui.source.history import GitHistory
 from scout_tui.source.objects import _plain, _too_big
 from scout_tui.source.records import LINK, Entry
+from scout_tui.source.whereabouts import GitWhereabouts
 
 MAX_LINKS = 40  # symlinks followed in one path before it counts as a loop (Linux's limit)
 
@@ -44,7 +44,7 @@ class Hit:
     text: str
 
 
-class SourceTree(GitHistory):
+class SourceTree(GitWhereabouts):
     """The checkout scanned: its work tree, or for a tree `at` a commit that commit's tree
     (the work-tree methods `read`, `lines`, `parse`, `exists`, `glob`, `grep_files`,
     `root_packages`, `real_path` and `leads_outside` then answer from it, never from the

@@ -150,6 +150,16 @@ class DecisionStore:
             ).fetchall()
             return [_action(db, row[0]) for row in rows]
 
+    def standing(self, since: datetime) -> list[Action]:
+        """Every scope's actions from `since` on that still stand (not undone), oldest
+        first: what the reviewers decided, for `scout stats`."""
+        with self.state.reading("decisions", "read decisions") as db:
+            if db is None:
+                return []
+            scopes = [row[0] for row in db.execute("SELECT DISTINCT scope FROM history")]
+            actions = [_action(db, i) for scope in scopes for i in _stacks(db, scope)[0]]
+        return sorted((a for a in actions if a.at >= since), key=lambda a: (a.at, a.id))
+
 
 def _same(before: TriageEntry | None, after: TriageEntry | None) -> bool:
     if before is None or after is None:

@@ -26,6 +26,7 @@ from scout_tui.collect.base import (
     Kind,
     Lifetime,
     Need,
+    Note,
     Progress,
     Skipped,
     Unchecked,
@@ -80,7 +81,7 @@ class UpstreamDeltaCollector(Collector):
 
     def collect(
         self, ctx: CollectorContext
-    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked]:
+    ) -> Iterator[Finding | Progress | ConfigWarning | Unchecked | Note]:
         base, head = ctx.baseline_commit, ctx.head_commit
         if head is None:
             raise Skipped("no commit on HEAD before the run date")
@@ -149,7 +150,7 @@ class UpstreamDeltaCollector(Collector):
         head: str,
         touched: set[str],
         commits: list[CommitInfo],
-    ) -> Iterator[Finding | ConfigWarning | Unchecked]:
+    ) -> Iterator[Finding | ConfigWarning | Unchecked | Note]:
         key = (surface.target,)
         new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
         old = (
@@ -162,8 +163,8 @@ class UpstreamDeltaCollector(Collector):
             return
         if new is None and old is None:
             # Not in the window's doing: scout.toml points where the code no longer is.
-            warning, home = misplaced(ctx, surface, head)
-            yield warning
+            said, home = misplaced(ctx, surface, head)
+            yield said
             if home is None:
                 return
             surface, followed = home, surface  # followed, under its configured key
@@ -172,6 +173,7 @@ class UpstreamDeltaCollector(Collector):
                 ctx.source.parse_at(base, surface.path), surface.qualname
             ) or pyast.find(ctx.source.parse_at(base, followed.path), followed.qualname)
             touched = touched | {surface.path}
+            commits = ctx.source.log(base, head, [surface.path, followed.path])
         finding = self._compared(ctx, surface, key, base, head, new, old, commits)
         if finding is not None:
             yield finding

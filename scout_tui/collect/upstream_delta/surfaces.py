@@ -22,9 +22,7 @@ from scout_tui.analysis.python.dependencies import (
     widened,
 )
 from scout_tui.analysis.text.markdown import code
-from scout_tui.collect.base import (
-    CollectorContext,
-)
+from scout_tui.collect.base import CollectorContext, Note
 from scout_tui.config.models import Surface
 from scout_tui.model import ConfigWarning, Finding
 from scout_tui.source.records import CommitInfo
@@ -268,11 +266,17 @@ def all_stable(
 
 def misplaced(
     ctx: CollectorContext, surface: Surface, head: str
-) -> tuple[ConfigWarning, Surface | None]:
-    """Why a configured surface is not where scout.toml says, and its new home when
-    certain (then followed today)."""
+) -> tuple[ConfigWarning | Note, Surface | None]:
+    """Why a configured surface is not where scout.toml says at the scanned commit, and
+    where it is then when certain (then followed). scout.toml is written for the
+    checkout's HEAD: a past commit that has it elsewhere, or not yet, is said in a note."""
     source = ctx.source
     where = f"`[upstream.surfaces]` {surface.target}"
+    folder = surface.path.rpartition("/")[0]
+    within = [*ctx.config.upstream.core_paths, folder] if folder else [""]
+    back = followed_back(ctx, surface, head, within)
+    if back is not None:
+        return back
     if source.read_at(head, surface.path) is None:
         fate = source.path_fate(surface.path, head)
         home = None
@@ -284,7 +288,7 @@ def misplaced(
             home = surface.model_copy(update={"target": f"{fate.moved_to}::{surface.qualname}"})
         what = f"{surface.path} does not exist"
     else:
-        fate = source.definition_fate(surface.path, surface.qualname, head)
+        fate = source.moved_definition(surface.path, surface.qualname, head, within)
         home = (
             surface.model_copy(update={"target": f"{fate.moved_to}::{surface.qualname}"})
             if fate.kind == "moved" and fate.moved_to
@@ -320,3 +324,31 @@ def misplaced(
         moved_to=home.target if home else None,
         commit=commit.sha if commit else None,
     ), home
+
+
+def followed_back(
+    ctx: CollectorContext, surface: Surface, head: str, within: list[str]
+) -> tuple[Note, Surface | None] | None:
+    """A surface the checkout's HEAD has where scout.toml says, and the scanned (older)
+    commit has elsewhere — its file renamed since, or it moved from the one file under
+    `within` that defines it then (followed back there) — or not yet. None: the
+    checkout's HEAD does not have it either (scout.toml's to fix)."""
+    source = ctx.source
+    tip = source.checkout_head()
+    if tip is None or pyast.find(source.parse_at(tip, surface.path), surface.qualname) is None:
+        return None  # scout.toml is not right for today either
+    fate = source.earlier_path(surface.path, head)
+    home = fate.moved_to if fate.kind == "moved" else None
+    if home is None or pyast.find(source.parse_at(head, home), surface.qualname) is None:
+        fate = source.earlier_definition(surface.path, surface.qualname, head, within)
+        home = fate.moved_to if fate.kind == "moved" else None
+    if fate.kind not in ("moved", "later") or fate.commit is None:
+        return None
+    commit = fate.commit
+    when = f"{commit.sha[:10]} ({commit.summary}, {commit.date.date()})"
+    where = f"`[upstream.surfaces]` {surface.target}"
+    if home is not None:
+        target = f"{home}::{surface.qualname}"
+        said = f"{where} is {target} at this commit (moved in {when}): compared there."
+        return Note(said), surface.model_copy(update={"target": target})
+    return Note(f"{where} is not there yet at this commit (it arrives in {when})."), None
