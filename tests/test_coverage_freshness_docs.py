@@ -1116,6 +1116,30 @@ def test_a_combination_is_covered_by_the_default_run_and_by_a_larger_one(fresh_w
     assert gap.items == ["context_parallel", "pipeline_parallel"]
 
 
+def test_a_feature_row_counts_only_a_skip_whose_unsupported_sentence_names_it(fresh_world):
+    """A skip reason says FlexAttention + CP is unsupported, and in another sentence that
+    CUDA graphs are off too: the CP row is contradicted (true case), the CUDA Graphs row is
+    not (near-miss: the skip is about another feature)."""
+    repo = fresh_world.repo
+    readme = repo / EXP / "README.md"
+    readme.write_text(
+        readme.read_text() + "\n| Feature | Works |\n|---|---|\n"
+        "|Context Parallelism| ✅ |\n|CUDA Graphs| ✅ |\n"
+    )
+    (repo / EXP / "tests" / "test_flex_cp.py").write_text(
+        "import unittest\n\n\n"
+        '@unittest.skip("FlexAttention + CP + regional_inductor is unsupported: the load '
+        "balancer adds a constant. CUDA graphs are also disabled here: CUDA graph replay of "
+        'the collectives fails.")\n'
+        "class TestFlexCP(unittest.TestCase):\n    def test_cp(self): ...\n"
+    )
+    commit_all(repo, "Flex + CP off, with its CUDA graphs")
+    found = by_kind(run_collector(fresh_world, "docs", TODAY))["doc_inaccuracy"]
+    (readme_finding,) = [f for f in found if f.files[0].path.endswith("README.md")]
+    claims = [i for i in readme_finding.items if "✅" in i]
+    assert [c.split(",")[0] for c in claims] == ["says Context Parallelism ✅"]
+
+
 def test_a_feature_table_saying_supported_while_a_test_says_not_supported(fresh_world):
     """README's feature table says Context Parallelism ✅; the experiment skips its CP test
     because "Context Parallel is not supported by graph_trainer": said, with the test. A row
