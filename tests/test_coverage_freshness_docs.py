@@ -393,6 +393,42 @@ def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
     assert line.endswith("(Move backend into activation checkpointing)")
 
 
+def test_a_flag_whose_field_was_removed_says_removed_and_by_which_commit(fresh_world):
+    """True case: `CompileConfig.backend` is deleted, nothing in its place: the README's
+    `--compile.backend` was removed (commit, date, summary), and the fix is to drop it —
+    no "did you mean"."""
+    repo = fresh_world.repo
+    configs = repo / "torchtitan/config/configs.py"
+    configs.write_text(configs.read_text().replace('    backend: str = "inductor"\n', ""))
+    sha = commit_all(repo, "Drop the backend option")
+    found = by_kind(run_collector(fresh_world, "docs", TODAY))
+    [readme] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("README.md")]
+    [line] = [i for i in readme.items if "backend" in i]
+    assert line == (
+        f"flag `--compile.backend` is not a config field: it was removed in `{sha[:10]}` "
+        f"({TODAY.isoformat()}, Drop the backend option), with nothing in its place"
+    )
+    assert "did you mean" not in readme.body
+    assert "drop `--compile.backend` (removed upstream)" in readme.suggested_fix
+
+
+def test_a_flag_whose_field_was_renamed_still_says_did_you_mean(fresh_world):
+    """Near-miss: `backend` becomes `backends` in one commit: a rename, so "did you mean
+    `--compile.backends`?" with the commit, and the fix names the new flag."""
+    repo = fresh_world.repo
+    configs = repo / "torchtitan/config/configs.py"
+    configs.write_text(configs.read_text().replace("    backend: str", "    backends: str"))
+    sha = commit_all(repo, "Rename backend")
+    found = by_kind(run_collector(fresh_world, "docs", TODAY))
+    [readme] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("README.md")]
+    [line] = [i for i in readme.items if "backend" in i]
+    assert line == (
+        "flag `--compile.backend` is not a config field; did you mean `--compile.backends`? "
+        f"(renamed in `{sha[:10]}` ({TODAY.isoformat()}, Rename backend))"
+    )
+    assert "use `--compile.backends` for `--compile.backend`" in readme.suggested_fix
+
+
 def test_patches_that_still_fit_are_one_all_clear_line(fresh_world):
     """Two patches of upstream that fit (one wraps the original, one matches its signature)
     are one All Clear line, not a line each every day."""
@@ -1114,6 +1150,30 @@ def test_a_combination_is_covered_by_the_default_run_and_by_a_larger_one(fresh_w
     commit_all(repo, "core FSDP and TP alone; a plain experiment run")
     (gap,) = by_kind(run_collector(fresh_world, "coverage", TODAY))["parallelism_gap"]
     assert gap.items == ["context_parallel", "pipeline_parallel"]
+
+
+def test_a_feature_row_counts_only_a_skip_whose_unsupported_sentence_names_it(fresh_world):
+    """A skip reason says FlexAttention + CP is unsupported, and in another sentence that
+    CUDA graphs are off too: the CP row is contradicted (true case), the CUDA Graphs row is
+    not (near-miss: the skip is about another feature)."""
+    repo = fresh_world.repo
+    readme = repo / EXP / "README.md"
+    readme.write_text(
+        readme.read_text() + "\n| Feature | Works |\n|---|---|\n"
+        "|Context Parallelism| ✅ |\n|CUDA Graphs| ✅ |\n"
+    )
+    (repo / EXP / "tests" / "test_flex_cp.py").write_text(
+        "import unittest\n\n\n"
+        '@unittest.skip("FlexAttention + CP + regional_inductor is unsupported: the load '
+        "balancer adds a constant. CUDA graphs are also disabled here: CUDA graph replay of "
+        'the collectives fails.")\n'
+        "class TestFlexCP(unittest.TestCase):\n    def test_cp(self): ...\n"
+    )
+    commit_all(repo, "Flex + CP off, with its CUDA graphs")
+    found = by_kind(run_collector(fresh_world, "docs", TODAY))["doc_inaccuracy"]
+    (readme_finding,) = [f for f in found if f.files[0].path.endswith("README.md")]
+    claims = [i for i in readme_finding.items if "✅" in i]
+    assert [c.split(",")[0] for c in claims] == ["says Context Parallelism ✅"]
 
 
 def test_a_feature_table_saying_supported_while_a_test_says_not_supported(fresh_world):

@@ -73,10 +73,9 @@ def test_owners_references_and_apis():
         Reference("pytorch/pytorch", 158000),
         Reference("pytorch/pytorch", 161234),
     ]
-    assert found[15].references == [
-        Reference("pytorch/torchtitan", 4047),
-        Reference("pytorch/pytorch", 186754),
-    ]
+    # "PyTorch #186754 removed the helper": what broke it, not what it waits on.
+    assert found[15].references == [Reference("pytorch/torchtitan", 4047)]
+    assert found[15].causes == [Reference("pytorch/pytorch", 186754)]
     assert found[15].owner is None
 
 
@@ -258,3 +257,67 @@ def test_todos_in_two_places_waiting_on_the_same_blocker_are_one_finding(fresh_w
     text = (fresh_world.repo / path).read_text()
     (todo,) = find_todos(path, text, ast.parse(text), ["TODO"], "pytorch/torchtitan", {})
     assert both.aliases == [fingerprint("todo_blocked", path, todo.key_text, str(todo.ordinal))]
+
+
+def _commit_as(repo: Path, author: str, message: str) -> None:
+    import os
+    import subprocess
+
+    when = f"{TODAY.isoformat()}T20:00:00+00:00"
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": author,
+        "GIT_AUTHOR_EMAIL": f"{author}@example.com",
+        "GIT_AUTHOR_DATE": when,
+        "GIT_COMMITTER_DATE": when,
+    }
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, check=True, env=env)
+
+
+def test_the_pr_a_todo_says_broke_it_is_context_not_what_it_waits_on(fresh_world):
+    """True case: "PyTorch #N (date) removed …; re-enable once <issue> is fixed" waits on the
+    issue only, the PR named as what broke it. Near-miss: "remove after #N lands" waits on
+    #N (an event still ahead is a wait)."""
+    from scout_tui.sandbox.demo.files import EXP
+
+    (fresh_world.repo / EXP / "skew.py").write_text(
+        "def f():\n"
+        "    # TODO: disabled: pytorch/pytorch#186754 (2026-06-24) removed the helper we\n"
+        "    # import. Re-enable once https://github.com/org/other/issues/3699 is fixed.\n"
+        "    return 1\n"
+    )
+    (fresh_world.repo / EXP / "copy.py").write_text(
+        "def g():\n    # TODO: drop this copy after pytorch/pytorch#3001 lands\n    return 2\n"
+    )
+    commit_all(fresh_world.repo, "a skew and a copy")
+    found = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_blocked"]
+    (skew,) = [f for f in found if f.files[0].path.endswith("skew.py")]
+    assert skew.items == ["org/other#3699"]
+    assert "It names pytorch/pytorch#186754 as what broke it." in skew.body
+    (copy,) = [f for f in found if f.files[0].path.endswith("copy.py")]
+    assert copy.items == ["pytorch/pytorch#3001"]
+
+
+def test_one_authors_todos_in_one_file_on_upstream_issues_are_one_finding(fresh_world):
+    """True case: one author, one file, two TODOs waiting on two upstream issues: one
+    finding listing both lines. Near-miss: the same in a file where two people wrote them:
+    two findings."""
+    from scout_tui.sandbox.demo.files import EXP
+
+    repo = fresh_world.repo
+    first = "def f():\n    # TODO: replace once pytorch/pytorch#188723 lands\n    return 1\n"
+    second = "\n\ndef g():\n    # TODO: delete once pytorch/pytorch#188727 lands\n    return 2\n"
+    (repo / EXP / "one.py").write_text(first + second)
+    (repo / EXP / "two.py").write_text(first.replace("88723", "88733"))
+    _commit_as(repo, "sam", "two workarounds")
+    (repo / EXP / "two.py").write_text(first.replace("88723", "88733") + second.replace("7", "8"))
+    _commit_as(repo, "kim", "another workaround")
+    found = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_blocked"]
+    one = [f for f in found if any(r.path.endswith("one.py") for r in f.files)]
+    assert [f.title for f in one] == [
+        "2 TODOs blocked on pytorch/pytorch#188723, pytorch/pytorch#188727: `one.py:2`, `one.py:7`"
+    ]
+    assert one[0].items == ["pytorch/pytorch#188723", "pytorch/pytorch#188727"]
+    two = [f for f in found if any(r.path.endswith("two.py") for r in f.files)]
+    assert sorted(len(f.files) for f in two) == [1, 1]

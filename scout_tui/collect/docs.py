@@ -9,7 +9,6 @@ All Clear line, "docs are current".
 from __future__ import annotations
 
 import ast
-import difflib
 import posixpath
 import re
 from collections.abc import Iterator
@@ -47,29 +46,8 @@ from scout_tui.collect.base import (
 )
 from scout_tui.collect.config_types import ClassRef, ConfigTypes, extending_configs
 from scout_tui.collect.doc_defaults import default_claim_findings
+from scout_tui.collect.doc_flags import unknown_flag
 from scout_tui.model import ConfigWarning, FileRef, Finding, Section, fingerprint
-
-
-def _unknown_flag(ctx: CollectorContext, flag: str, flags: dict[str, str]) -> str:
-    """A flag no config field defines; when one field of that name lives elsewhere (another
-    section, a renamed parent), the flag it became and the commit that added it there."""
-    said = f"flag {code('--' + flag)} is not a config field"
-    leaf = flag.rsplit(".", 1)[-1]
-    homes = [f for f in flags if f.rsplit(".", 1)[-1] == leaf and f != flag]
-    if len(homes) != 1:
-        # A typo: the one flag of that section spelled nearly the same.
-        close = difflib.get_close_matches(
-            flag, [f for f in flags if f.startswith(flag.rpartition(".")[0] + ".")], n=1, cutoff=0.9
-        )
-        return f"{said}; did you mean {code('--' + close[0])}?" if close else said
-    home = homes[0]
-    path = flags[home]
-    try:
-        added = ctx.source.pickaxe(f"{leaf}:", path, ctx.head_commit or "HEAD", moves=True)
-    except GitCommandError:  # an unreadable history only loses the commit, not the finding
-        added = None
-    since = f", since {code(added.sha[:10])} ({added.summary})" if added else ""
-    return f"{said}; it is {code('--' + home)} now{since}"
 
 
 class DocsCollector(Collector):
@@ -132,8 +110,10 @@ class DocsCollector(Collector):
                 + self._scripts(ctx, text)
                 + self._support(ctx, text)
             )
+            fixes: list[tuple[int, str]] = []
             if roots:
-                problems += self._flags(ctx, types, roots, text)
+                flag_problems, fixes = self._flags(ctx, types, roots, text)
+                problems += flag_problems
                 problems += self._counts(types, roots, counted_claims(text))
             problems = sorted(set(problems))
             if problems:
@@ -151,6 +131,9 @@ class DocsCollector(Collector):
                     f"{code(doc.rsplit('/', 1)[-1])}: {len(problems)} "
                     f"inaccurac{'ies' if len(problems) != 1 else 'y'}",
                     "\n".join(f"- line {line}: {problem}" for line, problem in problems) + also,
+                    suggested_fix="\n".join(
+                        f"- line {line}: {fix}" for line, fix in sorted(set(fixes))
+                    ),
                     files=[FileRef(path=doc, line=problems[0][0])],
                     items=[problem for _, problem in problems],
                 )
@@ -281,20 +264,26 @@ class DocsCollector(Collector):
     @staticmethod
     def _flags(
         ctx: CollectorContext, types: ConfigTypes, roots: list[ClassRef], text: str
-    ) -> list[tuple[int, str]]:
+    ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+        """The problems of the doc's flags, and what to write instead where that is known."""
         problems = []
+        fixes = []
         flags: dict[str, str] | None = None
         for claim, value in flag_claims(text):
             known, allowed = types.option(roots, claim.text)
             if not known:
                 if flags is None:
                     flags = types.all_flags(roots)
-                problems.append((claim.line, _unknown_flag(ctx, claim.text, flags)))
+                unknown = unknown_flag(ctx, claim.text, flags)
+                problems.append((claim.line, unknown.problem()))
+                fix = unknown.fix()
+                if fix is not None:
+                    fixes.append((claim.line, fix))
             elif value is not None and allowed is not None and value not in allowed:
                 given = code(f"--{claim.text}={value}")
                 choices = ", ".join(code(v) for v in allowed)
                 problems.append((claim.line, f"{given}: allowed values are {choices}"))
-        return problems
+        return problems, fixes
 
     def _support(self, ctx: CollectorContext, text: str) -> list[tuple[int, str]]:
         """ "Context Parallelism ✅" in a feature table while a test of the experiment is

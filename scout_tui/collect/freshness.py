@@ -18,6 +18,8 @@ from scout_tui.analysis.python.freshness import (
     public_candidates,
     signature_mismatch,
     similar_functions,
+    still_reached,
+    torch_attributes,
 )
 from scout_tui.analysis.python.torch_api import TorchIndex
 from scout_tui.analysis.text.markdown import code
@@ -166,21 +168,29 @@ class FreshnessCollector(Collector):
     def _private(self, ctx: CollectorContext, files: list[str]) -> Iterator[Finding | Unchecked]:
         configured = ctx.config.freshness.private_apis
         uses: dict[str, list] = {}
+        chains: set[str] = set()  # `torch.…` reached by attribute access
         for path in files:
-            for use in private_imports(path, ctx.source.parse(path), configured):
+            tree = ctx.source.parse(path)
+            for use in private_imports(path, tree, configured):
                 uses.setdefault(use.dotted, []).append(use)
+            chains |= torch_attributes(tree)
         if not uses:
             return
         experiment = ctx.config.project.experiment
         torch = TorchIndex(ctx.torch_root) if ctx.torch_root else None
-        alternatives: dict[str, str] = {}
+        # Private dotted name → (its public name, the deprecated shim it came through).
+        alternatives: dict[str, tuple[str, str | None]] = {}
         if torch is not None:
             for dotted, found in uses.items():
                 use = found[0]
+                home = torch.shim_home(use.module)
+                if home is not None and (not use.name or use.name in torch.exports(home)):
+                    alternatives[dotted] = (f"{home}.{use.name}" if use.name else home, use.module)
+                    continue
                 for candidate in public_candidates(use):
                     module = candidate.rsplit(".", 1)[0]
                     if torch.reexports(module, use.name, use.module):
-                        alternatives[dotted] = candidate
+                        alternatives[dotted] = (candidate, None)
                         break
         note = ""
         if torch is None:
@@ -195,7 +205,8 @@ class FreshnessCollector(Collector):
             head = "Private names can change in any nightly (no baseline to compare with):"
         else:
             added = sorted(set(uses) - before)
-            gone = sorted(before - set(uses))
+            # No longer imported, and no longer reached as `torch._x.y` either.
+            gone = sorted(d for d in before - set(uses) if not still_reached(d, chains))
             since = ctx.since.date()
             title = (
                 f"{count}: {len(added)} new {ctx.since_words()}"
@@ -236,7 +247,11 @@ class FreshnessCollector(Collector):
             items=sorted(uses),
         )
         if alternatives:
-            rows = "\n".join(f"- {code(a)} → {code(b)}" for a, b in sorted(alternatives.items()))
+            rows = "\n".join(
+                f"- {code(a)} → {code(b)}"
+                + (f" ({code(shim)} is a deprecated shim: it moved)" if shim else "")
+                for a, (b, shim) in sorted(alternatives.items())
+            )
             yield ctx.finding(
                 self.name,
                 "private_api_public_alt",

@@ -161,17 +161,47 @@ def _item(ctx: CollectorContext, todo: Todo) -> str:
     return f"{_short(ctx, todo.path)}: {text[:60]}{suffix}"
 
 
+def _related(blocked: list[tuple[Finding, Todo, str]], own_repo: str) -> list[list[Finding]]:
+    """Blocked TODOs that are one piece of work: those waiting on the same thing, and those
+    one author wrote in one file that say they wait ("once", "until") on upstream (another
+    repository's) issues — related as far as the cached data can tell, which has no links
+    between issues."""
+    parent = list(range(len(blocked)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first_of: dict[tuple[str, ...], int] = {}
+    for index, (finding, todo, author) in enumerate(blocked):
+        keys = [("waits", *finding.items)]
+        upstream = all(item.split("#", 1)[0] != own_repo for item in finding.items)
+        if author and upstream and todo.waits:
+            keys.append(("by", finding.files[0].path, author))
+        for key in keys:
+            parent[root(index)] = root(first_of.setdefault(key, index))
+    groups: dict[int, list[Finding]] = {}
+    for index, (finding, _, _) in enumerate(blocked):
+        groups.setdefault(root(index), []).append(finding)
+    return list(groups.values())
+
+
 def _one_blocker(group: list[Finding]) -> Finding:
-    """TODOs in several places waiting on the same thing: one finding naming every place,
-    under the first one's key (the others' markers still match)."""
+    """TODOs in several places waiting on the same thing (or on related upstream issues):
+    one finding naming every place, under the first one's key (the others' markers still
+    match)."""
     first = group[0]
     places = ", ".join(
         code(f"{f.files[0].path.rsplit('/', 1)[-1]}:{f.files[0].line}") for f in group
     )
+    items = list(dict.fromkeys(item for f in group for item in f.items))
     return first.model_copy(
         update={
-            "title": f"{len(group)} TODOs blocked on {', '.join(first.items)}: {places}",
+            "title": f"{len(group)} TODOs blocked on {', '.join(items)}: {places}",
             "body": "\n\n".join(f.body for f in group),
+            "items": items,
             "files": [file for f in group for file in f.files],
             "aliases": sorted({*first.aliases, *(f.fingerprint for f in group[1:])}),
         }
@@ -230,7 +260,7 @@ class TodoCollector(Collector):
         blames = _blame_all(ctx, found, replayed)
         logins = _logins(ctx, [b.commit for lines in blames.values() for b in lines.values()])
         fyi: list[tuple[Todo, str, bool]] = []  # the TODO, its age, written in the window
-        blocked: dict[tuple[str, ...], list[Finding]] = {}  # by what they wait on
+        blocked: list[tuple[Finding, Todo, str]] = []  # each with its author
         for done, (path, todos) in enumerate(found, 1):
             blame = blames.get(path, {})
             for todo in todos:
@@ -251,12 +281,12 @@ class TodoCollector(Collector):
                         )
                     )
                 elif finding.kind == "todo_blocked":
-                    blocked.setdefault(tuple(finding.items), []).append(finding)
+                    blocked.append((finding, todo, origin.author if origin else ""))
                 else:
                     yield finding
             if done % 10 == 0:
                 yield Progress(self.name, done, len(found), path)
-        for group in blocked.values():
+        for group in _related(blocked, ctx.config.project.repo):
             yield group[0] if len(group) == 1 else _one_blocker(group)
         upstream = [entry for entry in fyi if entry[0].upstream]
         others = [entry for entry in fyi if not entry[0].upstream]
@@ -321,12 +351,18 @@ class TodoCollector(Collector):
                     aliases=[fingerprint("todo_blocked", *key)],  # what it was until the merge
                 )
             said = "; ".join(_said(r, s, why) for r, s, why in states)
+            # What the TODO says broke it is context, never what it waits on.
+            broke = (
+                f" It names {', '.join(str(c) for c in todo.causes)} as what broke it."
+                if todo.causes
+                else ""
+            )
             return ctx.finding(
                 self.name,
                 "todo_blocked",
                 key,
                 f"TODO in {code(short)} blocked on {refs}",
-                f"{where} waits on {said}.\n\n{code(todo.text)}",
+                f"{where} waits on {said}.{broke}\n\n{code(todo.text)}",
                 files=[ref],
                 items=[str(r) for r in todo.references],
                 evidence=evidence,

@@ -114,6 +114,46 @@ def private_imports(path: str, tree: ast.Module | None, configured: list[str]) -
     return found
 
 
+@pyast.per_tree
+def torch_attributes(tree: ast.Module | None) -> frozenset[str]:
+    """The dotted `torch.…` chains a module reaches by attribute access through a name an
+    import binds (`import torch`, `import torch._x.y` bind `torch`; `import torch as t`,
+    `import torch._x as x` bind their alias): `torch._functorch.config.x = …` uses
+    `torch._functorch.config` as surely as an import of it does."""
+    bound: dict[str, str] = {}
+    for item in pyast.imports(tree):
+        if item.name or not (item.module == "torch" or item.module.startswith("torch.")):
+            continue
+        if item.asname:
+            bound[item.asname] = item.module
+        else:
+            bound["torch"] = "torch"
+    if not bound:
+        return frozenset()
+    inner = {
+        id(node.value)
+        for node in pyast.nodes(tree, ast.Attribute)
+        if isinstance(node, ast.Attribute)
+    }
+    found = set()
+    for node in pyast.nodes(tree, ast.Attribute):
+        if id(node) in inner or not isinstance(node, ast.Attribute):
+            continue  # part of a longer chain: the longest says it
+        parts = []
+        current: ast.expr = node
+        while isinstance(current, ast.Attribute):
+            parts.append(current.attr)
+            current = current.value
+        if isinstance(current, ast.Name) and current.id in bound:
+            found.add(".".join([bound[current.id], *reversed(parts)]))
+    return frozenset(found)
+
+
+def still_reached(dotted: str, chains: set[str]) -> bool:
+    """Whether attribute access still reaches `dotted` (the name itself, or inside it)."""
+    return dotted in chains or any(chain.startswith(dotted + ".") for chain in chains)
+
+
 def public_candidates(use: PrivateUse) -> list[str]:
     """Public dotted names where the same object could live: the module path with its
     private parts dropped, name kept (`torch.distributed.tensor._api.DTensor` →

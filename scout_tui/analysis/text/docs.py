@@ -210,6 +210,10 @@ _UNSUPPORTED = re.compile(
 )
 
 
+# A sentence ends at `.`, `!` or `?` before a space (not inside `a.py` or `1.5`).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
 def supported_claims(markdown: str) -> list[tuple[int, str]]:
     """Feature-table rows that say a feature works: `|Context Parallelism| ✅ |`."""
     return [
@@ -228,13 +232,18 @@ def _stem(word: str) -> str:
 
 def contradicts(feature: str, reason: str) -> bool:
     """Whether a test's skip reason says the feature is not supported: "Context Parallel is
-    not supported by graph_trainer" against "Context Parallelism" (its words, or its
-    initials: "CP")."""
-    if not _UNSUPPORTED.search(reason):
-        return False
+    not supported by graph_trainer" against "Context Parallelism" (its words, its flag's
+    words, or its initials: "CP"). Only the sentence that says "not supported" counts: a
+    reason that names the feature elsewhere ("… X is unsupported. CUDA graphs are off here
+    too") is about another feature."""
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", feature)]
-    said = {_stem(w.lower()) for w in re.findall(r"[A-Za-z]+", reason)}
     initials = "".join(w[0] for w in words).upper()
-    return (bool(words) and all(_stem(w) in said for w in words)) or (
-        len(initials) >= 2 and re.search(rf"\b{initials}\b", reason) is not None
-    )
+    for sentence in _SENTENCE_END.split(reason):
+        if not _UNSUPPORTED.search(sentence):
+            continue
+        said = {_stem(w.lower()) for w in re.findall(r"[A-Za-z]+", sentence)}
+        if (bool(words) and all(_stem(w) in said for w in words)) or (
+            len(initials) >= 2 and re.search(rf"\b{initials}\b", sentence) is not None
+        ):
+            return True
+    return False

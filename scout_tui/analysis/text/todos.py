@@ -35,6 +35,38 @@ _CAUSE = re.compile(
     r"\bregression\s+(?:from|in|since)\b",
     re.IGNORECASE,
 )
+# "since #12", "after #12 (…)", "due to #12": a past event, unless the words after it
+# wait for it ("after #12 lands", "since #12 is not merged yet").
+_PAST_EVENT = re.compile(r"\b(?:since|after|due to|following)\s+(?:\S+\s+){0,2}$", re.IGNORECASE)
+_STILL_AHEAD = re.compile(
+    r"^\W*(?:\([^)]*\)\s*)*(?:lands?|merges?|ships?|goes in|gets? (?:merged|fixed|in)|"
+    r"(?:is|are|gets?)\s+(?:merged|fixed|in|released|resolved|closed|available|not)|"
+    r"(?:isn't|hasn't|has not|is not|not yet))\b",
+    re.IGNORECASE,
+)
+# "#12 (2026-06-24) removed the helper": the reference did the breaking.
+_DID = re.compile(
+    r"^\W*(?:\([^)]*\)\s*)*(?:removed|broke|changed|renamed|deprecated|dropped|introduced|"
+    r"regressed|moved|reverted|caused|replaced|deleted)\b",
+    re.IGNORECASE,
+)
+
+
+_WAITS = re.compile(
+    r"\b(?:once|until|when|waiting (?:on|for)|waits? (?:on|for)|blocked (?:by|on)|"
+    r"after\b[^.;]{0,60}?\blands?)\b",
+    re.IGNORECASE,
+)
+
+
+def caused(before: str, after: str) -> bool:
+    """Whether a reference, with the words of its clause before and after it, is what
+    caused the breakage (context) rather than what the TODO waits on."""
+    if _CAUSE.search(before) or _DID.search(after):
+        return True
+    return _PAST_EVENT.search(before) is not None and not _STILL_AHEAD.search(after)
+
+
 _UPSTREAM_WAIT = re.compile(
     r"\b(?:once|until|after|when)\b[^.;]{0,60}?\b(?:pytorch|torch|nightly|upstream|inductor|"
     r"dynamo|autoparallel|triton)\b|\brequires?\s+(?:an?\s+)?upstream\b|"
@@ -69,6 +101,7 @@ class Todo:
     ordinal: int = 0  # among identical texts in one file, so two stay two
     causes: list[Reference] = field(default_factory=list)  # what broke it: not blockers
     upstream: bool = False  # waits on an upstream project, with no link to what
+    waits: bool = False  # says it waits ("once", "until", "blocked by"), not only "see #N"
 
     @property
     def key_text(self) -> str:
@@ -246,25 +279,28 @@ def classify(todo: Todo, bare_ref_repo: str, named_refs: dict[str, str] | None =
     refs: list[Reference] = []
     causes: list[Reference] = []
 
-    def found(ref: Reference, start: int, within: str) -> None:
-        # "broken by #12", "a regression triggered by …#12": what caused it, not a blocker.
-        clause = re.split(r"[;.]\s", within[max(0, start - 50) : start])[-1]  # its own words
-        (causes if _CAUSE.search(clause) else refs).append(ref)
+    def found(ref: Reference, match: re.Match[str], within: str) -> None:
+        # "broken by #12", "since #12 landed", "#12 removed the helper": what caused it,
+        # not a blocker. Its own words: the clause before the reference and after it.
+        before = re.split(r"[;.]\s", within[max(0, match.start() - 50) : match.start()])[-1]
+        after = re.split(r"[;.]\s", within[match.end() : match.end() + 60])[0]
+        (causes if caused(before, after) else refs).append(ref)
 
     for match in _REF_URL.finditer(text):
-        found(Reference(match.group(1), int(match.group(2))), match.start(), text)
+        found(Reference(match.group(1), int(match.group(2))), match, text)
     without_urls = _REF_URL.sub(lambda m: " " * len(m.group(0)), text)
     for match in _REF_REPO.finditer(without_urls):
-        found(Reference(match.group(1), int(match.group(2))), match.start(), without_urls)
+        found(Reference(match.group(1), int(match.group(2))), match, without_urls)
     for match in _REF_BARE.finditer(text):
         refs.append(Reference(bare_ref_repo, int(match.group(1))))
     aliases = {name.lower(): repo for name, repo in (named_refs or {}).items()}
     for match in _REF_NAMED.finditer(text):  # "PyTorch #186754", "torchtitan PR #12"
         repo = aliases.get(match.group(1).lower())
         if repo:
-            found(Reference(repo, int(match.group(2))), match.start(), text)
+            found(Reference(repo, int(match.group(2))), match, text)
     todo.references = list(dict.fromkeys(refs))
     todo.causes = [c for c in dict.fromkeys(causes) if c not in todo.references]
+    todo.waits = bool(_WAITS.search(text))
     # "once the PyTorch nightly includes…" with no link: blocked upstream all the same.
     todo.upstream = not todo.references and bool(_UPSTREAM_WAIT.search(text))
     # Named APIs only matter in a TODO that waits for something to exist upstream; there,
