@@ -3,7 +3,8 @@
 Every `test_*.py` under the experiment's tests, down to the class, against what the
 workflows' shell actually selects (file and `::Class` selectors, `-k`, `--deselect`). A
 test CI ran at the baseline and no longer runs is the loudest finding; a commented-out
-invocation says "disabled", with the commit that did it.
+invocation says "disabled", with the commit that did it. Runners pytest does not collect and
+tests gated on hardware only runners without it select: `collect/ci_reach.py`.
 """
 
 from __future__ import annotations
