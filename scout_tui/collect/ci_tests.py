@@ -3,7 +3,8 @@
 Every `test_*.py` under the experiment's tests, down to the class, against what the
 workflows' shell actually selects (file and `::Class` selectors, `-k`, `--deselect`). A
 test CI ran at the baseline and no longer runs is the loudest finding; a commented-out
-invocation says "disabled", with the commit that did it.
+invocation says "disabled", with the commit that did it. Runners pytest does not collect and
+tests gated on hardware only runners without it select: `collect/ci_reach.py`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from scout_tui.analysis.ci.workflows import (
 from scout_tui.analysis.python.experiment_tests import suite_entries
 from scout_tui.analysis.text.markdown import code, fence
 from scout_tui.collect.base import Collector, CollectorContext, Kind, Lifetime, Need, Progress
-from scout_tui.model import Evidence, FileRef, Finding, Section, fingerprint
+from scout_tui.collect.ci_reach import hardware_idle, runners_not_in_ci
+from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
 from scout_tui.source.records import CommitInfo
 
 WORKFLOWS_DIR = ".github/workflows"
@@ -145,9 +147,11 @@ class CiTestsCollector(Collector):
         Kind("ci_step_runs_nothing"),
         Kind("ci_steps_idle"),
         Kind("test_files_not_in_ci"),
+        Kind("test_runner_not_in_ci"),
+        Kind("test_hardware_idle"),
     )
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress]:
+    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning]:
         workflows = _Workflows(ctx)
         now = workflows.at(None)
         active = [inv for inv in now if not inv.commented]
@@ -225,6 +229,13 @@ class CiTestsCollector(Collector):
             if old:
                 yield self._never_run(ctx, tests_dir, old, "test_files_not_in_ci")
         yield from self._idle(ctx, selection, before, paths)
+        texts = {
+            path: text
+            for path in ctx.source.glob(WORKFLOWS_DIR, "*.y*ml")
+            if (text := ctx.source.read(path)) is not None
+        }
+        yield from runners_not_in_ci(ctx, self.name, texts)
+        yield from hardware_idle(ctx, self.name, texts, paths)
 
     def _idle_steps(
         self, ctx: CollectorContext, commit: str | None, selection: Selection, paths: list[str]

@@ -16,6 +16,7 @@ from fnmatch import fnmatch
 import git
 
 from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.config_functions import entry_combos
 from scout_tui.analysis.python.definitions import (
     PassDef,
     branch_values,
@@ -25,7 +26,7 @@ from scout_tui.analysis.python.definitions import (
     pass_definitions,
     selected_by_default,
 )
-from scout_tui.analysis.python.experiment_tests import override_definitions, parallelism_combo
+from scout_tui.analysis.python.experiment_tests import override_definitions
 from scout_tui.analysis.text.markdown import code
 from scout_tui.analysis.text.mentions import Words, mentions
 from scout_tui.collect.base import (
@@ -36,6 +37,7 @@ from scout_tui.collect.base import (
     Need,
     Note,
     Progress,
+    Unchecked,
     locate_path,
 )
 from scout_tui.collect.disabled_tests import disabled_findings
@@ -125,7 +127,9 @@ class CoverageCollector(Collector):
         Kind("pass_dead"),
     )
 
-    def collect(self, ctx: CollectorContext) -> Iterator[Finding | Progress | ConfigWarning | Note]:
+    def collect(
+        self, ctx: CollectorContext
+    ) -> Iterator[Finding | Progress | ConfigWarning | Note | Unchecked]:
         config = ctx.config
         experiment = config.project.experiment.rstrip("/")
         tests_dir = config.experiment_path(config.ci.tests_dir)
@@ -372,9 +376,10 @@ class CoverageCollector(Collector):
 
     def _parallelism(
         self, ctx: CollectorContext, integration: str
-    ) -> Iterator[Finding | ConfigWarning | Note]:
+    ) -> Iterator[Finding | ConfigWarning | Note | Unchecked]:
         pattern = ctx.config.coverage.parallelism_flags
         core: dict[frozenset[str], str] = {}
+        blind: list[str] = []  # configuration functions scout could not read
         for path in ctx.config.coverage.core_integration_tests:
             where = f"`[coverage] core_integration_tests` {path}"
             located = locate_path(ctx, self.name, where, path)
@@ -394,37 +399,60 @@ class CoverageCollector(Collector):
                 )
                 continue
             for override in override_definitions(tree):
-                combo = parallelism_combo(override.strings, pattern)
-                if combo and not override.disabled:
-                    core.setdefault(combo, f"{path}::{override.name}")
-        if not core:
-            return
+                if override.disabled:
+                    continue
+                combos, unread = entry_combos(ctx.source.parse, path, tree, override, pattern)
+                blind += [f"{path}::{override.name or override.line}: {f}" for f in unread]
+                for combo in combos:
+                    if combo:
+                        core.setdefault(combo, f"{path}::{override.name}")
         # A run that sets no degree still runs the default (FSDP over every GPU); a run of a
         # larger combination goes through the smaller one's code too.
         default = frozenset(ctx.config.coverage.default_parallelism)
-        ours = {
-            parallelism_combo(o.strings, pattern) or default
-            for o in override_definitions(ctx.source.parse(integration) if integration else None)
-            if not o.disabled
-        }
+        ours: set[frozenset[str]] = set()
+        own_tree = ctx.source.parse(integration) if integration else None
+        for override in override_definitions(own_tree):
+            if not override.disabled and own_tree is not None:
+                combos, unread = entry_combos(
+                    ctx.source.parse, integration, own_tree, override, pattern
+                )
+                ours |= {combo or default for combo in combos}
+                blind += [f"{integration}::{override.name or override.line}: {f}" for f in unread]
+        key = (integration or "integration",)
+        if blind:
+            # Not "no parallelism": what those entries run is unknown, and said so.
+            yield ConfigWarning(
+                collector=self.name,
+                subject="[coverage] core_integration_tests",
+                message=f"{len(blind)} integration "
+                f"entr{'ies name' if len(blind) != 1 else 'y names'} a configuration "
+                "function scout could not read statically (not defined in the repository, "
+                "or built at run time): "
+                + ", ".join(blind[:5])
+                + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
+                + "; the parallelism comparison leaves them out.",
+            )
         missing = sorted(
             (_combo_name(c), where)
             for c, where in core.items()
             if not any(c <= mine for mine in ours)
         )
-        if missing:
-            rows = "\n".join(f"- {code(combo)} (core: {code(where)})" for combo, where in missing)
-            yield ctx.finding(
-                self.name,
-                "parallelism_gap",
-                (integration or "integration",),
-                f"{len(missing)} parallelism combination{'s' if len(missing) != 1 else ''} "
-                "core tests but the experiment never runs",
-                f"Core's integration tests run these; no enabled entry of {code(integration)} "
-                f"does:\n\n{rows}",
-                files=[FileRef(path=integration)] if integration else [],
-                items=[combo for combo, _ in missing],
-            )
+        if not missing:
+            if blind:
+                yield Unchecked(key, ("parallelism_gap",))  # not known to be gone
+            return
+        rows = "\n".join(f"- {code(combo)} (core: {code(where)})" for combo, where in missing)
+        yield ctx.finding(
+            self.name,
+            "parallelism_gap",
+            key,
+            f"{len(missing)} parallelism combination{'s' if len(missing) != 1 else ''} "
+            "core tests but the experiment never runs",
+            f"Core's integration tests run these; no enabled entry of {code(integration)} "
+            f"does:\n\n{rows}",
+            files=[FileRef(path=integration)] if integration else [],
+            items=[combo for combo, _ in missing],
+        )
 
     def _new_code(
         self, ctx: CollectorContext, experiment: str, tests_dir: str, tests_text: Words

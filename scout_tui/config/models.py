@@ -209,11 +209,33 @@ class TorchConfig(_Strict):
         return value
 
 
+class CiRunner(_Strict):
+    """What a CI runner has: its GPU ("none" for a CPU runner) and that GPU's CUDA compute
+    capability ("9.0"), for tests gated on hardware (`test_hardware_idle`)."""
+
+    gpu: str
+    capability: str | None = Field(default=None, pattern=r"^\d+\.\d+$")
+
+    @property
+    def has_gpu(self) -> bool:
+        return self.gpu.strip().lower() not in ("", "none", "cpu")
+
+    @property
+    def compute(self) -> tuple[int, int] | None:
+        if self.capability is None:
+            return None
+        major, minor = self.capability.split(".")
+        return int(major), int(minor)
+
+
 class CiConfig(_Strict):
     branch: str
     event: str
     workflows: list[str]
     tests_dir: str
+    # runs-on label (or a reusable workflow's `runner` input) → its hardware. A job whose
+    # runner is computed at run time is named `file.yaml:job` instead.
+    runners: dict[str, CiRunner] = {}
 
 
 class CoverageConfig(_Strict):

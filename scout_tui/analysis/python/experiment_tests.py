@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from scout_tui.analysis.python import pyast
 
+# Keywords of an entry that name configuration functions rather than flags.
+_CONFIG_KEYWORDS = ("configs", "config_fn", "config_fns", "config")
 _FLAG = re.compile(r"(--parallelism\.[A-Za-z_][\w]*)(?:[=\s]+(\S+))?")
 
 
@@ -23,6 +25,8 @@ class Override:
     disabled: bool = False
     line: int = 0
     switch: str = ""  # what disables it: `_JIT_DISABLED`, `_A or _B`, `True`
+    # The configuration functions it runs (`configs=[recipes.llama3_tp2]`), as written.
+    config_functions: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -163,10 +167,16 @@ def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
             name = _text(keyword.value, constants) or name
     if not name and len(node.args) >= 3:
         name = _text(node.args[2], constants) or ""
+    functions = []
+    for keyword in node.keywords:
+        if keyword.arg in _CONFIG_KEYWORDS:
+            value = keyword.value
+            items = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+            functions += [ast.unparse(item) for item in items if not isinstance(item, ast.Constant)]
     if not name:  # no test_name: the description says which it is
         described = [k.value for k in node.keywords if k.arg == "test_descr"] + node.args[1:2]
         name = next((t for v in described if (t := _text(v, constants))), "")
-    return Override(name, strings, disabled, node.lineno, switch)
+    return Override(name, strings, disabled, node.lineno, switch, functions)
 
 
 def _truth(node: ast.expr, constants: dict[str, object]) -> object:
