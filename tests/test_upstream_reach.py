@@ -156,3 +156,105 @@ def test_a_factory_looked_up_by_a_literal_key_is_judged_like_a_call(fresh_world,
     ) in it.body
     assert 'looked up as `llama3_configs["debugmodel"]` at `tests/test_models.py:' in it.body
     assert sha[:10] in it.body and it.priority.value == "P1"
+
+
+# -- 3. new validation in core config that the experiment's test commands fail ----------------
+
+_PARALLELISM = (
+    "@dataclass\nclass ParallelismConfig:\n    data_parallel_shard_degree: int = -1\n"
+    "    tensor_parallel_degree: int = 1\n    pipeline_parallel_degree: int = 1\n"
+)
+
+
+@pytest.mark.parametrize(
+    "owner,condition,rejects",
+    [
+        # TRUE: the enabled FSDP+TP test sets tp 2, dp_shard 4 (4 % 3 != 0)
+        (
+            "ParallelismConfig",
+            "self.tensor_parallel_degree > 1 and self.data_parallel_shard_degree % 3 != 0",
+            True,
+        ),
+        # TRUE: in the root config, options reached through its fields
+        (
+            "Trainer.Config",
+            "self.parallelism.tensor_parallel_degree in (2, 4) and "
+            "self.compile.passes == 'reorder'",
+            True,
+        ),
+        # NEAR-MISS: a combination no test sets
+        ("ParallelismConfig", "self.tensor_parallel_degree > 2", False),
+        # NEAR-MISS: only a disabled test sets it
+        ("ParallelismConfig", "self.pipeline_parallel_degree > 1", False),
+        # NEAR-MISS: scout cannot evaluate it: silent
+        ("ParallelismConfig", "self.tensor_parallel_degree > 1 and device_count() < 8", False),
+    ],
+)
+def test_a_new_config_check_that_an_enabled_test_command_fails(
+    fresh_world, owner, condition, rejects
+):
+    repo = fresh_world.repo
+    configs = repo / "torchtitan/config/configs.py"
+    configs.write_text(configs.read_text() + "\n\n" + _PARALLELISM)
+    _edit(repo, "torchtitan/trainer.py", "CompileConfig\n", "CompileConfig, ParallelismConfig\n")
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "        seed: int | None = None\n",
+        "        seed: int | None = None\n"
+        "        parallelism: ParallelismConfig = field(default_factory=ParallelismConfig)\n",
+    )
+    commit_all(repo, "parallelism options", BEFORE_WINDOW)
+    check = (
+        f"    def __post_init__(self):\n        if {condition}:\n"
+        "            raise ValueError('no')\n"
+    )
+    if owner == "ParallelismConfig":
+        configs.write_text(configs.read_text() + "\n" + check)
+    else:
+        _edit(
+            repo,
+            "torchtitan/trainer.py",
+            "        seed: int | None = None\n",
+            "        seed: int | None = None\n\n"
+            + check.replace("\n    ", "\n        ").replace("    def", "        def", 1),
+        )
+    sha = commit_all(repo, "validate the parallelism")
+    found = _found(fresh_world)
+    changed = _changed(found, f"`{owner}.__post_init__` checks")
+    if not rejects:
+        assert not changed
+        return
+    (it,) = changed
+    assert it.title == (
+        f"`{owner}.__post_init__` checks changed upstream: new check in "
+        f"`{owner}.__post_init__` rejects `{condition.replace(chr(39), chr(39))}`"
+    )
+    assert it.priority.value == "P1" and sha[:10] in it.body
+    assert "it rejects the integration test `gt_fsdp_tp` (" in it.body
+    assert "`--parallelism.tensor_parallel_degree 2`" in it.body
+    assert it.suggested_fix.startswith("Run the test with options the check accepts")
+
+
+def test_command_options_and_checks_evaluate_only_what_they_can():
+    from scout_tui.analysis.python.checks import checks, command_options, fires
+    from scout_tui.analysis.python.pyast import parse
+
+    options = command_options(["--a.x 2", "--a.y=3", "--a.flag", "--a.no-other", "--config c"])
+    assert options == {"a.x": 2, "a.y": 3, "a.flag": True, "a.other": False}
+    source = (
+        "class A:\n    def __post_init__(self):\n"
+        "        if self.skip:\n            return\n"
+        "        if self.x % self.y != 0:\n            raise ValueError\n"
+        "        assert self.x in (1, 2)\n"
+        "        for i in range(3):\n            raise ValueError\n"
+    )
+    found = checks(parse(source), {"A": "a"}, frozenset({"a"}))
+    assert [c.condition for c in found[:2]] == [
+        "not (self.skip) and self.x % self.y != 0",
+        "not (self.skip) and not (self.x % self.y != 0) and not (self.x in (1, 2))",
+    ]
+    # `skip` is not set by the command: neither check is decided
+    assert not any(fires(c, options) for c in found)
+    decided = {**options, "a.skip": False}
+    assert [fires(c, decided) for c in found] == [True, False, False]

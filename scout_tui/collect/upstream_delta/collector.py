@@ -44,6 +44,7 @@ from scout_tui.collect.upstream_delta.surfaces import (
     surface_diff,
     under,
 )
+from scout_tui.collect.upstream_delta.validation import rejected, rejections
 from scout_tui.config.models import Surface
 from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
 from scout_tui.source.records import CommitInfo
@@ -199,9 +200,10 @@ class UpstreamDeltaCollector(Collector):
         # drift here.
         configured = {s.target for s in ctx.config.upstream.surfaces}
         watched = {(s.target, s.check) for s in ctx.config.upstream.surfaces}
+        everything = discover(experiment, modules, ctx.source.parse)
         dependencies = [
             d
-            for d in discover(experiment, modules, ctx.source.parse)
+            for d in everything
             if d.target not in configured
             or d.override
             or (d.check == "attributes" and (d.target, d.check) not in watched)
@@ -242,20 +244,20 @@ class UpstreamDeltaCollector(Collector):
                 unused.append(said)
         for reached in looked_up(ctx, modules, base, head, changed_files):
             if isinstance(reached, Finding):
-                changed += 1
                 yield reached
                 continue
             surface, before, after = reached.surface, reached.old, reached.new
             changes = compare_surface(surface, before, after)
             if not changes:
                 continue
-            changed += 1
             by = ctx.source.log(base, head, [surface.path])
             said = self._judged(ctx, surface, before, after, changes, reached.uses, by, reached.via)
             if isinstance(said, Finding):
                 yield said
             else:
                 unused.append(said)
+        for rejection in rejections(ctx, everything, base, head, changed_files):
+            yield rejected(ctx, rejection, base, head, self._changed)
         if unused:
             yield self._unused_line(ctx, unused, quiet)
         return len(dependencies), changed
