@@ -258,3 +258,20 @@ def test_command_options_and_checks_evaluate_only_what_they_can():
     assert not any(fires(c, options) for c in found)
     decided = {**options, "a.skip": False}
     assert [fires(c, decided) for c in found] == [True, False, False]
+
+
+def test_a_check_not_about_the_commands_options_never_fires():
+    """Seen on torchtitan: a new unconditional `raise` (an unimplemented path) and a check
+    on a local (`closure is None`) are no validation of the command's options."""
+    from scout_tui.analysis.python.checks import checks, fires
+    from scout_tui.analysis.python.pyast import parse
+
+    source = (
+        "class A:\n    def load(self):\n        raise NotImplementedError\n"
+        "    def step(self, closure=None):\n"
+        "        if closure is not None:\n            raise ValueError\n"
+        "        if closure is None and self.x == 2:\n            raise ValueError\n"
+    )
+    found = checks(parse(source), {"A": "a"}, frozenset({"a"}))
+    assert len(found) == 3
+    assert not any(fires(c, {"a.x": 2}) for c in found)

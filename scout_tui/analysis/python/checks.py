@@ -154,7 +154,14 @@ def _literal(text: str) -> object:
 
 def fires(check: Check, options: dict[str, object]) -> bool:
     """Whether the check raises for a command setting `options`: every guard decided and
-    taken."""
+    taken, and one of them about an option (an unconditional `raise` validates nothing)."""
+    if not any(
+        _option(node, check.options) in options
+        for test, _ in check.guards
+        for node in ast.walk(test)
+        if isinstance(node, ast.Attribute)
+    ):
+        return False
     for test, taken in check.guards:
         value = _truth(test, check.options, options)
         if value is UNKNOWN or bool(value) != taken:
@@ -217,9 +224,11 @@ def _truth(node: ast.expr, roots: tuple[tuple[str, str], ...], options: dict[str
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = _value(right_node, roots, options)
             compare = _COMPARE.get(type(op))
+            if left is UNKNOWN or right is UNKNOWN:
+                return UNKNOWN
             if isinstance(op, ast.Is | ast.IsNot) and (left is None or right is None):
                 result: object = (left is right) == isinstance(op, ast.Is)
-            elif compare is None or left is UNKNOWN or right is UNKNOWN:
+            elif compare is None:
                 return UNKNOWN
             elif isinstance(op, ast.In | ast.NotIn) and not isinstance(right, tuple):
                 return UNKNOWN  # `x in some_string`: not the membership meant

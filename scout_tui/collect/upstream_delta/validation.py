@@ -5,6 +5,7 @@ check at the baseline rejected that command."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -59,18 +60,24 @@ def rejections(
         return
     prefixes = {d.qualname: d.option_prefix for d in configs}
     known = frozenset(d.option_prefix for d in configs if d.option_prefix)
-    homes = {_directory(d.path) for d in configs}
+    # Where the configs reached through a root's fields live, a config manager may too:
+    # any function there counts; elsewhere only a config class's own methods do.
+    homes = {_directory(d.path) for d in configs if d.option_prefix}
+    defined = {d.path for d in configs}
     experiment = ctx.config.project.experiment
     files = sorted(
         p
         for p in changed_files
-        if p.endswith(".py") and _directory(p) in homes and not under(p, [experiment])
+        if p.endswith(".py")
+        and (_directory(p) in homes or p in defined)
+        and not under(p, [experiment])
     )
     for path in files:
-        now = checks(ctx.source.parse(path), prefixes, known)
+        anywhere = _directory(path) in homes
+        now = _validating(ctx.source.parse(path), prefixes, known, anywhere)
         if not now:
             continue
-        then = checks(ctx.source.parse_at(base, path), prefixes, known)
+        then = _validating(ctx.source.parse_at(base, path), prefixes, known, anywhere)
         rejected: dict[Check, list[str]] = {}
         for test, options, run in commands:
             if any(fires(check, options) for check in then):
@@ -83,6 +90,17 @@ def rejections(
             yield Rejection(
                 path, check, tuple(names), tuple(_brought(ctx, path, check, base, head))
             )
+
+
+def _validating(
+    tree: ast.Module | None, prefixes: dict[str, str], known: frozenset[str], anywhere: bool
+) -> list[Check]:
+    """A module's checks: all of them (`anywhere`), or those of its config classes."""
+    return [
+        c
+        for c in checks(tree, prefixes, known)
+        if anywhere or c.where.rpartition(".")[0] in prefixes
+    ]
 
 
 def _brought(
