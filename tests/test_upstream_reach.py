@@ -275,3 +275,30 @@ def test_a_check_not_about_the_commands_options_never_fires():
     found = checks(parse(source), {"A": "a"}, frozenset({"a"}))
     assert len(found) == 3
     assert not any(fires(c, {"a.x": 2}) for c in found)
+
+
+@pytest.mark.parametrize("passes_it", [False, True])
+def test_a_factory_default_reaches_a_lookup_that_leaves_it_out(fresh_world, passes_it):
+    """Upstream changes `attn_backend`'s default: a lookup call leaving it out builds
+    another model now (TRUE); one passing it is immune (NEAR-MISS), as for a direct call."""
+    repo = fresh_world.repo
+    (repo / "torchtitan/models/llama3/__init__.py").write_text(_REGISTRY)
+    given = "attn_backend='flex'" if passes_it else ""
+    (repo / f"{EXP}/tests/test_models.py").write_text(
+        "from torchtitan.models.llama3 import llama3_configs\n\n\n"
+        f"def test_build():\n    assert llama3_configs['debugmodel']({given})\n"
+    )
+    commit_all(repo, "llama3 registry; graph_trainer builds from it", BEFORE_WINDOW)
+    _edit(
+        repo,
+        "torchtitan/models/llama3/__init__.py",
+        "def _debugmodel(attn_backend='sdpa')",
+        "def _debugmodel(attn_backend='flex')",
+    )
+    commit_all(repo, "llama3: flex by default")
+    changed = _changed(_found(fresh_world), "`llama3_configs")
+    if passes_it:
+        assert not changed
+        return
+    (it,) = changed
+    assert "the experiment depends on it: called without `attn_backend` at " in it.body

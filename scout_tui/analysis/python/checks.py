@@ -48,6 +48,7 @@ class Check:
     line: int
     guards: tuple[tuple[ast.expr, bool], ...]
     options: tuple[tuple[str, str], ...]  # how names read in it map to options: root → prefix
+    reads: frozenset[str] = frozenset()  # the options its guards read
 
     @property
     def condition(self) -> str:
@@ -93,10 +94,10 @@ def _walk(
     guards = list(guards)
     for statement in block:
         if isinstance(statement, ast.Raise):
-            found.append(Check(where, statement.lineno, tuple(guards), roots))
+            found.append(_check(where, statement.lineno, guards, roots))
             return
         if isinstance(statement, ast.Assert):
-            found.append(Check(where, statement.lineno, (*guards, (statement.test, False)), roots))
+            found.append(_check(where, statement.lineno, [*guards, (statement.test, False)], roots))
         elif isinstance(statement, ast.If):
             _walk(statement.body, [*guards, (statement.test, True)], where, roots, found)
             _walk(statement.orelse, [*guards, (statement.test, False)], where, roots, found)
@@ -113,6 +114,18 @@ def _walk(
                     _walk(inner, [*guards, (_OPAQUE, True)], where, roots, found)
             for handler in getattr(statement, "handlers", []):
                 _walk(handler.body, [*guards, (_OPAQUE, True)], where, roots, found)
+
+
+def _check(
+    where: str, line: int, guards: list[tuple[ast.expr, bool]], roots: tuple[tuple[str, str], ...]
+) -> Check:
+    reads = {
+        option
+        for test, _ in guards
+        for node in ast.walk(test)
+        if isinstance(node, ast.Attribute) and (option := _option(node, roots))
+    }
+    return Check(where, line, tuple(guards), roots, frozenset(reads))
 
 
 def _exits(block: list[ast.stmt]) -> bool:
@@ -155,12 +168,7 @@ def _literal(text: str) -> object:
 def fires(check: Check, options: dict[str, object]) -> bool:
     """Whether the check raises for a command setting `options`: every guard decided and
     taken, and one of them about an option (an unconditional `raise` validates nothing)."""
-    if not any(
-        _option(node, check.options) in options
-        for test, _ in check.guards
-        for node in ast.walk(test)
-        if isinstance(node, ast.Attribute)
-    ):
+    if check.reads.isdisjoint(options):
         return False
     for test, taken in check.guards:
         value = _truth(test, check.options, options)
