@@ -302,3 +302,12 @@ def test_a_factory_default_reaches_a_lookup_that_leaves_it_out(fresh_world, pass
         return
     (it,) = changed
     assert "the experiment depends on it: called without `attn_backend` at " in it.body
+
+
+def test_a_default_taken_away_says_so():
+    from scout_tui.analysis.python.changes import DefaultChanged, describe
+
+    assert describe(DefaultChanged("parameter", "b", "None", None)) == (
+        "parameter `b` default `None` removed"
+    )
+    assert describe(DefaultChanged("field", "b", None, "1")) == "field `b` default `1` added"

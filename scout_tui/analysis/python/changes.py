@@ -192,6 +192,10 @@ def describe(change: Change) -> str:
             said = f"{subject} `{name}` type `{before}` → `{after}`"
             return said + (f", a base class of `{before}`: what fit still fits" if widened else "")
         case DefaultChanged(subject, name, before, after):
+            if after is None:  # no default any more: a caller must now pass it
+                return f"{subject} `{name}` default `{before}` removed"
+            if before is None:
+                return f"{subject} `{name}` default `{after}` added"
             return f"{subject} `{name}` default `{before}` → `{after}`"
         case ValuesChanged(name, removed, added):
             parts = ([f"removed {_listed(removed)}"] if removed else []) + (
