@@ -160,7 +160,7 @@ class ThresholdsConfig(_Strict):
 
 
 # What of an upstream definition a surface compares.
-SurfaceCheck = Literal["fields", "signature", "returns", "properties", "methods"]
+SurfaceCheck = Literal["fields", "signature", "returns", "properties", "methods", "attributes"]
 
 
 class Surface(_Strict):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from scout_tui.analysis.python.changes import (
     Added,
     Change,
+    CheckAdded,
     DefaultChanged,
     KindChanged,
     Removed,
@@ -84,7 +85,9 @@ def _digest_before_keys(item: str) -> str | None:
     """The digest a report written before item keys gave a change: that of its words then.
     Frozen: rewording the report changes nothing here."""
     change = change_of(item)
-    return None if change is None else item_digest(_words_before_keys(change))
+    if change is None or isinstance(change, CheckAdded):
+        return None  # a kind of change newer than item keys: never written as words
+    return item_digest(_words_before_keys(change))
 
 
 def _words_before_keys(change: Change) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import astuple, dataclass, fields
 from typing import Literal
 
-Subject = Literal["field", "parameter", "property", "method"]
+Subject = Literal["field", "parameter", "property", "method", "attribute"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,15 @@ class ReturnsChanged:
 
 
 @dataclass(frozen=True)
+class CheckAdded:
+    """A validation upstream added (a `raise` or an `assert`) in `where`: it rejects what
+    `condition` (as code) holds for."""
+
+    where: str
+    condition: str
+
+
+@dataclass(frozen=True)
 class Reshaped:
     """The definition itself changed shape: no longer a class, a class became a function,
     it appeared or disappeared in a commit."""
@@ -103,6 +112,7 @@ Change = (
     | KindChanged
     | Reordered
     | ReturnsChanged
+    | CheckAdded
     | Reshaped
 )
 Named = Added | Removed | TypeChanged | DefaultChanged | ValuesChanged | KindChanged
@@ -119,6 +129,7 @@ _TYPES: dict[str, type[Change]] = {
         KindChanged,
         Reordered,
         ReturnsChanged,
+        CheckAdded,
         Reshaped,
     )
 }
@@ -181,6 +192,10 @@ def describe(change: Change) -> str:
             said = f"{subject} `{name}` type `{before}` → `{after}`"
             return said + (f", a base class of `{before}`: what fit still fits" if widened else "")
         case DefaultChanged(subject, name, before, after):
+            if after is None:  # no default any more: a caller must now pass it
+                return f"{subject} `{name}` default `{before}` removed"
+            if before is None:
+                return f"{subject} `{name}` default `{after}` added"
             return f"{subject} `{name}` default `{before}` → `{after}`"
         case ValuesChanged(name, removed, added):
             parts = ([f"removed {_listed(removed)}"] if removed else []) + (
@@ -193,6 +208,8 @@ def describe(change: Change) -> str:
             return "parameters reordered: " + ", ".join(order)
         case ReturnsChanged(after, before):
             return f"returns {after} (was {before})"
+        case CheckAdded(where, condition):
+            return f"new check in `{where}` rejects `{condition}`"
         case Reshaped(qualname, how):
             if how == "no longer a class":
                 return f"`{qualname}` is no longer a class"

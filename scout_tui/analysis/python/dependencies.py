@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from scout_tui.analysis.python import pyast, shapes
+from scout_tui.analysis.python.attributes import inherited_reads
 from scout_tui.analysis.python.relevance import Uses, given
 from scout_tui.analysis.python.super_path import SuperPath, settings_defaults, super_path
 from scout_tui.config.models import SurfaceCheck
@@ -183,6 +184,20 @@ def discover(experiment: str, modules: dict[str, ast.Module], parse: Parse) -> l
                 upstream = pyast.find(parse(known[0]), qualname)
                 if not isinstance(upstream, ast.ClassDef):
                     continue
+                # `self.x` its methods read and only the upstream class sets: its
+                # attributes are a surface (a dataclass's fields are watched as fields).
+                reads = {} if attr or _fields_of(upstream) else inherited_reads(modules, qualname)
+                if reads:
+                    first = sorted(reads)[0]
+                    add(
+                        Dependency(
+                            known[0],
+                            qualname,
+                            "attributes",
+                            f"subclassed at {short}:{node.lineno}, reading `self.{first}`"
+                            + (f" (+{len(reads) - 1} more)" if len(reads) > 1 else ""),
+                        )
+                    )
                 overridden = pyast.public_methods(upstream)
                 for child in node.body:
                     if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and (
@@ -234,26 +249,26 @@ def widened(tree: ast.Module | None, old: str, new: str, parse: Parse) -> bool:
     """Whether annotation `new` names a base class of annotation `old` (both as written in
     the module `tree`): a value of the old type still fits, so a field's type change breaks
     no one who sets it."""
-    target = _class_at(tree, new, parse)
+    target = class_at(tree, new, parse)
     seen: set[int] = set()
     todo = [(tree, old)]
     while todo and len(seen) < 20:
         module, text = todo.pop()
-        hit = _class_at(module, text, parse)
+        hit = class_at(module, text, parse)
         if hit is None or id(hit[1]) in seen:
             continue
         seen.add(id(hit[1]))
         for base in hit[1].bases:
             if ast.unparse(base) == new and module is tree:
                 return True
-            found = _class_at(hit[0], ast.unparse(base), parse)
+            found = class_at(hit[0], ast.unparse(base), parse)
             if found is not None and target is not None and found[1] is target[1]:
                 return True
             todo.append((hit[0], ast.unparse(base)))
     return False
 
 
-def _class_at(
+def class_at(
     tree: ast.Module | None, text: str, parse: Parse
 ) -> tuple[ast.Module | None, ast.ClassDef] | None:
     """The class a name (`X`, `X.Config`) written in module `tree` stands for, with the

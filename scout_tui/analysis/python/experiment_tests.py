@@ -27,6 +27,8 @@ class Override:
     switch: str = ""  # what disables it: `_JIT_DISABLED`, `_A or _B`, `True`
     # The configuration functions it runs (`configs=[recipes.llama3_tp2]`), as written.
     config_functions: list[str] = field(default_factory=list)
+    # each command it runs (`[[flags of one run], [flags of the next]]`), as strings
+    commands: list[list[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,17 @@ def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
     if not name:  # no test_name: the description says which it is
         described = [k.value for k in node.keywords if k.arg == "test_descr"] + node.args[1:2]
         name = next((t for v in described if (t := _text(v, constants))), "")
-    return Override(name, strings, disabled, node.lineno, switch, functions)
+    runs = node.args[0] if node.args else None
+    commands = (
+        [
+            [t for e in run.elts if (t := _text(e, constants)) is not None]
+            for run in runs.elts
+            if isinstance(run, ast.List | ast.Tuple)
+        ]
+        if isinstance(runs, ast.List | ast.Tuple)
+        else []
+    )
+    return Override(name, strings, disabled, node.lineno, switch, functions, commands or [strings])
 
 
 def _truth(node: ast.expr, constants: dict[str, object]) -> object:

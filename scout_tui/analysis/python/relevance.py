@@ -222,6 +222,17 @@ def _because(
 def _called_with(change: Named, uses: Uses, position: int | None) -> str | None:
     """A parameter's change, against the calls the experiment makes."""
     name = change.name
+    if isinstance(change, DefaultChanged):
+        # A new default reaches a call that leaves the parameter out; one that passes it,
+        # by name or position, is immune (as a config built with the field is).
+        left_out = [
+            where
+            for where, positional, keywords in uses.calls
+            if name not in keywords
+            and SPLAT not in keywords
+            and (position is None or positional <= position)
+        ]
+        return _where(f"called without `{name}`", left_out) if left_out else None
     for where, positional, keywords in uses.calls:
         if name in keywords:
             return f"called with `{name}=` at {where}"

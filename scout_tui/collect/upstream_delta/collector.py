@@ -31,9 +31,10 @@ from scout_tui.collect.base import (
     Skipped,
     Unchecked,
 )
-from scout_tui.collect.upstream_delta.judge import Verdict, judge, uses_for
+from scout_tui.collect.upstream_delta.judge import Verdict, inherited, judge, uses_for
 from scout_tui.collect.upstream_delta.new_api import NewApi
 from scout_tui.collect.upstream_delta.overrides import override_drift
+from scout_tui.collect.upstream_delta.reach import looked_up
 from scout_tui.collect.upstream_delta.surfaces import (
     all_stable,
     commit_lines,
@@ -44,6 +45,7 @@ from scout_tui.collect.upstream_delta.surfaces import (
     surface_diff,
     under,
 )
+from scout_tui.collect.upstream_delta.validation import rejected, rejections
 from scout_tui.config.models import Surface
 from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, fingerprint
 from scout_tui.source.records import CommitInfo
@@ -199,10 +201,14 @@ class UpstreamDeltaCollector(Collector):
         # A configured surface is compared above; an override of it is still checked for
         # drift here.
         configured = {s.target for s in ctx.config.upstream.surfaces}
+        watched = {(s.target, s.check) for s in ctx.config.upstream.surfaces}
+        everything = discover(experiment, modules, ctx.source.parse)
         dependencies = [
             d
-            for d in discover(experiment, modules, ctx.source.parse)
-            if d.target not in configured or d.override
+            for d in everything
+            if d.target not in configured
+            or d.override
+            or (d.check == "attributes" and (d.target, d.check) not in watched)
         ]
         candidates = [d for d in dependencies if d.path in changed_files]
         commits = (
@@ -221,42 +227,80 @@ class UpstreamDeltaCollector(Collector):
             if drift is not None:
                 changed += 1
                 yield drift
-            if dependency.target in configured:
+            if (dependency.target, dependency.check) in watched or (
+                dependency.target in configured and dependency.check != "attributes"
+            ):
                 continue
             changes = mark_widened(ctx, surface, compare_surface(surface, old, new), head)
             if not changes:
                 continue
-            changed += drift is None
             uses = self._uses(ctx, surface, dependency.option_prefix)
-            verdict = judge(ctx, surface, old, changes, uses, commits)
-            if verdict.deps:
-                yield self._changed(
-                    ctx,
-                    surface,
-                    (surface.target,),
-                    changes,
-                    verdict,
-                    base,
-                    head,
-                    getattr(new, "lineno", None),
-                    f"The experiment depends on {code(surface.qualname)} ({dependency.via}); "
-                    "found from its code, not configured in scout.toml.\n\n",
-                )
+            changes = inherited(ctx, surface, new, changes, uses)
+            if not changes:
                 continue
-            notes = []
-            for change in changes:
-                adapting = verdict.adapted_in(change)
-                if adapting is not None:
-                    notes.append(
-                        f"{describe(change)} (adapted in the same commit, "
-                        f"{code(adapting.sha[:10])})"
-                    )
-                else:
-                    notes.append(describe(change))
-            unused.append((surface.name, f"- {surface.name}: " + "; ".join(notes)))
+            changed += drift is None
+            said = self._judged(ctx, surface, old, new, changes, uses, commits, dependency.via)
+            if isinstance(said, Finding):
+                yield said
+            else:
+                unused.append(said)
+        for reached in looked_up(ctx, modules, base, head, changed_files):
+            if isinstance(reached, Finding):
+                yield reached
+                continue
+            surface, before, after = reached.surface, reached.old, reached.new
+            changes = compare_surface(surface, before, after)
+            if not changes:
+                continue
+            by = ctx.source.log(base, head, [surface.path])
+            said = self._judged(ctx, surface, before, after, changes, reached.uses, by, reached.via)
+            if isinstance(said, Finding):
+                yield said
+            else:
+                unused.append(said)
+        for rejection in rejections(ctx, everything, base, head, changed_files):
+            yield rejected(ctx, rejection, base, head, self._changed)
         if unused:
             yield self._unused_line(ctx, unused, quiet)
         return len(dependencies), changed
+
+    def _judged(
+        self,
+        ctx: CollectorContext,
+        surface: Surface,
+        old: ast.AST,
+        new: ast.AST,
+        changes: list[Change],
+        uses: Uses,
+        commits: list[CommitInfo],
+        via: str,
+    ) -> Finding | tuple[str, str]:
+        """A discovered dependency's changes: the Action Item when the experiment depends
+        on one, else its line of the one FYI line."""
+        verdict = judge(ctx, surface, old, changes, uses, commits)
+        if verdict.deps:
+            return self._changed(
+                ctx,
+                surface,
+                (surface.target,),
+                changes,
+                verdict,
+                ctx.baseline_commit or "",
+                ctx.head_commit or "",
+                getattr(new, "lineno", None),
+                f"The experiment depends on {code(surface.qualname)} ({via}); "
+                "found from its code, not configured in scout.toml.\n\n",
+            )
+        notes = []
+        for change in changes:
+            adapting = verdict.adapted_in(change)
+            if adapting is not None:
+                notes.append(
+                    f"{describe(change)} (adapted in the same commit, {code(adapting.sha[:10])})"
+                )
+            else:
+                notes.append(describe(change))
+        return surface.name, f"- {surface.name}: " + "; ".join(notes)
 
     def _folded_line(self, finding: Finding) -> tuple[str, str]:
         """A folded finding's line of the one FYI line: its surface, what changed, and why
@@ -408,6 +452,9 @@ class UpstreamDeltaCollector(Collector):
             return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
         ref = [FileRef(path=surface.path, line=new.lineno)]
         uses = self._uses(ctx, surface, self._prefix(ctx, surface))
+        changes = inherited(ctx, surface, new, changes, uses)
+        if not changes:
+            return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
         verdict = judge(ctx, surface, old, changes, uses, commits)
         by = verdict.by
         experiment = ctx.config.project.experiment

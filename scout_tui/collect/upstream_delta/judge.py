@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from scout_tui.analysis.python.changes import Change, named
-from scout_tui.analysis.python.dependencies import OptionIndex, option_uses
+from scout_tui.analysis.python.attributes import inherited_reads, provided_with_bases
+from scout_tui.analysis.python.changes import Change, Removed, named
+from scout_tui.analysis.python.dependencies import OptionIndex, class_at, option_uses
 from scout_tui.analysis.python.relevance import Dependence, Uses, depended_on, uses_of
 from scout_tui.collect.base import CollectorContext
 from scout_tui.collect.upstream_delta.surfaces import adapts, changes_by_commit, positions
@@ -42,6 +43,9 @@ def uses_for(
     """How the experiment uses one surface: by its name where it names it, and for a
     config, through the option prefix it reaches it by (`--prefix.x`, `cfg.prefix.x`)."""
     parts = surface.qualname.split(".")
+    if surface.check == "attributes":
+        # What its subclasses read of the instance and never set themselves.
+        return Uses(names=dict(inherited_reads(modules, parts[-1])))
     if surface.check in ("signature", "returns"):
         outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
     else:
@@ -56,6 +60,22 @@ def uses_for(
         uses.reads |= by_option.reads
         uses.constructions += [c for c in by_option.constructions if c not in uses.constructions]
     return uses
+
+
+def inherited(
+    ctx: CollectorContext, surface: Surface, new: ast.AST, changes: list[Change], uses: Uses
+) -> list[Change]:
+    """Of an attributes surface's changes, those that can break the experiment: an
+    attribute its subclasses read that the class no longer sets, nor any base class scout
+    can locate (moved up a level, it is still there). Others of any surface pass."""
+    if surface.check != "attributes" or not isinstance(new, ast.ClassDef):
+        return changes
+    gone = [c for c in changes if isinstance(c, Removed) and c.name in uses.names]
+    if not gone:
+        return []
+    tree = ctx.source.parse(surface.path)
+    still = provided_with_bases(tree, new, lambda m, t: class_at(m, t, ctx.source.parse))
+    return [c for c in gone if c.name not in still]
 
 
 def judge(

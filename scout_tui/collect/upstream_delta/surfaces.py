@@ -7,7 +7,7 @@ import difflib
 import re
 from dataclasses import replace
 
-from scout_tui.analysis.python import pyast, shapes
+from scout_tui.analysis.python import attributes, pyast, shapes
 from scout_tui.analysis.python.changes import (
     Added,
     Change,
@@ -53,7 +53,7 @@ def surface_diff(ctx: CollectorContext, surface: Surface, base: str, head: str) 
 def compare_surface(surface: Surface, old: pyast.Definition, new: pyast.Definition) -> list[Change]:
     """The changes to one surface between two versions."""
     check = surface.check
-    if check in ("fields", "properties", "methods") and not (
+    if check in ("fields", "properties", "methods", "attributes") and not (
         isinstance(old, ast.ClassDef) and isinstance(new, ast.ClassDef)
     ):
         return [Reshaped(surface.qualname, "no longer a class")]
@@ -90,6 +90,12 @@ def _compare_class(check: str, old: ast.ClassDef, new: ast.ClassDef) -> list[Cha
         return in_order(
             [Added("method", m) for m in methods_after - methods_before]
             + [Removed("method", m) for m in methods_before - methods_after]
+        )
+    if check == "attributes":
+        had, has = attributes.provided(old), attributes.provided(new)
+        return in_order(
+            [Added("attribute", a) for a in has - had]
+            + [Removed("attribute", a) for a in had - has]
         )
     return []  # a signature or what it returns: a class has neither
 
@@ -222,7 +228,7 @@ def positions(old: ast.AST) -> tuple[dict[str, int], set[int]]:
 
 
 def dependency_name(dependency: Dependency) -> str:
-    what = "fields" if dependency.check == "fields" else "signature"
+    what = dependency.check if dependency.check in ("fields", "attributes") else "signature"
     prefix = f" (options `--{dependency.option_prefix}.*`)" if dependency.option_prefix else ""
     return f"`{dependency.qualname}` {what}{prefix}"
 
