@@ -84,8 +84,8 @@ def test_a_bundle_is_one_gzip_json_document_with_the_run_and_its_log_excerpts(co
     assert DEMO_TOKEN.encode() not in gzip.decompress(raw)  # no secret travels
     assert f"`scout open {base / 'run.json.gz'}` reviews it" in done.stderr  # a path that works
     # scout.toml's own problems: on stderr and in the bundle's run, apart from the findings.
-    assert done.stderr.count("scout: scout.toml: `[upstream.surfaces]`") == 3
-    assert len(run["config_warnings"]) == 3
+    assert done.stderr.count("scout: scout.toml: `[upstream.surfaces]`") == 4
+    assert len(run["config_warnings"]) == 4
     assert not any(f["kind"] == "surface_not_found" for f in run["findings"])
 
 

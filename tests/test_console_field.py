@@ -223,9 +223,9 @@ async def test_scout_toml_warnings_show_in_the_collectors_bar_never_in_the_repor
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot, app)
             warnings = app.triage.run_result.config_warnings
-            assert len(warnings) == 3  # the shipped surfaces the demo's repository never had
+            assert len(warnings) == 4  # the shipped surfaces the demo's repository never had
             bar = app.query_one(CollectorsBar).render().plain
-            assert bar.startswith("⚠ scout.toml: 3")  # first, so it shows at 80 columns
+            assert bar.startswith("⚠ scout.toml: 4")  # first, so it shows at 80 columns
             app.query_one(CollectorsBar).show_warnings()
             await pilot.pause(0.2)
             assert isinstance(app.screen, PreviewScreen)
