@@ -125,6 +125,8 @@ class Prober:
             text=True,
             check=False,
         )
+        if done.returncode != 0 and "is before the first commit of" in done.stderr:
+            return []  # a probe before the experiment existed: nothing could be flagged
         if done.returncode != 0:
             raise RuntimeError(f"scout report --date {day} failed: {done.stderr[-2000:]}")
         saved.with_suffix(".tmp").replace(saved)
