@@ -138,7 +138,7 @@ def test_compare_surface_cases():
     assert changes == [
         Removed("parameter", "a"),
         DefaultChanged("parameter", "b", "1", "2"),
-        Added("parameter", "x", "positional"),
+        Added("parameter", "x", "positional", required=True, position=0),
     ]
     assert _said(changes) == [
         "parameter `a` removed",

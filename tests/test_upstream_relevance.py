@@ -56,6 +56,34 @@ def test_a_method_passed_through_a_wrapper_depends_on_none_of_its_parameters(fre
         assert "- MoE.forward signature: parameter `enabled` added" in unused.body
 
 
+@pytest.mark.parametrize(
+    ("signature", "said"),
+    [
+        ("(self, x, flag=False):", None),  # NEAR-MISS: a default, after what calls pass
+        ("(self, x, flag):", "called without `flag` at"),  # TRUE: every call must pass it
+        ("(self, flag=False, x=None):", "called with 1 positional arguments at"),  # TRUE
+    ],
+)
+def test_a_new_parameter_breaks_only_calls_it_changes(fresh_world, signature, said):
+    """The experiment calls `moe.forward(x)`. A parameter added upstream with a default,
+    after the one argument it passes, breaks nothing; one without a default, or one put
+    before the argument it passes, breaks the call."""
+    repo = fresh_world.repo
+    (repo / f"{EXP}/forward.py").write_text(
+        "from torchtitan.models.common.moe import MoE\n\n\n"
+        "def run(moe: MoE, x):\n    return moe.forward(x)\n"
+    )
+    commit_all(repo, "graph_trainer calls MoE.forward", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/models/common/moe.py", "(self, x):", signature)
+    commit_all(repo, "MoE.forward takes a flag")
+    changed = _changed(_found(fresh_world), "MoE.forward signature")
+    if said is None:
+        assert not changed
+    else:
+        (moe,) = changed
+        assert moe.priority.value == "P1" and said in moe.body
+
+
 def test_a_wrapper_that_binds_or_replaces_is_still_a_patch():
     from scout_tui.analysis.python.pyast import parse
     from scout_tui.analysis.python.relevance import uses_of

@@ -22,6 +22,11 @@ class Added:
     subject: Subject
     name: str
     kind: str | None = None
+    # A parameter's: no default (every call must now pass it), and where it stands as a
+    # caller counts (a method's `self` not counted): a call with more positional arguments
+    # than that passes the old ones one place off.
+    required: bool = False
+    position: int | None = None
 
 
 @dataclass(frozen=True)

@@ -233,15 +233,29 @@ def _called_with(change: Named, uses: Uses, position: int | None) -> str | None:
             and (position is None or positional <= position)
         ]
         return _where(f"called without `{name}`", left_out) if left_out else None
+    if isinstance(change, Added):
+        return _called_without(change, uses)
     for where, positional, keywords in uses.calls:
         if name in keywords:
             return f"called with `{name}=` at {where}"
-        if isinstance(change, Added) and change.kind == "keyword-only":
-            continue  # a new keyword parameter: no call without it breaks
         if position is not None and positional > position:
             return f"called with {positional} positional arguments at {where}"
-        if isinstance(change, Added) and "positional" in (change.kind or ""):
-            return f"called at {where}"
+    return None
+
+
+def _called_without(change: Added, uses: Uses) -> str | None:
+    """A new parameter breaks a call that must now pass it and does not, or one whose
+    positional arguments it now stands between; a new one with a default at the end of
+    what the call passes breaks nothing."""
+    for where, positional, keywords in uses.calls:
+        if change.name in keywords:
+            return f"called with `{change.name}=` at {where}"  # needs an upstream that has it
+        if SPLAT in keywords:
+            continue
+        if change.position is not None and positional > change.position:
+            return f"called with {positional} positional arguments at {where}"
+        if change.required and change.kind != "*args":
+            return f"called without `{change.name}` at {where}"
     return None
 
 

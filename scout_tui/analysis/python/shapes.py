@@ -292,8 +292,17 @@ def format_signature(name: str, params: list[Param]) -> str:
 def compare_signatures(old: list[Param], new: list[Param]) -> list[Change]:
     before = {p.name: (i, p) for i, p in enumerate(old)}
     after = {p.name: (i, p) for i, p in enumerate(new)}
+    bound = 1 if new and new[0].name in ("self", "cls") else 0
     changes: list[Change] = [
-        Added("parameter", n, after[n][1].kind) for n in after if n not in before
+        Added(
+            "parameter",
+            n,
+            param.kind,
+            required=param.default is None and param.kind not in ("*args", "**kwargs"),
+            position=index - bound if param.kind in ("positional-only", "positional") else None,
+        )
+        for n, (index, param) in after.items()
+        if n not in before
     ]
     changes += [Removed("parameter", n) for n in before if n not in after]
     common_old = [p.name for p in old if p.name in after]
