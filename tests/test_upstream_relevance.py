@@ -99,6 +99,31 @@ def test_a_wrapper_that_binds_or_replaces_is_still_a_patch():
     assert uses.patches == ["e.py:3", "e.py:4"]
 
 
+@pytest.mark.parametrize(
+    "own, counted",
+    [
+        ("class Mine:\n    def __init__(self, x=1): ...\n", False),  # its own `x`
+        ("class Mine(C):\n    pass\n", True),  # a subclass: C's `x`
+        ("class Mine:\n    def __init__(self, **kw): C(**kw)\n", True),  # hands it on
+        ("def Mine(x=1): ...\n", False),
+        ("def Mine(**kw): return C(**kw)\n", True),
+    ],
+)
+def test_a_keyword_to_the_experiments_own_callable_is_not_a_field_of_the_class(own, counted):
+    """`Mine(x=…)` sets upstream `C.x` only when `Mine` is `C`, a subclass of it, or
+    forwards its keywords; otherwise the same name is the experiment's own."""
+    from scout_tui.analysis.python.pyast import parse
+    from scout_tui.analysis.python.relevance import uses_of
+
+    modules = {
+        "own.py": parse(own),
+        "use.py": parse("from m import C\nfrom own import Mine\nMine(x=2)\nC(y=3)\n"),
+    }
+    uses = uses_of(modules, "C")
+    assert uses.names["y"] == ["use.py:4"]
+    assert ("x" in uses.names) is counted
+
+
 # -- 2. config fields: same value, annotation only, `Config(**d)` -----------------------------
 
 

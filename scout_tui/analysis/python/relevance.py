@@ -71,6 +71,7 @@ def uses_of(
         outer = member
     mention = mention or outer
     found = Uses()
+    elsewhere = _own_callables(modules, outer)
     for path, tree in modules.items():
         names_class = mention in pyast.identifiers(tree)
         if not names_class:
@@ -104,8 +105,11 @@ def uses_of(
                 keywords = given(node)
                 if member and _calls_member(node, member):
                     found.calls.append((where, len(node.args), keywords))
-                if not member and ast.unparse(node.func).rsplit(".", 1)[-1] == outer:
+                callee = ast.unparse(node.func).rsplit(".", 1)[-1]
+                if not member and callee == outer:
                     found.constructions.append((where, len(node.args), keywords))
+                if callee in elsewhere:
+                    continue  # `Own(x=1)`: the experiment's own `x`, whatever upstream's is
                 for keyword in node.keywords:
                     if keyword.arg:  # its own line: a call can span twenty
                         at = f"{path}:{getattr(keyword, 'lineno', node.lineno)}"
@@ -119,6 +123,36 @@ def uses_of(
                 if isinstance(node.ctx, ast.Load):
                     found.reads.add(node.attr)
     return found
+
+
+def _own_callables(modules: dict[str, ast.Module], outer: str) -> set[str]:
+    """Names of the experiment's own classes and functions whose keywords are their own:
+    not `outer` or a subclass of it, and not forwarding `**kwargs` anywhere. A name it
+    defines twice in different ways is not among them (scout cannot tell which is called)."""
+    kinds: dict[str, set[bool]] = {}
+    for tree in modules.values():
+        # Classes at any depth (`Trainer.Config`); functions at the top only: a method
+        # called on an object may be upstream's method of the same name.
+        top = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        for node in [*pyast.nodes(tree, ast.ClassDef), *top]:
+            if isinstance(node, ast.ClassDef):
+                bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
+                own = node.name != outer and outer not in bases and not _forwards(node)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                own = node.args.kwarg is None
+            else:
+                continue
+            kinds.setdefault(node.name, set()).add(own)
+    return {name for name, own in kinds.items() if own == {True}}
+
+
+def _forwards(node: ast.ClassDef) -> bool:
+    """A class whose `__init__` or `__new__` takes `**kwargs` may hand them on."""
+    return any(
+        isinstance(child, ast.FunctionDef) and child.args.kwarg is not None
+        for child in node.body
+        if isinstance(child, ast.FunctionDef) and child.name in ("__init__", "__new__")
+    )
 
 
 def _original(node: ast.expr, outer: str, member: str, originals: set[str]) -> bool:
