@@ -209,6 +209,23 @@ def test_the_list_of_unblocked_todos_says_only_what_is_new(fresh_world, run_toda
     )
 
 
+def test_todos_alike_up_to_the_cut_are_still_one_item_each(fresh_world, run_today):
+    """Two TODOs whose first words match and whose ends differ are two items (the count in
+    the title and the items agree); one TODO alone keeps its plain name."""
+    from scout_tui.sandbox.demo.files import EXP
+
+    common = "TODO: fold the warmup loop into the scheduler when the config has settled"
+    (fresh_world.repo / EXP / "warmup.py").write_text(
+        f"# {common}, for dense models\n# {common}, for MoE models\n# TODO: one alone\n"
+    )
+    commit_all(fresh_world.repo, "warmup")
+    (listed,) = by_kind(run_collector(fresh_world, "todos", TODAY))["todo_unclassified"]
+    ours = [item for item in listed.items if item.startswith("warmup.py")]
+    assert len(ours) == 3 == len(set(ours))
+    assert "warmup.py: TODO: one alone" in ours
+    assert listed.title.startswith(f"{len(listed.items)} TODOs")
+
+
 def test_todos_waiting_upstream_without_a_link_and_the_pr_that_caused_it():
     """Waiting on "the PyTorch nightly" with no link is blocked upstream, not "no blocker";
     a PR the TODO says caused the breakage is not what it waits for."""

@@ -161,6 +161,18 @@ def _item(ctx: CollectorContext, todo: Todo) -> str:
     return f"{_short(ctx, todo.path)}: {text[:60]}{suffix}"
 
 
+def _items(ctx: CollectorContext, todos: list[Todo]) -> list[str]:
+    """One item per TODO: two whose shortened words are the same (they differ past the cut)
+    are told apart by their order in the file, so the count of items is the count of TODOs."""
+    named: dict[str, int] = {}
+    items = []
+    for todo in sorted(todos, key=lambda t: (t.path, t.line)):
+        item = _item(ctx, todo)
+        named[item] = named.get(item, 0) + 1
+        items.append(item if named[item] == 1 else f"{item} (#{named[item]} alike)")
+    return sorted(items)
+
+
 def _related(blocked: list[tuple[Finding, Todo, str]], own_repo: str) -> list[list[Finding]]:
     """Blocked TODOs that are one piece of work: those waiting on the same thing, and those
     one author wrote in one file that say they wait ("once", "until") on upstream (another
@@ -446,7 +458,7 @@ class TodoCollector(Collector):
             files=[
                 FileRef(path=t.path, line=t.line) for where in places.values() for t, _ in where
             ],
-            items=sorted({_item(ctx, todo) for todo, _, _ in todos}),
+            items=_items(ctx, [todo for todo, _, _ in todos]),
         )
 
 
