@@ -281,6 +281,35 @@ def test_days_outside_the_history_are_refused(world, tmp_path, first, last, why)
     assert not (tmp_path / "o" / "summary.json").exists()
 
 
+def test_a_new_item_on_a_day_with_no_commit_after_it_joins_the_older_ones(tmp_path):
+    """A config registered on 11-12 with no test is the day's P2; on 11-13 nothing landed, so
+    the same tree is checked as of 11-12 again: the config is still untested, now among the
+    older ones (no card carried "unchecked" or "disagrees", never Resolved). The near miss
+    is the check reused from the 11-13 run, where nothing is new since 11-13."""
+    world = build_sample(tmp_path / "w", date(2026, 11, 10))
+    registry = world.repo / EXPERIMENT / "llama3" / "config_registry.py"
+    registry.write_text(
+        registry.read_text() + "\n\ndef graph_trainer_llama3_8b():\n    return {}\n"
+    )
+    commit_all(world.repo, "graph_trainer: an 8b config", _at("2026-11-12"))
+    out = tmp_path / "out"
+    done = scout(*replay_args(world, out, first="2026-11-11", last="2026-11-13"))
+    assert done.returncode == 0, done.stderr
+    by_day = runs(out)
+    [new] = [
+        f for f in by_day[date(2026, 11, 12)]["findings"] if f["kind"] == "model_config_untested"
+    ]
+    assert new["items"] == ["graph_trainer_llama3_8b"]
+    after = by_day[date(2026, 11, 13)]["findings"]
+    carried = [
+        f["title"] for f in after if f["kind"] in ("prior_unchecked", "model_config_untested")
+    ]
+    assert carried == []
+    [older] = [f for f in after if f["kind"] == "model_configs_untested"]
+    assert "graph_trainer_llama3_8b" in older["items"]
+    assert "Resolved" not in reports(out)[date(2026, 11, 13)]
+
+
 def test_a_hand_written_prior_scouts_check_disagrees_with_is_never_resolved(world, tmp_path):
     """A hand-written report says `cse_pass` has no test; it has had one all along: scout
     carries the item saying its check disagrees, and never says Resolved."""

@@ -321,7 +321,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
     checks: list[PriorCheck] = []
 
     def recheck(kinds: frozenset[str]) -> PriorCheck | None:
-        check = check_prior_commit(options, ctx, prepared.priors[-1], kinds, found, cancel)
+        check = check_prior_commit(options, ctx, prepared.priors[-1], kinds, cancel)
         checks.extend([check] if check else [])
         return check
 

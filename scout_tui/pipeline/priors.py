@@ -122,17 +122,21 @@ def check_prior_commit(
     ctx: CollectorContext,
     report: PriorReport,
     kinds: frozenset[str],
-    today: Sequence[Finding],
     cancel: threading.Event,
 ) -> PriorCheck | None:
     """The checks of `kinds`, run offline on the commit `report` scanned, as of its day."""
     head = prior_commit(ctx.source, report)
     if head is None:
         return None
-    if head == ctx.head_commit:  # the same tree: today's checks are the answer
-        return PriorCheck(head, today, kinds)
+    # Run even when today's tree is the same: "new since" counts from the report's day, so
+    # today's answer is not that report's.
     found, checked = check_at(options, ctx, head, report.date, kinds, cancel)
     return PriorCheck(head, found, checked)
+
+
+def _since(day: date) -> datetime:
+    """Where a check run as of `day` alone starts counting "new": the start of that day."""
+    return Window.for_date(day).until - timedelta(days=1)
 
 
 def check_at(
@@ -147,7 +151,7 @@ def check_at(
     kinds whose check ran to the end there."""
     collectors = [cls for cls in select_collectors(None) if set(kinds_of([cls])) & kinds]
     window = Window.for_date(day)
-    since = window.until - timedelta(days=1)
+    since = _since(day)
     source = SourceTree(options.repo, cancel=cancel, at=commit, blobs=ctx.source.blobs)
     there = replace(
         ctx,
