@@ -205,6 +205,7 @@ def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
 
 
 _TABLE_CLAIM = re.compile(r"^\s*\|\s*([^|]+?)\s*\|\s*(?:✅|✔️?|yes|supported)\s*\|", re.IGNORECASE)
+_COMBINATION = re.compile(r"\+|\b(?:combined|together|in combination) with\b", re.IGNORECASE)
 _UNSUPPORTED = re.compile(
     r"\b(?:not|no longer|isn't|is not) supported\b|\bunsupported\b", re.IGNORECASE
 )
@@ -235,12 +236,14 @@ def contradicts(feature: str, reason: str) -> bool:
     not supported by graph_trainer" against "Context Parallelism" (its words, its flag's
     words, or its initials: "CP"). Only the sentence that says "not supported" counts: a
     reason that names the feature elsewhere ("… X is unsupported. CUDA graphs are off here
-    too") is about another feature."""
+    too") is about another feature, and one that says a combination is unsupported
+    ("FlexAttention + CP + regional_inductor") is not about the feature alone."""
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", feature)]
     initials = "".join(w[0] for w in words).upper()
     for sentence in _SENTENCE_END.split(reason):
-        if not _UNSUPPORTED.search(sentence):
-            continue
+        unsupported = _UNSUPPORTED.search(sentence)
+        if not unsupported or _COMBINATION.search(sentence[: unsupported.start()]):
+            continue  # "FlexAttention + CP is unsupported": the combination, not CP
         said = {_stem(w.lower()) for w in re.findall(r"[A-Za-z]+", sentence)}
         if (bool(words) and all(_stem(w) in said for w in words)) or (
             len(initials) >= 2 and re.search(rf"\b{initials}\b", sentence) is not None
