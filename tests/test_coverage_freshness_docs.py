@@ -269,6 +269,33 @@ def test_a_private_api_newly_used_is_the_news_of_the_list(fresh_world):
     assert [f.path for f in private.files] == [f"{EXP}/new_pass.py"]
 
 
+@pytest.mark.parametrize("switch", ["_PP_DISABLED", "True"])
+def test_a_test_renamed_while_off_is_not_switched_off(fresh_world, switch):
+    """`gt_pp`, off by `_PP_DISABLED`, becomes `gt_pp_1f1b`: still off by the same switch, it
+    is a rename, said as one, not news (true case); off now by another switch (`True`), the
+    new name is a test switched off (near-miss)."""
+    integration = fresh_world.repo / EXP / "tests" / "integration_tests.py"
+    text = integration.read_text()
+    old = '"PP", "gt_pp",\n                            disabled=_PP_DISABLED)'
+    assert old in text
+    integration.write_text(
+        text.replace(old, f'"PP", "gt_pp_1f1b",\n                            disabled={switch})')
+    )
+    commit_all(fresh_world.repo, "rename the PP entry")
+    kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    (standing,) = kinds["tests_disabled"]
+    if switch == "_PP_DISABLED":
+        assert "tests_newly_disabled" not in kinds
+        assert (
+            "Renamed while off since 2026-12-01: `integration_tests.py::gt_pp` → "
+            "`integration_tests.py::gt_pp_1f1b`" in standing.body
+        )
+        assert "Running again" not in standing.body
+    else:
+        (newly,) = kinds["tests_newly_disabled"]
+        assert newly.items == ["integration_tests.py::gt_pp_1f1b"]
+
+
 def test_tests_that_do_not_run_are_one_finding_with_their_reasons_and_trend(fresh_world):
     """Disabled integration entries (a constant, `a or b`, a literal) and unit tests skipped
     without a condition: counted, grouped by why the code says, and the count's move since
@@ -857,6 +884,45 @@ def test_a_pass_only_a_mode_with_disabled_tests_reaches_does_not_run_by_default(
     assert "shared_pass" not in untested + disabled + only_integration
 
 
+@pytest.mark.parametrize("value, tested", [("full", True), ("regional", False)])
+def test_a_pass_an_enabled_test_selects_by_an_options_value_is_tested(fresh_world, value, tested):
+    """`compile_passes` appends `whole_graph_pass` when `mode = config.compile.inductor` is
+    "full"; the enabled FSDP+TP entry runs `--compile.inductor <value>`: "full" reaches it
+    (exercised by an integration test, not untested), "regional" does not (near-miss)."""
+    repo = fresh_world.repo
+    (repo / EXP / "inductor_passes.py").write_text(
+        "def whole_graph_pass(gm, example_inputs):\n    return gm\n\n\n"
+        "def compile_passes(config):\n"
+        "    passes = []\n    mode = config.compile.inductor\n"
+        "    if mode == 'full':\n        passes.append(whole_graph_pass)\n"
+        "    return passes\n"
+    )
+    tests = repo / EXP / "tests/integration_tests.py"
+    text = tests.read_text()
+    assert '"--compile.passes reorder"' in text
+    tests.write_text(
+        text.replace(
+            '"--compile.passes reorder"',
+            f'"--compile.passes reorder", "--compile.inductor {value}"',
+        )
+    )
+    commit_all(repo, "a whole-graph inductor pass, chosen by an option's value")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    untested = [i for f in found.get("pass_untested", []) for i in f.items]
+    only_integration = [i for f in found.get("pass_integration_only", []) for i in f.items]
+    assert ("whole_graph_pass" in only_integration) is tested
+    assert ("whole_graph_pass" in untested) is not tested
+
+
+def test_a_command_line_sets_an_option_to_a_value():
+    from scout_tui.collect.coverage import sets_option
+
+    assert sets_option('"--compile.inductor full"', "inductor", "full")
+    assert sets_option("--job.compile.inductor='full'", "inductor", "full")
+    assert not sets_option('"--compile.inductor full_graph"', "inductor", "full")
+    assert not sets_option('"--compile.inductor_mode full"', "inductor", "full")
+
+
 def test_a_function_only_a_mode_no_default_takes_calls_is_off_the_default_path():
     from scout_tui.analysis.python.definitions import (
         branch_values,
@@ -1051,6 +1117,36 @@ def test_a_counted_claim_against_the_values_the_flag_allows(fresh_world):
     ]
 
 
+@pytest.mark.parametrize(
+    "sentence, said",
+    [
+        ("In addition to the default `jit` mode, two legacy modes exist", None),
+        ("Besides `aot`, three modes exist", "allows 2 besides `aot`: `jit`, `eager`"),
+    ],
+)
+def test_a_counted_claim_counts_apart_what_it_says_it_adds_to(fresh_world, sentence, said):
+    """`--compile.mode` allows `jit`, `aot`, `eager`. "In addition to the default `jit`, two
+    legacy modes" counts the values other than `jit`: right (true case); "besides `aot`,
+    three" is wrong (near-miss)."""
+    repo = fresh_world.repo
+    configs = next(
+        p for p in repo.rglob("*.py") if 'Literal["jit", "aot"] = "jit"' in p.read_text()
+    )
+    configs.write_text(
+        configs.read_text().replace('Literal["jit", "aot"]', 'Literal["jit", "aot", "eager"]')
+    )
+    readme = repo / EXP / "README.md"
+    readme.write_text(readme.read_text() + f"\n{sentence} (`--compile.mode aot`).\n")
+    commit_all(repo, "a third mode; count the modes apart from one")
+    found = by_kind(run_collector(fresh_world, "docs", TODAY)).get("doc_inaccuracy", [])
+    counted = [i for f in found for i in f.items if i.startswith("says")]
+    if said is None:
+        assert counted == []
+    else:
+        (claim,) = counted
+        assert claim.endswith(said)
+
+
 def test_core_integration_files_that_moved_or_hold_nothing_are_configuration_warnings(
     fresh_world,
 ):
@@ -1107,6 +1203,33 @@ def test_a_file_deleted_before_the_window_and_brought_back_is_no_new_code(fresh_
     ]
     assert f"{EXP}/fresh_module.py" in found.items
     assert f"{EXP}/simple_fsdp.py" not in found.items
+
+
+def test_code_moved_into_a_new_file_is_no_new_code(fresh_world):
+    """Two functions move from `big_module.py` into a new `moved.py` (true case: not new
+    code); `fresh.py` brings a function nobody had (near-miss: new and untested); `reexported.py`
+    is new, and a test names its function through a re-export (touched by a test)."""
+    repo = fresh_world.repo
+    functions = "".join(
+        f"def helper_{n}(x):\n    y = x + {n}\n    z = y * 2\n    return z\n\n\n" for n in range(6)
+    )
+    (repo / EXP / "big_module.py").write_text("import os\n\n\n" + functions)
+    commit_all(repo, "a big module", when="2026-11-25T12:00:00+00:00")
+    (repo / EXP / "big_module.py").write_text(
+        "import os\n\nfrom .moved import (\n"
+        "    helper_0, helper_1, helper_2, helper_3, helper_4, helper_5,\n)\n"
+    )
+    (repo / EXP / "moved.py").write_text(functions)
+    (repo / EXP / "fresh.py").write_text(functions.replace("helper_", "fresh_"))
+    (repo / EXP / "reexported.py").write_text(functions.replace("helper_", "shared_"))
+    (repo / EXP / "tests" / "test_shared.py").write_text(
+        "from torchtitan.experiments.graph_trainer.big_module import shared_3\n"
+    )
+    commit_all(repo, "move the helpers out; two new modules")
+    [found] = by_kind(run_collector(fresh_world, "coverage", TODAY))["new_code_untested"]
+    assert f"{EXP}/fresh.py" in found.items
+    assert f"{EXP}/moved.py" not in found.items
+    assert f"{EXP}/reexported.py" not in found.items
 
 
 def test_thresholds_are_checked_and_the_shipped_ones_documented(shipped_config, tmp_path):

@@ -19,6 +19,7 @@ from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.config_functions import entry_combos
 from scout_tui.analysis.python.definitions import (
     PassDef,
+    branch_options,
     branch_values,
     default_choices,
     off_the_default_path,
@@ -53,6 +54,13 @@ def _enabled_strings(ctx: CollectorContext, path: str, disabled: bool = False) -
     return "\n".join(s for o in overrides if o.disabled == disabled for s in o.strings)
 
 
+def sets_option(text: str, option: str, value: str) -> bool:
+    """Whether a command line in `text` sets `--….option` to `value` (`--x.option v`,
+    `--x.option=v`, quoted or not)."""
+    pattern = rf"--(?:[\w-]+\.)*{re.escape(option)}(?:\s+|=)[\"']?{re.escape(value)}(?![\w.-])"
+    return re.search(pattern, text) is not None
+
+
 def _combo_name(combo: frozenset[str]) -> str:
     """`--parallelism.tensor_parallel_degree` + … → `tensor_parallel+…`."""
     short = (flag.removeprefix("--parallelism.").removesuffix("_degree") for flag in combo)
@@ -81,6 +89,15 @@ def _defined_before(ctx: CollectorContext, name: str, path: str, base: str) -> b
         return ctx.source.pickaxe(f"def {name}(", path, base) is not None
     except git.GitCommandError:  # a history it cannot read says nothing
         return False
+
+
+def _top_level(tree: ast.Module | None) -> set[str]:
+    """The functions and classes a module defines at its top level."""
+    return {
+        node.name
+        for node in (tree.body if tree is not None else [])
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
 
 
 def _bullets(names: list[str]) -> str:
@@ -232,7 +249,10 @@ class CoverageCollector(Collector):
                             for value in branch_values(modules, user)
                         )
                     selectors = names + sorted(branch_values(modules, definition.name)) + via
-                    if any(value in integ for value in via):
+                    modes = branch_options(modules, definition.name)
+                    if any(value in integ for value in via) or any(
+                        sets_option(integ.text, option, value) for option, value in modes
+                    ):
                         integration_only.append(definition)  # its mode's enabled tests
                     elif any(name in disabled_words for name in selectors):
                         disabled_only.append(definition)  # switched off on purpose: FYI
@@ -468,6 +488,11 @@ class CoverageCollector(Collector):
         }
         growth = ctx.config.thresholds.new_code_lines
         untested = []
+        # What the window's other files defined at the baseline: code moved into a new file
+        # from one of them is not new code.
+        defined_before = {
+            path: _top_level(ctx.source.parse_at(base, path)) for path in sorted(touched)
+        }
         for path in sorted(touched):
             after = ctx.source.read_at(head, path)
             if after is None:
@@ -480,8 +505,15 @@ class CoverageCollector(Collector):
             grew = before is None or after.count("\n") - before.count("\n") >= growth
             stem = path.rsplit("/", 1)[-1].removesuffix(".py")
             module = path.removesuffix(".py").replace("/", ".")
-            if grew and stem != "__init__" and not (module in tests_text or stem in tests_text):
-                untested.append(path)
+            if not grew or stem == "__init__" or module in tests_text or stem in tests_text:
+                continue
+            added = _top_level(ctx.source.parse_at(head, path)) - defined_before[path]
+            elsewhere = set().union(*(d for p, d in defined_before.items() if p != path))
+            if added and added <= elsewhere:
+                continue  # moved here from a file the window changed
+            if any(name in tests_text for name in added if not name.startswith("_")):
+                continue  # a test names what it defines (through a re-export, say)
+            untested.append(path)
         if untested:
             yield ctx.finding(
                 self.name,

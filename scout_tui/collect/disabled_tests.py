@@ -15,6 +15,7 @@ from scout_tui.analysis.python.experiment_tests import (
     skipped_tests,
 )
 from scout_tui.analysis.text.markdown import code
+from scout_tui.analysis.text.mentions import mentions
 from scout_tui.collect.base import CollectorContext
 from scout_tui.model import WORSENED, FileRef, Finding
 
@@ -56,6 +57,43 @@ def _not_running(
     return entries, total, skipped
 
 
+def _key(d: Disabled) -> str:
+    return f"{d.path.rsplit('/', 1)[-1]}::{d.name}"
+
+
+def _renamed(
+    ctx: CollectorContext,
+    now: list[Disabled],
+    was: list[Disabled],
+    newly: list[str],
+    back: list[str],
+) -> dict[str, str]:
+    """Tests off now under a new name that were off before under an old one no file still
+    names, for the same reason (or by the same switch): a rename, not a test switched off.
+    New name → old name."""
+    by_key = {_key(d): d for d in now} | {f"was:{_key(d)}": d for d in was}
+    gone = {
+        key
+        for key in back
+        if not mentions(ctx.source.read(by_key[f"was:{key}"].path) or "", key.split("::", 1)[1])
+    }
+    renamed: dict[str, str] = {}
+    for key in newly:
+        new = by_key[key]
+        old = next(
+            (
+                other
+                for other in sorted(gone - set(renamed.values()))
+                if (was_off := by_key[f"was:{other}"]).path == new.path
+                and (was_off.reason, was_off.switch) == (new.reason, new.switch)
+            ),
+            None,
+        )
+        if old is not None:
+            renamed[key] = old
+    return renamed
+
+
 def disabled_findings(
     ctx: CollectorContext, collector: str, integration: str, unit_paths: list[str]
 ) -> Iterator[Finding]:
@@ -73,6 +111,7 @@ def disabled_findings(
     status_update = None
     newly: list[str] = []
     back: list[str] = []
+    renamed: dict[str, str] = {}
     if ctx.baseline_commit:
         was, _, was_skipped = _not_running(ctx, ctx.baseline_commit, integration, unit_paths)
         before = len(was) + len(was_skipped)
@@ -82,6 +121,9 @@ def disabled_findings(
         was_names = {f"{d.path.rsplit('/', 1)[-1]}::{d.name}" for d in [*was, *was_skipped]}
         newly = sorted(now_names - was_names)
         back = sorted(was_names - now_names)
+        renamed = _renamed(ctx, [*entries, *skipped], [*was, *was_skipped], newly, back)
+        newly = [n for n in newly if n not in renamed]
+        back = [n for n in back if n not in renamed.values()]
         if count > before:
             title += f" (+{count - before} since {since})"
             status_update = f"{WORSENED}: {before} → {count} since {since}"
@@ -89,6 +131,11 @@ def disabled_findings(
             title += f" ({count - before} since {since})"
             status_update = f"improving: {before} → {count} since {since}"
     lines: list[str] = []
+    if ctx.baseline_commit and renamed:
+        lines.append(
+            f"Renamed while off since {ctx.since.date()}: "
+            + ", ".join(f"{code(old)} → {code(new)}" for new, old in sorted(renamed.items()))
+        )
     if ctx.baseline_commit and (newly or back):
         if newly:
             lines.append(

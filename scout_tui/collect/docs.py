@@ -333,13 +333,21 @@ class DocsCollector(Collector):
         for claim in claims:
             for flag in claim.flags:
                 known, allowed = types.option(roots, flag)
-                values = [v for v in allowed or [] if v != "None"]
+                values = [
+                    v for v in allowed or [] if v != "None" and v.strip("'\"") not in claim.besides
+                ]
                 if known and values and len(values) != claim.count:
                     problems.append(
                         (
                             claim.line,
                             f"says {claim.words!r}, but "
-                            f"{code('--' + flag)} allows {len(values)}: "
+                            f"{code('--' + flag)} allows {len(values)}"
+                            + (
+                                f" besides {', '.join(map(code, claim.besides))}"
+                                if claim.besides
+                                else ""
+                            )
+                            + ": "
                             + ", ".join(code(v) for v in values),
                         )
                     )

@@ -291,6 +291,57 @@ def off_the_default_path(
     return bool(off) and all(off)
 
 
+def branch_options(modules: dict[str, ast.Module], name: str) -> set[tuple[str, str]]:
+    """The (option, value) pairs of the `if`s around each use of `name` that compare an
+    option to a string (`if cfg.compile.mode == "full":`, or a local bound to the option,
+    `mode = cfg.compile.mode`): a run that sets the option to that value reaches it. The
+    option is its last name (`mode`), as a command line's `--compile.mode` ends."""
+    found: set[tuple[str, str]] = set()
+
+    def walk(
+        statements: list[ast.stmt], pairs: tuple[tuple[str, str], ...], aliases: dict[str, str]
+    ) -> None:
+        for statement in statements:
+            here = pairs
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                walk(statement.body, (), _option_names(statement))
+                continue
+            if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
+                test = statement.test
+                left = ast.unparse(test.left)
+                option = aliases.get(left) if isinstance(test.left, ast.Name) else None
+                if isinstance(test.left, ast.Attribute):
+                    option = test.left.attr
+                if option and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                    here = pairs + tuple(
+                        (option, c.value)
+                        for c in test.comparators
+                        if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                    )
+                walk(statement.body, here, aliases)
+                walk(statement.orelse, pairs, aliases)
+                continue
+            nested = [
+                child
+                for field in ("body", "orelse", "finalbody", "handlers")
+                for child in getattr(statement, field, []) or []
+                if isinstance(child, ast.stmt)
+            ]
+            if nested:
+                walk(nested, here, aliases)
+            elif any(
+                (isinstance(n, ast.Name) and n.id == name)
+                or (isinstance(n, ast.Attribute) and n.attr == name)
+                for n in ast.walk(statement)
+            ):
+                found.update(here)
+
+    for tree in modules.values():
+        if name in pyast.identifiers(tree):
+            walk(tree.body, (), {})
+    return found
+
+
 def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
     """The string literals the `if`s around each use of `name` compare against
     (`if jit_pass_name == "auto_bucketing":`): the words a test selects the pass by."""

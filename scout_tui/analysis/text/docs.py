@@ -180,6 +180,8 @@ class CountedClaim:
     count: int
     words: str  # "two compilation modes", as written
     flags: tuple[str, ...]  # the `--section.option` flags of the same paragraph
+    # values the sentence counts apart ("in addition to the default `x`, two modes")
+    besides: tuple[str, ...] = ()
 
 
 def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
@@ -200,10 +202,17 @@ def counted_claims(text: str, first_line: int = 1) -> list[CountedClaim]:
                 dict.fromkeys(f.replace("-", "_") for f in _ANY_FLAG.findall("\n".join(paragraph)))
             )
             if flags:
-                found.append(CountedClaim(first_line + number, count, match.group(0), flags))
+                apart = _BESIDES.search(line)
+                besides = tuple(re.findall(r"`([^`]+)`", apart.group(1))) if apart else ()
+                found.append(
+                    CountedClaim(first_line + number, count, match.group(0), flags, besides)
+                )
     return found
 
 
+_BESIDES = re.compile(
+    r"\b(?:in addition to|besides|other than|apart from|except(?: for)?)\b([^.;]*)", re.IGNORECASE
+)
 _TABLE_CLAIM = re.compile(r"^\s*\|\s*([^|]+?)\s*\|\s*(?:✅|✔️?|yes|supported)\s*\|", re.IGNORECASE)
 _COMBINATION = re.compile(r"\+|\b(?:combined|together|in combination) with\b", re.IGNORECASE)
 _UNSUPPORTED = re.compile(
