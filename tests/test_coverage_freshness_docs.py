@@ -923,6 +923,37 @@ def test_a_command_line_sets_an_option_to_a_value():
     assert not sets_option('"--compile.inductor_mode full"', "inductor", "full")
 
 
+def test_a_pass_moved_out_of_the_module_whose_registry_selects_it_keeps_its_key(fresh_world):
+    """`reorder_pass` moves to `reorder_passes.py`; `passes.py` imports it and its registry
+    still selects it as "reorder", which the FSDP+TP entry runs: exercised by an integration
+    test, as before the move (true case). `lonely_pass`, new beside it and called but in no
+    registry and no test, is untested (near-miss)."""
+    repo = fresh_world.repo
+    before = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    only = [i for f in before.get("pass_integration_only", []) for i in f.items]
+    assert "reorder_pass" in only
+    passes = repo / EXP / "passes.py"
+    text = passes.read_text()
+    start = text.index("def reorder_pass(")
+    end = text.index("def bucket_pass(")
+    (repo / EXP / "reorder_passes.py").write_text(
+        text[start:end] + "def lonely_pass(gm, example_inputs):\n    return gm\n"
+    )
+    passes.write_text(
+        "from .reorder_passes import lonely_pass, reorder_pass\n"
+        + text[:start]
+        + text[end:]
+        + "\n\ndef apply_lonely(gm):\n    return lonely_pass(gm, None)\n"
+    )
+    commit_all(repo, "move reorder_pass into its own module")
+    found = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    only = [i for f in found.get("pass_integration_only", []) for i in f.items]
+    untested = [i for f in found.get("pass_untested", []) for i in f.items]
+    assert "reorder_pass" in only and "reorder_pass" not in untested
+    assert only.count("reorder_pass") == 1  # once, where it is defined
+    assert "lonely_pass" in untested
+
+
 def test_a_function_only_a_mode_no_default_takes_calls_is_off_the_default_path():
     from scout_tui.analysis.python.definitions import (
         branch_values,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from fnmatch import fnmatch
 
 import git
@@ -89,6 +90,25 @@ def _defined_before(ctx: CollectorContext, name: str, path: str, base: str) -> b
         return ctx.source.pickaxe(f"def {name}(", path, base) is not None
     except git.GitCommandError:  # a history it cannot read says nothing
         return False
+
+
+def _passes_with_keys(ctx: CollectorContext, files: list[str]) -> list[PassDef]:
+    """Each pass once, where it is defined, with every registry key any pass file gives it:
+    a registry in one module may select a pass another module defines."""
+    found = [d for path in files for d in pass_definitions(path, ctx.source.parse(path))]
+    keys: dict[str, tuple[str, ...]] = {}
+    for d in found:
+        keys[d.name] = tuple(dict.fromkeys((*keys.get(d.name, ()), *d.keys)))
+    defined = {
+        d.name: d.path
+        for d in found
+        if isinstance(pyast.find(ctx.source.parse(d.path), d.name), ast.FunctionDef)
+    }
+    return [
+        replace(d, keys=keys[d.name])
+        for d in found
+        if defined.get(d.name, d.path) == d.path  # a registry entry of a pass defined elsewhere
+    ]
 
 
 def _top_level(tree: ast.Module | None) -> set[str]:
@@ -214,52 +234,50 @@ class CoverageCollector(Collector):
         defaults: dict[str, str] | None = None
         disabled_only: list[PassDef] = []
         disabled_words = Words(_enabled_strings(ctx, integration, disabled=True))
-        for path in files:
-            for definition in pass_definitions(path, ctx.source.parse(path)):
-                names = [definition.name, *definition.keys]
-                via: list[str] = []  # the mode values through which alone it runs
-                if any(name in unit for name in names):
-                    continue
-                if any(name in integ for name in names):
-                    integration_only.append(definition)
-                elif _callers(code_text, definition):
-                    if integ.text.strip():
-                        defaults = option_defaults(modules) if defaults is None else defaults
-                        chosen = selected_by_default(modules, definition.name, defaults)
-                        if chosen is not None and chosen[0]:
-                            # Every run that leaves the option alone runs it, unit tests of
-                            # the default pipeline included: covered, not a gap.
-                            continue
-                        # Used whatever the options by functions: it runs when one of them
-                        # does, unless only modes no default run takes call them.
-                        users = [
-                            user
-                            for _, user, _ in default_choices(modules, definition.name, defaults)
-                        ]
-                        if any(
-                            _called(code_text, user)
-                            and not off_the_default_path(modules, user, defaults)
-                            for user in users
-                        ):
-                            continue
-                        via = sorted(
-                            value
-                            for user in users
-                            if off_the_default_path(modules, user, defaults)
-                            for value in branch_values(modules, user)
-                        )
-                    selectors = names + sorted(branch_values(modules, definition.name)) + via
-                    modes = branch_options(modules, definition.name)
-                    if any(value in integ for value in via) or any(
-                        sets_option(integ.text, option, value) for option, value in modes
+        for definition in _passes_with_keys(ctx, files):
+            names = [definition.name, *definition.keys]
+            via: list[str] = []  # the mode values through which alone it runs
+            if any(name in unit for name in names):
+                continue
+            if any(name in integ for name in names):
+                integration_only.append(definition)
+            elif _callers(code_text, definition):
+                if integ.text.strip():
+                    defaults = option_defaults(modules) if defaults is None else defaults
+                    chosen = selected_by_default(modules, definition.name, defaults)
+                    if chosen is not None and chosen[0]:
+                        # Every run that leaves the option alone runs it, unit tests of
+                        # the default pipeline included: covered, not a gap.
+                        continue
+                    # Used whatever the options by functions: it runs when one of them
+                    # does, unless only modes no default run takes call them.
+                    users = [
+                        user for _, user, _ in default_choices(modules, definition.name, defaults)
+                    ]
+                    if any(
+                        _called(code_text, user)
+                        and not off_the_default_path(modules, user, defaults)
+                        for user in users
                     ):
-                        integration_only.append(definition)  # its mode's enabled tests
-                    elif any(name in disabled_words for name in selectors):
-                        disabled_only.append(definition)  # switched off on purpose: FYI
-                    else:
-                        untested.append(definition)
-                else:  # nothing calls or registers it: testing it would test dead code
-                    dead.append(definition)
+                        continue
+                    via = sorted(
+                        value
+                        for user in users
+                        if off_the_default_path(modules, user, defaults)
+                        for value in branch_values(modules, user)
+                    )
+                selectors = names + sorted(branch_values(modules, definition.name)) + via
+                modes = branch_options(modules, definition.name)
+                if any(value in integ for value in via) or any(
+                    sets_option(integ.text, option, value) for option, value in modes
+                ):
+                    integration_only.append(definition)  # its mode's enabled tests
+                elif any(name in disabled_words for name in selectors):
+                    disabled_only.append(definition)  # switched off on purpose: FYI
+                else:
+                    untested.append(definition)
+            else:  # nothing calls or registers it: testing it would test dead code
+                dead.append(definition)
 
         def dead_body(names: str, count: int) -> str:
             return (
