@@ -3,6 +3,7 @@ the reports said, and score the review.
 
     python benchmarks/heldout.py replay --repo TORCHTITAN --out DIR [--scout CHECKOUT] [--only NAME]
     python benchmarks/heldout.py merge --a DIR_A --b DIR_B --out DIR [--only NAME]
+    python benchmarks/heldout.py carry --judged SHEET --to SHEET --out FILE
     python benchmarks/heldout.py score [--run A|B] benchmarks/review/*.md
 
 `replay` runs `scout replay --offline` of each window from its warm-up day, with scout taken
@@ -187,6 +188,37 @@ def merge(args: argparse.Namespace) -> None:
         print(f"{name}: {len(rows)} rows ({both} made by both) → {folder / 'review.md'}")
 
 
+JUDGED = ("true", "useful", "priority ok", "fix ok", "wanted instead / notes")
+
+
+def carry(args: argparse.Namespace) -> None:
+    """A sheet of a later run (`--to`, from `merge`) with the judgments of a reviewed sheet
+    (`--judged`) carried over to the rows that are the same finding (id, section, priority,
+    title); the rows left blank are findings nobody judged, listed to be judged."""
+    judged = {
+        tuple(cells[c] for c in ("id", "section", "priority", "title")): cells
+        for cells in table_rows(args.judged.read_text())
+    }
+    lines, blank = [], []
+    for line in args.to.read_text().splitlines():
+        rows = table_rows(line) if line.startswith("| ") and not line.startswith("| id ") else []
+        if rows and "title" in rows[0]:
+            cells = rows[0]
+            key = tuple(cells[c] for c in ("id", "section", "priority", "title"))
+            if key in judged:
+                cells.update({c: judged[key].get(c, "") for c in JUDGED})
+            else:
+                blank.append(f"{cells['day']} {cells['kind']}: {cells['title']}")
+            line = "| " + " | ".join(cells.get(c, "").replace("|", "\\|") for c in COLUMNS) + " |"
+        lines.append(line)
+    note = (
+        f"<!-- NOT blind: judgments carried from {args.judged.name} by finding; "
+        f"{len(blank)} row(s) no one judged. -->"
+    )
+    args.out.write_text(note + "\n" + "\n".join(lines) + "\n")
+    print(f"{args.out}: {len(blank)} row(s) not judged" + "".join(f"\n  {b}" for b in blank))
+
+
 def score(args: argparse.Namespace) -> None:
     totals = [0, 0, 0, 0, 0]
     header = ("window", "findings", "useful+prio", "false", "false P0/P1", "bad fix")
@@ -247,11 +279,15 @@ def main() -> None:
     merged.add_argument("--out", type=Path, required=True)
     merged.add_argument("--only")
     merged.add_argument("--windows", type=Path, default=HERE / "heldout.toml")
+    carried = commands.add_parser("carry")
+    carried.add_argument("--judged", type=Path, required=True)
+    carried.add_argument("--to", type=Path, required=True)
+    carried.add_argument("--out", type=Path, required=True)
     scored = commands.add_parser("score")
     scored.add_argument("--run", choices=("A", "B"), help="score only the rows this run made")
     scored.add_argument("sheets", type=Path, nargs="+")
     args = parser.parse_args()
-    {"replay": replay, "merge": merge, "score": score}[args.command](args)
+    {"replay": replay, "merge": merge, "carry": carry, "score": score}[args.command](args)
 
 
 if __name__ == "__main__":
