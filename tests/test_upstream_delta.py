@@ -464,3 +464,49 @@ def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_
     else:
         (linear,) = [f for f in found["new_public_api"] if f.items == ["AllGatherLinear"]]
         assert "The experiment's code speaks of `all_gather`" in linear.body
+
+
+def test_an_alternate_constructor_builds_the_class_a_static_helper_does_not():
+    """`from_size` (builds `cls`), `make` (says it returns `C`) and `empty` (builds `C`) are
+    ways to get a C; `compiled_kernel`, a staticmethod that runs something and returns a
+    tuple, and `names`, a classmethod returning a list, are not (near-misses)."""
+    import ast
+
+    from scout_tui.analysis.python.pyast import is_constructor
+
+    tree = ast.parse(
+        "class C:\n"
+        "    @classmethod\n    def from_size(cls, n):\n        obj = cls()\n        return obj\n"
+        "    @staticmethod\n    def make(n) -> 'C':\n        return build(n)\n"
+        "    @staticmethod\n    def empty():\n        return C()\n"
+        "    @staticmethod\n    def compiled_kernel(q, k):\n        return run(q, k), None\n"
+        "    @classmethod\n    def names(cls):\n        return ['a']\n"
+    )
+    (cls,) = tree.body
+    built = {f.name: is_constructor(f, "C") for f in cls.body if isinstance(f, ast.FunctionDef)}
+    assert built == {
+        "from_size": True,
+        "make": True,
+        "empty": True,
+        "compiled_kernel": False,
+        "names": False,
+    }
+
+
+def test_a_renamed_api_is_not_a_new_one():
+    """`TrainContext` → `SpmdContext` and `get_train_context` → `get_spmd_context` in one
+    module: renames (true case). Two new functions where one went: which is new is a guess,
+    so both are said (near-miss); a new class where none went is new."""
+    import ast
+
+    from scout_tui.collect.upstream_delta.new_api import _not_renamed
+
+    old = ast.parse("class TrainContext: ...\ndef get_train_context(): ...\ndef keep(): ...\n")
+    new = ast.parse("class SpmdContext: ...\ndef get_spmd_context(): ...\ndef keep(): ...\n")
+    assert _not_renamed(new, old, ["SpmdContext", "get_spmd_context"]) == []
+    grown = ast.parse(
+        "class SpmdContext: ...\nclass Mesh: ...\ndef get_spmd_context(): ...\n"
+        "def unfold(): ...\ndef keep(): ...\n"
+    )
+    appeared = ["Mesh", "SpmdContext", "get_spmd_context", "unfold"]
+    assert _not_renamed(grown, old, appeared) == appeared

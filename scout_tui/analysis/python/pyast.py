@@ -118,8 +118,19 @@ def public_methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncF
     }
 
 
-def is_constructor(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return "classmethod" in _decorator_names(node) or "staticmethod" in _decorator_names(node)
+def is_constructor(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str = "") -> bool:
+    """An alternate constructor: a class- or staticmethod that builds the class (`cls(...)`,
+    `C(...)`) or is annotated to return it (`-> "C"`, `-> Self`). One that computes
+    something else is a helper, not a way to build one."""
+    decorators = _decorator_names(node)
+    if "classmethod" not in decorators and "staticmethod" not in decorators:
+        return False
+    returns = ast.unparse(node.returns).strip("'\"") if node.returns is not None else ""
+    if returns.rsplit(".", 1)[-1] in {"Self", cls} - {""}:
+        return True
+    first = node.args.args[0].arg if node.args.args else ""
+    builders = {first, cls} - {""} if "classmethod" in decorators else {cls} - {""}
+    return any(isinstance(n, ast.Call) and ast.unparse(n.func) in builders for n in ast.walk(node))
 
 
 def public_names(tree: ast.Module | None) -> set[str]:

@@ -58,7 +58,7 @@ class NewApi:
             added = [
                 name
                 for name, node in sorted(pyast.public_methods(new).items())
-                if name not in before and pyast.is_constructor(node)
+                if name not in before and pyast.is_constructor(node, qualname.rsplit(".", 1)[-1])
             ]
             if not added:
                 continue
@@ -146,9 +146,11 @@ class NewApi:
                 ctx.source.read_at(base, path)
             ):
                 continue
-            appeared = sorted(
-                pyast.public_names(ctx.source.parse_at(head, path))
-                - pyast.public_names(ctx.source.parse_at(base, path))
+            new_tree, old_tree = ctx.source.parse_at(head, path), ctx.source.parse_at(base, path)
+            appeared = _not_renamed(
+                new_tree,
+                old_tree,
+                sorted(pyast.public_names(new_tree) - pyast.public_names(old_tree)),
             )
             # A name some other file defined at the baseline moved here: not new; one the
             # experiment already imports is no opportunity for it.
@@ -218,3 +220,25 @@ class NewApi:
                 "config for it.",
                 files=[FileRef(path=path)],
             )
+
+
+def _not_renamed(new: ast.Module | None, old: ast.Module | None, appeared: list[str]) -> list[str]:
+    """The names that appeared, less renames: new classes or functions that take the place
+    of as many public ones of the same kind the module no longer defines (`TrainContext` →
+    `SpmdContext`) are an old API under new names, not new ones."""
+
+    def kinds(tree: ast.Module | None, names: set[str]) -> dict[str, str]:
+        return {
+            node.name: "class" if isinstance(node, ast.ClassDef) else "function"
+            for node in (tree.body if tree is not None else [])
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.name in names
+        }
+
+    gone = list(kinds(old, pyast.public_names(old) - pyast.public_names(new)).values())
+    defined = kinds(new, set(appeared))
+    came = list(defined.values())
+    # As many gone as came, kind by kind: renames. More came than went: new ones among them,
+    # and which is which is a guess scout does not make.
+    renamed = {kind for kind in set(came) if came.count(kind) <= gone.count(kind)}
+    return [name for name in appeared if defined.get(name) not in renamed]
