@@ -368,6 +368,38 @@ def test_an_override_that_calls_upstream_or_was_changed_with_it_is_no_drift(fres
     assert "override_drift" not in _dependency_findings(fresh_world)
 
 
+@pytest.mark.parametrize("changed", ["its helper", "another function"])
+def test_an_override_whose_helper_changed_with_upstream_is_no_drift(fresh_world, changed):
+    """The override does its work in `self.step_loss`; the commit that doubles upstream's
+    loss doubles it in `step_loss` too: carried over (true case). The same commit changing
+    only another function of the module carries nothing over (near-miss)."""
+    repo = fresh_world.repo
+    _with_upstream_train_step(
+        repo,
+        "    def train_step(self, batch):\n        return self.step_loss(batch)\n\n"
+        "    def step_loss(self, batch):\n        loss = self.forward(batch)\n"
+        "        return loss\n\n    def unrelated(self):\n        return 1\n",
+    )
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "        return loss\n\n    def post",
+        "        return loss * 2\n\n    def post",
+    )
+    if changed == "its helper":
+        _edit(
+            repo,
+            f"{EXP}/trainer.py",
+            "        return loss\n\n    def unrelated",
+            "        return loss * 2\n\n    def unrelated",
+        )
+    else:
+        _edit(repo, f"{EXP}/trainer.py", "        return 1\n", "        return 2\n")
+    commit_all(repo, "double the loss")
+    found = _dependency_findings(fresh_world)
+    assert ("override_drift" in found) is (changed == "another function")
+
+
 def test_another_experiment_configured_by_a_short_scout_toml(fresh_world):
     """Nothing hard-wired to graph_trainer: a second experiment of the same repository,
     configured by three lines, gets its own findings (an override that misses an upstream

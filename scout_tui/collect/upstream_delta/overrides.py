@@ -63,7 +63,7 @@ def override_drift(
     # A commit that also changed the experiment's override carried the change over.
     override_path = dependency.override.rpartition(":")[0]
     missed = [
-        c for c in by if not changed_override(ctx, c, override_path, dependency.override_qualname)
+        c for c in by if not _carried_over(ctx, c, override_path, dependency.override_qualname)
     ]
     if by and not missed:
         return None
@@ -101,4 +101,32 @@ def override_drift(
         ],
         items=[c.sha for c in missed],
         evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
+    )
+
+
+def _carried_over(ctx: CollectorContext, commit: CommitInfo, path: str, qualname: str) -> bool:
+    """Whether `commit` changed the override, or a function of its module the override calls
+    (`self.helper()`, `helper()`): where the experiment does that method's work."""
+    if changed_override(ctx, commit, path, qualname):
+        return True
+    tree = ctx.source.parse_at(commit.sha, path)
+    override = pyast.find(tree, qualname)
+    if override is None:
+        return False
+    owner = qualname.rpartition(".")[0]
+    called = {
+        node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        for node in ast.walk(override)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name | ast.Attribute)
+        and (isinstance(node.func, ast.Name) or ast.unparse(node.func.value) == "self")
+    }
+    helpers = [
+        name
+        for name in called
+        if pyast.find(tree, name) is not None or (owner and pyast.find(tree, f"{owner}.{name}"))
+    ]
+    return any(
+        changed_override(ctx, commit, path, name if pyast.find(tree, name) else f"{owner}.{name}")
+        for name in helpers
     )
