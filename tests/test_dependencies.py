@@ -370,16 +370,20 @@ def test_an_override_that_calls_upstream_or_was_changed_with_it_is_no_drift(fres
 
 @pytest.mark.parametrize("changed", ["its helper", "another function"])
 def test_an_override_whose_helper_changed_with_upstream_is_no_drift(fresh_world, changed):
-    """The override does its work in `self.step_loss`; the commit that doubles upstream's
-    loss doubles it in `step_loss` too: carried over (true case). The same commit changing
-    only another function of the module carries nothing over (near-miss)."""
+    """The override does its work in `self.step_loss`, which calls the module's `scaled`; the
+    commit that doubles upstream's loss doubles it in `scaled` too: carried over (true case).
+    The same commit changing only another function of the module carries nothing over
+    (near-miss)."""
     repo = fresh_world.repo
     _with_upstream_train_step(
         repo,
         "    def train_step(self, batch):\n        return self.step_loss(batch)\n\n"
-        "    def step_loss(self, batch):\n        loss = self.forward(batch)\n"
-        "        return loss\n\n    def unrelated(self):\n        return 1\n",
+        "    def step_loss(self, batch):\n        return scaled(self.forward(batch))\n\n"
+        "    def unrelated(self):\n        return 1\n",
     )
+    trainer = repo / EXP / "trainer.py"
+    trainer.write_text(trainer.read_text() + "\n\ndef scaled(loss):\n    return loss\n")
+    commit_all(repo, "graph_trainer: scale the loss in one place", BEFORE_WINDOW)
     _edit(
         repo,
         "torchtitan/trainer.py",
@@ -387,12 +391,7 @@ def test_an_override_whose_helper_changed_with_upstream_is_no_drift(fresh_world,
         "        return loss * 2\n\n    def post",
     )
     if changed == "its helper":
-        _edit(
-            repo,
-            f"{EXP}/trainer.py",
-            "        return loss\n\n    def unrelated",
-            "        return loss * 2\n\n    def unrelated",
-        )
+        _edit(repo, f"{EXP}/trainer.py", "    return loss\n", "    return loss * 2\n")
     else:
         _edit(repo, f"{EXP}/trainer.py", "        return 1\n", "        return 2\n")
     commit_all(repo, "double the loss")

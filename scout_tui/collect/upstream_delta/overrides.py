@@ -105,28 +105,28 @@ def override_drift(
 
 
 def _carried_over(ctx: CollectorContext, commit: CommitInfo, path: str, qualname: str) -> bool:
-    """Whether `commit` changed the override, or a function of its module the override calls
-    (`self.helper()`, `helper()`): where the experiment does that method's work."""
-    if changed_override(ctx, commit, path, qualname):
-        return True
+    """Whether `commit` changed the override, or a function of its module the override
+    reaches by calls (`self.helper()`, `helper()`, and what those call): where the
+    experiment does that method's work."""
     tree = ctx.source.parse_at(commit.sha, path)
-    override = pyast.find(tree, qualname)
-    if override is None:
-        return False
     owner = qualname.rpartition(".")[0]
-    called = {
-        node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
-        for node in ast.walk(override)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name | ast.Attribute)
-        and (isinstance(node.func, ast.Name) or ast.unparse(node.func.value) == "self")
-    }
-    helpers = [
-        name
-        for name in called
-        if pyast.find(tree, name) is not None or (owner and pyast.find(tree, f"{owner}.{name}"))
-    ]
-    return any(
-        changed_override(ctx, commit, path, name if pyast.find(tree, name) else f"{owner}.{name}")
-        for name in helpers
-    )
+    seen, pending = {qualname}, [qualname]
+    while pending:
+        name = pending.pop()
+        if changed_override(ctx, commit, path, name):
+            return True
+        node = pyast.find(tree, name)
+        for call in ast.walk(node) if node is not None else []:
+            if not isinstance(call, ast.Call):
+                continue
+            func = call.func
+            if isinstance(func, ast.Name):
+                callee = func.id
+            elif isinstance(func, ast.Attribute) and ast.unparse(func.value) == "self":
+                callee = f"{owner}.{func.attr}" if owner else func.attr
+            else:
+                continue
+            if callee not in seen and pyast.find(tree, callee) is not None:
+                seen.add(callee)
+                pending.append(callee)
+    return False
