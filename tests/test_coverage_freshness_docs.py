@@ -1238,14 +1238,19 @@ def test_a_file_deleted_before_the_window_and_brought_back_is_no_new_code(fresh_
 
 def test_code_moved_into_a_new_file_is_no_new_code(fresh_world):
     """Two functions move from `big_module.py` into a new `moved.py` (true case: not new
-    code); `fresh.py` brings a function nobody had (near-miss: new and untested); `reexported.py`
-    is new, and a test names its function through a re-export (touched by a test)."""
+    code); `fresh.py` brings functions nobody had (near-miss: new and untested); `reexported.py`
+    is new, and a test names its function through a re-export (touched by a test);
+    `landed.py` lands in one commit with a test file (it came with its tests)."""
     repo = fresh_world.repo
     functions = "".join(
         f"def helper_{n}(x):\n    y = x + {n}\n    z = y * 2\n    return z\n\n\n" for n in range(6)
     )
     (repo / EXP / "big_module.py").write_text("import os\n\n\n" + functions)
     commit_all(repo, "a big module", when="2026-11-25T12:00:00+00:00")
+    (repo / EXP / "tests" / "test_shared.py").write_text(
+        "from torchtitan.experiments.graph_trainer.big_module import shared_3\n"
+    )
+    commit_all(repo, "a test of shared_3, ahead of it", when=f"{TODAY.isoformat()}T01:00:00+00:00")
     (repo / EXP / "big_module.py").write_text(
         "import os\n\nfrom .moved import (\n"
         "    helper_0, helper_1, helper_2, helper_3, helper_4, helper_5,\n)\n"
@@ -1253,14 +1258,17 @@ def test_code_moved_into_a_new_file_is_no_new_code(fresh_world):
     (repo / EXP / "moved.py").write_text(functions)
     (repo / EXP / "fresh.py").write_text(functions.replace("helper_", "fresh_"))
     (repo / EXP / "reexported.py").write_text(functions.replace("helper_", "shared_"))
-    (repo / EXP / "tests" / "test_shared.py").write_text(
-        "from torchtitan.experiments.graph_trainer.big_module import shared_3\n"
+    commit_all(repo, "move the helpers out; two new modules", f"{TODAY.isoformat()}T02:00:00+00:00")
+    (repo / EXP / "landed.py").write_text(functions.replace("helper_", "landed_"))
+    (repo / EXP / "tests" / "test_end_to_end.py").write_text(
+        "def test_run():\n    run_training()\n"
     )
-    commit_all(repo, "move the helpers out; two new modules")
+    commit_all(repo, "a new module, with an end-to-end test")
     [found] = by_kind(run_collector(fresh_world, "coverage", TODAY))["new_code_untested"]
     assert f"{EXP}/fresh.py" in found.items
     assert f"{EXP}/moved.py" not in found.items
     assert f"{EXP}/reexported.py" not in found.items
+    assert f"{EXP}/landed.py" not in found.items
 
 
 def test_thresholds_are_checked_and_the_shipped_ones_documented(shipped_config, tmp_path):

@@ -498,11 +498,19 @@ class CoverageCollector(Collector):
         base, head = ctx.baseline_commit, ctx.head_commit
         if base is None or head is None:
             return
+        commits = ctx.source.log(base, head, [experiment])
         touched = {
             path
-            for commit in ctx.source.log(base, head, [experiment])
+            for commit in commits
             for path in commit.files
             if path.endswith(".py") and not path.startswith(tests_dir + "/")
+        }
+        # Code that landed with tests in the same commit came with its tests.
+        with_tests = {
+            path
+            for commit in commits
+            if any(p.startswith(tests_dir + "/") for p in commit.files)
+            for path in commit.files
         }
         growth = ctx.config.thresholds.new_code_lines
         untested = []
@@ -524,6 +532,8 @@ class CoverageCollector(Collector):
             stem = path.rsplit("/", 1)[-1].removesuffix(".py")
             module = path.removesuffix(".py").replace("/", ".")
             if not grew or stem == "__init__" or module in tests_text or stem in tests_text:
+                continue
+            if path in with_tests:
                 continue
             added = _top_level(ctx.source.parse_at(head, path)) - defined_before[path]
             elsewhere = set().union(*(d for p, d in defined_before.items() if p != path))
