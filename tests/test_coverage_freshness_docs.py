@@ -1240,7 +1240,8 @@ def test_code_moved_into_a_new_file_is_no_new_code(fresh_world):
     """Two functions move from `big_module.py` into a new `moved.py` (true case: not new
     code); `fresh.py` brings functions nobody had (near-miss: new and untested); `reexported.py`
     is new, and a test names its function through a re-export (touched by a test);
-    `landed.py` lands in one commit with a test file (it came with its tests)."""
+    `landed.py` lands in one commit with a test file (it came with its tests);
+    `instrumented.py` lands with a change to a helper of the tests only (near-miss)."""
     repo = fresh_world.repo
     functions = "".join(
         f"def helper_{n}(x):\n    y = x + {n}\n    z = y * 2\n    return z\n\n\n" for n in range(6)
@@ -1263,8 +1264,12 @@ def test_code_moved_into_a_new_file_is_no_new_code(fresh_world):
     (repo / EXP / "tests" / "test_end_to_end.py").write_text(
         "def test_run():\n    run_training()\n"
     )
-    commit_all(repo, "a new module, with an end-to-end test")
+    commit_all(repo, "a new module, with an end-to-end test", f"{TODAY.isoformat()}T03:00:00+00:00")
+    (repo / EXP / "instrumented.py").write_text(functions.replace("helper_", "probe_"))
+    (repo / EXP / "tests" / "_helpers.py").write_text("DEBUG = False\n")
+    commit_all(repo, "a new module; a test helper's default")
     [found] = by_kind(run_collector(fresh_world, "coverage", TODAY))["new_code_untested"]
+    assert f"{EXP}/instrumented.py" in found.items  # a helper of the tests is no test
     assert f"{EXP}/fresh.py" in found.items
     assert f"{EXP}/moved.py" not in found.items
     assert f"{EXP}/reexported.py" not in found.items

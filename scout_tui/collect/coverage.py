@@ -111,6 +111,13 @@ def _passes_with_keys(ctx: CollectorContext, files: list[str]) -> list[PassDef]:
     ]
 
 
+def _is_test_file(path: str, tests_dir: str, integration: str | None) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return path == integration or (
+        path.startswith(tests_dir + "/") and (name.startswith("test_") or name.endswith("_test.py"))
+    )
+
+
 def _top_level(tree: ast.Module | None) -> set[str]:
     """The functions and classes a module defines at its top level."""
     return {
@@ -505,11 +512,18 @@ class CoverageCollector(Collector):
             for path in commit.files
             if path.endswith(".py") and not path.startswith(tests_dir + "/")
         }
-        # Code that landed with tests in the same commit came with its tests.
+        # Code that landed with tests in the same commit came with its tests (a test file or
+        # the integration list; a helper of the tests is not one).
+        config = ctx.config
+        integration = (
+            config.experiment_path(config.coverage.experiment_integration_tests)
+            if config.coverage.experiment_integration_tests
+            else None
+        )
         with_tests = {
             path
             for commit in commits
-            if any(p.startswith(tests_dir + "/") for p in commit.files)
+            if any(_is_test_file(p, tests_dir, integration) for p in commit.files)
             for path in commit.files
         }
         growth = ctx.config.thresholds.new_code_lines
