@@ -87,6 +87,7 @@ def test_an_option_nothing_reads_names_its_line_and_commit(fresh_world):
         "    passes: tuple[str, ...] = ()\n",
         "    passes: tuple[str, ...] = ()\n"
         "    stale_knob: bool = False\n"
+        '    named_in_prose: bool = False\n    """Set `cfg.named_in_prose` to overlap."""\n'
         "    read_by_getattr: int = 0\n"
         "    read_in_core: bool = False\n"
         "    read_as_parameter: int = 1\n"
@@ -99,6 +100,7 @@ def test_an_option_nothing_reads_names_its_line_and_commit(fresh_world):
     text += (
         "\n\n@dataclass\nclass EpConfig:\n    chunks: int = 2\n\n\n"
         "def use(cfg):\n"
+        "    # cfg.named_in_prose is read by the overlap pass\n"
         '    depth = getattr(cfg, "read_by_getattr")\n'
         "    build(**vars(cfg))\n"
         "    return depth, asdict(cfg.ep)\n\n\n"
@@ -114,7 +116,8 @@ def test_an_option_nothing_reads_names_its_line_and_commit(fresh_world):
     (unused,) = found["flag_unused"]
     # `chunks` is read by nobody the repository defines, but `cfg.ep` goes whole to
     # `asdict`: maybe read, not flagged.
-    assert unused.items == ["--stale_knob"]
+    # A docstring and a comment that say `cfg.named_in_prose` read nothing.
+    assert unused.items == ["--stale_knob", "--named_in_prose"]
     assert unused.section is Section.OPPORTUNITIES and not unused.board_item
     assert "(Add knobs)" in unused.body and "`configs.py:" in unused.body
 

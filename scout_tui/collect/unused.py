@@ -229,13 +229,17 @@ class UnusedCollector(Collector):
         read: set[str] = set()
         for hit in ctx.source.grep_words(sorted(names), ("*.py",)):
             for name in _words(names).findall(hit.text):
-                if re.search(rf"\.{name}\b|[\"']{name}[\"']", hit.text):
-                    read.add(name)  # plainly read (a comment that reads so counts too)
                 files.setdefault(hit.path, set()).add(name)
         for path, here in sorted(files.items()):
             left = frozenset(here - read)
-            if left:
-                read |= read_names(ctx.source.parse(path), left)
+            if not left:
+                continue
+            tree = ctx.source.parse(path)
+            if tree is None:  # unparsable: what reads like a read counts (scout cannot tell)
+                text = ctx.source.read(path) or ""
+                read |= {n for n in left if re.search(rf"\.{n}\b|[\"']{n}[\"']", text)}
+            else:  # code only: a docstring or comment that names `cfg.x` reads nothing
+                read |= read_names(tree, left)
         unread = [f for f in fields if f.name not in read]
         if not unread:
             return
