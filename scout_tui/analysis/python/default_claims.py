@@ -181,12 +181,7 @@ def _uses(
             found += _uses(statement.body, name, statement, function)
             found += _uses(statement.orelse, name, None, function)  # an else runs ungated
             continue
-        nested = [
-            child
-            for field in ("body", "orelse", "finalbody", "handlers")
-            for child in getattr(statement, field, []) or []
-            if isinstance(child, ast.stmt)
-        ]
+        nested = pyast.child_statements(statement)
         if nested:
             heads = [
                 getattr(statement, f)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scout_tui.analysis.python import pyast
 
@@ -223,12 +223,7 @@ def _on_default_branch(
             if found is not None:
                 return found
             continue
-        nested = [
-            child
-            for field in ("body", "orelse", "finalbody", "handlers")
-            for child in getattr(statement, field, []) or []
-            if isinstance(child, ast.stmt)
-        ]
+        nested = pyast.child_statements(statement)
         if nested:
             found = _on_default_branch(nested, name, defaults, decided, function, aliases)
             if found is not None:
@@ -275,12 +270,7 @@ def off_the_default_path(
                 walk(statement.body, skipped or taken is False, aliases)
                 walk(statement.orelse, skipped or taken is True, aliases)
                 continue
-            nested = [
-                child
-                for field in ("body", "orelse", "finalbody", "handlers")
-                for child in getattr(statement, field, []) or []
-                if isinstance(child, ast.stmt)
-            ]
+            nested = pyast.child_statements(statement)
             if nested:
                 walk(nested, skipped, aliases)
             elif uses(statement):
@@ -291,50 +281,39 @@ def off_the_default_path(
     return bool(off) and all(off)
 
 
-def branch_options(modules: dict[str, ast.Module], name: str) -> set[tuple[str, str]]:
-    """The (option, value) pairs of the `if`s around each use of `name` that compare an
-    option to a string (`if cfg.compile.mode == "full":`, or a local bound to the option,
-    `mode = cfg.compile.mode`): a run that sets the option to that value reaches it. The
-    option is its last name (`mode`), as a command line's `--compile.mode` ends."""
-    found: set[tuple[str, str]] = set()
+@dataclass(frozen=True)
+class _Gate:
+    """An `if x == "v"` around a use: the comparison, the option names its function binds
+    to locals, and whether it is in the use's own function."""
 
-    def walk(
-        statements: list[ast.stmt], pairs: tuple[tuple[str, str], ...], aliases: dict[str, str]
-    ) -> None:
+    test: ast.Compare
+    aliases: dict[str, str]
+    same_function: bool
+
+
+def _gates(modules: dict[str, ast.Module], name: str) -> list[tuple[_Gate, ...]]:
+    """For each use of `name`, the `if`s with a comparison around it, outermost first."""
+    found: list[tuple[_Gate, ...]] = []
+
+    def walk(statements: list[ast.stmt], gates: tuple[_Gate, ...], aliases: dict[str, str]) -> None:
         for statement in statements:
-            here = pairs
             if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-                walk(statement.body, (), _option_names(statement))
+                outer = tuple(replace(g, same_function=False) for g in gates)
+                walk(statement.body, outer, _option_names(statement))
                 continue
             if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
-                test = statement.test
-                left = ast.unparse(test.left)
-                option = aliases.get(left) if isinstance(test.left, ast.Name) else None
-                if isinstance(test.left, ast.Attribute):
-                    option = test.left.attr
-                if option and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
-                    here = pairs + tuple(
-                        (option, c.value)
-                        for c in test.comparators
-                        if isinstance(c, ast.Constant) and isinstance(c.value, str)
-                    )
-                walk(statement.body, here, aliases)
-                walk(statement.orelse, pairs, aliases)
+                walk(statement.body, (*gates, _Gate(statement.test, aliases, True)), aliases)
+                walk(statement.orelse, gates, aliases)
                 continue
-            nested = [
-                child
-                for field in ("body", "orelse", "finalbody", "handlers")
-                for child in getattr(statement, field, []) or []
-                if isinstance(child, ast.stmt)
-            ]
+            nested = pyast.child_statements(statement)
             if nested:
-                walk(nested, here, aliases)
+                walk(nested, gates, aliases)
             elif any(
                 (isinstance(n, ast.Name) and n.id == name)
                 or (isinstance(n, ast.Attribute) and n.attr == name)
                 for n in ast.walk(statement)
             ):
-                found.update(here)
+                found.append(gates)
 
     for tree in modules.values():
         if name in pyast.identifiers(tree):
@@ -342,39 +321,39 @@ def branch_options(modules: dict[str, ast.Module], name: str) -> set[tuple[str, 
     return found
 
 
+def _strings(test: ast.Compare) -> list[str]:
+    return [
+        c.value
+        for c in test.comparators
+        if isinstance(c, ast.Constant) and isinstance(c.value, str)
+    ]
+
+
+def branch_options(modules: dict[str, ast.Module], name: str) -> set[tuple[str, str]]:
+    """The (option, value) pairs of the `if`s around each use of `name` in its function that
+    compare an option to a string (`if cfg.compile.mode == "full":`, or a local bound to the
+    option, `mode = cfg.compile.mode`): a run that sets the option to that value reaches it.
+    The option is its last name (`mode`), as a command line's `--compile.mode` ends."""
+    found: set[tuple[str, str]] = set()
+    for gates in _gates(modules, name):
+        for gate in gates:
+            test = gate.test
+            if not gate.same_function or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+                continue
+            if isinstance(test.left, ast.Attribute):
+                option: str | None = test.left.attr
+            elif isinstance(test.left, ast.Name):
+                option = gate.aliases.get(test.left.id)
+            else:
+                option = None
+            if option:
+                found.update((option, value) for value in _strings(test))
+    return found
+
+
 def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
     """The string literals the `if`s around each use of `name` compare against
     (`if jit_pass_name == "auto_bucketing":`): the words a test selects the pass by."""
-    found: set[str] = set()
-
-    def walk(statements: list[ast.stmt], values: tuple[str, ...]) -> None:
-        for statement in statements:
-            here = values
-            if isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare):
-                here = values + tuple(
-                    c.value
-                    for c in statement.test.comparators
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
-                )
-                walk(statement.body, here)
-                walk(statement.orelse, values)
-                continue
-            nested = [
-                child
-                for field in ("body", "orelse", "finalbody", "handlers")
-                for child in getattr(statement, field, []) or []
-                if isinstance(child, ast.stmt)
-            ]
-            if nested:
-                walk(nested, here)
-            elif any(
-                (isinstance(n, ast.Name) and n.id == name)
-                or (isinstance(n, ast.Attribute) and n.attr == name)
-                for n in ast.walk(statement)
-            ):
-                found.update(here)
-
-    for tree in modules.values():
-        if name in pyast.identifiers(tree):
-            walk(tree.body, ())
-    return found
+    return {
+        value for gates in _gates(modules, name) for gate in gates for value in _strings(gate.test)
+    }

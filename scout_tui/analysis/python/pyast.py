@@ -118,6 +118,16 @@ def public_methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncF
     }
 
 
+def child_statements(statement: ast.stmt) -> list[ast.stmt]:
+    """The statements a compound statement holds (its body, else, finally and handlers)."""
+    return [
+        child
+        for field in ("body", "orelse", "finalbody", "handlers")
+        for child in getattr(statement, field, []) or []
+        if isinstance(child, ast.stmt)
+    ]
+
+
 def is_constructor(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str = "") -> bool:
     """An alternate constructor: a class- or staticmethod that builds the class (`cls(...)`,
     `C(...)`) or is annotated to return it (`-> "C"`, `-> Self`). One that computes
