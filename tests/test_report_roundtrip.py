@@ -53,7 +53,7 @@ def in_same_file(which):
     )
 
 
-def run_day(day, findings, priors, before=()):
+def run_day(day, findings, priors, before=(), inventories=frozenset()):
     """One day: reconciled, rendered and parsed back. `before`: what the checks find on the
     prior report's commit (the tree yesterday's run scanned)."""
     result = reconcile(
@@ -62,6 +62,7 @@ def run_day(day, findings, priors, before=()):
         fyi_suppress_after=3,
         completed_kinds=KINDS,
         recheck=lambda kinds: PriorCheck("0" * 40, before, kinds),
+        inventories=inventories,
     )
     markdown = render_report(day, result.findings, quiet=result.quiet)
     return result, parse_report(markdown, source=f"{day}.md")
@@ -536,3 +537,35 @@ def test_a_long_quiet_list_travels_as_one_digest_and_still_comes_back_when_it_ch
     back, _ = run_day(DAY1 + timedelta(days=6), [more], priors)
     [said] = back.findings
     assert said.status_update.startswith("its items changed (40 then, 41 now) since it was left")
+
+
+def test_an_inventory_is_reported_the_day_it_grows_and_left_out_while_it_holds_or_shrinks():
+    """An inventory (`report = "growth"`): listed the first day; left out the next day it is
+    unchanged (not after three), and while items only leave it; back, naming the new item,
+    the day one joins, even after shrinking; an FYI of another kind still waits three days."""
+    names = [f"torch._private{n}" for n in range(30)]
+    apis = finding("private_api", ("exp",), "30 private torch APIs", Section.FYI, names)
+    gaps = finding("parallelism_gap", ("exp",), "2 combinations", Section.OPPORTUNITIES, ["a", "b"])
+    other = fyi()
+    inventories = frozenset({"private_api", "parallelism_gap"})
+    priors: list[PriorReport] = []
+    listed = []
+    days = [
+        [apis, gaps, other],
+        [apis, gaps, other],
+        [apis.model_copy(update={"items": names[:-2]}), gaps.model_copy(update={"items": ["a"]})],
+        [apis.model_copy(update={"items": [*names[:-2], "torch._new"]}), gaps, other],
+        [apis.model_copy(update={"items": [*names[:-2], "torch._new"]}), gaps, other],
+    ]
+    for n, today in enumerate(days):
+        result, report = run_day(DAY1 + timedelta(days=n), today, priors, inventories=inventories)
+        priors.append(report)
+        listed.append({f.kind: f for f in result.findings})
+    assert set(listed[0]) == {"private_api", "parallelism_gap", "todo_owned"}
+    assert set(listed[1]) == {"todo_owned"}  # the inventories held: left out at once
+    assert set(listed[2]) == set()  # they shrank: still out; the FYI was absent today
+    back = listed[3]["private_api"]
+    assert back.status_update.startswith("situation worsened: 1 new (`torch._new`)")
+    assert "b" in " ".join(listed[3]["parallelism_gap"].items)  # "b" came back: growth
+    assert "private_api" not in listed[4] and "parallelism_gap" not in listed[4]
+    assert listed[4]["todo_owned"].status is Status.CARRIED  # the FYI is not an inventory

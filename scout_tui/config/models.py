@@ -274,6 +274,9 @@ class Rule(_Strict):
     board_item: bool = False
     # Carried forward with no change: one line from this template ({first_reported}).
     unchanged: str | None = None
+    # "growth": an inventory (a standing list with no decision per item) is in the report the
+    # day it has an item the last report that listed it did not; otherwise it is left out.
+    report: Literal["always", "growth"] = "always"
 
     @field_validator("section")
     @classmethod

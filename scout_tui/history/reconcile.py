@@ -90,6 +90,7 @@ def reconcile(
     kinds: Mapping[str, Kind] | None = None,
     recheck: Callable[[frozenset[str]], PriorCheck | None] | None = None,
     resolved_section: Section = Section.ALL_CLEAR,
+    inventories: frozenset[str] = frozenset(),
 ) -> Reconciled:
     """Mark findings new / carried, add resolved lines, leave out repeated unchanged FYIs.
 
@@ -99,6 +100,9 @@ def reconcile(
     state of the tree is Resolved only on evidence: `recheck(kinds)` runs those kinds'
     checks on the commit the latest prior report scanned (asked once, only when an item of
     those kinds is gone today), and the item must be found there.
+
+    `inventories` are the kinds reported only when they grow: an item the last report that
+    listed one did not have brings it back; no new item leaves it out at once, quiet.
     """
     known = all_kinds() if kinds is None else kinds
 
@@ -138,9 +142,14 @@ def reconcile(
                     *(item.first_reported or report.date for report, item in hits),
                 ]
             )
-            if finding.section is Section.FYI and _same_items(mark, items[index]):
+            inventory = finding.kind in inventories
+            if (
+                _within(mark, items[index])
+                if inventory
+                else finding.section is Section.FYI and _same_items(mark, items[index])
+            ):
                 carried = _carried(finding, first, "no change", unchanged_lines)
-                _leave_out(quiet, carried, mark.since, items[index])
+                _leave_out(quiet, carried, mark.since, items[index], whole=inventory)
             else:  # it changed while left out: back, saying how
                 first_mark = mark.model_copy(update={"first_reported": first})
                 out.append(_back(finding, first_mark, items[index]))
@@ -178,6 +187,14 @@ def reconcile(
             out.append(finding)  # news with other items is today's news, not a fix or a worsening
             continue
         carried = _carried(finding, first, update, unchanged_lines)
+        if (
+            finding.kind in inventories
+            and index in matches[-1]
+            and latest.item_digests is not None
+            and items[index].within(latest.item_digests)
+        ):
+            _leave_out(quiet, carried, hits[-1][0].date, items[index], whole=True)
+            continue
         recent = list(zip(reports, matches, strict=True))[-fyi_suppress_after:]
         if (
             finding.section is Section.FYI
@@ -237,12 +254,15 @@ def _carried(
 QUIET_ITEMS = 12  # a quiet item with more travels as one digest of them and a count
 
 
-def _leave_out(quiet: Reconciled, finding: Finding, since: date, items: Items) -> None:
-    """An unchanged FYI left out of the report; its quiet state travels in the report."""
+def _leave_out(
+    quiet: Reconciled, finding: Finding, since: date, items: Items, *, whole: bool = False
+) -> None:
+    """An unchanged FYI left out of the report; its quiet state travels in the report, each
+    item's digest when `whole` (an inventory's growth is judged item by item)."""
     quiet.suppressed.append(finding.fingerprint)
     quiet.left_out.append(finding)
     digests = items.digests()
-    many = len(digests) > QUIET_ITEMS
+    many = len(digests) > QUIET_ITEMS and not whole
     quiet.quiet.append(
         QuietMark(
             fingerprint=finding.fingerprint,
@@ -253,6 +273,13 @@ def _leave_out(quiet: Reconciled, finding: Finding, since: date, items: Items) -
             count=len(digests) if many else None,
         )
     )
+
+
+def _within(mark: QuietMark, items: Items) -> bool:
+    """No item the quiet mark does not name (a mark of a whole set: the same set)."""
+    if mark.set_digest is not None:
+        return items.same_set(mark.set_digest)
+    return items.within(mark.item_digests)
 
 
 def _same_items(mark: QuietMark, items: Items) -> bool:

@@ -335,6 +335,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             kind: rule.unchanged for kind, rule in ctx.config.rules.items() if rule.unchanged
         },
         kinds=all_kinds(),
+        inventories=frozenset(
+            kind for kind, rule in ctx.config.rules.items() if rule.report == "growth"
+        ),
         recheck=recheck,
         resolved_section=(
             rule.section if (rule := ctx.config.rules.get("resolved")) else Section.ALL_CLEAR
