@@ -1380,3 +1380,56 @@ def test_a_feature_table_saying_supported_while_a_test_says_not_supported(fresh_
         "says Context Parallelism ✅, but `TestTraceContextParallel` is skipped: "
         "'Context Parallel is not supported by graph_trainer'"
     ]
+
+
+@pytest.mark.parametrize(
+    ("why", "tracked"),
+    [
+        ("Re-enable once https://github.com/o/r/issues/3699 is fixed.", True),
+        ("waits on o/r#3699", True),
+        # The PR that broke it is not where its re-enable is tracked.
+        ("broken by o/r#186754, which removed the helper", False),
+        ("upstream regression, re-enable once fixed", False),
+    ],
+)
+def test_a_test_switched_off_with_its_re_enable_tracked_is_awareness(fresh_world, why, tracked):
+    """A test switched off whose reason names the issue its re-enable waits on is known and
+    tracked: FYI, no fix to suggest. One naming only what broke it, or nothing, stays the
+    P2 Action Item asking to track it."""
+    integration = fresh_world.repo / EXP / "tests" / "integration_tests.py"
+    text = integration.read_text()
+    assert '"gt_fsdp_tp"),' in text
+    integration.write_text(
+        text.replace(
+            '"gt_fsdp_tp"),', f'"gt_fsdp_tp",\n            # {why}\n            disabled=True),'
+        )
+    )
+    commit_all(fresh_world.repo, "switch gt_fsdp_tp off")
+    kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    off = kinds["tests_disabled_tracked" if tracked else "tests_newly_disabled"]
+    assert [f.items for f in off] == [["integration_tests.py::gt_fsdp_tp"]]
+    other = "tests_newly_disabled" if tracked else "tests_disabled_tracked"
+    assert other not in kinds
+    if tracked:
+        assert off[0].section.value == "fyi" and off[0].priority is None
+        assert "re-enable is tracked in `o/r#3699`" in off[0].body and not off[0].suggested_fix
+    else:
+        assert off[0].priority.value == "P2"
+
+
+@pytest.mark.parametrize("above", ["    # Re-enable once o/r#3699 is fixed.\n", ""])
+def test_a_skip_s_reason_is_also_the_comment_above_its_decorators(fresh_world, above):
+    """A unit test skipped with a short message under a comment that names its tracking
+    issue is tracked (true case); the same message with no comment is not (near-miss)."""
+    tests = fresh_world.repo / EXP / "tests"
+    (tests / "test_skips.py").write_text(
+        "import unittest\n\n\nclass TestSkips(unittest.TestCase):\n"
+        f"{above}"
+        '    @unittest.skip("upstream API skew")\n    def test_api(self): ...\n'
+    )
+    commit_all(fresh_world.repo, "skip test_api")
+    kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    kind = "tests_disabled_tracked" if above else "tests_newly_disabled"
+    (off,) = kinds[kind]
+    assert off.items == ["test_skips.py::TestSkips.test_api"]
+    assert "upstream API skew" in off.body

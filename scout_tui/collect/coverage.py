@@ -165,6 +165,7 @@ class CoverageCollector(Collector):
         Kind("model_configs_untested"),
         Kind("pass_tests_disabled"),
         Kind("tests_newly_disabled", Lifetime.NEWS),
+        Kind("tests_disabled_tracked", Lifetime.NEWS),
         Kind("parallelism_gap"),
         Kind("new_code_untested", Lifetime.NEWS),
         Kind("tests_disabled"),

@@ -16,6 +16,7 @@ from scout_tui.analysis.python.experiment_tests import (
 )
 from scout_tui.analysis.text.markdown import code
 from scout_tui.analysis.text.mentions import mentions
+from scout_tui.analysis.text.todos import Reference, Todo, classify
 from scout_tui.collect.base import CollectorContext
 from scout_tui.model import WORSENED, FileRef, Finding
 
@@ -53,7 +54,12 @@ def _not_running(
         text, tree = read(integration)
         entries = disabled_entries(integration, text, tree)
         total = len(override_definitions(tree))
-    skipped = [d for path in unit_paths for d in skipped_tests(path, read(path)[1])]
+    skipped = [
+        d
+        for path in unit_paths
+        for text, tree in [read(path)]
+        for d in skipped_tests(path, tree, text)
+    ]
     return entries, total, skipped
 
 
@@ -172,12 +178,15 @@ def disabled_findings(
     )
     if newly:
         # Tests switched off inside the window are this week's news: something the
-        # experiment could do stopped being checked. One Action Item, with why.
+        # experiment could do stopped being checked. One Action Item, with why; awareness
+        # when each one's reason names where its re-enable is tracked.
         off = [d for d in [*entries, *skipped] if f"{d.path.rsplit('/', 1)[-1]}::{d.name}" in newly]
         reasons = sorted({d.reason for d in off if d.reason})
+        trackers = [_tracked_in(ctx, d.reason) for d in off]
+        tracked = all(trackers)
         yield ctx.finding(
             collector,
-            "tests_newly_disabled",
+            "tests_disabled_tracked" if tracked else "tests_newly_disabled",
             (ctx.config.project.experiment,),
             f"{len(newly)} test{'s' if len(newly) != 1 else ''} switched off since "
             f"{ctx.since.date()}: "
@@ -190,11 +199,29 @@ def disabled_findings(
                 if reasons
                 else "\n\nThe code gives no reason."
             )
-            + "\n\nWhat these tests covered is unchecked until they run again.",
-            suggested_fix="Track the re-enable (an issue per reason), or fix what broke.",
+            + "\n\nWhat these tests covered is unchecked until they run again."
+            + (
+                "\n\nTheir re-enable is tracked in "
+                + ", ".join(code(str(r)) for r in dict.fromkeys(r for t in trackers for r in t))
+                + "."
+                if tracked
+                else ""
+            ),
+            suggested_fix=""
+            if tracked
+            else "Track the re-enable (an issue per reason), or fix what broke.",
             files=[FileRef(path=d.path, line=d.line) for d in off][:20],
             items=newly,
         )
+
+
+def _tracked_in(ctx: CollectorContext, reason: str) -> list[Reference]:
+    """The issues or PRs a reason says the test waits on (not the change that broke it)."""
+    config = ctx.config.todos
+    todo = classify(
+        Todo(path="", line=0, marker="", text=reason), config.bare_ref_repo, config.named_refs
+    )
+    return todo.references
 
 
 def _groups(ctx: CollectorContext, integration: str | None, disabled: list[Disabled]) -> list[str]:

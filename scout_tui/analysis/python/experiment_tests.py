@@ -269,13 +269,20 @@ _SKIPS = ("unittest.skip", "pytest.mark.skip", "skip")
 
 
 @pyast.per_tree
-def skipped_tests(path: str, tree: ast.Module | None) -> list[Disabled]:
+def skipped_tests(path: str, tree: ast.Module | None, text: str = "") -> list[Disabled]:
     """Test functions and classes skipped without a condition (`skipIf` and `skipUnless`
-    depend on the machine: not counted)."""
+    depend on the machine: not counted). With the module's `text`, a reason is also the
+    comment block above the decorators."""
     if tree is None:
         return []
     constants = _constants(tree)
+    lines = text.splitlines()
     found = []
+
+    def why(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, message: str) -> str:
+        top = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        above = comment_above(lines, top) if lines else ""
+        return " ".join(part for part in (above, message) if part)
 
     def skip_of(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         for decorator in node.decorator_list:
@@ -300,7 +307,7 @@ def skipped_tests(path: str, tree: ast.Module | None) -> list[Disabled]:
             if isinstance(node, ast.ClassDef):
                 reason = skip_of(node)
                 if reason is not None:
-                    found.append(Disabled(path, node.lineno, node.name, "@skip", reason))
+                    found.append(Disabled(path, node.lineno, node.name, "@skip", why(node, reason)))
                 else:
                     visit(node.body, node.name)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
@@ -309,7 +316,7 @@ def skipped_tests(path: str, tree: ast.Module | None) -> list[Disabled]:
                 reason = skip_of(node)
                 if reason is not None:
                     name = f"{owner}.{node.name}" if owner else node.name
-                    found.append(Disabled(path, node.lineno, name, "@skip", reason))
+                    found.append(Disabled(path, node.lineno, name, "@skip", why(node, reason)))
 
     visit(tree.body, None)
     return found
