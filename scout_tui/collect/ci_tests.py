@@ -319,7 +319,8 @@ class CiTestsCollector(Collector):
                 (ctx.config.experiment_path(ctx.config.ci.tests_dir),),
                 title(len(steps)),
                 f"{lines}\n\nEach step passes having run nothing, and still pays for its setup.",
-                suggested_fix="Re-enable what they select, or drop the steps until it can run.",
+                suggested_fix="Re-enable what they select once it can run, and make sure that is "
+                "tracked; keeping the steps keeps the re-enable one line.",
                 files=[FileRef(path=workflow) for workflow in sorted({w for w, _ in steps})],
                 items=[line for _, line in sorted(steps)],
             )
