@@ -317,3 +317,37 @@ def test_an_override_calling_upstream_only_off_the_default_path_drifts(
     assert f"calling the upstream method only when `{guard}`" in drift.body.replace("'", '"')
     assert f"which `{setting}` at its default" in drift.body
     assert f"`{sha[:10]}` double the loss" in drift.body
+
+
+@pytest.mark.parametrize(
+    ("new_type", "changed"),
+    [("torch.Tensor", False), ("tensor.Tensor", False), ("torch.Generator", True)],
+)
+def test_a_type_spelled_another_way_is_no_change(fresh_world, new_type, changed):
+    """`x: Tensor` with `from torch import Tensor`, then `x: torch.Tensor` with `import torch`
+    (or through a module alias, `import torch as tensor`): the same class, no change (NEAR-MISS);
+    `torch.Generator` is another type (TRUE)."""
+    repo = fresh_world.repo
+    (repo / f"{EXP}/forward.py").write_text(
+        "from torchtitan.models.common.moe import MoE\n\n\n"
+        "def run(moe: MoE, x):\n    return moe.forward(x)\n"
+    )
+    moe = "torchtitan/models/common/moe.py"
+    text = (repo / moe).read_text()
+    (repo / moe).write_text(
+        "from torch import Tensor\n" + text.replace("(self, x):", "(self, x: Tensor):")
+    )
+    commit_all(repo, "graph_trainer calls MoE.forward", BEFORE_WINDOW)
+    module = new_type.split(".")[0]
+    alias = "import torch\n" if module == "torch" else f"import torch as {module}\n"
+    text = (repo / moe).read_text().replace("from torch import Tensor\n", alias)
+    (repo / moe).write_text(text.replace("(self, x: Tensor):", f"(self, x: {new_type}):"))
+    commit_all(repo, "MoE.forward: the type spelled through the module")
+    found = _found(fresh_world)
+    said = [
+        f
+        for kind in ("surface_changed", "dependencies_changed")
+        for f in found.get(kind, [])
+        if "MoE.forward" in f.title + f.body
+    ]
+    assert bool(said) is changed

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.changes import (
     Added,
     Change,
@@ -328,3 +329,24 @@ def return_arities(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
             value = child.value
             arities.add(len(value.elts) if isinstance(value, ast.Tuple) else 0)
     return arities
+
+
+def qualified(annotation: str, tree: ast.Module | None) -> str:
+    """An annotation with each imported name written as where it comes from (`dist` of
+    `import torch.distributed as dist` as `torch.distributed`, `ProcessGroup` of `from
+    torch.distributed import ProcessGroup` as `torch.distributed.ProcessGroup`), so two
+    spellings of one class compare equal."""
+    node = parse_expression(annotation)
+    if node is None or tree is None:
+        return annotation
+    origins = pyast.import_map(tree)
+    # `import a.b as c`: c is a.b (a plain `import a.b` binds `a`, already where it is from)
+    origins |= {i.asname: i.module for i in pyast.imports(tree) if not i.name and i.asname}
+
+    class Qualify(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.AST:
+            origin = origins.get(name.id)
+            found = parse_expression(origin) if origin else None
+            return found if found is not None else name
+
+    return ast.unparse(Qualify().visit(node))

@@ -220,7 +220,8 @@ class UpstreamDeltaCollector(Collector):
                 name=dependency_name(dependency), target=dependency.target, check=dependency.check
             )
             new = pyast.find(ctx.source.parse_at(head, surface.path), surface.qualname)
-            old = pyast.find(ctx.source.parse_at(base, surface.path), surface.qualname)
+            old_tree = ctx.source.parse_at(base, surface.path)
+            old = pyast.find(old_tree, surface.qualname)
             if new is None or old is None:
                 continue  # appeared in the window (or resolved through a moved module)
             drift = override_drift(ctx, surface, dependency, old, new, commits, base, head)
@@ -231,7 +232,7 @@ class UpstreamDeltaCollector(Collector):
                 dependency.target in configured and dependency.check != "attributes"
             ):
                 continue
-            changes = mark_widened(ctx, surface, compare_surface(surface, old, new), head)
+            changes = mark_widened(ctx, surface, compare_surface(surface, old, new), head, old_tree)
             if not changes:
                 continue
             uses = self._uses(ctx, surface, dependency.option_prefix)
@@ -436,18 +437,26 @@ class UpstreamDeltaCollector(Collector):
                 files=ref,
                 evidence=Evidence(diff=surface_diff(ctx, surface, base, head)),
             )
+        old_path = surface.path
         if old is None:
             # Its file is new: a move inside the window (then compare with where it was), or
             # new code (nothing to compare yet: not "stable" either).
             homes = ctx.source.definitions(surface.qualname, base)
+            old_path = homes[0] if len(homes) == 1 else old_path
             old = (
-                pyast.find(ctx.source.parse_at(base, homes[0]), surface.qualname)
+                pyast.find(ctx.source.parse_at(base, old_path), surface.qualname)
                 if len(homes) == 1
                 else None
             )
             if old is None:
                 return None
-        changes = mark_widened(ctx, surface, compare_surface(surface, old, new), head)
+        changes = mark_widened(
+            ctx,
+            surface,
+            compare_surface(surface, old, new),
+            head,
+            ctx.source.parse_at(base, old_path),
+        )
         if not changes:
             return ctx.finding(self.name, "surface_stable", key, surface.name, "stable")
         ref = [FileRef(path=surface.path, line=new.lineno)]

@@ -199,10 +199,16 @@ def constructions(ctx: CollectorContext, qualname: str) -> list[tuple[str, int]]
 
 
 def mark_widened(
-    ctx: CollectorContext, surface: Surface, changes: list[Change], head: str
+    ctx: CollectorContext,
+    surface: Surface,
+    changes: list[Change],
+    head: str,
+    old_tree: ast.Module | None = None,
 ) -> list[Change]:
     """A field's type changed to a base class of what it was: marked, for a value of the old
-    type still fits (relevance then does not count it)."""
+    type still fits (relevance then does not count it). A type only spelled another way
+    (`ProcessGroup` imported by name, then `dist.ProcessGroup`) did not change: left out,
+    given the module the old version was in."""
     tree = ctx.source.parse_at(head, surface.path)
     return [
         replace(change, widened=True)
@@ -211,6 +217,13 @@ def mark_widened(
         and widened(tree, change.before or "", change.after or "", ctx.source.parse)
         else change
         for change in changes
+        if not (
+            isinstance(change, TypeChanged)
+            and old_tree is not None
+            and change.before
+            and change.after
+            and shapes.qualified(change.before, old_tree) == shapes.qualified(change.after, tree)
+        )
     ]
 
 
