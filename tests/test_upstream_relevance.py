@@ -351,3 +351,37 @@ def test_a_type_spelled_another_way_is_no_change(fresh_world, new_type, changed)
         if "MoE.forward" in f.title + f.body
     ]
     assert bool(said) is changed
+
+
+@pytest.mark.parametrize("owner", ["Trainer", "MyTrainer", "Attention"])
+def test_a_keyword_to_another_class_s_nested_config_is_not_a_field_of_this_one(fresh_world, owner):
+    """`Trainer.Config` loses `warmup`. The experiment passes `warmup=3` to
+    `Attention.Config(...)`, another upstream class's nested Config: not a use of
+    `Trainer.Config.warmup` (NEAR-MISS); passed to `Trainer.Config(...)`, or to the Config of
+    its own subclass of Trainer, it is (TRUE)."""
+    repo = fresh_world.repo
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        '        job_name: str = "default"\n',
+        '        job_name: str = "default"\n        warmup: int = 0\n',
+    )
+    (repo / "torchtitan/models/attention_config.py").write_text(
+        "from dataclasses import dataclass\n\n\nclass Attention:\n"
+        "    @dataclass\n    class Config:\n        warmup: int = 0\n"
+    )
+    (repo / f"{EXP}/build.py").write_text(
+        "from torchtitan.models.attention_config import Attention\n"
+        "from torchtitan.trainer import Trainer\n\n\n"
+        "class MyTrainer(Trainer):\n    class Config(Trainer.Config):\n        pass\n\n\n"
+        f"def build():\n    return Trainer.Config(), {owner}.Config(warmup=3)\n"
+    )
+    commit_all(repo, "Trainer.Config.warmup; graph_trainer builds configs", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/trainer.py", "        warmup: int = 0\n", "")
+    commit_all(repo, "Trainer.Config: no warmup")
+    changed = _changed(_found(fresh_world), "Trainer.Config fields")
+    if owner != "Attention":
+        (trainer,) = changed
+        assert trainer.priority.value == "P1" and "build.py:" in trainer.body
+    else:
+        assert not changed, changed[0].body

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scout_tui.analysis.python import pyast, shapes
 from scout_tui.analysis.python.attributes import inherited_reads
-from scout_tui.analysis.python.relevance import Uses, given
+from scout_tui.analysis.python.relevance import Uses, given, nested_elsewhere
 from scout_tui.analysis.python.super_path import SuperPath, settings_defaults, super_path
 from scout_tui.config.models import SurfaceCheck
 
@@ -395,12 +395,16 @@ class OptionIndex:
 
 
 def option_uses(
-    modules: dict[str, ast.Module], class_name: str, prefix: str, index: OptionIndex | None = None
+    modules: dict[str, ast.Module],
+    class_name: str,
+    prefix: str,
+    index: OptionIndex | None = None,
+    enclosing: str = "",
 ) -> Uses:
     """Where the experiment sets or reads the options of a config dataclass: keywords of
-    `ClassName(...)`, of the value of `prefix=`, of `replace(x.prefix, ...)`; attribute
-    chains `….prefix.option`; command-line flags `--prefix.option` in its strings. With the
-    literal values it sets them to."""
+    `ClassName(...)` (of `enclosing.ClassName(...)` for a nested class), of the value of
+    `prefix=`, of `replace(x.prefix, ...)`; attribute chains `….prefix.option`; command-line
+    flags `--prefix.option` in its strings. With the literal values it sets them to."""
     index = index or OptionIndex(modules)
     found = Uses()
 
@@ -419,6 +423,8 @@ def option_uses(
                 )
 
     for short, call in index.calls.get(class_name, []):
+        if enclosing and nested_elsewhere(call, enclosing, modules):
+            continue
         found.constructions.append((f"{short}:{call.lineno}", len(call.args), given(call)))
         keywords(short, call)
     if not prefix:

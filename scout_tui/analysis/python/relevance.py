@@ -60,6 +60,34 @@ class Uses:
     constructions: list[tuple[str, int, set[str]]] = field(default_factory=list)
 
 
+def nested_elsewhere(call: ast.Call, enclosing: str, modules: dict[str, ast.Module]) -> bool:
+    """`Other.Config(x=1)` when the class asked about is `enclosing.Config`: another class's
+    nested class, its keywords that class's fields — unless `Other` subclasses `enclosing`
+    (its Config may inherit the fields)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    owner = ast.unparse(func.value).rsplit(".", 1)[-1]
+    return owner != enclosing and owner not in _subclasses(modules, enclosing)
+
+
+def _subclasses(modules: dict[str, ast.Module], name: str) -> set[str]:
+    """The modules' classes that derive from a class named `name`, through each other."""
+    bases = {
+        node.name: {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
+        for tree in modules.values()
+        for node in pyast.nodes(tree, ast.ClassDef)
+        if isinstance(node, ast.ClassDef)
+    }
+    found: set[str] = set()
+    grew = True
+    while grew:
+        more = {c for c, of in bases.items() if c not in found and of & (found | {name})}
+        found |= more
+        grew = bool(more)
+    return found
+
+
 def uses_of(
     modules: dict[str, ast.Module], outer: str, member: str = "", mention: str = ""
 ) -> Uses:
@@ -106,9 +134,10 @@ def uses_of(
                 if member and _calls_member(node, member):
                     found.calls.append((where, len(node.args), keywords))
                 callee = ast.unparse(node.func).rsplit(".", 1)[-1]
-                if not member and callee == outer:
+                elsewhere_nested = mention != outer and nested_elsewhere(node, mention, modules)
+                if not member and callee == outer and not elsewhere_nested:
                     found.constructions.append((where, len(node.args), keywords))
-                if callee in elsewhere:
+                if callee in elsewhere or elsewhere_nested:
                     continue  # `Own(x=1)`: the experiment's own `x`, whatever upstream's is
                 for keyword in node.keywords:
                     if keyword.arg:  # its own line: a call can span twenty

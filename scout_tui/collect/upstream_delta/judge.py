@@ -52,7 +52,8 @@ def uses_for(
         outer, member = parts[-1], ""
     uses = uses_of(modules, outer, member, mention=parts[0])
     if surface.check == "fields":
-        by_option = option_uses(modules, parts[-1], option_prefix, index)
+        enclosing = parts[-2] if len(parts) > 1 else ""
+        by_option = option_uses(modules, parts[-1], option_prefix, index, enclosing)
         for name, places in by_option.names.items():
             uses.names.setdefault(name, []).extend(places)
         for name, values in by_option.values.items():
