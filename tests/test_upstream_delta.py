@@ -88,12 +88,14 @@ def test_surfaces_on_the_sample(sample_world):
     assert len(warned) == 4 and "AllToAllTokenDispatcher.combine" in warned[0]
     assert all("never was in that file's history" in w.message for w in result.config_warnings)
 
-    (api,) = found["new_public_api"]
-    assert api.items == ["bucket_all_gathers"]  # `_private_helper` is not public
-    # Nothing in the experiment names it, imports its module or speaks of its terms: one
-    # grouped line, not an opportunity of its own.
-    assert api.title == ("1 other new upstream API in 1 module, not named by the experiment's code")
-    assert "- `torchtitan/distributed/bucketing.py`: `bucket_all_gathers`" in api.body
+    # Nothing in the experiment imports its module or hand-rolls what it does: no
+    # opportunity, a line in the run's record (`_private_helper` is not public).
+    assert "new_public_api" not in found
+    notes = [n for state in result.collectors for n in state.notes]
+    assert (
+        "New upstream API not for the experiment in torchtitan/distributed/bucketing.py: "
+        "bucket_all_gathers, added by " in " ".join(notes)
+    )
     (constructor,) = found["new_constructor"]
     assert constructor.items == ["from_world_size"]
     # ... and where the experiment builds a ParallelDims by hand, which could use it.
@@ -438,32 +440,35 @@ def test_a_surface_whose_file_moved_inside_the_window_is_compared_not_called_sta
     assert "CompileConfig fields" not in stable.items
 
 
-@pytest.mark.parametrize("taken_up", [False, True])
-def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_world, taken_up):
+@pytest.mark.parametrize("own", ["def", "local", "taken_up"])
+def test_a_new_api_whose_terms_the_experiment_uses_is_its_own_opportunity(fresh_world, own):
     """`AllGatherLinear` is new; the experiment has an `all_gather_matmul` of its own: an
-    opportunity naming the shared term. `DistMuon` shares nothing: the grouped line. When
-    the commit that added it also changed graph_trainer (it took it up), it is no news."""
+    opportunity naming the shared term (TRUE). Only a local variable `all_gather_out` of its
+    code shares the term (NEAR-MISS), or the commit that added it also changed graph_trainer
+    (it took it up): no opportunity. `DistMuon` shares nothing: no opportunity either."""
     repo = fresh_world.repo
     (repo / "torchtitan/experiments/graph_trainer/tp_by_hand.py").write_text(
         "def all_gather_matmul(x, w):\n    return x @ w\n"
+        if own != "local"
+        else "def run(x, w):\n    all_gather_out = x @ w\n    return all_gather_out\n"
     )
     commit_all(repo, "graph_trainer's own all-gather matmul", "2026-10-01T12:00:00+00:00")
     (repo / "torchtitan/distributed/linear.py").write_text("class AllGatherLinear:\n    pass\n")
     (repo / "torchtitan/distributed/muon.py").write_text("class DistMuon:\n    pass\n")
-    if taken_up:
+    if own == "taken_up":
         (repo / "torchtitan/experiments/graph_trainer/uses_it.py").write_text(
             "GEMM_BACKEND = 'all_gather_linear'\n"
         )
     commit_all(repo, "AllGatherLinear; DistMuon")
-    found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
-    (other,) = [f for f in found["new_public_api"] if "DistMuon" in f.items]
-    assert other.title.endswith("not named by the experiment's code")
-    if taken_up:
-        assert "AllGatherLinear" in other.items
-        assert "which also changed the experiment" in other.body
-    else:
-        (linear,) = [f for f in found["new_public_api"] if f.items == ["AllGatherLinear"]]
-        assert "The experiment's code speaks of `all_gather`" in linear.body
+    result = run_collector(fresh_world, "upstream_delta", TODAY)
+    apis = by_kind(result).get("new_public_api", [])
+    assert [f.items for f in apis] == ([["AllGatherLinear"]] if own == "def" else [])
+    if own == "def":
+        assert "The experiment's own functions or classes speak of `all_gather`" in apis[0].body
+    notes = " ".join(n for state in result.collectors for n in state.notes)
+    assert "torchtitan/distributed/muon.py: DistMuon" in notes
+    if own == "taken_up":
+        assert "linear.py: AllGatherLinear, added by " in notes
 
 
 def test_an_alternate_constructor_builds_the_class_a_static_helper_does_not():

@@ -8,9 +8,7 @@ from collections.abc import Iterator
 
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.text.markdown import code
-from scout_tui.collect.base import (
-    CollectorContext,
-)
+from scout_tui.collect.base import CollectorContext, Note
 from scout_tui.collect.upstream_delta.surfaces import (
     GENERIC_TERMS,
     NAME,
@@ -83,44 +81,34 @@ class NewApi:
 
     def public_names(
         self, ctx: CollectorContext, base: str, head: str, touched: set[str]
-    ) -> Iterator[Finding]:
+    ) -> Iterator[Finding | Note]:
         dirs = ctx.config.upstream.new_api_dirs
         unrelated: list[tuple[str, list[str], CommitInfo | None]] = []
         yield from self._new_api_modules(ctx, base, head, touched, dirs, unrelated)
-        if unrelated:
-            # Nothing in the experiment names them or imports their module, or the commit
-            # that added them changed the experiment too: one line, not a finding each.
-            count = sum(len(names) for _, names, _ in unrelated)
-            yield ctx.finding(
-                self.name,
-                "new_public_api",
-                ("unrelated",),
-                f"{count} other new upstream API{'s' if count != 1 else ''} in "
-                f"{len(unrelated)} module{'s' if len(unrelated) != 1 else ''}, not named by "
-                "the experiment's code",
-                "\n".join(
-                    f"- {code(path)}: "
-                    + ", ".join(code(n) for n in names)
-                    + (
-                        f" — added by {code(c.sha[:10])} ({c.summary}), which also changed"
-                        " the experiment"
-                        if c
-                        else ""
-                    )
-                    for path, names, c in unrelated
-                ),
-                files=[FileRef(path=path) for path, _, _ in unrelated],
-                items=[n for _, names, _ in unrelated for n in names],
+        # Nothing in the experiment imports their module or hand-rolls what they do, or the
+        # commit that added them changed the experiment too: no opportunity, a line in the
+        # run's record (the upstream commits' FYI already names the commits).
+        for path, names, commit in unrelated:
+            taken = (
+                f", added by {commit.sha[:10]}, which also changed the experiment" if commit else ""
+            )
+            yield Note(
+                f"New upstream API not for the experiment in {path}: {', '.join(names)}{taken}."
             )
 
     def _shared_terms(self, ctx: CollectorContext, names: list[str]) -> list[str]:
         """Two-word terms of the new names (`AllGatherLinear` → `all_gather`,
-        `gather_linear`) that the experiment's code also uses: a sign it hand-rolls
-        something like it."""
+        `gather_linear`) that the names of the experiment's own functions and classes also
+        use: a sign it hand-rolls something like it."""
         if self._terms is None:
+            # What it hand-rolls is what it defines: its functions and classes (not its
+            # tests), never a local variable or a call to someone else's function.
             words: set[str] = set()
             for tree in self._experiment_modules(ctx).values():
-                for name in pyast.identifiers(tree):
+                for node in pyast.nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                    name = getattr(node, "name", "")
+                    if name.startswith(("test", "Test")):
+                        continue
                     parts = name_words(name)
                     words |= {f"{a}_{b}" for a, b in itertools.pairwise(parts)}
             self._terms = words - GENERIC_TERMS
@@ -178,8 +166,9 @@ class NewApi:
             why = (
                 f" The experiment imports from this module ({where}): check what it now offers."
                 if importers
-                else f" The experiment's code speaks of {', '.join(code(t) for t in shared[:3])}:"
-                " check whether it replaces something it hand-rolls."
+                else " The experiment's own functions or classes speak of "
+                f"{', '.join(code(t) for t in shared[:3])}: check whether it replaces something"
+                " it hand-rolls."
             )
             yield ctx.finding(
                 self.name,
