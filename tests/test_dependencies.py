@@ -467,3 +467,31 @@ def test_another_experiment_configured_by_a_short_scout_toml(fresh_world):
         "flag `--compile.backedn` is not a config field; did you mean `--compile.backend`?"
     ]  # `--replicas` is OtherTrainer.Config's
     assert [w.subject for w in result.config_warnings] == ["[ci] workflows"]
+
+
+@pytest.mark.parametrize(
+    ("body", "drifts"),
+    [
+        ("        return self.inner.train_step(batch)\n", False),  # delegates: upstream runs
+        ("        return self.inner.forward(batch)\n", True),  # another method: a copy
+        ("        return self.train_step_impl(batch)\n", True),  # its own helper
+    ],
+)
+def test_an_override_handing_the_call_to_the_object_it_wraps_is_no_drift(fresh_world, body, drifts):
+    """A wrapper whose `train_step` calls `self.inner.train_step(...)`: the wrapped object
+    runs the upstream method, so its change reaches the experiment (NEAR-MISS of drift).
+    Calling another method of the wrapped object, or a helper of its own, does not (TRUE)."""
+    repo = fresh_world.repo
+    _with_upstream_train_step(
+        repo,
+        "    def train_step(self, batch):\n" + body + "\n"
+        "    def train_step_impl(self, batch):\n        return self.forward(batch)\n",
+    )
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        "        return loss\n\n    def post",
+        "        return loss * 2\n\n    def post",
+    )
+    commit_all(repo, "double the loss")
+    assert ("override_drift" in _dependency_findings(fresh_world)) is drifts

@@ -32,7 +32,9 @@ class SuperPath:
 
 
 def calls_upstream(method: Function, node: ast.AST) -> bool:
-    """`super().name(...)` or `Base.name(self, ...)`: a call of the method overridden."""
+    """`super().name(...)` or `Base.name(self, ...)`: a call of the method overridden; or
+    `self.inner.name(...)`: a wrapper handing the call to the object it wraps, where the
+    upstream method runs."""
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -40,8 +42,14 @@ def calls_upstream(method: Function, node: ast.AST) -> bool:
     ):
         return False
     owner = node.func.value
-    return (isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super") or (
-        isinstance(owner, ast.Name | ast.Attribute) and ast.unparse(owner)[:1].isupper()
+    return (
+        (isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super")
+        or (isinstance(owner, ast.Name | ast.Attribute) and ast.unparse(owner)[:1].isupper())
+        or (
+            isinstance(owner, ast.Attribute)
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "self"
+        )
     )
 
 
