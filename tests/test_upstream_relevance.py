@@ -385,3 +385,27 @@ def test_a_keyword_to_another_class_s_nested_config_is_not_a_field_of_this_one(f
         assert trainer.priority.value == "P1" and "build.py:" in trainer.body
     else:
         assert not changed, changed[0].body
+
+
+@pytest.mark.parametrize("callee", ["Trainer.Config", "make_config", "LinearWarmup"])
+def test_a_keyword_to_another_class_is_that_class_s_parameter(fresh_world, callee):
+    """`Trainer.Config` loses `warmup`. `LinearWarmup(warmup=3)` — a class the experiment
+    builds — takes its own `warmup` (NEAR-MISS); `Trainer.Config(warmup=3)` is a use (TRUE),
+    and so is a function's `make_config(warmup=3)`, which may hand it on."""
+    repo = fresh_world.repo
+    _edit(
+        repo,
+        "torchtitan/trainer.py",
+        '        job_name: str = "default"\n',
+        '        job_name: str = "default"\n        warmup: int = 0\n',
+    )
+    (repo / f"{EXP}/build.py").write_text(
+        "from torch.optim.lr_scheduler import LinearWarmup\n"
+        "from torchtitan.trainer import Trainer, make_config\n\n\n"
+        f"def build():\n    return Trainer.Config(), {callee}(warmup=3)\n"
+    )
+    commit_all(repo, "Trainer.Config.warmup; graph_trainer builds things", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/trainer.py", "        warmup: int = 0\n", "")
+    commit_all(repo, "Trainer.Config: no warmup")
+    changed = _changed(_found(fresh_world), "Trainer.Config fields")
+    assert bool(changed) is (callee != "LinearWarmup")

@@ -100,6 +100,13 @@ def uses_of(
     mention = mention or outer
     found = Uses()
     elsewhere = _own_callables(modules, outer)
+    kin = _subclasses(modules, outer) | _subclasses(modules, mention)
+    # The experiment's own callables: `_own_callables` says which take their own keywords.
+    defined = {
+        getattr(node, "name", "")
+        for tree in modules.values()
+        for node in pyast.nodes(tree, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    }
     for path, tree in modules.items():
         names_class = mention in pyast.identifiers(tree)
         if not names_class:
@@ -139,6 +146,8 @@ def uses_of(
                     found.constructions.append((where, len(node.args), keywords))
                 if callee in elsewhere or elsewhere_nested:
                     continue  # `Own(x=1)`: the experiment's own `x`, whatever upstream's is
+                if callee[:1].isupper() and callee not in (outer, mention, *kin, *defined):
+                    continue  # `Adam(lr=…)`: another library class's own parameter
                 for keyword in node.keywords:
                     if keyword.arg:  # its own line: a call can span twenty
                         at = f"{path}:{getattr(keyword, 'lineno', node.lineno)}"
