@@ -1433,3 +1433,27 @@ def test_a_skip_s_reason_is_also_the_comment_above_its_decorators(fresh_world, a
     (off,) = kinds[kind]
     assert off.items == ["test_skips.py::TestSkips.test_api"]
     assert "upstream API skew" in off.body
+
+
+@pytest.mark.parametrize(
+    ("gate", "off"),
+    [
+        ('importlib.util.find_spec("deep_ep") is not None', False),  # the machine decides
+        ("False", True),  # a constant: off everywhere
+    ],
+)
+def test_an_entry_gated_on_what_the_machine_has_is_not_switched_off(fresh_world, gate, off):
+    """`disabled=not _DEEPEP_AVAILABLE`, `_DEEPEP_AVAILABLE` from `find_spec`: it runs where
+    DeepEP is installed, like a `skipIf` — not switched off (NEAR-MISS). The same switch on
+    a constant False is off everywhere (TRUE)."""
+    integration = fresh_world.repo / EXP / "tests" / "integration_tests.py"
+    text = integration.read_text()
+    assert '"gt_fsdp_tp"),' in text
+    text = text.replace(
+        '"gt_fsdp_tp"),', '"gt_fsdp_tp",\n            disabled=not _DEEPEP_AVAILABLE),'
+    )
+    integration.write_text(f"import importlib.util\n_DEEPEP_AVAILABLE = {gate}\n" + text)
+    commit_all(fresh_world.repo, "gate gt_fsdp_tp on DeepEP")
+    kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    newly = [f.items for f in kinds.get("tests_newly_disabled", [])]
+    assert newly == ([["integration_tests.py::gt_fsdp_tp"]] if off else [])

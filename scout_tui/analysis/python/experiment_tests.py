@@ -163,7 +163,8 @@ def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
     switch = ""
     for keyword in node.keywords:
         if keyword.arg == "disabled":
-            disabled = bool(_truth(keyword.value, constants))
+            truth = _truth(keyword.value, constants)
+            disabled = truth is not _UNKNOWN and bool(truth)
             switch = ast.unparse(keyword.value)
         elif keyword.arg == "test_name":
             name = _text(keyword.value, constants) or name
@@ -191,18 +192,29 @@ def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
     return Override(name, strings, disabled, node.lineno, switch, functions, commands or [strings])
 
 
+_UNKNOWN = object()  # decided on the machine that runs it (`find_spec(...)`, a call)
+
+
 def _truth(node: ast.expr, constants: dict[str, object]) -> object:
-    """`disabled=` as Python would see it: literals, module constants, and/or/not."""
+    """`disabled=` as Python would see it: literals, module constants, and/or/not. What
+    depends on the machine (a name bound to a call, `not _DEEPEP_AVAILABLE`) is unknown,
+    and an unknown switch counts as enabled, like a `skipIf`."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):
-        return constants.get(node.id, False)
+        return constants.get(node.id, _UNKNOWN)
     if isinstance(node, ast.BoolOp):
         values = [_truth(value, constants) for value in node.values]
-        return all(values) if isinstance(node.op, ast.And) else any(values)
+        decided = [bool(v) for v in values if v is not _UNKNOWN]
+        if isinstance(node.op, ast.And):
+            return (
+                False if not all(decided) else (True if len(decided) == len(values) else _UNKNOWN)
+            )
+        return True if any(decided) else (False if len(decided) == len(values) else _UNKNOWN)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return not _truth(node.operand, constants)
-    return False  # a call, an expression: scout cannot tell; counted as enabled
+        value = _truth(node.operand, constants)
+        return _UNKNOWN if value is _UNKNOWN else not value
+    return _UNKNOWN
 
 
 def comment_above(lines: list[str], line: int) -> str:
