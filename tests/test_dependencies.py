@@ -203,8 +203,8 @@ def test_an_added_option_value_is_fyi_and_named_in_one_line(fresh_world):
     assert not any(
         "ActivationCheckpointConfig" in f.title for f in found.get("surface_changed", [])
     )
-    (summary,) = found["dependencies_changed"]
-    assert summary.section is Section.FYI
+    (summary,) = found["dependencies_unaffected"]
+    assert summary.section is Section.ALL_CLEAR
     assert "field `mode` allowed values: added `'offload'`" in summary.body
     assert summary.title.startswith("1 upstream symbol the experiment uses changed since ")
 
@@ -241,7 +241,7 @@ def test_a_default_the_experiment_gets_is_an_action_item_unless_it_always_sets_i
     assert not any(
         "ActivationCheckpointConfig" in f.title for f in found.get("surface_changed", [])
     )
-    (summary,) = found["dependencies_changed"]
+    (summary,) = found["dependencies_unaffected"]
     assert "field `selective_ac_option` default `'op'` → `'2'`" in summary.body
 
 
@@ -291,7 +291,7 @@ def test_a_field_widened_to_a_base_class_is_not_an_action_item(fresh_world):
     commit_all(repo, "Trainer.Config.compile takes any compile config")
     found = _dependency_findings(fresh_world)
     assert not any("Trainer.Config" in f.title for f in found.get("surface_changed", []))
-    (unused,) = found["dependencies_changed"]
+    (unused,) = found["dependencies_unaffected"]
     assert (
         "- Trainer.Config fields: field `compile` type `CompileConfig` → "
         "`BaseCompileConfig`, a base class of `CompileConfig`: what fit still fits\n"

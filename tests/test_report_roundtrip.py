@@ -53,7 +53,7 @@ def in_same_file(which):
     )
 
 
-def run_day(day, findings, priors, before=(), inventories=frozenset()):
+def run_day(day, findings, priors, before=(), inventories=frozenset(), unreported=frozenset()):
     """One day: reconciled, rendered and parsed back. `before`: what the checks find on the
     prior report's commit (the tree yesterday's run scanned)."""
     result = reconcile(
@@ -63,6 +63,7 @@ def run_day(day, findings, priors, before=(), inventories=frozenset()):
         completed_kinds=KINDS,
         recheck=lambda kinds: PriorCheck("0" * 40, before, kinds),
         inventories=inventories,
+        unreported=unreported,
     )
     markdown = render_report(day, result.findings, quiet=result.quiet)
     return result, parse_report(markdown, source=f"{day}.md")
@@ -569,3 +570,21 @@ def test_an_inventory_is_reported_the_day_it_grows_and_left_out_while_it_holds_o
     assert "b" in " ".join(listed[3]["parallelism_gap"].items)  # "b" came back: growth
     assert "private_api" not in listed[4] and "parallelism_gap" not in listed[4]
     assert listed[4]["todo_owned"].status is Status.CARRIED  # the FYI is not an inventory
+
+
+def test_a_kind_never_reported_is_left_out_every_day_and_never_resolved():
+    """`report = "never"`: the finding is kept (the console, `--json`) but no report lists it,
+    new or changed; a prior report that did list it does not make it Resolved or back."""
+    todos = finding("todo_owned", ("todos",), "TODOs", Section.FYI, ["a: x"])
+    priors: list[PriorReport] = []
+    _, report = run_day(DAY1, [todos], priors)  # listed before the team's rule said never
+    priors.append(report)
+    for n, items in enumerate([["a: x"], ["a: x", "b: y"], []], start=1):
+        today = [todos.model_copy(update={"items": items})] if items else []
+        result, report = run_day(
+            DAY1 + timedelta(days=n), today, priors, unreported=frozenset({"todo_owned"})
+        )
+        priors.append(report)
+        assert not any(f.kind == "todo_owned" for f in result.findings)
+        assert [f.kind for f in result.left_out] == (["todo_owned"] if items else [])
+        assert "TODOs" not in render_report(DAY1, result.findings)

@@ -323,7 +323,7 @@ def test_a_change_the_experiment_adapted_in_the_same_commit_is_fyi(fresh_world):
     )
 
 
-def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
+def test_a_change_the_experiment_does_not_use_is_all_clear(fresh_world):
     """MoE.forward gains a keyword parameter with a default; the experiment calls it with
     one argument and never overrides it: nothing of it breaks, so it is FYI. Once the
     experiment passes that parameter, it depends on it: an Action Item naming the call."""
@@ -341,12 +341,12 @@ def test_a_change_the_experiment_does_not_use_is_fyi(fresh_world):
     )
     commit_all(repo, "MoE capacity", f"{day}T20:00:00+00:00")  # upstream only
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
-    (unused,) = found["dependencies_changed"]
+    (unused,) = found["dependencies_unaffected"]
     assert (
         "- MoE.forward signature: parameter `capacity` added (keyword-only) (not in what "
         "the experiment uses)"
     ) in unused.body
-    assert unused.section is Section.FYI
+    assert unused.section is Section.ALL_CLEAR  # changed, nothing it uses: all clear
     assert not any(f.title.startswith("MoE.forward") for f in found.get("surface_changed", []))
 
     user.write_text(
@@ -434,7 +434,7 @@ def test_a_surface_whose_file_moved_inside_the_window_is_compared_not_called_sta
     )
     found = by_kind(run_collector(fresh_world, "upstream_delta", TODAY))
     changed = [f for f in found.get("surface_changed", []) if f.title.startswith("CompileConfig")]
-    said = changed[0].body if changed else found["dependencies_changed"][0].body
+    said = changed[0].body if changed else found["dependencies_unaffected"][0].body
     assert "field `backend` default `'inductor'` → `'eager'`" in said
     (stable,) = found["surface_stable"]
     assert "CompileConfig fields" not in stable.items

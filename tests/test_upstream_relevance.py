@@ -52,7 +52,7 @@ def test_a_method_passed_through_a_wrapper_depends_on_none_of_its_parameters(fre
         )
     else:
         assert not changed
-        (unused,) = found["dependencies_changed"]
+        (unused,) = found["dependencies_unaffected"]
         assert "- MoE.forward signature: parameter `enabled` added" in unused.body
 
 
@@ -310,9 +310,12 @@ def test_an_override_calling_upstream_only_off_the_default_path_drifts(
     sha = commit_all(repo, "double the loss")
     found = _found(fresh_world)
     if not drifts:
-        assert "override_drift" not in found
+        assert "override_drift" not in found and "override_bypassed" not in found
         return
-    (drift,) = found["override_drift"]
+    # It replaces upstream on the default path by choice: awareness, not a card to port.
+    assert "override_drift" not in found
+    (drift,) = found["override_bypassed"]
+    assert drift.section.value == "fyi" and not drift.suggested_fix
     assert drift.title.endswith("does not call it by default and may lack the change")
     assert f"calling the upstream method only when `{guard}`" in drift.body.replace("'", '"')
     assert f"which `{setting}` at its default" in drift.body
@@ -346,7 +349,7 @@ def test_a_type_spelled_another_way_is_no_change(fresh_world, new_type, changed)
     found = _found(fresh_world)
     said = [
         f
-        for kind in ("surface_changed", "dependencies_changed")
+        for kind in ("surface_changed", "dependencies_changed", "dependencies_unaffected")
         for f in found.get(kind, [])
         if "MoE.forward" in f.title + f.body
     ]

@@ -276,7 +276,8 @@ class Rule(_Strict):
     unchanged: str | None = None
     # "growth": an inventory (a standing list with no decision per item) is in the report the
     # day it has an item the last report that listed it did not; otherwise it is left out.
-    report: Literal["always", "growth"] = "always"
+    # "never": kept for the console and `--json`, never in the report or on the board.
+    report: Literal["always", "growth", "never"] = "always"
 
     @field_validator("section")
     @classmethod

@@ -91,6 +91,7 @@ def reconcile(
     recheck: Callable[[frozenset[str]], PriorCheck | None] | None = None,
     resolved_section: Section = Section.ALL_CLEAR,
     inventories: frozenset[str] = frozenset(),
+    unreported: frozenset[str] = frozenset(),
 ) -> Reconciled:
     """Mark findings new / carried, add resolved lines, leave out repeated unchanged FYIs.
 
@@ -103,6 +104,7 @@ def reconcile(
 
     `inventories` are the kinds reported only when they grow: an item the last report that
     listed one did not have brings it back; no new item leaves it out at once, quiet.
+    `unreported` kinds are always left out (the console and the JSON keep them).
     """
     known = all_kinds() if kinds is None else kinds
 
@@ -122,6 +124,9 @@ def reconcile(
     out: list[Finding] = []
     quiet = Reconciled([])
     for index, finding in enumerate(findings):
+        if finding.kind in unreported:
+            quiet.left_out.append(finding)
+            continue
         hits = [
             (report, m[index]) for report, m in zip(reports, matches, strict=True) if index in m
         ]

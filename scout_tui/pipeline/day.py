@@ -338,6 +338,9 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
         inventories=frozenset(
             kind for kind, rule in ctx.config.rules.items() if rule.report == "growth"
         ),
+        unreported=frozenset(
+            kind for kind, rule in ctx.config.rules.items() if rule.report == "never"
+        ),
         recheck=recheck,
         resolved_section=(
             rule.section if (rule := ctx.config.rules.get("resolved")) else Section.ALL_CLEAR

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Generator, Iterator
+from typing import NamedTuple
 
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.changes import (
@@ -51,6 +52,15 @@ from scout_tui.model import ConfigWarning, Evidence, FileRef, Finding, Section, 
 from scout_tui.source.records import CommitInfo
 
 
+class Unaffected(NamedTuple):
+    """A changed upstream symbol the experiment does not depend on: its line, and whether
+    the commit that changed it adapted the experiment."""
+
+    name: str
+    line: str
+    adapted: bool
+
+
 class UpstreamDeltaCollector(Collector):
     name = "upstream_delta"
     title = "Upstream delta review"
@@ -66,7 +76,9 @@ class UpstreamDeltaCollector(Collector):
         Kind("surface_missing", Lifetime.NEWS),
         Kind("surface_stable"),
         Kind("dependencies_changed", Lifetime.NEWS),
+        Kind("dependencies_unaffected", Lifetime.NEWS),
         Kind("override_drift", Lifetime.NEWS),
+        Kind("override_bypassed", Lifetime.NEWS),
         Kind("new_public_api", Lifetime.NEWS),
         Kind("new_constructor", Lifetime.NEWS),
         Kind("new_model", Lifetime.NEWS),
@@ -275,9 +287,9 @@ class UpstreamDeltaCollector(Collector):
         uses: Uses,
         commits: list[CommitInfo],
         via: str,
-    ) -> Finding | tuple[str, str]:
+    ) -> Finding | Unaffected:
         """A discovered dependency's changes: the Action Item when the experiment depends
-        on one, else its line of the one FYI line."""
+        on one, else its line of the one line for the rest."""
         verdict = judge(ctx, surface, old, changes, uses, commits)
         if verdict.deps:
             return self._changed(
@@ -293,17 +305,19 @@ class UpstreamDeltaCollector(Collector):
                 "found from its code, not configured in scout.toml.\n\n",
             )
         notes = []
+        adapted = False
         for change in changes:
             adapting = verdict.adapted_in(change)
             if adapting is not None:
+                adapted = True
                 notes.append(
                     f"{describe(change)} (adapted in the same commit, {code(adapting.sha[:10])})"
                 )
             else:
                 notes.append(describe(change))
-        return surface.name, f"- {surface.name}: " + "; ".join(notes)
+        return Unaffected(surface.name, f"- {surface.name}: " + "; ".join(notes), adapted)
 
-    def _folded_line(self, finding: Finding) -> tuple[str, str]:
+    def _folded_line(self, finding: Finding) -> Unaffected:
         """A folded finding's line of the one FYI line: its surface, what changed, and why
         it does not bite."""
         name, changes = self._folded[finding.fingerprint]
@@ -313,23 +327,32 @@ class UpstreamDeltaCollector(Collector):
             why = ""
         else:
             why = " (not in what the experiment uses)"
-        return name, f"- {name}: " + "; ".join(describe(c) for c in changes) + why
+        line = f"- {name}: " + "; ".join(describe(c) for c in changes) + why
+        return Unaffected(name, line, finding.kind == "surface_adapted")
 
     def _unused_line(
-        self, ctx: CollectorContext, unused: list[tuple[str, str]], quiet: list[Finding]
+        self, ctx: CollectorContext, unused: list[Unaffected], quiet: list[Finding]
     ) -> Finding:
+        """One line for every change that does not bite: awareness when the experiment was
+        adapted to one (SPEC: an adapted change is FYI), else an All Clear line."""
+        kind = (
+            "dependencies_changed" if any(u.adapted for u in unused) else "dependencies_unaffected"
+        )
+        other = (
+            "dependencies_unaffected" if kind == "dependencies_changed" else "dependencies_changed"
+        )
         finding = ctx.finding(
             self.name,
-            "dependencies_changed",
+            kind,
             ("discovered",),
             f"{len(unused)} upstream symbol{'s' if len(unused) != 1 else ''} the "
             f"experiment uses changed since {ctx.since.date()}, none in a way it depends on",
-            "\n".join(line for _, line in unused)
+            "\n".join(u.line for u in unused)
             + "\n\nThe surfaces scout.toml watches, and what was found from the experiment's "
             "imports, subclasses and the config options it sets. None of these changes "
             "touches a parameter, field or value it uses, or the commit that made it adapted "
             "the experiment.",
-            items=[name for name, _ in unused],
+            items=[u.name for u in unused],
         )
         # Yesterday's one-line-per-surface markers ("changed", "adapted", "unused") match.
         return finding.model_copy(
@@ -337,6 +360,7 @@ class UpstreamDeltaCollector(Collector):
                 "aliases": sorted(
                     {
                         *finding.aliases,
+                        fingerprint(other, "discovered"),
                         *(mark for f in quiet for mark in (f.fingerprint, *f.aliases)),
                     }
                 )

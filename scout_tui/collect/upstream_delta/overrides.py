@@ -80,9 +80,11 @@ def override_drift(
         if skipped is not None
         else "without calling the upstream method"
     )
+    # Calling upstream on another branch, the override replaces it on the default path by
+    # choice: awareness of what changed there, not a card asking to port it.
     return ctx.finding(
         NAME,
-        "override_drift",
+        "override_drift" if skipped is None else "override_bypassed",
         (surface.target,),
         f"{code(surface.qualname)} changed upstream; the experiment's override does not "
         + ("call it by default" if skipped is not None else "call it")
@@ -92,7 +94,9 @@ def override_drift(
         f"changed in its body since {ctx.since.date()} does not reach the experiment:\n"
         + (commit_lines(missed) if missed else "- (the commits are outside this window)")
         + "\n\nCompare the two and carry over what applies.",
-        suggested_fix=f"Port the upstream change into the override at "
+        suggested_fix=""
+        if skipped is not None
+        else f"Port the upstream change into the override at "
         f"{code(dependency.override.removeprefix(experiment + '/'))}, or call "
         "the upstream method.",
         files=[
