@@ -1457,3 +1457,25 @@ def test_an_entry_gated_on_what_the_machine_has_is_not_switched_off(fresh_world,
     kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
     newly = [f.items for f in kinds.get("tests_newly_disabled", [])]
     assert newly == ([["integration_tests.py::gt_fsdp_tp"]] if off else [])
+
+
+@pytest.mark.parametrize("before", ["class", "nothing"])
+def test_a_test_left_skipped_when_its_class_comes_back_is_not_newly_off(fresh_world, before):
+    """`TestFlex` was skipped whole; the class comes back with one test skipped alone: that
+    test was off already (NEAR-MISS). With nothing skipped before, it is newly off (TRUE)."""
+    tests = fresh_world.repo / EXP / "tests"
+    skip_class = '@unittest.skip("upstream regression")\n' if before == "class" else ""
+    (tests / "test_flex.py").write_text(
+        f"import unittest\n\n\n{skip_class}class TestFlex(unittest.TestCase):\n"
+        "    def test_a(self): ...\n\n    def test_b(self): ...\n"
+    )
+    commit_all(fresh_world.repo, "TestFlex", "2026-10-01T12:00:00+00:00")  # before the window
+    (tests / "test_flex.py").write_text(
+        "import unittest\n\n\nclass TestFlex(unittest.TestCase):\n"
+        "    def test_a(self): ...\n\n"
+        '    @unittest.skip("unpicklable code objects")\n    def test_b(self): ...\n'
+    )
+    commit_all(fresh_world.repo, "TestFlex back, but test_b")
+    kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    newly = [f.items for f in kinds.get("tests_newly_disabled", [])]
+    assert newly == ([] if before == "class" else [["test_flex.py::TestFlex.test_b"]])
