@@ -374,7 +374,7 @@ def test_a_dated_run_sees_nothing_uncommitted_and_changes_nothing(fresh_world, t
     undated = run(
         RunOptions(repo=repo, config=load_config(fresh_world.config), offline=True, only=["todos"])
     )
-    said = "\n".join(f.body + f.title for f in undated.findings)
+    said = "\n".join(f.body + f.title for f in [*undated.findings, *undated.left_out])
     assert "uncommitted edit" in said and "untracked_todo" in said
     assert state(repo) == before
 
@@ -511,7 +511,7 @@ def test_work_committed_on_the_day_is_what_a_dated_run_sees(fresh_world):
     (fresh_world.repo / EXP / "fresh_todo.py").write_text("# TODO: committed today\n")
     commit_all(fresh_world.repo, "a TODO")
     result = run_collector(fresh_world, "todos", TODAY)
-    assert any("fresh_todo.py" in f.body for f in result.findings)
+    assert any("fresh_todo.py" in f.body for f in [*result.findings, *result.left_out])
 
 
 # -- history walks carried from one commit to the next -------------------------------------
