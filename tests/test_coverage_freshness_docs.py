@@ -51,8 +51,9 @@ def test_coverage_on_the_sample(sample_world):
     (known,) = found["model_configs_untested"]
     assert known.items == ["graph_trainer_llama3_70b"] and known.section is Section.FYI
     assert known.title == "1 registered model config no test uses, none new since 2026-12-01"
-    # PP is only in a disabled entry of the experiment: still a gap.
-    assert found["parallelism_gap"][0].items == ["context_parallel", "pipeline_parallel"]
+    # PP is in an entry of the experiment's, switched off: the disabled tests say that, the
+    # gap is CP alone, which no entry runs.
+    assert found["parallelism_gap"][0].items == ["context_parallel"]
     assert found["new_code_untested"][0].items == [
         "torchtitan/experiments/graph_trainer/cudagraph.py"
     ]
@@ -1293,7 +1294,7 @@ def test_thresholds_are_checked_and_the_shipped_ones_documented(shipped_config, 
 def test_a_combination_is_covered_by_the_default_run_and_by_a_larger_one(fresh_world):
     """Core runs FSDP alone and TP alone; the experiment runs an entry that sets no degree
     (FSDP over every GPU, the default) and FSDP+TP (which goes through TP's code): no gap for
-    either. PP and CP stay gaps."""
+    either. CP stays a gap (PP has an entry, switched off)."""
     repo = fresh_world.repo
     features = repo / "tests/integration_tests/features.py"
     features.write_text(
@@ -1316,7 +1317,25 @@ def test_a_combination_is_covered_by_the_default_run_and_by_a_larger_one(fresh_w
     )
     commit_all(repo, "core FSDP and TP alone; a plain experiment run")
     (gap,) = by_kind(run_collector(fresh_world, "coverage", TODAY))["parallelism_gap"]
-    assert gap.items == ["context_parallel", "pipeline_parallel"]
+    assert gap.items == ["context_parallel"]
+
+
+@pytest.mark.parametrize("pp_entry", ["switched off", "gone"])
+def test_a_combination_with_a_switched_off_entry_is_not_a_gap(fresh_world, pp_entry):
+    """The experiment's PP entry is switched off: it means to run PP, and the disabled tests
+    say it is off (NEAR-MISS: no gap). With the entry gone, PP is a gap (TRUE)."""
+    integration = fresh_world.repo / EXP / "tests" / "integration_tests.py"
+    text = integration.read_text()
+    entry = (
+        '        OverrideDefinitions([["--parallelism.pipeline_parallel_degree 2"]], "PP", "gt_pp",\n'
+        "                            disabled=_PP_DISABLED),\n"
+    )
+    assert entry in text
+    if pp_entry == "gone":
+        integration.write_text(text.replace(entry, ""))
+        commit_all(fresh_world.repo, "drop the PP entry")
+    (gap,) = by_kind(run_collector(fresh_world, "coverage", TODAY))["parallelism_gap"]
+    assert ("pipeline_parallel" in gap.items) is (pp_entry == "gone")
 
 
 def test_a_feature_row_counts_only_a_skip_whose_unsupported_sentence_names_it(fresh_world):

@@ -412,3 +412,23 @@ def test_a_keyword_to_another_class_is_that_class_s_parameter(fresh_world, calle
     commit_all(repo, "Trainer.Config: no warmup")
     changed = _changed(_found(fresh_world), "Trainer.Config fields")
     assert bool(changed) is (callee != "LinearWarmup")
+
+
+@pytest.mark.parametrize("call", ["forward(x, flag=True)", "moe.forward(x, flag=True)"])
+def test_a_local_function_named_like_the_method_is_not_a_call_of_it(fresh_world, call):
+    """`MoE.forward` loses `flag`. A test module that imports MoE calls its own local
+    `forward(x, flag=True)`: not `MoE.forward` (NEAR-MISS); `moe.forward(x, flag=True)` is
+    (TRUE)."""
+    repo = fresh_world.repo
+    _edit(repo, "torchtitan/models/common/moe.py", "(self, x):", "(self, x, flag=False):")
+    (repo / f"{EXP}/tests/test_local_forward.py").write_text(
+        "from torchtitan.models.common.moe import MoE\n\n\n"
+        "def test_it(moe: MoE, x):\n"
+        "    def forward(x, flag=False):\n        return x\n\n"
+        f"    return {call}\n"
+    )
+    commit_all(repo, "MoE.forward flag; a test with its own forward", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/models/common/moe.py", "(self, x, flag=False):", "(self, x):")
+    commit_all(repo, "MoE.forward: no flag")
+    changed = _changed(_found(fresh_world), "MoE.forward signature")
+    assert bool(changed) is call.startswith("moe.")

@@ -457,8 +457,10 @@ class CoverageCollector(Collector):
         default = frozenset(ctx.config.coverage.default_parallelism)
         ours: set[frozenset[str]] = set()
         own_tree = ctx.source.parse(integration) if integration else None
+        # An entry switched off still says the experiment means to run that combination:
+        # the disabled tests' list says it is off, not this one.
         for override in override_definitions(own_tree):
-            if not override.disabled and own_tree is not None:
+            if own_tree is not None:
                 combos, unread = entry_combos(
                     ctx.source.parse, integration, own_tree, override, pattern
                 )
@@ -493,9 +495,9 @@ class CoverageCollector(Collector):
             "parallelism_gap",
             key,
             f"{len(missing)} parallelism combination{'s' if len(missing) != 1 else ''} "
-            "core tests but the experiment never runs",
-            f"Core's integration tests run these; no enabled entry of {code(integration)} "
-            f"does:\n\n{rows}",
+            "core tests but the experiment has no test for",
+            f"Core's integration tests run these; no entry of {code(integration)}, enabled "
+            f"or switched off, does:\n\n{rows}",
             files=[FileRef(path=integration)] if integration else [],
             items=[combo for combo, _ in missing],
         )

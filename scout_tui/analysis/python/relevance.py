@@ -112,6 +112,7 @@ def uses_of(
         if not names_class:
             continue
         originals = _bound_to(tree, outer, member) if member else set()
+        bare = originals | ({member} if outer == member else set())  # a function by its name
         for node in ast.walk(tree):
             where = f"{path}:{getattr(node, 'lineno', 0)}"
             if (
@@ -134,11 +135,13 @@ def uses_of(
                     ):
                         passes = _passes_through(node.value, outer, member, originals)
                         (found.wraps if passes else found.patches).append(where)
-                if isinstance(node.targets[0], ast.Tuple) and _calls_member(node.value, member):
+                if isinstance(node.targets[0], ast.Tuple) and _calls_member(
+                    node.value, member, bare
+                ):
                     found.unpacks.append((where, len(node.targets[0].elts)))
             if isinstance(node, ast.Call):
                 keywords = given(node)
-                if member and _calls_member(node, member):
+                if member and _calls_member(node, member, bare):
                     found.calls.append((where, len(node.args), keywords))
                 callee = ast.unparse(node.func).rsplit(".", 1)[-1]
                 elsewhere_nested = mention != outer and nested_elsewhere(node, mention, modules)
@@ -225,10 +228,13 @@ def _passes_through(value: ast.expr, outer: str, member: str, originals: set[str
     return _original(value, outer, member, originals)
 
 
-def _calls_member(node: ast.AST, member: str) -> bool:
+def _calls_member(node: ast.AST, member: str, bare: set[str]) -> bool:
+    """`x.member(...)`, or a bare-name call of what `bare` names: the function itself, or
+    for a method only a name bound to it (`orig = Outer.member`) — a local `forward(...)`
+    is not `Outer.forward`."""
     return isinstance(node, ast.Call) and (
         (isinstance(node.func, ast.Attribute) and node.func.attr == member)
-        or (isinstance(node.func, ast.Name) and node.func.id == member)
+        or (isinstance(node.func, ast.Name) and node.func.id in bare)
     )
 
 
