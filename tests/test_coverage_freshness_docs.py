@@ -820,6 +820,8 @@ def passes(config):
     for extra in config.extras:
         chosen.append(loop_pass)
     chosen.append(always_pass)
+    if hasattr(config, "graph"):
+        chosen.append(data_pass)
     return chosen
 """
     modules = {"exp/passes.py": ast.parse(source)}
@@ -844,6 +846,9 @@ def passes(config):
         "exp/passes.py:29",
     )
     assert selected_by_default(modules, "loop_pass", defaults) is None
+    # Behind a test of the data at hand (`hasattr`), not of an option: it runs as the data
+    # comes in default runs, like `always_pass` (an option's unknown `if` is not: extra_pass).
+    assert selected_by_default(modules, "data_pass", defaults) == ("", "passes", "exp/passes.py:31")
 
 
 def test_a_pass_only_a_mode_with_disabled_tests_reaches_does_not_run_by_default(fresh_world):

@@ -185,6 +185,25 @@ def _default_truth(
     return None
 
 
+_DATA_PREDICATES = frozenset({"hasattr", "isinstance", "callable"})
+
+
+def _on_the_data(test: ast.expr) -> bool:
+    """A test of the values at hand, not of an option: `hasattr(gm, "x")`,
+    `isinstance(x, T)`, `callable(f)`, `x is None`, and their negations."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _on_the_data(test.operand)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name):
+        return test.func.id in _DATA_PREDICATES
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is | ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
 def _on_default_branch(
     statements: list[ast.stmt],
     name: str,
@@ -199,6 +218,14 @@ def _on_default_branch(
     for statement in statements:
         if isinstance(statement, ast.If):
             truth = _default_truth(statement.test, defaults, aliases)
+            if truth is None and _on_the_data(statement.test):
+                # What the data decides (`hasattr(gm, …)`), not an option: both branches
+                # run in default runs, as the data comes.
+                for branch in (statement.body, statement.orelse):
+                    found = _on_default_branch(branch, name, defaults, decided, function, aliases)
+                    if found is not None:
+                        return found
+                continue
             if truth is None:
                 continue  # a condition scout cannot settle: not "by default"
             holds, option, value, line = truth
