@@ -633,7 +633,7 @@ def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
     (nothing,) = found["ci_step_runs_nothing"]
     assert nothing.title == (
-        "A CI step runs zero tests since 2026-12-01: what it selects is all skipped or disabled"
+        "A CI command runs zero tests since 2026-12-01: what it selects is all skipped or disabled"
     )
     assert nothing.items == [
         "pytest torchtitan/experiments/graph_trainer/tests/test_flaky_only.py -v"
@@ -641,6 +641,35 @@ def test_a_ci_step_whose_tests_are_all_skipped_runs_nothing(fresh_world):
     assert "selects 3 test(s), each skipped without a condition" in nothing.body
     assert nothing.priority.value == "P1"
     assert "ci_steps_idle" not in found
+
+
+def test_a_ci_command_idle_because_its_tests_were_switched_off_is_their_news(fresh_world):
+    """The workflow's command is the same as at the baseline; the tests it selects were
+    skipped since: that is the switched-off tests' news (`tests_newly_disabled`), not a
+    second P1 about the command (NEAR-MISS of the test above, where the command is new)."""
+    repo = fresh_world.repo
+    tests = repo / EXP / "tests" / "test_soon_off.py"
+    tests.write_text(
+        "import unittest\n\n\nclass TestSoon(unittest.TestCase):\n    def test_a(self): ...\n"
+    )
+    workflow = repo / ".github/workflows/integration_test_8gpu_graph_trainer.yaml"
+    workflow.write_text(
+        workflow.read_text().replace(
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n",
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_passes.py -v\n"
+            "          pytest torchtitan/experiments/graph_trainer/tests/test_soon_off.py -v\n",
+        )
+    )
+    commit_all(repo, "TestSoon in CI", "2026-10-01T12:00:00+00:00")  # before the window
+    tests.write_text(
+        tests.read_text().replace(
+            "class TestSoon", "@unittest.skip('broken upstream')\nclass TestSoon"
+        )
+    )
+    commit_all(repo, "skip TestSoon")
+    assert "ci_step_runs_nothing" not in by_kind(run_collector(fresh_world, "ci_tests", TODAY))
+    newly = by_kind(run_collector(fresh_world, "coverage", TODAY))["tests_newly_disabled"]
+    assert [f.items for f in newly] == [["test_soon_off.py::TestSoon"]]
 
 
 def test_a_suite_step_whose_entries_are_all_disabled_and_idle_steps_that_stay(fresh_world):
@@ -677,7 +706,7 @@ def test_a_suite_step_whose_entries_are_all_disabled_and_idle_steps_that_stay(fr
     assert "ci_step_runs_nothing" not in found
     (idle,) = found["ci_steps_idle"]
     assert idle.title == (
-        "A CI step has run zero tests since before 2026-12-01: what it "
+        "A CI command has run zero tests since before 2026-12-01: what it "
         "selects is all skipped or disabled"
     )
     assert idle.section is Section.FYI and idle.items == [step]  # known and standing

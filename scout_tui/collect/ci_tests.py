@@ -285,12 +285,15 @@ class CiTestsCollector(Collector):
             self._idle_steps(ctx, ctx.baseline_commit, before, paths) if ctx.baseline_commit else {}
         )
         since = ctx.since.date()
+        # A command that is the same as at the baseline went idle because the tests it
+        # selects were switched off since: the switched-off tests' news, not its own.
+        unchanged = {(i.workflow, i.line) for i in before.invocations}
         groups = [
             (
                 "ci_step_runs_nothing",
-                [k for k in now if k not in was],
+                [k for k in now if k not in was and k not in unchanged],
                 lambda n: (
-                    f"{'A CI step runs' if n == 1 else f'{n} CI steps run'} zero tests "
+                    f"{'A CI command runs' if n == 1 else f'{n} CI commands run'} zero tests "
                     f"since {since}: what {'it selects is' if n == 1 else 'they select is'} all "
                     "skipped or disabled"
                 ),
@@ -299,7 +302,7 @@ class CiTestsCollector(Collector):
                 "ci_steps_idle",
                 [k for k in now if k in was],
                 lambda n: (
-                    f"{'A CI step has' if n == 1 else f'{n} CI steps have'} run zero "
+                    f"{'A CI command has' if n == 1 else f'{n} CI commands have'} run zero "
                     f"tests since before {since}: what "
                     f"{'it selects is' if n == 1 else 'they select is'}"
                     " all skipped or disabled"
@@ -318,7 +321,7 @@ class CiTestsCollector(Collector):
                 kind,
                 (ctx.config.experiment_path(ctx.config.ci.tests_dir),),
                 title(len(steps)),
-                f"{lines}\n\nEach step passes having run nothing, and still pays for its setup.",
+                f"{lines}\n\nEach passes having run nothing.",
                 suggested_fix="Re-enable what they select once it can run, and make sure that is "
                 "tracked; keeping the steps keeps the re-enable one line.",
                 files=[FileRef(path=workflow) for workflow in sorted({w for w, _ in steps})],
