@@ -160,15 +160,16 @@ class NewApi:
             shared = self._shared_terms(ctx, added)
             # Added by a commit that also changed the experiment: it took it up already.
             adopted = [c for c in ctx.source.log(base, head, [path]) if c.sha in self._ours]
-            if adopted or (not importers and not shared):
+            # Importing from a module makes none of its new names an opportunity; a name of
+            # the experiment's own code that speaks of the same thing does.
+            if adopted or not shared:
                 unrelated.append((path, added, adopted[0] if adopted else None))
                 continue
             why = (
-                f" The experiment imports from this module ({where}): check what it now offers."
-                if importers
-                else " The experiment's own functions or classes speak of "
+                " The experiment's own functions or classes speak of "
                 f"{', '.join(code(t) for t in shared[:3])}: check whether it replaces something"
                 " it hand-rolls."
+                + (f" It imports from this module already ({where})." if importers else "")
             )
             yield ctx.finding(
                 self.name,
