@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from scout_tui.analysis.python.default_claims import default_claims, python_prose
 from scout_tui.analysis.python.unused import dynamic_module_suffixes, read_names
 from scout_tui.model import Section
@@ -187,3 +189,34 @@ def test_a_sentence_that_says_when_is_no_default_claim():
     )
     claims = default_claims(python_prose(text, ast.parse(text)), {"x_pass", "y_pass", "z_pass"})
     assert [c.name for c in claims] == ["x_pass"]
+
+
+@pytest.mark.parametrize(
+    ("hand_off", "flagged"), [("asdict(cfg.ep)", False), ("parallelize_fn(cfg.ep)", True)]
+)
+def test_a_config_handed_to_a_function_object_of_the_repository_is_still_read_where_it_is(
+    fresh_world, hand_off, flagged
+):
+    """`cfg.ep` handed whole to `asdict` (imported from outside the repository): what reads
+    `chunks` is unknown, not flagged (NEAR-MISS). Handed to `parallelize_fn`, a parameter
+    holding one of the repository's own functions: their reads are where they are, and
+    none reads `chunks` — flagged (TRUE)."""
+    repo = fresh_world.repo
+    configs = repo / EXP / "configs.py"
+    text = configs.read_text().replace(
+        "    passes: tuple[str, ...] = ()\n",
+        "    passes: tuple[str, ...] = ()\n"
+        "    ep: EpConfig = field(default_factory=lambda: EpConfig())\n",
+    )
+    text = text.replace(
+        "from dataclasses import dataclass\n", "from dataclasses import asdict, dataclass, field\n"
+    )
+    text += (
+        "\n\n@dataclass\nclass EpConfig:\n    chunks: int = 2\n\n\n"
+        f"def use(cfg, parallelize_fn):\n    return {hand_off}\n"
+    )
+    configs.write_text(text)
+    commit_all(repo, "EP chunks")
+    found = by_kind(run_collector(fresh_world, "unused", TODAY))
+    said = [i for f in found.get("flag_unused", []) for i in f.items]
+    assert ("--ep.chunks" in said) is flagged

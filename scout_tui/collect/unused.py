@@ -247,12 +247,11 @@ class UnusedCollector(Collector):
         # unknown, so none of its fields is unused.
         reached = {s for f in unread for s in sections.get((f.path, f.line), set())}
         head = ctx.head_commit or "HEAD"
-        defined = ctx.source.defined_names(head) if reached else set()
         escaped: set[str] = set()
         for path in {h.path for h in ctx.source.grep_words(sorted(reached), ("*.py",))}:
             for passed in passed_whole(ctx.source.parse(path), frozenset(reached)):
-                section, _, callee = passed.partition(" ")
-                if callee not in defined:
+                section, _, origin = passed.partition(" ")
+                if not _in_repository(ctx, origin):
                     escaped.add(section)
         unread = [f for f in unread if not sections.get((f.path, f.line), set()) & escaped]
         if not unread:
@@ -282,3 +281,14 @@ class UnusedCollector(Collector):
             files=[FileRef(path=f.path, line=f.line) for f in unread],
             items=["--" + f.flag for f in unread],
         )
+
+
+def _in_repository(ctx: CollectorContext, origin: str) -> bool:
+    """Whether a dotted origin (`pkg.sub.name`, `torch._dynamo`) is the repository's own:
+    it, or a module it is in, is `pkg/sub.py` or a package of the repository."""
+    parts = origin.split(".")
+    for end in range(len(parts), 0, -1):
+        path = "/".join(parts[:end])
+        if any(ctx.source.exists(p) for p in (f"{path}.py", f"{path}/__init__.py")):
+            return True
+    return False

@@ -205,10 +205,17 @@ def read_names(tree: ast.Module | None, names: frozenset[str]) -> frozenset[str]
 def passed_whole(tree: ast.Module | None, sections: frozenset[str]) -> frozenset[str]:
     """Which of `sections` (the attributes a config object is reached by: `compile` in
     `config.compile`) the module hands whole to a call — `f(config.compile)`,
-    `f(**vars(cfg))` with `cfg = config.compile` — with the callee's name: (section, callee)
-    joined by a space. What the callee reads is unknown unless the repository defines it."""
+    `f(**vars(cfg))` with `cfg = config.compile` — with where the callee comes from: the
+    module it is imported from, joined to the section by a space (`compile torch._dynamo`).
+    A callee not imported (a function of the module, a parameter such as `parallelize_fn`,
+    an attribute) is code of the repository, whose reads count where they are: left out."""
     if tree is None:
         return frozenset()
+    origins = pyast.import_map(tree) | {
+        item.asname or item.module.split(".")[0]: item.module
+        for item in pyast.imports(tree)
+        if not item.name
+    }
     found: set[str] = set()
     scopes = [tree, *pyast.nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef)]
     for scope in scopes:
@@ -225,7 +232,10 @@ def passed_whole(tree: ast.Module | None, sections: frozenset[str]) -> frozenset
         for node in ast.walk(scope):
             if not isinstance(node, ast.Call):
                 continue
-            callee = ast.unparse(node.func).rsplit(".", 1)[-1]
+            root = ast.unparse(node.func).split(".", 1)[0]
+            origin = origins.get(root) or (root if root in _BUILTIN_READERS else None)
+            if origin is None:
+                continue
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 if isinstance(argument, ast.Starred):
                     argument = argument.value
@@ -235,5 +245,9 @@ def passed_whole(tree: ast.Module | None, sections: frozenset[str]) -> frozenset
                 elif isinstance(argument, ast.Name) and argument.id in aliases:
                     section = aliases[argument.id]
                 if section is not None:
-                    found.add(f"{section} {callee}")
+                    found.add(f"{section} {origin}")
     return frozenset(found)
+
+
+# Builtins that read an object's fields by name, with no import to say where they are from.
+_BUILTIN_READERS = frozenset({"vars", "getattr", "setattr", "hasattr", "dir"})
