@@ -1361,7 +1361,8 @@ def test_a_combination_with_a_switched_off_entry_is_not_a_gap(fresh_world, pp_en
     integration = fresh_world.repo / EXP / "tests" / "integration_tests.py"
     text = integration.read_text()
     entry = (
-        '        OverrideDefinitions([["--parallelism.pipeline_parallel_degree 2"]], "PP", "gt_pp",\n'
+        "        OverrideDefinitions("
+        '[["--parallelism.pipeline_parallel_degree 2"]], "PP", "gt_pp",\n'
         "                            disabled=_PP_DISABLED),\n"
     )
     assert entry in text

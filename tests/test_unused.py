@@ -192,7 +192,13 @@ def test_a_sentence_that_says_when_is_no_default_claim():
 
 
 @pytest.mark.parametrize(
-    ("hand_off", "flagged"), [("asdict(cfg.ep)", False), ("parallelize_fn(cfg.ep)", True)]
+    ("hand_off", "flagged"),
+    [
+        ("asdict(cfg.ep)", False),
+        ("getattr(cfg.ep, name)", False),  # a name scout cannot read: maybe `chunks`
+        ("parallelize_fn(cfg.ep)", True),
+        ('getattr(cfg.ep, "depth", None)', True),  # reads `depth` alone
+    ],
 )
 def test_a_config_handed_to_a_function_object_of_the_repository_is_still_read_where_it_is(
     fresh_world, hand_off, flagged
@@ -213,7 +219,7 @@ def test_a_config_handed_to_a_function_object_of_the_repository_is_still_read_wh
     )
     text += (
         "\n\n@dataclass\nclass EpConfig:\n    chunks: int = 2\n\n\n"
-        f"def use(cfg, parallelize_fn):\n    return {hand_off}\n"
+        f"def use(cfg, parallelize_fn, name):\n    return {hand_off}\n"
     )
     configs.write_text(text)
     commit_all(repo, "EP chunks")

@@ -234,7 +234,7 @@ def passed_whole(tree: ast.Module | None, sections: frozenset[str]) -> frozenset
                 continue
             root = ast.unparse(node.func).split(".", 1)[0]
             origin = origins.get(root) or (root if root in _BUILTIN_READERS else None)
-            if origin is None:
+            if origin is None or _named_attribute(node):
                 continue
             for argument in [*node.args, *(k.value for k in node.keywords)]:
                 if isinstance(argument, ast.Starred):
@@ -251,3 +251,14 @@ def passed_whole(tree: ast.Module | None, sections: frozenset[str]) -> frozenset
 
 # Builtins that read an object's fields by name, with no import to say where they are from.
 _BUILTIN_READERS = frozenset({"vars", "getattr", "setattr", "hasattr", "dir"})
+
+
+def _named_attribute(call: ast.Call) -> bool:
+    """`getattr(cfg, "x", …)`: reads `x` alone (a read `read_names` counts), not the whole."""
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id in ("getattr", "hasattr", "setattr")
+        and len(call.args) >= 2
+        and isinstance(call.args[1], ast.Constant)
+        and isinstance(call.args[1].value, str)
+    )
