@@ -120,7 +120,8 @@ def test_an_option_nothing_reads_names_its_line_and_commit(fresh_world):
     # `asdict`: maybe read, not flagged.
     # A docstring and a comment that say `cfg.named_in_prose` read nothing.
     assert unused.items == ["--stale_knob", "--named_in_prose"]
-    assert unused.section is Section.OPPORTUNITIES and not unused.board_item
+    # A flag users set that does nothing: a P2 card (the shipped rule).
+    assert unused.section is Section.ACTION_ITEMS and unused.priority.value == "P2"
     assert "(Add knobs)" in unused.body and "`configs.py:" in unused.body
 
 
