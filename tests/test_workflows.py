@@ -110,10 +110,12 @@ def test_collector_on_the_sample(sample_world):
     assert "pytest torchtitan/experiments/graph_trainer/tests/test_profiler.py -v" in (
         dropped.suggested_fix
     )
-    (partial,) = found["test_not_in_ci"]
+    (partial,) = found["test_classes_not_in_ci"]
     # -k "dense and not AutoParallel" keeps TestAutoParallelNumerics out; nothing selects
     # TestGraphTrainerNumerics::test_moe, but test_dense runs, so that class counts as run.
-    assert partial.items == ["TestAutoParallelNumerics"]
+    # Classes a selection leaves out of a file CI runs: a P2, not a whole file's P1.
+    assert partial.items == ["TestAutoParallelNumerics"] and partial.priority.value == "P2"
+    assert "test_not_in_ci" not in found
     assert "test_disabled_in_ci" not in found  # the profiler was dropped, reported as such
 
 
@@ -249,7 +251,7 @@ def test_a_test_class_imported_into_a_module_ci_runs_runs_there(fresh_world):
     )
 
 
-def test_a_test_file_added_in_the_window_that_no_step_runs_is_todays_task(fresh_world):
+def test_a_test_file_added_in_the_window_that_no_step_runs_is_todays_p1(fresh_world):
     from .collector_run import commit_all
 
     tests = fresh_world.repo / "torchtitan/experiments/graph_trainer/tests"
@@ -258,7 +260,7 @@ def test_a_test_file_added_in_the_window_that_no_step_runs_is_todays_task(fresh_
     found = by_kind(run_collector(fresh_world, "ci_tests", TODAY))
     (fresh,) = [f for f in found["test_not_in_ci"] if "test_fresh.py" in f.items]
     assert fresh.title == "1 test file added since 2026-12-01 never run in CI"
-    assert fresh.priority.value == "P2"  # the shipped rule
+    assert fresh.priority.value == "P1"
 
 
 def test_classes_of_one_file_dropped_from_several_steps_are_one_finding(fresh_world):

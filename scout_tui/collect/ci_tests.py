@@ -142,6 +142,7 @@ class CiTestsCollector(Collector):
     kinds = (
         Kind("test_dropped_from_ci", Lifetime.NEWS),
         Kind("test_not_in_ci", said_by=said_not_in_ci),
+        Kind("test_classes_not_in_ci", said_by=said_not_in_ci),
         Kind("test_disabled_in_ci"),
         Kind("workflow_unreadable"),
         Kind("ci_step_runs_nothing"),
@@ -453,9 +454,12 @@ class CiTestsCollector(Collector):
                 evidence=Evidence(context=invocation.line),
                 aliases=dropped,
             )
+        # Classes a selection leaves out of a file CI runs: often by choice, a lesser task
+        # than a file nothing runs.
+        kind = "test_not_in_ci" if whole else "test_classes_not_in_ci"
         return ctx.finding(
             self.name,
-            "test_not_in_ci",
+            kind,
             (path, *gap.groups),
             f"{what} never runs in CI",
             "No workflow invocation selects "
@@ -463,7 +467,10 @@ class CiTestsCollector(Collector):
             suggested_fix=suggestion,
             files=files,
             items=gap.groups,
-            aliases=dropped,
+            aliases=[
+                *dropped,
+                *([] if whole else [fingerprint("test_not_in_ci", path, *gap.groups)]),
+            ],
         )
 
     @staticmethod
