@@ -305,7 +305,7 @@ def test_a_new_item_on_a_day_with_no_commit_after_it_joins_the_older_ones(tmp_pa
         f["title"] for f in after if f["kind"] in ("prior_unchecked", "model_config_untested")
     ]
     assert carried == []
-    # The standing list is kept for the console and --json, never reported (shipped rules).
+    # The standing list is kept in the run's --json (left_out), never reported (shipped rules).
     kept = by_day[date(2026, 11, 13)]["left_out"]
     [older] = [f for f in kept if f["kind"] == "model_configs_untested"]
     assert "graph_trainer_llama3_8b" in older["items"]

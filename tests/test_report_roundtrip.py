@@ -573,7 +573,7 @@ def test_an_inventory_is_reported_the_day_it_grows_and_left_out_while_it_holds_o
 
 
 def test_a_kind_never_reported_is_left_out_every_day_and_never_resolved():
-    """`report = "never"`: the finding is kept (the console, `--json`) but no report lists it,
+    """`report = "never"`: the finding is kept (the run's `--json`) but no report lists it,
     new or changed; a prior report that did list it does not make it Resolved or back."""
     todos = finding("todo_owned", ("todos",), "TODOs", Section.FYI, ["a: x"])
     priors: list[PriorReport] = []

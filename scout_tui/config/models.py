@@ -276,7 +276,7 @@ class Rule(_Strict):
     unchanged: str | None = None
     # "growth": an inventory (a standing list with no decision per item) is in the report the
     # day it has an item the last report that listed it did not; otherwise it is left out.
-    # "never": kept for the console and `--json`, never in the report or on the board.
+    # "never": kept in the run's `--json` (`left_out`), never in the report or on the board.
     report: Literal["always", "growth", "never"] = "always"
 
     @field_validator("section")

@@ -104,7 +104,7 @@ def reconcile(
 
     `inventories` are the kinds reported only when they grow: an item the last report that
     listed one did not have brings it back; no new item leaves it out at once, quiet.
-    `unreported` kinds are always left out (the console and the JSON keep them).
+    `unreported` kinds are always left out (the run's JSON keeps them).
     """
     known = all_kinds() if kinds is None else kinds
 
