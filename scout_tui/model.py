@@ -360,8 +360,8 @@ class RunResult(_Model):
     )
     left_out: list[Finding] = Field(
         default_factory=list,
-        description="The findings left out of the report as unchanged noise (the console "
-        "can still show them).",
+        description="The findings left out of the report: unchanged noise, inventories that "
+        "did not grow, and kinds the rules never report.",
     )
     only: list[str] | None = Field(
         default=None, description="The collectors asked for with --only; null: all of them."
