@@ -5,6 +5,8 @@ import re
 from datetime import date
 from pathlib import Path
 
+import pytest
+
 from scout_tui.analysis.python.torch_api import TorchIndex
 from scout_tui.analysis.text.todos import Reference, find_todos
 from tests.collector_run import by_kind, commit_all, run_collector
@@ -274,6 +276,33 @@ def test_todos_in_two_places_waiting_on_the_same_blocker_are_one_finding(fresh_w
     text = (fresh_world.repo / path).read_text()
     (todo,) = find_todos(path, text, ast.parse(text), ["TODO"], "pytorch/torchtitan", {})
     assert both.aliases == [fingerprint("todo_blocked", path, todo.key_text, str(todo.ordinal))]
+
+
+@pytest.mark.parametrize("above", ["@unittest.skip('waits')", "def test_other(self): ..."])
+def test_a_todo_that_is_why_a_test_is_off_is_said_by_the_switched_off_tests(fresh_world, above):
+    """`# TODO: re-enable once pytorch/pytorch#170002 is fixed` right above a skip is the
+    reason the test is off: not a standing "blocked" FYI of its own (TRUE). The same TODO
+    above a test that runs is one (NEAR-MISS)."""
+    from scout_tui.sandbox.demo.files import EXP
+
+    (fresh_world.repo / EXP / "tests" / "test_waits.py").write_text(
+        "import unittest\n\n\nclass TestWaits(unittest.TestCase):\n"
+        "    # TODO: re-enable once pytorch/pytorch#170002 is fixed\n"
+        f"    {above}\n"
+        "    def test_it(self): ...\n"
+        if above.startswith("@")
+        else "import unittest\n\n\nclass TestWaits(unittest.TestCase):\n"
+        "    # TODO: re-enable once pytorch/pytorch#170002 is fixed\n"
+        f"    {above}\n"
+    )
+    commit_all(fresh_world.repo, "a test waiting on #170002")
+    run = run_collector(fresh_world, "todos", TODAY)
+    shown = [f for f in run.findings if "#170002" in f.title]
+    kept = [f for f in run.left_out if "#170002" in f.title]
+    if above.startswith("@"):
+        assert shown == [] and [f.kind for f in kept] == ["todo_blocked_test"]
+    else:
+        assert [f.kind for f in shown] == ["todo_blocked"] and kept == []
 
 
 def _commit_as(repo: Path, author: str, message: str) -> None:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import git
 
+from scout_tui.analysis.python.experiment_tests import disabled_entries, skipped_tests
 from scout_tui.analysis.python.torch_api import TorchIndex
 from scout_tui.analysis.text.markdown import code
 from scout_tui.analysis.text.todos import Reference, Todo, find_todos
@@ -246,6 +247,7 @@ class TodoCollector(Collector):
     needs = frozenset({Need.REPO})
     kinds = (
         Kind("todo_blocked"),
+        Kind("todo_blocked_test"),
         Kind("todo_unblocked", Lifetime.NEWS, follows_up=True),
         Kind("todo_api_available"),
         Kind("todo_unclassified"),
@@ -298,8 +300,22 @@ class TodoCollector(Collector):
                     yield finding
             if done % 10 == 0:
                 yield Progress(self.name, done, len(found), path)
+        reasons = _switch_reasons(ctx, {todo.path for _, todo, _ in blocked})
+        todo_of = {f.fingerprint: todo for f, todo, _ in blocked}
         for group in _related(blocked, ctx.config.project.repo):
-            yield group[0] if len(group) == 1 else _one_blocker(group)
+            finding = group[0] if len(group) == 1 else _one_blocker(group)
+            if all(_is_switch_reason(todo_of[f.fingerprint], reasons) for f in group):
+                # The reason a test is switched off: the switched-off tests say it (and a
+                # blocker that closes is still news, `todo_unblocked`).
+                key = _key(todo_of[group[0].fingerprint])
+                finding = finding.model_copy(
+                    update={
+                        "kind": "todo_blocked_test",
+                        "fingerprint": fingerprint("todo_blocked_test", *key),
+                        "aliases": sorted({*finding.aliases, finding.fingerprint}),
+                    }
+                )
+            yield finding
         upstream = [entry for entry in fyi if entry[0].upstream]
         others = [entry for entry in fyi if not entry[0].upstream]
         if upstream:
@@ -483,3 +499,21 @@ def _said(reference: Reference, state: IssueState | None, why: str) -> str:
     closed = f" on {state.closed_at:%Y-%m-%d}" if state.closed_at else ""
     verb = "closed without merging" if state.is_pull else "closed"
     return f"{reference}, a {kind} {verb}{closed}: the TODO may need another way"
+
+
+def _switch_reasons(ctx: CollectorContext, paths: set[str]) -> dict[str, list[str]]:
+    """Per file, the reasons its switched-off tests give (the comment above the switch, the
+    skip's message), whitespace folded."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        text, tree = ctx.source.read(path) or "", ctx.source.parse(path)
+        off = [*disabled_entries(path, text, tree), *skipped_tests(path, tree, text)]
+        found[path] = [" ".join(d.reason.split()).lower() for d in off if d.reason]
+    return found
+
+
+def _is_switch_reason(todo: Todo, reasons: dict[str, list[str]]) -> bool:
+    """Whether a TODO's words are what a switched-off test gives as its reason."""
+    words = re.sub(r"^(?:TODO|FIXME|HACK|XXX)(?:\([^)]*\))?:?\s*", "", todo.text, flags=re.I)
+    said = " ".join(words.split()).lower()[:60]
+    return bool(said) and any(said in reason for reason in reasons.get(todo.path, []))
