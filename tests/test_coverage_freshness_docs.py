@@ -1533,3 +1533,31 @@ def test_a_test_left_skipped_when_its_class_comes_back_is_not_newly_off(fresh_wo
     kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
     newly = [f.items for f in kinds.get("tests_newly_disabled", [])]
     assert newly == ([] if before == "class" else [["test_flex.py::TestFlex.test_b"]])
+
+
+@pytest.mark.parametrize("switch", ["True", "False"])
+def test_entries_of_another_runner_s_own_definition_class_count_as_switched_off(
+    fresh_world, switch
+):
+    """`run_precompile_tests.py` builds `PrecompileTestDefinition(test_name=…, disabled=…)`
+    entries, a class of its own with a `disabled` field: one switched on `True` is an
+    integration test off like any other (TRUE); on `False` it runs (NEAR-MISS)."""
+    runner = fresh_world.repo / EXP / "tests" / "run_precompile_tests.py"
+    runner.write_text(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass PrecompileTestDefinition:\n"
+        "    test_name: str\n    disabled: bool = False\n\n\n"
+        "TESTS = [\n    PrecompileTestDefinition(test_name='precompile_fsdp'),\n"
+        "    PrecompileTestDefinition(\n        test_name='precompile_fsdp_tp',\n"
+        "        # TODO: off until the bucketing pass pickles (o/r#4100)\n"
+        f"        disabled={switch},\n    ),\n]\n"
+    )
+    commit_all(fresh_world.repo, "precompile runner")
+    kinds = by_kind(run_collector(fresh_world, "coverage", TODAY))
+    (standing,) = kinds["tests_disabled"]
+    off = "run_precompile_tests.py::precompile_fsdp_tp"
+    assert (off in standing.items) is (switch == "True")
+    if switch == "True":
+        assert "`run_precompile_tests.py` " not in standing.body  # paths are written whole
+        assert "of 4 disabled" in standing.body or "of 4 integration tests" in standing.title
+        (tracked,) = kinds["tests_disabled_tracked"]  # its reason names o/r#4100
+        assert tracked.items == [off]

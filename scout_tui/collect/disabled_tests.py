@@ -12,6 +12,7 @@ from scout_tui.analysis.python.experiment_tests import (
     Disabled,
     disabled_entries,
     override_definitions,
+    runner_entries,
     skipped_tests,
 )
 from scout_tui.analysis.text.markdown import code
@@ -52,8 +53,15 @@ def _not_running(
     total = 0
     if integration:
         text, tree = read(integration)
-        entries = disabled_entries(integration, text, tree)
+        entries = list(disabled_entries(integration, text, tree))  # shared: not to extend
         total = len(override_definitions(tree))
+    # Other runners' own test definitions (`PrecompileTestDefinition(…, disabled=True)`):
+    # integration tests too.
+    for path in unit_paths:
+        text, tree = read(path)
+        off, there = runner_entries(path, text, tree)
+        entries += off
+        total += there
     skipped = [
         d
         for path in unit_paths
@@ -159,9 +167,10 @@ def disabled_findings(
             )
         lines.append("")
     if entries:
-        lines.append(
-            f"Integration tests ({code(integration)}), {len(entries)} of {total} disabled:"
+        files = ", ".join(
+            code(p) for p in dict.fromkeys([integration, *(d.path for d in entries)]) if p
         )
+        lines.append(f"Integration tests ({files}), {len(entries)} of {total} disabled:")
         lines += _groups(ctx, integration, entries)
     if skipped:
         lines.append(f"\nUnit tests skipped without a condition, {len(skipped)}:")

@@ -277,6 +277,53 @@ def disabled_entries(path: str, text: str, tree: ast.Module | None) -> list[Disa
     return found
 
 
+@pyast.per_tree
+def runner_entries(path: str, text: str, tree: ast.Module | None) -> tuple[list[Disabled], int]:
+    """The entries of a test runner's own definition class — a class of the module with a
+    `disabled` field, built once per test (`PrecompileTestDefinition(test_name=…,
+    disabled=True)`): the ones switched off, each with the comment above its switch, and
+    how many there are in all."""
+    if tree is None:
+        return [], 0
+    classes = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        and any(
+            isinstance(s, ast.AnnAssign)
+            and isinstance(s.target, ast.Name)
+            and s.target.id == "disabled"
+            for s in node.body
+        )
+    }
+    if not classes:
+        return [], 0
+    constants = _constants(tree)
+    lines = text.splitlines()
+    found = []
+    total = 0
+    for node in pyast.nodes(tree, ast.Call):
+        if (
+            not isinstance(node, ast.Call)
+            or ast.unparse(node.func).rsplit(".", 1)[-1] not in classes
+        ):
+            continue
+        total += 1
+        switch = next((k for k in node.keywords if k.arg == "disabled"), None)
+        truth = _truth(switch.value, constants) if switch is not None else False
+        if switch is None or truth is _UNKNOWN or not truth:
+            continue
+        name = next(
+            (t for k in node.keywords if k.arg == "test_name" and (t := _text(k.value, constants))),
+            f"line {node.lineno}",
+        )
+        reason = comment_above(lines, getattr(switch, "lineno", node.lineno)) or comment_above(
+            lines, node.lineno
+        )
+        found.append(Disabled(path, node.lineno, name, ast.unparse(switch.value), reason))
+    return found, total
+
+
 _SKIPS = ("unittest.skip", "pytest.mark.skip", "skip")
 
 
