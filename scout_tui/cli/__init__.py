@@ -24,9 +24,13 @@ def _on_sigint(signum: int, frame: object) -> None:
 
 def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
     """A Ctrl-C that landed in a finalizer would be printed as "Exception ignored" and
-    lost: raise it again, where the main flow can handle it."""
+    lost: raise it again, where the main flow can handle it. Once Ctrl-C came, a finalizer
+    failing on an object the interrupt left half-built (GitPython's config parser, stopped
+    in its `__init__`) is the interrupt's debris, not news: not printed."""
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
         signal.raise_signal(signal.SIGINT)
+        return
+    if sigint_received():
         return
     sys.__unraisablehook__(unraisable)
 
