@@ -356,33 +356,40 @@ def test_a_type_spelled_another_way_is_no_change(fresh_world, new_type, changed)
     assert bool(said) is changed
 
 
-@pytest.mark.parametrize("owner", ["Trainer", "MyTrainer", "Attention"])
-def test_a_keyword_to_another_class_s_nested_config_is_not_a_field_of_this_one(fresh_world, owner):
-    """`Trainer.Config` loses `warmup`. The experiment passes `warmup=3` to
-    `Attention.Config(...)`, another upstream class's nested Config: not a use of
-    `Trainer.Config.warmup` (NEAR-MISS); passed to `Trainer.Config(...)`, or to the Config of
-    its own subclass of Trainer, it is (TRUE)."""
-    repo = fresh_world.repo
+def _warmup_removed(world, build: str) -> list:
+    """`Trainer.Config` has `warmup` before the window and loses it inside it; the
+    experiment's `build.py` is `build`. The `Trainer.Config` findings of the day."""
+    repo = world.repo
     _edit(
         repo,
         "torchtitan/trainer.py",
         '        job_name: str = "default"\n',
         '        job_name: str = "default"\n        warmup: int = 0\n',
     )
-    (repo / "torchtitan/models/attention_config.py").write_text(
-        "from dataclasses import dataclass\n\n\nclass Attention:\n"
-        "    @dataclass\n    class Config:\n        warmup: int = 0\n"
-    )
-    (repo / f"{EXP}/build.py").write_text(
-        "from torchtitan.models.attention_config import Attention\n"
-        "from torchtitan.trainer import Trainer\n\n\n"
-        "class MyTrainer(Trainer):\n    class Config(Trainer.Config):\n        pass\n\n\n"
-        f"def build():\n    return Trainer.Config(), {owner}.Config(warmup=3)\n"
-    )
+    (repo / f"{EXP}/build.py").write_text(build)
     commit_all(repo, "Trainer.Config.warmup; graph_trainer builds configs", BEFORE_WINDOW)
     _edit(repo, "torchtitan/trainer.py", "        warmup: int = 0\n", "")
     commit_all(repo, "Trainer.Config: no warmup")
-    changed = _changed(_found(fresh_world), "Trainer.Config fields")
+    return _changed(_found(world), "Trainer.Config fields")
+
+
+@pytest.mark.parametrize("owner", ["Trainer", "MyTrainer", "Attention"])
+def test_a_keyword_to_another_class_s_nested_config_is_not_a_field_of_this_one(fresh_world, owner):
+    """`Trainer.Config` loses `warmup`. The experiment passes `warmup=3` to
+    `Attention.Config(...)`, another upstream class's nested Config: not a use of
+    `Trainer.Config.warmup` (NEAR-MISS); passed to `Trainer.Config(...)`, or to the Config of
+    its own subclass of Trainer, it is (TRUE)."""
+    (fresh_world.repo / "torchtitan/models/attention_config.py").write_text(
+        "from dataclasses import dataclass\n\n\nclass Attention:\n"
+        "    @dataclass\n    class Config:\n        warmup: int = 0\n"
+    )
+    changed = _warmup_removed(
+        fresh_world,
+        "from torchtitan.models.attention_config import Attention\n"
+        "from torchtitan.trainer import Trainer\n\n\n"
+        "class MyTrainer(Trainer):\n    class Config(Trainer.Config):\n        pass\n\n\n"
+        f"def build():\n    return Trainer.Config(), {owner}.Config(warmup=3)\n",
+    )
     if owner != "Attention":
         (trainer,) = changed
         assert trainer.priority.value == "P1" and "build.py:" in trainer.body
@@ -395,22 +402,12 @@ def test_a_keyword_to_another_class_is_that_class_s_parameter(fresh_world, calle
     """`Trainer.Config` loses `warmup`. `LinearWarmup(warmup=3)` — a class the experiment
     builds — takes its own `warmup` (NEAR-MISS); `Trainer.Config(warmup=3)` is a use (TRUE),
     and so is a function's `make_config(warmup=3)`, which may hand it on."""
-    repo = fresh_world.repo
-    _edit(
-        repo,
-        "torchtitan/trainer.py",
-        '        job_name: str = "default"\n',
-        '        job_name: str = "default"\n        warmup: int = 0\n',
-    )
-    (repo / f"{EXP}/build.py").write_text(
+    changed = _warmup_removed(
+        fresh_world,
         "from torch.optim.lr_scheduler import LinearWarmup\n"
         "from torchtitan.trainer import Trainer, make_config\n\n\n"
-        f"def build():\n    return Trainer.Config(), {callee}(warmup=3)\n"
+        f"def build():\n    return Trainer.Config(), {callee}(warmup=3)\n",
     )
-    commit_all(repo, "Trainer.Config.warmup; graph_trainer builds things", BEFORE_WINDOW)
-    _edit(repo, "torchtitan/trainer.py", "        warmup: int = 0\n", "")
-    commit_all(repo, "Trainer.Config: no warmup")
-    changed = _changed(_found(fresh_world), "Trainer.Config fields")
     assert bool(changed) is (callee != "LinearWarmup")
 
 
