@@ -71,8 +71,10 @@ def nested_elsewhere(call: ast.Call, enclosing: str, modules: dict[str, ast.Modu
     return owner != enclosing and owner not in _subclasses(modules, enclosing)
 
 
-def _subclasses(modules: dict[str, ast.Module], name: str) -> set[str]:
-    """The modules' classes that derive from a class named `name`, through each other."""
+@pyast.per_tree
+def _subclasses(modules: dict[str, ast.Module], name: str) -> frozenset[str]:
+    """The modules' classes that derive from a class named `name`, through each other
+    (asked for every nested Config call: kept per set of trees)."""
     bases = {
         node.name: {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
         for tree in modules.values()
@@ -85,7 +87,17 @@ def _subclasses(modules: dict[str, ast.Module], name: str) -> set[str]:
         more = {c for c, of in bases.items() if c not in found and of & (found | {name})}
         found |= more
         grew = bool(more)
-    return found
+    return frozenset(found)
+
+
+@pyast.per_tree
+def _defined_names(modules: dict[str, ast.Module]) -> frozenset[str]:
+    """The names of the modules' classes and functions, at any depth."""
+    return frozenset(
+        getattr(node, "name", "")
+        for tree in modules.values()
+        for node in pyast.nodes(tree, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    )
 
 
 def uses_of(
@@ -102,11 +114,7 @@ def uses_of(
     elsewhere = _own_callables(modules, outer)
     kin = _subclasses(modules, outer) | _subclasses(modules, mention)
     # The experiment's own callables: `_own_callables` says which take their own keywords.
-    defined = {
-        getattr(node, "name", "")
-        for tree in modules.values()
-        for node in pyast.nodes(tree, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-    }
+    defined = _defined_names(modules)
     for path, tree in modules.items():
         names_class = mention in pyast.identifiers(tree)
         if not names_class:
