@@ -55,19 +55,15 @@ def _not_running(
         text, tree = read(integration)
         entries = list(disabled_entries(integration, text, tree))  # shared: not to extend
         total = len(override_definitions(tree))
-    # Other runners' own test definitions (`PrecompileTestDefinition(…, disabled=True)`):
-    # integration tests too.
+    skipped: list[Disabled] = []
     for path in unit_paths:
         text, tree = read(path)
+        # Other runners' own test definitions (`PrecompileTestDefinition(…, disabled=True)`):
+        # integration tests too.
         off, there = runner_entries(path, text, tree)
         entries += off
         total += there
-    skipped = [
-        d
-        for path in unit_paths
-        for text, tree in [read(path)]
-        for d in skipped_tests(path, tree, text)
-    ]
+        skipped += skipped_tests(path, tree, text)
     return entries, total, skipped
 
 
