@@ -429,3 +429,105 @@ def test_a_local_function_named_like_the_method_is_not_a_call_of_it(fresh_world,
     commit_all(repo, "MoE.forward: no flag")
     changed = _changed(_found(fresh_world), "MoE.forward signature")
     assert bool(changed) is call.startswith("moe.")
+
+
+# -- a field's reads: on what holds the class, and behind its switch -------------------------
+
+_SNAPSHOT = """\
+import os
+from dataclasses import dataclass
+
+
+class Snapshot:
+    @dataclass
+    class Config:
+        enabled: bool = False
+        folder: str = "snapshots"
+        name: str = "run"
+
+    def __init__(self, config):
+        self.config = config
+
+    def save(self, base):
+        cfg = self.config
+        if not cfg.enabled:
+            return None
+        return os.path.join(base, cfg.folder)
+"""
+
+
+def _snapshot_changed(world, experiment_code: str, old: str, new: str, upstream=_SNAPSHOT):
+    repo = world.repo
+    (repo / "torchtitan/tools").mkdir(exist_ok=True)
+    (repo / "torchtitan/tools/snapshot.py").write_text(upstream)
+    (repo / f"{EXP}/snapshots.py").write_text(
+        "from torchtitan.tools.snapshot import Snapshot\n\n\n" + experiment_code
+    )
+    commit_all(repo, "Snapshot; graph_trainer takes snapshots", BEFORE_WINDOW)
+    _edit(repo, "torchtitan/tools/snapshot.py", old, new)
+    commit_all(repo, "Snapshot.Config changes")
+    return _changed(_found(world), "`Snapshot.Config`")
+
+
+@pytest.mark.parametrize(
+    ("built", "guarded", "depends"),
+    [
+        ("Snapshot.Config(enabled=True)", True, True),  # switched on: the folder is read
+        ("Snapshot.Config()", True, False),  # off: nobody reads the folder
+        ("Snapshot.Config()", False, True),  # the folder read with the switch off too
+    ],
+)
+def test_a_default_read_only_behind_an_off_switch_reaches_who_turns_it_on(
+    fresh_world, built, guarded, depends
+):
+    """`Snapshot.Config.folder` gets a new default. Upstream reads the folder only after
+    `if not cfg.enabled: return`: a config built with `enabled=True` and no folder
+    depends on it (TRUE); one that leaves `enabled` off does not (NEAR-MISS); and if
+    upstream also reads the folder unguarded, that one does again (TRUE)."""
+    upstream = _SNAPSHOT
+    if not guarded:
+        upstream += "\n    def where(self):\n        return self.config.folder\n"
+    changed = _snapshot_changed(
+        fresh_world,
+        f"def build():\n    return Snapshot({built})\n",
+        'folder: str = "snapshots"',
+        'folder: str = "out/snapshots"',
+        upstream,
+    )
+    if depends:
+        (snapshot,) = changed
+        assert snapshot.priority.value == "P1"
+        assert "field `folder` default" in snapshot.body and "built without `folder`" in (
+            snapshot.body
+        )
+    else:
+        assert not changed, changed[0].body
+
+
+@pytest.mark.parametrize(
+    "reader",
+    [
+        "def names(nodes):\n    return [node.name for node in nodes]\n",  # another `name`
+        "def name():\n    cfg = Snapshot.Config()\n    return cfg.name\n",
+        "def name(cfg: Snapshot.Config):\n    return cfg.name\n",
+        "class Mine:\n    def __init__(self, cfg: Snapshot.Config):\n        self.cfg = cfg\n\n"
+        "    def name(self):\n        return self.cfg.name\n",
+    ],
+)
+def test_a_field_is_read_only_on_what_holds_the_config(fresh_world, reader):
+    """`Snapshot.Config` loses `name`. The experiment's module names Snapshot and reads
+    `node.name` of something else (NEAR-MISS: not the field); reading it on a config it
+    built, took as a parameter, or kept on `self` is a use (TRUE)."""
+    changed = _snapshot_changed(
+        fresh_world,
+        "def build():\n    return Snapshot(Snapshot.Config(enabled=True))\n\n\n" + reader,
+        '        name: str = "run"\n',
+        "",
+    )
+    if "node.name" in reader:
+        assert not changed, changed[0].body
+    else:
+        (snapshot,) = changed
+        assert "field `name` removed — the experiment depends on it: `name` used at" in (
+            snapshot.body
+        )

@@ -11,6 +11,7 @@ caller can break; an override or patch still can.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from scout_tui.analysis.python import pyast
@@ -101,12 +102,18 @@ def _defined_names(modules: dict[str, ast.Module]) -> frozenset[str]:
 
 
 def uses_of(
-    modules: dict[str, ast.Module], outer: str, member: str = "", mention: str = ""
+    modules: dict[str, ast.Module],
+    outer: str,
+    member: str = "",
+    mention: str = "",
+    typed_reads: bool = False,
 ) -> Uses:
     """The experiment's uses of `outer.member` (a method of class `outer`, or a function
     `member` when `outer` is ""), or of class `outer` itself when `member` is "". Only
     modules that name `mention` (default: `outer`; for a nested `Trainer.Config`, the
-    enclosing `Trainer`) are read: one that never names it cannot depend on it."""
+    enclosing `Trainer`) are read: one that never names it cannot depend on it.
+    `typed_reads`: an attribute counts only on what holds an instance of the class (a
+    field named `name` is not read by `node.name`)."""
     if not outer:
         outer = member
     mention = mention or outer
@@ -120,6 +127,7 @@ def uses_of(
         if not names_class:
             continue
         originals = _bound_to(tree, outer, member) if member else set()
+        held = _instances(tree, outer, mention, kin) if typed_reads and not member else None
         bare = originals | ({member} if outer == member else set())  # a function by its name
         for node in ast.walk(tree):
             where = f"{path}:{getattr(node, 'lineno', 0)}"
@@ -168,10 +176,62 @@ def uses_of(
                                 ast.unparse(keyword.value)
                             )
             elif isinstance(node, ast.Attribute):
+                if held is not None and ast.unparse(node.value) not in held:
+                    continue
                 found.names.setdefault(node.attr, []).append(where)
                 if isinstance(node.ctx, ast.Load):
                     found.reads.add(node.attr)
     return found
+
+
+def _instances(tree: ast.Module, outer: str, mention: str, kin: frozenset[str]) -> set[str]:
+    """What holds the class or an instance of it in one module, as source: the class
+    itself, names and `self.x` bound to a construction, parameters annotated with it, and
+    `self` in a subclass. Scope is the module: a name bound so anywhere counts."""
+    spelled = f"{mention}.{outer}" if mention != outer else outer
+    own = re.compile(rf"(?<![\w.])(\w+\.)*{re.escape(spelled)}(?!\w)")
+
+    def is_class(expr: ast.expr) -> bool:
+        text = ast.unparse(expr)
+        return bool(own.fullmatch(text)) or text.rsplit(".", 1)[-1] in kin
+
+    def typed(annotation: ast.expr | None) -> bool:
+        return annotation is not None and bool(own.search(ast.unparse(annotation)))
+
+    held = {spelled, outer}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(is_class(base) for base in node.bases):
+            held.add("self")
+        elif isinstance(node, ast.arg) and typed(node.annotation):
+            held.add(node.arg)
+        elif isinstance(node, ast.AnnAssign) and typed(node.annotation):
+            held.add(ast.unparse(node.target))
+        elif (
+            isinstance(node, ast.withitem)
+            and node.optional_vars is not None
+            and isinstance(node.context_expr, ast.Call)
+            and is_class(node.context_expr.func)
+        ):
+            held.add(ast.unparse(node.optional_vars))
+    # Bindings from a construction or from what already holds one, to a fixpoint
+    # (`cfg = C(); self.cfg = cfg`).
+    assigns = [node for node in ast.walk(tree) if isinstance(node, ast.Assign)]
+    grew = True
+    while grew:
+        grew = False
+        for node in assigns:
+            value = node.value
+            holds = (isinstance(value, ast.Call) and is_class(value.func)) or (
+                ast.unparse(value) in held
+            )
+            if not holds:
+                continue
+            for target in node.targets:
+                text = ast.unparse(target)
+                if isinstance(target, ast.Name | ast.Attribute) and text not in held:
+                    held.add(text)
+                    grew = True
+    return held
 
 
 def _own_callables(modules: dict[str, ast.Module], outer: str) -> set[str]:

@@ -7,10 +7,18 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.attributes import inherited_reads, provided_with_bases
-from scout_tui.analysis.python.changes import Change, Removed, named
+from scout_tui.analysis.python.changes import Change, DefaultChanged, Removed, named
 from scout_tui.analysis.python.dependencies import OptionIndex, class_at, option_uses
-from scout_tui.analysis.python.relevance import Dependence, Uses, depended_on, uses_of
+from scout_tui.analysis.python.gates import gates, off_switches
+from scout_tui.analysis.python.relevance import (
+    SPLAT,
+    Dependence,
+    Uses,
+    depended_on,
+    uses_of,
+)
 from scout_tui.collect.base import CollectorContext
 from scout_tui.collect.upstream_delta.surfaces import adapts, changes_by_commit, positions
 from scout_tui.config.models import Surface
@@ -50,7 +58,7 @@ def uses_for(
         outer, member = (parts[-2] if len(parts) > 1 else ""), parts[-1]
     else:
         outer, member = parts[-1], ""
-    uses = uses_of(modules, outer, member, mention=parts[0])
+    uses = uses_of(modules, outer, member, mention=parts[0], typed_reads=surface.check == "fields")
     if surface.check == "fields":
         enclosing = parts[-2] if len(parts) > 1 else ""
         by_option = option_uses(modules, parts[-1], option_prefix, index, enclosing)
@@ -92,7 +100,11 @@ def judge(
     surface or what changed; yet what today's tree still uses of a removal (or a tuple it
     still unpacks at the old size) is broken today, whatever that commit did: a use
     re-added later in the window is not adapted."""
-    deps = depended_on(changes, uses, *positions(old))
+    deps = [
+        dep
+        for dep in depended_on(changes, uses, *positions(old))
+        if not _behind_switch(ctx, surface, dep.change, uses)
+    ]
     made = changes_by_commit(ctx, surface, commits)
     experiment = ctx.config.project.experiment
     adapting: dict[str, CommitInfo] = {}
@@ -106,3 +118,39 @@ def judge(
         excused = verdict.adapted_in(dep.change) is not None and not dep.broken
         (verdict.adapted if excused else verdict.deps).append(dep)
     return verdict
+
+
+def _a_test(path: str) -> bool:
+    parts = path.split("/")
+    return any(part in ("test", "tests") for part in parts[:-1]) or parts[-1].startswith("test_")
+
+
+def _behind_switch(ctx: CollectorContext, surface: Surface, change: Change, uses: Uses) -> bool:
+    """A field default's change that no construction of the experiment's can see: every
+    read of the field in the tree waits behind a switch of the same config that is off by
+    default, and each construction leaving the field out leaves that switch off too."""
+    if not isinstance(change, DefaultChanged) or surface.check != "fields":
+        return False
+    node = pyast.find(ctx.source.parse(surface.path), surface.qualname)
+    switches = off_switches(node) if isinstance(node, ast.ClassDef) else frozenset()
+    if not switches:
+        return False
+    behind: set[str] | None = None
+    experiment = ctx.config.project.experiment.rstrip("/") + "/"
+    for path in ctx.source.grep_files(change.name):
+        if not path.startswith(experiment) and _a_test(path):
+            continue  # another part's tests read it to check it, not to run with it
+        tree = ctx.source.parse(path)
+        if tree is None:
+            return False  # a file scout cannot read may read it unguarded
+        held = gates(tree, change.name, switches)
+        if held is not None:
+            behind = held if behind is None else behind & held
+    if not behind:
+        return False
+    omitting = [kw for _, _, kw in uses.constructions if change.name not in kw]
+    return all(
+        SPLAT not in kw
+        and not any(s in kw and uses.values.get(s, {"True"}) != {"False"} for s in behind)
+        for kw in omitting
+    )
