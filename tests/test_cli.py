@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -25,6 +26,8 @@ SUBCOMMANDS = [
     "ci-log",
     "repro",
     "torch-commit",
+    "help",
+    "completion",
 ]
 
 
@@ -39,6 +42,50 @@ def test_help_names_the_console_and_every_command():
     assert done.returncode == 0
     assert "the triage console opens" in done.stdout
     assert all(command in done.stdout for command in SUBCOMMANDS)
+    # Examples, the environment it reads, and what its exit codes mean.
+    for section in ("examples:", "environment:", "exit codes:"):
+        assert f"\n{section}\n" in done.stdout
+    for variable in ("GH_TOKEN", "SCOUT_STATE_DIR", "SCOUT_GITHUB_API_URL", "NO_COLOR"):
+        assert variable in done.stdout
+    assert "130 interrupted" in done.stdout
+
+
+@pytest.mark.parametrize("topic", [["publish"], ["triage", "undo"], []])
+def test_scout_help_cmd_is_cmd_help(topic):
+    done = scout("help", *topic)
+    assert done.returncode == 0
+    assert done.stdout == scout(*topic, "--help").stdout
+
+
+def test_scout_help_of_no_such_command_is_bad_usage():
+    done = scout("help", "publsh")
+    assert done.returncode == 2 and "invalid choice: 'publsh'" in done.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_code_for_each_shell_completes_commands_and_options(shell, tmp_path):
+    done = scout("completion", shell)
+    assert done.returncode == 0 and "scout" in done.stdout and "_ARGCOMPLETE" in done.stdout
+    if shell != "bash" or not shutil.which("bash"):
+        return
+    # What the shell asks through the completion code: the words for a partial line.
+    script = tmp_path / "complete.sh"
+    script.write_text(
+        done.stdout
+        + '\nCOMP_LINE="scout publish --dr"; COMP_POINT=${#COMP_LINE}\n'
+        + "COMP_WORDS=(scout publish --dr); COMP_CWORD=2\n"
+        + "_python_argcomplete scout\n"
+        + 'printf "%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "scout").write_text(f'#!/bin/sh\nexec {sys.executable} -m scout_tui "$@"\n')
+    (bin_dir / "scout").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    shown = subprocess.run(
+        ["bash", str(script)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert "--dry-run" in shown.stdout.split(), shown.stderr
 
 
 def test_headless_commands_do_not_import_textual():

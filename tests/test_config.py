@@ -80,16 +80,40 @@ def test_carried_forward_is_not_a_rule_section(tmp_path):
     assert "decided by reconcile" in message
 
 
-def test_duplicate_key_binding(tmp_path):
-    message = _error(tmp_path, '[keys]\naccept = "x"\n')
-    assert "keys.drop" in message or "keys.accept" in message
-    assert "already bound" in message
+def test_a_key_clash_names_the_binding_that_made_it_with_its_file_and_line(tmp_path):
+    """`accept = "x"` collides with drop's default: the error names accept (what the
+    person wrote), the key, the action it already does, and where it was written — in the
+    checkout's scout.toml or in the user's own config file."""
+    message = _error(tmp_path, '[project]\n\n[keys]\nzoom = "Z"\naccept = "x"\n')
+    assert message == (
+        f"{tmp_path / 'scout.toml'}:5: keys.accept = 'x' is not allowed: 'x' is already the "
+        "key of drop (rebind drop too, or choose another key)"
+    )
+    # Rebinding both is fine: the near miss.
+    path = tmp_path / "swap.toml"
+    path.write_text('[keys]\naccept = "x"\ndrop = "a"\n')
+    assert load_config(path).keys["accept"] == "x"
+    # From the user's config file, over the checkout's.
+    from scout_tui.config.profile import load_user_config, user_config_path
+
+    user = user_config_path()
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('# mine\n[keys]\nundo = "r"\n')
+    try:
+        with pytest.raises(ConfigError) as info:
+            load_config(None, user=load_user_config())
+        assert str(info.value) == (
+            f"{user}:3: keys.undo = 'r' is not allowed: 'r' is already the key of run_repro "
+            "(rebind run_repro too, or choose another key)"
+        )
+    finally:
+        user.unlink()
 
 
 def test_key_bindings_name_the_consoles_actions(tmp_path):
     message = _error(tmp_path, '[keys]\naccpet = "y"\n')
     assert message.startswith(f"{tmp_path / 'scout.toml'}: unknown key binding keys.accpet")
-    assert "accept, demote, promote, drop" in message
+    assert "accept, accept_next, demote, promote, drop" in message
     message = _error(tmp_path, '[keys]\nzoom = "z z"\n')
     assert "keys.zoom = 'z z' is not allowed" in message
 

@@ -11,13 +11,14 @@ import sys
 
 import pytest
 from rich.console import Console
+from rich.style import Style
 
 from scout_tui.model import Priority, Section
 from scout_tui.session import Session
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import EditFinding
-from scout_tui.tui.screens.help import HelpScreen
+from scout_tui.tui.screens.help import HelpScreen, help_text, key_rows
 from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import ConfirmPublish
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -246,7 +247,25 @@ async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
         await pilot.press("question_mark")
         await settle(pilot, app)
         assert isinstance(app.screen, HelpScreen)
-        assert "set-clipboard on" in app.screen.query_one("Markdown").source
+        text = app.screen.query_one("#help-text")
+        assert text.virtual_size.height < 2 * len(key_rows(app.screen.keys))
+
+
+def test_the_help_takes_about_a_line_per_key_at_80_columns():
+    """At 80x24 the help dialog is 72 cells wide: most keys take one line, not two."""
+    screen = Console(file=io.StringIO(), width=72 - 6, color_system=None)
+    screen.print(help_text({}, 72 - 6))
+    out = screen.file.getvalue()
+    assert "set -g set-clipboard on" in out
+    rows = key_rows({})
+    lines = out.splitlines()
+    assert any(line.split()[:3] == ["A", "accept,", "then"] for line in lines)
+    assert len(lines) < len(rows) * 1.3 + 12
+    wide = Console(file=io.StringIO(), width=120, color_system=None)
+    wide.print(help_text({}, 120))
+    assert any(
+        line.split()[:2] == ["A", "accept_next"] for line in wide.file.getvalue().splitlines()
+    )
 
 
 async def test_keys_are_rebound_by_the_config(demo, tmp_path):
@@ -451,3 +470,110 @@ async def test_a_notification_from_a_widget_is_never_read_as_markup(demo, tmp_pa
         said = [n for n in app._notifications if "[/]" in n.message or "[link=" in n.message]
         assert len(said) == 2 and not any(n.markup for n in said)
         assert app.is_running
+
+
+async def test_a_section_header_or_the_filter_s_result_is_marked_in_one_key(demo, tmp_path):
+    """`space` on a section header marks all under it (again: unmarks); on a priority
+    header, that priority's; `*` marks what the filter shows."""
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        carried = next(
+            node
+            for node in findings_tree.root.children
+            if node.data.section is Section.CARRIED_FORWARD
+        )
+        under = {
+            fp
+            for fp, row in findings_tree._finding_rows.items()
+            if row.finding.section is Section.CARRIED_FORWARD
+        }
+        findings_tree.move_cursor(carried)
+        await pilot.pause(0.05)
+        await pilot.press("space")
+        assert findings_tree.marked == under and len(under) > 1
+        await pilot.press("space")
+        assert not findings_tree.marked
+        p2 = next(child for child in carried.children if "P2" in child.label.plain)
+        findings_tree.move_cursor(p2)
+        await pilot.pause(0.05)
+        await pilot.press("space")
+        assert findings_tree.marked == {
+            fp for fp in under if findings_tree.row(fp).finding.priority is Priority.P2
+        }
+        await pilot.press("space")
+        # The filter's result, then a bulk action on it.
+        await pilot.press("slash")
+        await pilot.press(*"p2", "enter")
+        await settle(pilot, app)
+        shown = set(findings_tree._finding_nodes)
+        await pilot.press("asterisk")
+        assert findings_tree.marked == shown and shown
+        assert all(findings_tree.row(fp).finding.priority is Priority.P2 for fp in shown)
+        await pilot.press("a")
+        await settle(pilot, app)
+        assert {fp for fp, e in decisions(demo, state).items() if e.decision == "accepted"} == shown
+
+
+async def test_accept_and_next_and_what_each_decision_looks_like(demo, tmp_path):
+    """`A` accepts and moves to the next unreviewed finding; accepted ✓, merged ⇢ and
+    dropped ✗ show apart, without colour; the badges stand in one column, titles cut with
+    an ellipsis; ctrl+c quits."""
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        first = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+        await pilot.press("A")
+        await settle(pilot, app)
+        second = findings_tree.cursor_fingerprint
+        assert decisions(demo, state)[first].decision == "accepted"
+        assert second != first and not findings_tree.row(second).reviewed
+        await pilot.press("x")
+        await settle(pilot, app)
+        await pilot.press(*"noise", "enter")
+        await settle(pilot, app)
+        lines = {
+            fp: findings_tree.render_label(node, Style(), Style()).plain
+            for fp, node in findings_tree._finding_nodes.items()
+        }
+        assert lines[first].startswith("✓ ") and lines[second].startswith("✗ ")
+        assert "accepted" in lines[first] and "dropped" in lines[second]
+        # One badge column: every line's badges start at the same cell of the screen.
+        width = findings_tree.scrollable_content_region.width
+        starts = set()
+        for fp, node in findings_tree._finding_nodes.items():
+            if not findings_tree.row(fp).badges:
+                continue
+            first_badge = findings_tree.row(fp).badges[0]
+            at = lines[fp].rfind(" " + first_badge[:3]) + 1
+            assert at > 0, lines[fp]
+            starts.add(findings_tree._indent(node) + at)
+            assert findings_tree._indent(node) + len(lines[fp]) <= width
+        assert len(starts) == 1, starts
+        cut = [line for line in lines.values() if "…" in line]
+        assert cut, "some title is longer than the tree is wide"
+        await pilot.press("ctrl+c")
+        await pilot.pause(0.1)
+    assert app.return_code == 0
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_a_small_terminal_keeps_help_quit_and_the_online_state(demo, tmp_path, size):
+    """At 80x24 and 60x20 the footer drops keys to fit, never help and quit, and the status
+    line still says online or offline."""
+    from textual.widgets._footer import FooterKey
+
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        await pilot.pause(0.2)
+        keys = [key.action.rsplit(".", 1)[-1] for key in app.screen.query(FooterKey)]
+        assert {"help", "quit"} <= set(keys), keys
+        footer_width = sum(key.region.width for key in app.screen.query(FooterKey))
+        assert footer_width <= size[0]
+        status = app.query_one(StatusLine).render().plain
+        assert status.endswith("online") and len(status) <= size[0], status

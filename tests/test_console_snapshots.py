@@ -52,6 +52,11 @@ def test_the_tree_at_80x24(demo, tmp_path, snap_compare):
     assert snap_compare(app, terminal_size=(80, 24), run_before=before())
 
 
+def test_the_tree_at_60x20(demo, tmp_path, snap_compare):
+    app = console(demo, tmp_path / "state")
+    assert snap_compare(app, terminal_size=(60, 20), run_before=before())
+
+
 def test_a_ci_failure_with_its_log(demo, tmp_path, snap_compare):
     app = console(demo, tmp_path / "state")
     assert snap_compare(
@@ -71,6 +76,11 @@ def test_a_signature_diff(demo, tmp_path, snap_compare):
 def test_the_help_screen(demo, tmp_path, snap_compare):
     app = console(demo, tmp_path / "state")
     assert snap_compare(app, terminal_size=(100, 32), run_before=before(then=["question_mark"]))
+
+
+def test_the_help_screen_at_80x24(demo, tmp_path, snap_compare):
+    app = console(demo, tmp_path / "state")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=before(then=["question_mark"]))
 
 
 def test_the_publish_modal(demo, tmp_path, snap_compare):

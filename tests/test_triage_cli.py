@@ -102,7 +102,9 @@ def test_unknown_ambiguous_and_impossible_references_change_nothing(args):
     assert scout("triage", "drop", a, "--reason", "  ", *args).returncode == 2
     assert all(row["decision"] is None for row in listing(args).values())  # nothing recorded
     done = scout("triage", "undo", *args)
-    assert done.returncode == 0 and done.stdout.strip() == "nothing to undo"
+    assert done.returncode == 1 and done.stderr.strip() == "scout: nothing to undo"
+    done = scout("triage", "redo", *args)
+    assert done.returncode == 1 and done.stderr.strip() == "scout: nothing to redo"
 
 
 def test_decisions_survive_cache_clear_and_carry_to_the_next_day(args, tmp_path):
@@ -130,7 +132,7 @@ def test_an_edit_that_changes_nothing_says_why_and_records_nothing(args):
         "(reconcile decides that); edit its priority or title instead"
     )
     assert listing(args)[carried] == rows[carried]
-    assert scout("triage", "undo", *args).stdout.strip() == "nothing to undo"
+    assert scout("triage", "undo", *args).stderr.strip() == "scout: nothing to undo"
     # The near miss: a real change to the same finding is recorded.
     done = scout("triage", "edit", carried, "--priority", "P0", *args)
     assert done.returncode == 0 and done.stdout.startswith(f"edited: {carried}")

@@ -41,6 +41,8 @@ COMMANDS = {  # command → "module:function", imported only when run
     "ci-log": "scout_tui.cli.ci:cmd_ci_log",
     "repro": "scout_tui.cli.ci:cmd_repro",
     "torch-commit": "scout_tui.cli.ci:cmd_torch_commit",
+    "help": "scout_tui.cli.dispatch:cmd_help",
+    "completion": "scout_tui.cli.dispatch:cmd_completion",
 }
 
 
@@ -55,6 +57,10 @@ def _silence_stdout() -> None:
 
 def run(argv: Sequence[str] | None = None, console: Callable[..., int] | None = None) -> int:
     parser = build_parser()
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (`scout completion`)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's own parser, so the hint names its --help
         command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
@@ -114,3 +120,20 @@ def _failed() -> int:
             raise
         print(f"scout: error: {scrub(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def cmd_help(args: argparse.Namespace) -> int:
+    """`scout help CMD [ACTION]`: that parser's --help (argparse exits 0 after it)."""
+    parser = build_parser()
+    try:
+        parser.parse_args([*args.topic, "--help"])
+    except SystemExit as done:
+        return int(done.code or 0)
+    return EXIT_OK
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    import argcomplete
+
+    sys.stdout.write(argcomplete.shellcode(["scout"], shell=args.shell))
+    return EXIT_OK

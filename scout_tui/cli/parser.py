@@ -44,13 +44,16 @@ class _ScoutParser(_Parser):
         return parsed, unknown
 
 
+MAX_DAYS = 36_500  # a century: more is a typo, and past `date`'s range
+
+
 def _days(value: str) -> int:
     try:
         days = int(value)
     except ValueError:
         days = 0
-    if days < 1:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days (1 or more)")
+    if not 1 <= days <= MAX_DAYS:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of days (1 to {MAX_DAYS:,})")
     return days
 
 
@@ -314,11 +317,43 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
     action("redo", "redo what undo undid", fps=False)
 
 
+EPILOG = """\
+examples:
+  scout                                  the console on today's run of this checkout
+  scout collect --offline                collect without the network; cached for the console
+  scout --offline report > today.md      the day's report as Markdown
+  scout publish --dry-run                what publishing would post and file, touching nothing
+  scout publish --yes                    post the report and file the Backlog drafts
+  scout triage list --json               the day's findings and decisions, for scripts
+  scout collect --bundle run.json.gz     a run to review elsewhere: scout open run.json.gz
+  scout replay --from 2026-08-01 --to 2026-08-07 --offline   a past week's reports
+  scout help publish                     a command's own help (as scout publish --help)
+  scout completion bash                  shell completion (bash, zsh or fish)
+
+environment:
+  GH_TOKEN, GITHUB_TOKEN                 the token for github.com (else `gh auth token`)
+  GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN   the token for any other API host
+  SCOUT_GITHUB_API_URL                   GitHub's API (as --api-url)
+  SCOUT_STATE_DIR                        where decisions and the publish journal live
+  SCOUT_PROCESSES                        collector processes (1: everything in one)
+  SCOUT_VERBOSE                          a line per finding as collectors find them
+  SCOUT_DEBUG                            a traceback instead of the one-line error
+  VISUAL, EDITOR                         the editor of `E` in the console
+  NO_COLOR                               no colour in the console
+
+exit codes:
+  0 done   1 failed (a collector with --strict, a refused publish, nothing to undo)
+  2 bad usage or configuration   130 interrupted (Ctrl-C; the work done is kept)
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _ScoutParser(
         prog="scout",
         description="Nightly scout: find what nobody has acted on yet, triage it, publish it. "
         "Without a command, the triage console opens on the day's run of the checkout.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"scout-tui {__version__}")
     _add_globals(parser, None, depth=0)  # before any command; bare `scout`: the console
@@ -526,7 +561,30 @@ def build_parser() -> argparse.ArgumentParser:
         "eventual consistency can make them (default: 0)",
     )
 
-    demo = sub.add_parser("demo", help="the whole loop on a generated sample repository")
+    help_ = sub.add_parser(
+        "help",
+        help="a command's help: `scout help publish` is `scout publish --help`",
+        description="A command's help: `scout help CMD [ACTION]` is `scout CMD [ACTION] "
+        "--help`; `scout help` alone is `scout --help`.",
+    )
+    help_.add_argument("topic", nargs="*", metavar="CMD", help="a command (and its action)")
+    completion = sub.add_parser(
+        "completion",
+        help="shell completion for bash, zsh or fish",
+        description="Print the shell code that completes scout's commands and options "
+        '(argcomplete). bash: `eval "$(scout completion bash)"` in ~/.bashrc; zsh: the '
+        "same in ~/.zshrc; fish: `scout completion fish | source` in "
+        "~/.config/fish/config.fish.",
+    )
+    completion.add_argument("shell", choices=("bash", "zsh", "fish"))
+    demo = sub.add_parser(
+        "demo",
+        help="the whole loop on a generated sample repository",
+        description="Build a small sample repository with a history, serve a local "
+        "GitHub-compatible API for it (CI runs, issues, a Projects board), collect, and open "
+        "the console on the result: every key works, publishing included, and nothing "
+        "leaves this machine.",
+    )
     demo.add_argument("--dir", type=Path, help="build the sample here (default: a temp dir)")
     _add_globals(demo, "demo", depth=1)
     demo.add_argument("--json", action="store_true", help="print the run as JSON")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from scout_tui.cli.common import open_session, warn
 from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, Cancelled
+from scout_tui.history.baseline import check_date
 from scout_tui.model import SECTIONS
 from scout_tui.pipeline.replay import (
     DayRow,
@@ -57,6 +58,8 @@ def _line(cells: list[str] | tuple[str, ...]) -> str:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     last = args.last or utc_today()
+    check_date(args.first, flag="--from")  # before anything is written
+    check_date(last, flag="--to")
     out: Path = args.out or Path(f"scout-replay-{args.first}-{last}")
     Folder.check(out)
     args.cache_dir, args.as_of = out / ".cache", None  # its own cache; each day's date

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from scout_tui.cli.common import open_session, progress
 from scout_tui.cli.output import write_output
-from scout_tui.errors import EXIT_OK, UsageError
+from scout_tui.errors import EXIT_FAILURE, EXIT_OK, UsageError
 from scout_tui.model import Priority, RunResult, Section
 from scout_tui.session import Session
 from scout_tui.store.state import StateStore
@@ -93,9 +93,9 @@ def _read_body(path: Path) -> str:
 
 def _undo_redo(session: Session, op: str) -> int:
     action = session.review.undo() if op == "undo" else session.review.redo()
-    if action is None:
-        write_output(f"nothing to {op}", None)
-        return EXIT_OK
+    if action is None:  # a script that undoes until it fails stops here
+        print(f"scout: nothing to {op}", file=sys.stderr)
+        return EXIT_FAILURE
     done = "undid" if op == "undo" else "redid"
     count = len(action.changes)
     write_output(f"{done}: {action.label} ({count} finding{'s' if count != 1 else ''})", None)

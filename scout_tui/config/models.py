@@ -20,10 +20,12 @@ GITHUB_API = "https://api.github.com"
 # The console's actions, by the ids `[keys]` binds (the console issue's table).
 ACTION_IDS = (
     "accept",
+    "accept_next",
     "demote",
     "promote",
     "drop",
     "mark",
+    "mark_filtered",
     "merge",
     "edit",
     "edit_external",

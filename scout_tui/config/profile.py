@@ -99,6 +99,13 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("scout-tui", appauthor=False)) / USER_CONFIG_NAME
 
 
+def _user_config_text() -> str:
+    try:
+        return user_config_path().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def load_user_config() -> UserConfig:
     """The user's config file, under the platform's config dir; none is empty."""
     path = user_config_path()
@@ -192,9 +199,14 @@ def load_config(
         source = str(path)
         base, inherited = _for_another_experiment(base, own)
         data = _merge(base, own)
+    layers = [("<shipped default>", _shipped_text(), tomllib.loads(_shipped_text())["keys"])]
+    if path is not None:
+        layers.append((source, text, own.get("keys", {}) if isinstance(own, dict) else {}))
     if user.keys:
         data = {**data, "keys": {**data["keys"], **user.keys}}
+        layers.append((str(user_config_path()), _user_config_text(), user.keys))
     config = _validate(data, text, source)
+    _check_key_clashes(layers)
     if path is not None and in_checkout(path):
         chosen = chosen_api_url(api_url, user)
         trusted = user.trusted() | ({origin_of(chosen)} if chosen else set())
@@ -394,7 +406,7 @@ def _inside_checkout(path: str, base: str) -> bool:
 
 
 def _check_keys(keys: Mapping[str, str], source: str) -> None:
-    seen: dict[str, str] = {}
+    """Each action id is one scout knows and each key one Textual can name."""
     for action, key in keys.items():
         if action not in ACTION_IDS:
             raise ConfigError(
@@ -406,12 +418,44 @@ def _check_keys(keys: Mapping[str, str], source: str) -> None:
                 f"{source}: keys.{action} = {key!r} is not allowed: a key name such as "
                 "'a', 'minus', 'ctrl+r', or several with commas"
             )
-        if key in seen:
-            raise ConfigError(
-                f"{source}: keys.{action} = {key!r} is not allowed: "
-                f"already bound to keys.{seen[key]}"
-            )
-        seen[key] = action
+
+
+def _check_key_clashes(layers: list[tuple[str, str, Mapping[str, str]]]) -> None:
+    """No key does two actions once the layers (source, its text, its [keys]; the last
+    wins) are merged. A clash names the binding that made it — the one set last, in the
+    file and on the line it was set — not the default it collides with."""
+    merged: dict[str, tuple[str, int]] = {}  # action → its key's layer, its order
+    keys: dict[str, str] = {}
+    for n, (_, _, layer) in enumerate(layers):
+        for action, key in layer.items():
+            keys[action] = key
+            merged[action] = (str(n), len(merged))
+    holder: dict[str, str] = {}
+    for action in sorted(keys, key=lambda a: (int(merged[a][0]), merged[a][1])):
+        for key in keys[action].split(","):
+            other = holder.get(key)
+            if other is not None and other != action:
+                source, text, _ = layers[int(merged[action][0])]
+                line = _key_line(text, action)
+                where = f"{source}:{line}" if line else source
+                raise ConfigError(
+                    f"{where}: keys.{action} = {keys[action]!r} is not allowed: {key!r} "
+                    f"is already the key of {other} (rebind {other} too, or choose another "
+                    "key)"
+                )
+            holder[key] = action
+
+
+def _key_line(text: str, action: str) -> int | None:
+    """The line of `action = …` in the file's [keys] table."""
+    in_keys = False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            in_keys = stripped.replace(" ", "") == "[keys]"
+        elif in_keys and re.match(rf"^{re.escape(action)}\s*=", stripped):
+            return number
+    return None
 
 
 def find_config(repo: Path) -> Path | None:

@@ -25,6 +25,7 @@ class ScoutApp(App[int]):
     BINDINGS = [
         binding("quit"),
         Binding("ctrl+q", "quit", "Quit", show=False, id="quit_ctrl_q", priority=True),
+        Binding("ctrl+c", "quit", "Quit", show=False, id="quit_ctrl_c", priority=True),
     ]
 
     def __init__(

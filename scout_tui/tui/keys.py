@@ -26,6 +26,13 @@ ACTIONS: dict[str, Action] = {
     for a in (
         Action("accept", "a", "Accept", "accept the finding(s) as they stand"),
         Action(
+            "accept_next",
+            "A",
+            "Accept, next",
+            "accept, then go to the next finding not yet reviewed",
+            show=False,
+        ),
+        Action(
             "demote",
             "minus",
             "Demote",
@@ -40,7 +47,20 @@ ACTIONS: dict[str, Action] = {
             show=False,
         ),
         Action("drop", "x", "Drop", "drop with a reason (remembered: not proposed again)"),
-        Action("mark", "space", "Mark", "mark or unmark for a bulk action or a merge", show=False),
+        Action(
+            "mark",
+            "space",
+            "Mark",
+            "mark or unmark for a bulk action or a merge; on a section or priority: all in it",
+            show=False,
+        ),
+        Action(
+            "mark_filtered",
+            "asterisk",
+            "Mark all",
+            "mark or unmark every finding shown (the filter's result)",
+            show=False,
+        ),
         Action(
             "merge",
             "m",
@@ -95,7 +115,7 @@ ACTIONS: dict[str, Action] = {
 assert set(ACTIONS) == set(ACTION_IDS), "the console's actions are the ids [keys] accepts"
 
 
-KEY_SHOWN = {"minus": "-", "plus": "+", "slash": "/", "question_mark": "?"}
+KEY_SHOWN = {"minus": "-", "plus": "+", "slash": "/", "question_mark": "?", "asterisk": "*"}
 
 
 def shown_key(key: str) -> str:

@@ -9,9 +9,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from scout_tui.analysis.ci.logindex import LogIndex
+from scout_tui.tui.widgets.key_footer import KeyFooter
 from scout_tui.tui.widgets.log_view import LogView
 
 
@@ -65,7 +66,7 @@ class LogViewer(Screen[None]):
             placeholder="Search the log (case-insensitive), enter to find, escape to close",
             id="log-viewer-search",
         )
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(LogView).focus()

@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from scout_tui.collect.events import (
@@ -48,6 +48,7 @@ from scout_tui.tui.view import Filter, changed_decisions
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.finding_panes import FindingPanes
 from scout_tui.tui.widgets.findings_tree import FindingsTree
+from scout_tui.tui.widgets.key_footer import KeyFooter
 from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.publish_flow import PublishFlow
 from scout_tui.tui.widgets.repro_flow import ReproFlow
@@ -107,7 +108,7 @@ class TriageScreen(Screen[None]):
         yield StatusLine(id="status")
         yield Workspace(self.session, id="main")
         yield CollectorsBar(id="collectors")
-        yield Footer()
+        yield KeyFooter()
         yield self.publish_flow
         yield self.repro_flow
 
@@ -249,6 +250,10 @@ class TriageScreen(Screen[None]):
             self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
             self.decisions.accept(findings)
             self.query_one(FindingsTree).marked.clear()
+
+    def action_accept_next(self) -> None:
+        self.action_accept()
+        self.query_one(FindingsTree).action_next_unreviewed()
 
     def action_demote(self) -> None:
         self._move(up=False)
@@ -481,7 +486,7 @@ class TriageScreen(Screen[None]):
         self.query_one(FindingsTree).focus()
 
     def action_help(self) -> None:
-        from scout_tui.tui.screens.help import HelpScreen  # Markdown: imported when asked
+        from scout_tui.tui.screens.help import HelpScreen
 
         self.app.push_screen(HelpScreen(self.app.active_bindings))
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len, set_cell_size
+from rich.style import Style
 from rich.text import Span, Text
 from textual.binding import Binding
 from textual.message import Message
@@ -20,6 +22,7 @@ from scout_tui.tui.view import Filter, Row, SectionView, reviewed_count, rows_of
 
 TRIAGE_ACTIONS = (
     "accept",
+    "accept_next",
     "demote",
     "promote",
     "drop",
@@ -48,21 +51,68 @@ class NodeData:
     fingerprint: str | None = None  # None: a section or priority node
 
 
-def finding_label(row: Row, marked: bool, grouped: bool = False) -> Text:
+# What the reviewer did, at a glance and without colour: accepted (as is or changed) ✓,
+# merged ⇢, dropped ✗; ● is a mark.
+STATE_GLYPHS = {"dropped": "✗", "merged": "⇢"}
+BADGE_COLUMN = (10, 24)  # the badge column's narrowest and widest
+NARROWEST_TITLE = 16  # below this, the badges give way to the title
+
+
+def finding_label(
+    row: Row, marked: bool, grouped: bool = False, width: int | None = None, column: int = 0
+) -> Text:
+    """A finding's line: its state, priority (unless its priority node says it), title and
+    badges. With `width` (the cells the line may take), the title is cut with "…" and the
+    badges stand in the last `column` cells (`badge_column` of the tree's width: the same
+    for every line, whatever its depth)."""
     finding = row.finding
-    parts: list[tuple[str, str]] = [
-        (
-            "● " if marked else ("✓ " if row.reviewed else "  "),
-            "bold magenta" if marked else "green",
-        ),
-    ]
+    glyph = STATE_GLYPHS.get(row.decided.label, "✓" if row.reviewed else " ")
+    style = "bold magenta" if marked else ("red" if glyph == "✗" else "green")
+    parts: list[tuple[str, str]] = [("● " if marked else f"{glyph} ", style)]
     if finding.priority is not None and not grouped:
         parts.append((f"[{finding.priority.value}] ", PRIORITY_STYLES[finding.priority]))
     struck = row.decided.label in ("dropped", "merged")
-    parts.append((" ".join(finding.title.replace("`", "").split()), "dim strike" if struck else ""))
-    for badge in row.badges:
-        parts.append((f" {badge}", BADGE_STYLES.get(badge.split()[0], "dim")))
+    title = " ".join(finding.title.replace("`", "").split())
+    title_style = "dim strike" if struck else ""
+    if width is None:
+        parts.append((title, title_style))
+        parts += [(f" {badge}", _badge_style(badge)) for badge in row.badges]
+        return _assembled(parts)
+    room = width - sum(cell_len(piece) for piece, _ in parts)
+    if room - column - 1 < NARROWEST_TITLE:
+        column = 0
+    title_room = room - column - (1 if column else 0)
+    parts.append((_fitted(title, title_room), title_style))
+    if column:
+        parts.append((" ", ""))
+        left = column
+        for n, badge in enumerate(row.badges):
+            piece = _fitted(("" if n == 0 else " ") + badge, left, pad=False)
+            if not piece:
+                break
+            parts.append((piece, _badge_style(badge)))
+            left -= cell_len(piece)
     return _assembled(parts)
+
+
+def badge_column(width: int) -> int:
+    """The badge column's width in a tree `width` cells wide; 0 when the deepest line
+    (two guides and `✓ [P1] `) would keep less than NARROWEST_TITLE for its title."""
+    column = max(BADGE_COLUMN[0], min(BADGE_COLUMN[1], width // 3))
+    return column if width - 4 - 7 - column - 1 >= NARROWEST_TITLE else 0
+
+
+def _badge_style(badge: str) -> str:
+    return BADGE_STYLES.get(badge.split()[0], "dim")
+
+
+def _fitted(text: str, width: int, pad: bool = True) -> str:
+    """`text` in `width` cells: cut with "…", or padded with spaces when `pad`."""
+    if width <= 0:
+        return ""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…"
+    return set_cell_size(text, width) if pad else text
 
 
 def _assembled(parts: list[tuple[str, str]]) -> Text:
@@ -89,6 +139,7 @@ class FindingsTree(Tree[NodeData]):
     BINDINGS = [
         *(binding(action, on="screen") for action in (*TRIAGE_ACTIONS, "undo", "redo")),
         binding("mark"),
+        binding("mark_filtered"),
         binding("next_unreviewed"),
         Binding("enter", "toggle_node", "Open/close", show=False),
     ]
@@ -125,6 +176,32 @@ class FindingsTree(Tree[NodeData]):
         if isinstance(label, Text) and "\n" not in label.plain:
             return label
         return super().process_label(label)
+
+    def render_label(self, node: TreeNode[NodeData], base_style: Style, style: Style) -> Text:
+        # A finding's line is laid out for the width it has, when it is drawn: only the
+        # lines on screen are, and a resize redraws them (Tree keys its cache on width).
+        data = node.data
+        row = self._finding_rows.get(data.fingerprint) if data and data.fingerprint else None
+        if row is None:
+            return super().render_label(node, base_style, style)
+        fingerprint = row.fingerprint
+        width = self.scrollable_content_region.width
+        label = finding_label(
+            row,
+            fingerprint in self.marked,
+            self._grouped.get(fingerprint, False),
+            width - self._indent(node),
+            badge_column(width),
+        )
+        label.stylize(style)
+        return label
+
+    def _indent(self, node: TreeNode[NodeData]) -> int:
+        """The cells the guides take left of a node's label (the root is not shown)."""
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        return depth * max(2, self.guide_depth)
 
     def get_label_width(self, node: TreeNode[NodeData]) -> int:
         # What render_label would measure, without rendering: the label and the toggle icon.
@@ -330,12 +407,37 @@ class FindingsTree(Tree[NodeData]):
 
     # -- actions -----------------------------------------------------------------------------
     def action_mark(self) -> None:
-        fp = self.cursor_fingerprint
-        if fp is None:
+        """The cursor's finding, or on a section or priority every finding under it."""
+        node = self.cursor_node
+        if node is None or node.data is None:
             return
-        self.marked ^= {fp}
-        self.refresh_row(self._finding_rows[fp])
-        self.action_cursor_down()
+        if node.data.fingerprint is not None:
+            self._toggle_marks([node.data.fingerprint])
+            self.action_cursor_down()
+        else:
+            self._toggle_marks(_leaves(node))
+
+    def action_mark_filtered(self) -> None:
+        self._toggle_marks(list(self._finding_nodes))
+
+    def _toggle_marks(self, fingerprints: list[str]) -> None:
+        """Mark them all, or unmark them all when every one is marked already."""
+        # All Clear lines are nothing to decide: a section's mark leaves them out.
+        chosen = [
+            fp
+            for fp in fingerprints
+            if fp in self._finding_rows
+            and self._finding_rows[fp].finding.section is not Section.ALL_CLEAR
+        ]
+        if not chosen:
+            return
+        if set(chosen) <= self.marked:
+            self.marked -= set(chosen)
+        else:
+            self.marked |= set(chosen)
+        for fp in chosen:
+            self.refresh_row(self._finding_rows[fp])
+        self.notify(f"{len(self.marked)} marked", timeout=2)
 
     def action_next_unreviewed(self) -> None:
         order = list(self._finding_nodes)
@@ -350,3 +452,14 @@ class FindingsTree(Tree[NodeData]):
         self.notify("every finding is reviewed")
 
     # The triage keys: each asks the app, naming the findings it applies to.
+
+
+def _leaves(node: TreeNode[NodeData]) -> list[str]:
+    """The findings under a section or priority node, in tree order."""
+    found: list[str] = []
+    for child in node.children:
+        if child.data is not None and child.data.fingerprint is not None:
+            found.append(child.data.fingerprint)
+        else:
+            found += _leaves(child)
+    return found

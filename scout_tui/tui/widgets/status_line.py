@@ -81,16 +81,33 @@ class StatusLine(Static):
                     else (self.online[: max(len("offline"), room - 1)].rstrip() + "…")
                 )
                 text = self._line("", reason if room > len("offline") else "offline", separator)
+        if text.cell_len > width:  # 60 columns: the run's age goes, then the words
+            online = "offline" if self.online.startswith("offline") else self.online
+            for terse in (False, True):
+                text = self._line("", online, " · ", aged=False, terse=terse)
+                if text.cell_len <= width:
+                    break
         return text
 
     def _line(
-        self, rate: str, online: str, separator: str, kept_apart: str = "", aged: bool = True
+        self,
+        rate: str,
+        online: str,
+        separator: str,
+        kept_apart: str = "",
+        aged: bool = True,
+        terse: bool = False,
     ) -> Text:
-        text = Text(self.where, style="bold")
+        """`terse`: the experiment's name alone, and "3/27" for "3 of 27 reviewed"."""
+        where = self.where.split("·")[-1].split()[0] if terse and self.where else self.where
+        reviewed = self.reviewed
+        if terse and reviewed.endswith(" reviewed"):
+            reviewed = reviewed.removesuffix(" reviewed").replace(" of ", "/")
+        text = Text(where, style="bold")
         if self.busy:
             text.append(f"  {self.busy}", style="yellow")
         parts = [  # what matters most first: the line is cut at the terminal's edge
-            (self.reviewed, "bold"),
+            (reviewed, "bold"),
             (f"{self.marked} marked" if self.marked else "", "magenta"),
             (f"filter: {self.filter_text}" if self.filter_text else "", "cyan"),
             (age(self.collected_at, self.clock()) if aged else "", "dim"),
