@@ -10,7 +10,7 @@ import json
 import signal
 import subprocess
 import time
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -249,6 +249,60 @@ def test_dry_run_prints_the_exact_plan_and_writes_nothing(tmp_path, fresh_world)
         assert done.returncode == 0, done.stderr
         assert f"{len(wanted)} Backlog draft" in done.stdout
         assert done.stdout.count("## Problem") == len(wanted)  # the bodies, in full
+        assert mutations(server) == []
+
+
+@pytest.mark.parametrize("token", ["wrong", "expired", "good"])
+def test_a_dry_run_with_a_token_github_refuses_exits_1(tmp_path, fresh_world, token):
+    """A dry run is cron's check that tomorrow's publish will go through: a wrong or an
+    expired token (GitHub: 401 Bad credentials) still shows the plan, and exits 1 saying
+    why; the token that works (the near miss) exits 0. Nothing is written either way."""
+    world = world_for(fresh_world)
+    if token == "expired":
+        world.tokens[0].expires_at = datetime.now(UTC) - timedelta(minutes=1)
+    with LocalGitHub(world) as server:
+        args = options(fresh_world, tmp_path, server)
+        done = publish(
+            args, token="ghp_WRONGtoken" if token == "wrong" else TOKEN, extra=("--dry-run",)
+        )
+        assert done.stdout.startswith("Publish plan for ")
+        if token == "good":
+            assert done.returncode == 0, done.stderr
+        else:
+            assert done.returncode == 1
+            assert done.stderr.splitlines()[-1].startswith(
+                "scout: error: publishing would fail: GitHub refused the token (401 Bad credentials"
+            )
+            assert "ghp_WRONGtoken" not in done.stdout + done.stderr
+        assert mutations(server) == []
+
+
+def test_a_dry_run_as_json_follows_the_committed_schema(tmp_path, fresh_world):
+    import jsonschema
+
+    from scout_tui.publish.document import PLAN_SCHEMA_FILE, render_schema
+
+    assert PLAN_SCHEMA_FILE.read_text() == render_schema(), (
+        "run: python -m scout_tui.publish.document"
+    )
+    with LocalGitHub(world_for(fresh_world)) as server:
+        args = options(fresh_world, tmp_path, server)
+        wanted = expected_drafts(args)
+        done = publish(args, extra=("--dry-run", "--json"))
+        assert done.returncode == 0, done.stderr
+        document = json.loads(done.stdout)
+        jsonschema.validate(document, json.loads(PLAN_SCHEMA_FILE.read_text()))
+        assert {d["fingerprint"] for d in document["drafts"]} == wanted
+        assert [s["fingerprint"] for s in document["status_sets"]] == [
+            d["fingerprint"] for d in document["drafts"]
+        ]
+        assert document["comment"]["body"].startswith("# Nightly Scout Report")
+        assert document["comment"]["characters"] == len(document["comment"]["body"])
+        assert document["board_checked"] is True
+        assert mutations(server) == []
+        # --json alone is not a publish that prints JSON: bad usage, nothing done.
+        alone = publish(args, extra=("--json", "--yes"))
+        assert alone.returncode == 2 and "add --dry-run" in alone.stderr
         assert mutations(server) == []
 
 

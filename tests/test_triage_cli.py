@@ -137,3 +137,23 @@ def test_an_edit_that_changes_nothing_says_why_and_records_nothing(args):
     done = scout("triage", "edit", carried, "--priority", "P0", *args)
     assert done.returncode == 0 and done.stdout.startswith(f"edited: {carried}")
     assert listing(args)[carried]["priority"] == "P0"
+
+
+def test_a_corrupt_state_store_reports_untriaged_and_refuses_to_publish(args, tmp_path):
+    """`report` still renders (every finding as collected) and says why in one warning;
+    `publish --dry-run` refuses, naming the file, since its journal cannot be trusted; the
+    file is left as it is."""
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    garbage = b"not my decisions" * 400
+    (state / "state.sqlite3").write_bytes(garbage)
+    done = scout("report", "--offline", *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Nightly Scout Report")
+    assert done.stderr.count("\n") == 1 and "scout: warning: the state store " in done.stderr
+    assert str(state / "state.sqlite3") in done.stderr and "untriaged" in done.stderr
+    refused = scout("publish", "--dry-run", "--offline", *args)
+    assert refused.returncode == 1 and not refused.stdout
+    assert refused.stderr.startswith("scout: error: the state store ")
+    assert str(state / "state.sqlite3") in refused.stderr
+    assert (state / "state.sqlite3").read_bytes() == garbage

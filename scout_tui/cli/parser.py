@@ -445,7 +445,13 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument(
         "--dry-run",
         action="store_true",
-        help="print the exact plan, bodies included; change nothing",
+        help="print the exact plan, bodies included; change nothing (exit 1 when GitHub "
+        "would refuse it: a wrong or expired token, a missing scope)",
+    )
+    publish.add_argument(
+        "--json",
+        action="store_true",
+        help="with --dry-run: the plan as JSON (schema/plan.schema.json)",
     )
     publish.add_argument(
         "--yes",

@@ -16,14 +16,16 @@ from scout_tui import __version__
 from scout_tui.cli.common import cli_processes, open_session, progress, strict_exit, warn
 from scout_tui.cli.output import check_target, dumps, probe_writable, write_output
 from scout_tui.collect.events import Event, RunFinished, RunWarning, to_json_line
-from scout_tui.errors import EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
+from scout_tui.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
 from scout_tui.github.api import GitHubError
 from scout_tui.history.baseline import check_date
 from scout_tui.model import RunResult
+from scout_tui.publish.document import PlanDocument
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.session import Session, SessionOptions, utc_today
 from scout_tui.store.bundle import make_bundle, write_bundle
 from scout_tui.store.cache import Cache, lost_text, run_time
+from scout_tui.store.state import StateError
 
 
 @contextmanager
@@ -126,10 +128,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError("--as-posted prints the Markdown a publish posts: not with --json")
     check_target(args.output)
     session = open_session(args)
-    if args.poorer:
-        result = session.review.triaged(_poorer_run(session, args))
-    else:
-        result = session.review.triaged(session.day_run(args.recollect, on_event=progress))
+    run = (
+        _poorer_run(session, args)
+        if args.poorer
+        else session.day_run(args.recollect, on_event=progress)
+    )
+    try:
+        result = session.review.triaged(run)
+    except StateError as exc:  # reading loses nothing: the report, untriaged, and why
+        warn(f"{exc}; the report is untriaged: none of your decisions is applied")
+        result = run
     if args.json:
         write_output(result.model_dump_json(indent=2), args.output)
     elif args.as_posted:
@@ -160,6 +168,8 @@ def _poorer_run(session: Session, args: argparse.Namespace) -> RunResult:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    if args.json and not args.dry_run:
+        raise UsageError("--json prints the plan of a dry run: add --dry-run")
     session = open_session(args)
     github, reason = session.github()
     if not args.dry_run:
@@ -176,9 +186,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
             publisher.check_day(session.day)
         except GitHubError as exc:
             raise ScoutError(str(exc)) from None
+    refusal = _refusal(session) if args.dry_run and github is not None else None
     result = session.review.triaged(session.day_run(args.recollect, on_event=progress))
     items = None
-    if github is not None:
+    if github is not None and refusal is None:
         try:
             items = session.board_items()
         except GitHubError as exc:
@@ -189,7 +200,17 @@ def cmd_publish(args: argparse.Namespace) -> int:
         warn(f"the run being published is partial — {problem} (--recollect collects again)")
     plan = session.plan(result, items)
     if args.dry_run:
-        write_output(_plan_text(plan, session, items is not None, reason), None)
+        note = refusal or reason
+        if args.json:
+            document = PlanDocument.of(
+                plan, session.config, session.publish_target(), items is not None, note
+            )
+            write_output(document.model_dump_json(indent=2), None)
+        else:
+            write_output(_plan_text(plan, session, items is not None, note), None)
+        if refusal is not None:  # a check for cron: this plan would not go through
+            print(f"scout: error: publishing would fail: {refusal}", file=sys.stderr)
+            return EXIT_FAILURE
         return EXIT_OK
     if not args.yes:
         print(
@@ -207,6 +228,21 @@ def cmd_publish(args: argparse.Namespace) -> int:
         raise ScoutError(f"{exc} — what was done is journaled: run it again to finish") from None
     write_output("\n".join(outcome.summary()), None)
     return EXIT_OK
+
+
+def _refusal(session: Session) -> str | None:
+    """Why GitHub would refuse this publish (a refused or expired token, missing scopes, a
+    day it may not post under), asked as a publish asks before writing; None when it would
+    not, or when GitHub could not be asked (the plan then says the board went unchecked)."""
+    try:
+        publisher = session.publisher(note=warn)
+        publisher.check_access()
+        publisher.check_day(session.day)
+    except GitHubError as exc:
+        return None if exc.transient else str(exc)
+    except ScoutError as exc:
+        return str(exc)
+    return None
 
 
 def _plan_text(plan: PublishPlan, session: Session, board_checked: bool, reason: str) -> str:

@@ -39,6 +39,8 @@ class Token(_Model):
     # A GitHub App installation token: REST `GET /user` refuses it (403), GraphQL `viewer`
     # answers with the App's bot.
     installation: bool = False
+    # When it stops working: GitHub then answers 401 "Bad credentials", as for a wrong one.
+    expires_at: datetime | None = None
 
 
 class Comment(_Model):
@@ -193,7 +195,10 @@ class World(_Model):
         )
 
     def login_for(self, token: str) -> Token | None:
-        return next((t for t in self.tokens if t.token == token), None)
+        known = next((t for t in self.tokens if t.token == token), None)
+        if known is not None and known.expires_at is not None and known.expires_at <= now():
+            return None
+        return known
 
     def save(self, path: Path) -> None:
         tmp = path.with_name(path.name + ".tmp")
