@@ -326,6 +326,16 @@ def test_cache_info_and_clear(tmp_path, sample_world):
     assert scout("collect", *world_args(sample_world, tmp_path)).returncode == 0
     done = scout("cache", "info", "--json", "--cache-dir", tmp_path / "cache")
     assert json.loads(done.stdout)["runs"] == [DAY]
+    # Which checkout each run is of, and where the decisions are (not in the cache).
+    state = tmp_path / "state"
+    text = scout(
+        "cache", "info", "--cache-dir", tmp_path / "cache", env={"SCOUT_STATE_DIR": str(state)}
+    )
+    assert f"{DAY} torchtitan/experiments/graph_trainer in {sample_world.repo}:" in text.stdout
+    assert text.stdout.rstrip().endswith(
+        f"state store (decisions, publish journal; never cleared): {state / 'state.sqlite3'}"
+        " (none yet)"
+    )
     done = scout("cache", "clear", "--cache-dir", tmp_path / "cache")
     assert done.returncode == 0 and "cleared" in done.stdout
     done = scout("cache", "info", "--json", "--cache-dir", tmp_path / "cache")
@@ -385,3 +395,31 @@ def test_bad_usage_is_one_line_naming_the_commands_help():
         [line] = done.stderr.splitlines()
         assert line.startswith("scout: error: ")
         assert line.endswith(f"(see `scout {command} --help`)")
+
+
+def test_fail_on_a_new_p0_alerts_cron_and_a_dropped_one_does_not(tmp_path, sample_world):
+    """`collect --fail-on new:P0` exits 1 naming the new P0s; a P0 the reviewer dropped
+    alerts nobody; `new:P2` never misses what `new:P0` catches; bad WHICH:PRIORITY is 2."""
+    args = world_args(sample_world, tmp_path)
+    listed = json.loads(scout("triage", "list", "--json", "--offline", *args).stdout)
+    p0 = [r for r in listed if r["priority"] == "P0" and r["status"] == "new"]
+    assert p0, "the sample has a new P0"
+    done = scout("collect", "--offline", "--fail-on", "new:P0", *args)
+    assert done.returncode == 1
+    said = [line for line in done.stderr.splitlines() if line.startswith("scout: fail-on")]
+    assert said == [
+        f"scout: fail-on new:P0: {len(p0)} finding(s) — "
+        + "; ".join(f"[P0] {r['title']}" for r in p0)
+    ]
+    for row in p0:
+        assert (
+            scout("triage", "drop", row["fingerprint"], "--reason", "known", *args).returncode == 0
+        )
+    again = scout("collect", "--offline", "--fail-on", "new:P0", *args)
+    assert again.returncode == 0, again.stderr
+    wider = scout("collect", "--offline", "--fail-on", "new:P2", *args)
+    assert wider.returncode == (
+        1 if any(r["priority"] in ("P1", "P2") and r["status"] == "new" for r in listed) else 0
+    )
+    bad = scout("collect", "--offline", "--fail-on", "new:P7", *args)
+    assert bad.returncode == 2 and "is not WHICH:PRIORITY" in bad.stderr

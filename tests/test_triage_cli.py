@@ -157,3 +157,25 @@ def test_a_corrupt_state_store_reports_untriaged_and_refuses_to_publish(args, tm
     assert refused.stderr.startswith("scout: error: the state store ")
     assert str(state / "state.sqlite3") in refused.stderr
     assert (state / "state.sqlite3").read_bytes() == garbage
+
+
+def test_triage_list_takes_the_consoles_filter_and_a_section(args):
+    """`triage list WORD… [--section S]` lists what the console's `/` would show."""
+    every = listing(args)
+    p1 = json.loads(scout("triage", "list", "p1", "--json", *args).stdout)
+    assert p1 and {r["fingerprint"] for r in p1} == {
+        fp for fp, row in every.items() if row["priority"] == "P1"
+    }
+    fp = p1[0]["fingerprint"]
+    assert scout("triage", "accept", fp, *args).returncode == 0
+    unreviewed = json.loads(scout("triage", "list", "p1", "unreviewed", "--json", *args).stdout)
+    assert fp not in {r["fingerprint"] for r in unreviewed}
+    assert len(unreviewed) == len(p1) - 1
+    word = every[fp]["title"].split()[0].lower().strip("`")
+    by_word = json.loads(scout("triage", "list", word, "--json", *args).stdout)
+    assert fp in {r["fingerprint"] for r in by_word}
+    assert len(by_word) < len(every)  # a word narrows
+    fyi = json.loads(scout("triage", "list", "--section", "fyi", "--json", *args).stdout)
+    assert fyi and all(r["section"] == "fyi" for r in fyi)
+    none = scout("triage", "list", "no-such-word-anywhere", *args)
+    assert none.returncode == 0 and none.stdout.strip().startswith("no finding of the run of")

@@ -57,6 +57,15 @@ def _days(value: str) -> int:
     return days
 
 
+def _fail_on(value: str) -> tuple[str, str]:
+    which, _, priority = value.lower().partition(":")
+    if which not in ("new", "any") or priority not in ("p0", "p1", "p2"):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not WHICH:PRIORITY (new:P0, new:P1, any:P0, …)"
+        )
+    return which, priority.upper()
+
+
 def _date(value: str) -> date:
     try:
         return date.fromisoformat(value)
@@ -297,6 +306,16 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
         return parser
 
     listing = action("list", "the findings with their decisions", fps=False)
+    listing.add_argument(
+        "filter",
+        nargs="*",
+        metavar="WORD",
+        help="only the findings the console's / filter would show: words over title, body "
+        "and files, and the tokens p0 p1 p2 new carried dropped unreviewed (all must hold)",
+    )
+    listing.add_argument(
+        "--section", choices=[s.value for s in SECTIONS], help="only this section's findings"
+    )
     listing.add_argument("--json", action="store_true", help="print JSON")
     action("accept", "accept findings as they stand")
     drop = action("drop", "drop findings; they are not proposed again")
@@ -363,6 +382,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_globals(collect, "collect", depth=1)
     _run_options(collect)
     _output(collect)
+    collect.add_argument(
+        "--fail-on",
+        type=_fail_on,
+        action="append",
+        default=[],
+        metavar="WHICH:PRIORITY",
+        help="exit 1 when the run has such a finding, not dropped in triage: new:P0 (a new "
+        "P0), new:P1 (a new P0 or P1), any:P0 (new or carried); repeatable. For cron: "
+        "alert before anyone opens the console",
+    )
     collect.add_argument(
         "--events",
         action="store_true",

@@ -19,13 +19,13 @@ from scout_tui.collect.events import Event, RunFinished, RunWarning, to_json_lin
 from scout_tui.errors import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, ScoutError, UsageError
 from scout_tui.github.api import GitHubError
 from scout_tui.history.baseline import check_date
-from scout_tui.model import RunResult
+from scout_tui.model import RunResult, Status
 from scout_tui.publish.document import PlanDocument
 from scout_tui.publish.plan import PublishPlan
 from scout_tui.session import Session, SessionOptions, utc_today
 from scout_tui.store.bundle import make_bundle, write_bundle
 from scout_tui.store.cache import Cache, lost_text, run_time
-from scout_tui.store.state import StateError
+from scout_tui.store.state import StateError, StateStore
 
 
 @contextmanager
@@ -83,7 +83,39 @@ def cmd_collect(args: argparse.Namespace) -> int:
             counts[finding.section.value] = counts.get(finding.section.value, 0) + 1
         summary = ", ".join(f"{n} {section}" for section, n in counts.items()) or "no findings"
         write_output(f"{result.date}: {len(result.findings)} findings ({summary})", args.output)
-    return strict_exit(args, result)
+    failed = _failed_on(session, result, args.fail_on)
+    return max(strict_exit(args, result), EXIT_FAILURE if failed else EXIT_OK)
+
+
+def _failed_on(session: Session, run: RunResult, rules: list[tuple[str, str]]) -> bool:
+    """`--fail-on`: whether a finding not dropped in triage matches a rule, each said."""
+    if not rules:
+        return False
+    try:
+        findings = session.review.triaged(run).findings  # a dropped one alerts nobody
+    except StateError:
+        findings = run.findings
+    rank = {"P0": 0, "P1": 1, "P2": 2}
+    failed = False
+    for which, priority in rules:
+        matched = [
+            f
+            for f in findings
+            if f.priority is not None
+            and rank[f.priority.value] <= rank[priority]
+            and (which == "any" or f.status is Status.NEW)
+        ]
+        if matched:
+            failed = True
+            titles = "; ".join(
+                f"[{f.priority.value if f.priority else ''}] {f.title}" for f in matched[:5]
+            )
+            more = f" (+{len(matched) - 5} more)" if len(matched) > 5 else ""
+            print(
+                f"scout: fail-on {which}:{priority}: {len(matched)} finding(s) — {titles}{more}",
+                file=sys.stderr,
+            )
+    return failed
 
 
 def _write_bundle(session: Session, run: RunResult, warnings: list[str], path: Path) -> None:
@@ -270,9 +302,12 @@ def _plan_text(plan: PublishPlan, session: Session, board_checked: bool, reason:
 
 def cmd_cache(args: argparse.Namespace) -> int:
     cache = Cache(args.cache_dir, warn=warn, create=False)
+    state = StateStore(getattr(args, "state_dir", None)).path
+    # Where the decisions are, said beside the cache so nobody looks for them in it.
+    kept_apart = {"state_store": str(state), "state_store_exists": state.is_file()}
     if not cache.exists:
         if args.json and args.action == "info":
-            write_output(dumps(cache.info()), None)
+            write_output(dumps({**cache.info(), **kept_apart}), None)
         else:
             nothing = "; nothing to clear" if args.action == "clear" else ""
             write_output(f"no cache at {cache.directory}{nothing}", None)
@@ -292,7 +327,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
         return EXIT_OK
     info = cache.info()
     if args.json:
-        write_output(dumps(info), None)
+        write_output(dumps({**info, **kept_apart}), None)
     else:
         days = info.pop("days")
         lines = [
@@ -301,6 +336,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
         ]
         assert isinstance(days, list)
         lines += [f"  {_day_line(day)}" for day in days]
+        lines.append(
+            f"state store (decisions, publish journal; never cleared): {state}"
+            + ("" if state.is_file() else " (none yet)")
+        )
         write_output("\n".join(lines), None)
     return EXIT_OK
 

@@ -18,6 +18,7 @@ from scout_tui.model import Priority, RunResult, Section
 from scout_tui.session import Session
 from scout_tui.store.state import StateStore
 from scout_tui.triage import decisions as triage
+from scout_tui.triage.query import Filter
 from scout_tui.triage.review import resolve
 from scout_tui.triage.stats import render_table, stats_since
 from scout_tui.triage.store import Change, DecisionStore
@@ -32,7 +33,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
         return _undo_redo(session, args.action)
     run = session.day_run(on_event=progress)
     if args.action == "list":
-        return _list(session, run, args.json)
+        return _list(session, run, args.json, Filter.parse(" ".join(args.filter)), args.section)
     if args.action == "edit":
         return _edit(session, run, args)
     findings = [resolve(run, reference) for reference in args.fingerprints]
@@ -121,9 +122,17 @@ def _said(changes: list[Change], run: RunResult, verb: str) -> int:
     return EXIT_OK
 
 
-def _list(session: Session, run: RunResult, as_json: bool) -> int:
+def _list(
+    session: Session, run: RunResult, as_json: bool, keep: Filter, section: str | None
+) -> int:
+    shown = [
+        d
+        for d in session.review.decided(run)
+        if keep.matches(d, triage.reviewed(d.entry))
+        and (section is None or d.current.section.value == section)
+    ]
     rows = sorted(
-        session.review.decided(run),
+        shown,
         key=lambda d: (
             SECTION_ORDER.index(d.current.section),
             PRIORITY_ORDER[d.current.priority.value if d.current.priority else None],
@@ -147,7 +156,9 @@ def _list(session: Session, run: RunResult, as_json: bool) -> int:
         write_output(json.dumps(data, indent=2), None)
         return EXIT_OK
     if not rows:
-        write_output(f"no findings in the run of {run.date}", None)
+        asked = bool(keep) or section is not None
+        said = "of the run of {0} matches" if asked else "in the run of {0}"
+        write_output("no finding " + said.format(run.date), None)
         return EXIT_OK
     width = max(len(d.original.fingerprint) for d in rows)
     reviewed = sum(1 for d in rows if triage.reviewed(d.entry))

@@ -8,6 +8,7 @@ import json
 import sys
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -102,7 +103,7 @@ class PlanDocument(_Strict):
         )
 
 
-def plan_schema() -> dict:
+def plan_schema() -> dict[str, Any]:
     schema = PlanDocument.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://scout-tui.invalid/schema/plan.v1.json"

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from scout_tui.model import SECTIONS, Finding, Priority, Section, Status, TriageEntry
 from scout_tui.triage import decisions as triage
+from scout_tui.triage.query import Filter
 
 PRIORITY_ORDER = (Priority.P0, Priority.P1, Priority.P2, None)
-FILTER_TOKENS = {"p0", "p1", "p2", "new", "carried", "dropped", "unreviewed"}
 
 
 @dataclass(frozen=True)
@@ -84,49 +84,6 @@ def _short(title: str, width: int = 32) -> str:
     return title if len(title) <= width else title[: width - 1] + "…"
 
 
-@dataclass(frozen=True)
-class Filter:
-    """`/` text: case-insensitive words over title, body and files, and the tokens
-    p0 p1 p2 new carried dropped unreviewed (all must hold)."""
-
-    words: tuple[str, ...] = ()
-    tokens: frozenset[str] = frozenset()
-
-    @classmethod
-    def parse(cls, text: str) -> Filter:
-        words: list[str] = []
-        tokens: set[str] = set()
-        for part in text.lower().split():
-            (tokens.add if part in FILTER_TOKENS else words.append)(part)
-        return cls(tuple(words), frozenset(tokens))
-
-    def __bool__(self) -> bool:
-        return bool(self.words or self.tokens)
-
-    def matches(self, row: Row) -> bool:
-        finding = row.finding
-        label = row.decided.label
-        status = row.decided.original.status
-        failed = {
-            "new": status is not Status.NEW,
-            "carried": status is not Status.CARRIED,
-            "dropped": label != "dropped",
-            "unreviewed": row.reviewed,
-        }
-        for token in self.tokens:
-            if token in ("p0", "p1", "p2"):
-                if finding.priority is None or finding.priority.value.lower() != token:
-                    return False
-            elif failed[token]:
-                return False
-        if self.words:
-            haystack = " ".join(
-                [finding.title, finding.body, *(ref.path for ref in finding.files)]
-            ).lower()
-            return all(word in haystack for word in self.words)
-        return True
-
-
 def rows_of(
     findings: Sequence[Finding], entries: dict, titles: dict[str, str] | None = None
 ) -> list[Row]:
@@ -150,7 +107,7 @@ def sections(rows: Sequence[Row], keep: Filter | None = None) -> list[SectionVie
     Within a priority, the order the run gave (collectors rank their findings)."""
     by_section: dict[Section, dict[Priority | None, list[Row]]] = {}
     for row in rows:
-        if keep and not keep.matches(row):
+        if keep and not keep.matches(row.decided, row.reviewed):
             continue
         finding = row.finding
         by_section.setdefault(finding.section, {}).setdefault(finding.priority, []).append(row)
