@@ -333,6 +333,16 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
             assert fp not in {d.fingerprint for d in proposal.plan.drafts}  # dropped: not filed
             assert proposal.unreviewed > 0
             wanted = len(proposal.plan.drafts)
+            # `d` shows the dry run in the modal's own words; escape comes back to the
+            # question, not out of the publish flow.
+            await pilot.press("d")
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, PreviewScreen)
+            assert app.screen.markdown.startswith("# Dry run: publish the report of")
+            assert f"- **{wanted} Backlog draft(s)** on the board" in app.screen.markdown
+            await pilot.press("escape")
+            await pilot.pause(0.1)
+            assert isinstance(app.screen, ConfirmPublish)
             await confirm_publish(pilot, app)
             view = app.screen.query("Markdown").last().source
             assert "report comment posted" in view and "Backlog" in view
@@ -577,3 +587,47 @@ async def test_a_small_terminal_keeps_help_quit_and_the_online_state(demo, tmp_p
         assert footer_width <= size[0]
         status = app.query_one(StatusLine).render().plain
         assert status.endswith("online") and len(status) <= size[0], status
+        await pilot.press("x")  # the drop modal fits the screen
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, DropReason)
+        dialog = app.screen.query_one(".dialog").region
+        assert dialog.right <= size[0] and dialog.bottom <= size[1], dialog
+        await pilot.press("escape")
+
+
+async def test_no_color_keeps_offline_and_p0_readable(demo, tmp_path, monkeypatch):
+    """Under NO_COLOR Textual greys every colour, and red (offline, P0, dropped) goes dark
+    on dark: those pieces are bold and reversed instead. With colour, red stays red."""
+    for no_color in (True, False):
+        if no_color:
+            monkeypatch.setenv("NO_COLOR", "1")
+        else:
+            monkeypatch.delenv("NO_COLOR", raising=False)
+        app = console(demo, tmp_path / f"state-{no_color}", offline=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            line = app.query_one("#status").render()
+            start = line.plain.index("offline (--offline)")
+            styles = [
+                Style.parse(s.style) if isinstance(s.style, str) else s.style
+                for s in line.spans
+                if s.start <= start < s.end
+            ]
+            assert any(s.reverse for s in styles) is no_color
+            assert (
+                any(s.color is not None and "red" in s.color.name for s in styles) is not no_color
+            )
+
+
+async def test_the_palette_offers_scouts_actions_with_their_keys(demo, tmp_path):
+    """ctrl+p lists the console's own actions, each with its key as [keys] left it; not
+    Textual's theme or screenshot commands."""
+    config = tmp_path / "scout.toml"
+    config.write_text(demo.sample.config.read_text() + '\n[keys]\naccept = "k"\n')
+    app = console(demo, tmp_path / "state", config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Accept  (k)" in titles and "Accept next  (A)" in titles
+        assert "Filter  (/)" in titles
+        assert not any("theme" in t.lower() or "screenshot" in t.lower() for t in titles)

@@ -77,7 +77,10 @@ def test_ci_failures_are_classified_over_the_window(tmp_path, fresh_world):
     assert "recurring (also failed in run #104)" in body
     assert "intermittent (failed in run #102, passed in #104, #103)" in body
     assert "`aot_fx_trace_deepseek_v3_ep` (timed out after 600s) — new failure" in body
-    assert "Root cause: the last exception of rank 0's traceback chain, wrappers skipped." in body
+    assert (
+        "The error above picked by: the last exception of rank 0's traceback chain, wrappers "
+        "skipped." in body
+    )
     assert [(r.nightly, r.status) for r in finding.evidence.regression] == [
         ("2.13.0.dev20260818+cu130", "pass"),
         ("2.13.0.dev20260819+cu130", "fail"),

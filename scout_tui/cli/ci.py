@@ -73,7 +73,9 @@ def _human(analysis: LogAnalysis) -> str:
         out.append("")
         out.append(f"✗ {failure.name}" + (f"  [{failure.reason}]" if failure.reason else ""))
         if failure.error:
-            out.append(f"  root cause: {failure.error}")
+            out.append(f"  error: {failure.error}")
+            if failure.root_rule:
+                out.append(f"  (picked by: {failure.root_rule})")
         for frame in failure.frames:
             if frame.in_experiment:
                 out.append(f"    {frame.path}:{frame.line} in {frame.function}")

@@ -90,7 +90,7 @@ def ci_finding(
         + (f" ({reasons[f.name]})" if f.name in reasons else "")
         + (f": {code(f.error)}" if f.error else "")
         + (f" — {classes[f.name]}" if f.name in classes else "")
-        + (f"\n  Root cause: {f.root_rule}." if f.root_rule and f.error else "")
+        + (f"\n  The error above picked by: {f.root_rule}." if f.root_rule and f.error else "")
         for f in analysis.failures
     ]
     if notes:

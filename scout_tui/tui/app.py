@@ -13,7 +13,7 @@ from textual.screen import Screen
 
 from scout_tui.model import RunResult
 from scout_tui.session import Session
-from scout_tui.tui.keys import ACTIONS, binding
+from scout_tui.tui.keys import ACTIONS, binding, shown_key
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -54,13 +54,16 @@ class ScoutApp(App[int]):
         super().notify(message, markup=False, **options)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """scout's own actions only, each with its key as `[keys]` left it (Textual's
+        theme and screenshot commands are not what a reviewer looks for here)."""
         triage = self.triage
         tree = triage.query_one(FindingsTree)
+        keys = self.session.config.keys
         for action in ACTIONS.values():
             target = next(t for t in (tree, triage, self) if hasattr(t, f"action_{action.id}"))
+            key = shown_key(keys.get(action.id, action.key))
             yield SystemCommand(
-                action.id.replace("_", " ").capitalize(),
+                f"{action.id.replace('_', ' ').capitalize()}  ({key})",
                 action.help,
                 lambda t=target, a=action.id: t.run_action(a),
             )

@@ -28,10 +28,11 @@ class PublishProposal:
     problems: tuple[str, ...] = ()  # collectors that failed or were skipped
 
 
-def dry_run_text(plan: PublishPlan) -> str:
-    """The dry run, as the console shows it: each step, then the report."""
-    steps = [f"- {step.description}" for step in plan.steps]
-    return "\n".join([f"# Dry run: {plan.summary()}", "", *steps, "", "---", "", plan.report])
+def dry_run_text(proposal: PublishProposal) -> str:
+    """The dry run, as the console shows it: what the confirmation says, in its words,
+    then the report exactly as it would be posted."""
+    said = proposal_markdown(proposal).replace("# Publish", "# Dry run: publish", 1)
+    return "\n".join([said, "", "---", "", proposal.plan.report])
 
 
 def proposal_markdown(proposal: PublishProposal) -> str:
@@ -68,7 +69,7 @@ def proposal_markdown(proposal: PublishProposal) -> str:
     return "\n".join(lines)
 
 
-CONFIRM_KEYS = "y/enter publish · r reviewed only · d dry run · n/escape cancel"
+CONFIRM_KEYS = "y/enter publish · r reviewed only · d dry run (escape comes back) · n/escape cancel"
 
 
 class ConfirmPublish(ModalScreen[str | None]):

@@ -18,6 +18,7 @@ from textual.widgets.tree import TreeNode
 
 from scout_tui.model import PRIORITIZED, SECTIONS, Finding, Priority, Section, TriageEntry
 from scout_tui.tui.keys import binding
+from scout_tui.tui.legible import legible
 from scout_tui.tui.view import Filter, Row, SectionView, reviewed_count, rows_of, sections
 
 TRIAGE_ACTIONS = (
@@ -194,7 +195,7 @@ class FindingsTree(Tree[NodeData]):
             badge_column(width),
         )
         label.stylize(style)
-        return label
+        return legible(label, self.app.no_color)
 
     def _indent(self, node: TreeNode[NodeData]) -> int:
         """The cells the guides take left of a node's label (the root is not shown)."""

@@ -97,9 +97,10 @@ class PublishFlow(Widget):
         def chosen(choice: str | None) -> None:
             if choice is None:
                 self.notify("nothing published", timeout=2)
-            elif choice == "dry":
+            elif choice == "dry":  # then back to the question, not out of the flow
                 self.app.push_screen(
-                    PreviewScreen(dry_run_text(proposal.plan), "Dry run: nothing is sent")
+                    PreviewScreen(dry_run_text(proposal), "Dry run: nothing is sent"),
+                    lambda _: self.app.push_screen(ConfirmPublish(proposal), chosen),
                 )
             else:
                 run = self._runs["reviewed" if choice == "reviewed" else "all"]

@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from scout_tui.tui.legible import legible
+
 
 def age(then: datetime | None, now: datetime) -> str:
     if then is None:
@@ -49,6 +51,9 @@ class StatusLine(Static):
         return datetime.now(UTC)
 
     def render(self) -> Text:
+        return legible(self._fitted(), self.app.no_color)
+
+    def _fitted(self) -> Text:
         """The whole line when it fits; at 80 columns over SSH, the least needed goes first
         (the rate, then the end of why it is offline, then the wide separators), so that
         online or offline always shows. The note that a poorer run is kept apart stays
