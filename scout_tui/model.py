@@ -132,6 +132,10 @@ class Evidence(_Model):
     regression: list[RegressionRow] = Field(default_factory=list)
     compare_url: str | None = None
     repro: str | None = None
+    repros: dict[str, str] = Field(
+        default_factory=dict,
+        description="Each failing test's repro, by test name (`repro` is the first one's).",
+    )
     context: str | None = None
     urls: list[str] = Field(default_factory=list)
     log_path: str | None = Field(

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro_command
+from scout_tui.analysis.ci.repro import ReproArgv, ReproError, failure_repro, repro_argv
 from scout_tui.collect.events import Event, RunFinished, RunKeptApart, RunWarning
 from scout_tui.config.endpoints import Endpoints, reviewer_config
 from scout_tui.config.models import Config, ConfigError
@@ -155,8 +155,9 @@ class Session:
         path = Path(self.checkout.path)
         return path if path.is_dir() else None
 
-    def repro(self, finding: Finding) -> tuple[ReproArgv, Path]:
-        """What `r` runs for the finding, and where; ReproError says why nothing runs."""
+    def repro(self, finding: Finding, test: str | None = None) -> tuple[ReproArgv, Path]:
+        """What `r` runs for the finding (for `test`, one of its failing tests; else the
+        first with a repro), and where; ReproError says why nothing runs."""
         workdir = self.workdir()
         if workdir is None and self.bundle is not None:
             raise ReproError(
@@ -165,17 +166,24 @@ class Session:
             )
         if workdir is None:
             raise ReproError(f"the checkout {self.checkout.path} is not here")
-        return self.derived_repro(finding), workdir
+        return self.derived_repro(finding, test), workdir
 
-    def derived_repro(self, finding: Finding) -> ReproArgv:
-        """The finding's repro in one of the shapes scout runs. A bundle's stored command is
-        never used: it is derived again, by scout's parser, from the bundle's log excerpt."""
-        command = finding.evidence.repro if self.bundle is None else self._excerpt_command(finding)
+    def derived_repro(self, finding: Finding, test: str | None = None) -> ReproArgv:
+        """The finding's repro (of `test`, when given) in one of the shapes scout runs. A
+        bundle's stored commands are never used: they are derived again, by scout's
+        parser, from the bundle's log excerpt."""
+        if self.bundle is not None:
+            command = self._excerpt_command(finding, test)
+        elif test is not None:
+            command = finding.evidence.repros.get(test)
+        else:
+            command = finding.evidence.repro
         if not command:
-            raise ReproError("this finding has no repro command")
+            which = f" for {test}" if test else ""
+            raise ReproError(f"this finding has no repro command{which}")
         return repro_argv(command)
 
-    def _excerpt_command(self, finding: Finding) -> str | None:
+    def _excerpt_command(self, finding: Finding, test: str | None) -> str | None:
         from scout_tui.analysis.ci.cilog import analyse
 
         kept = self.logs.log_file(finding)
@@ -183,11 +191,12 @@ class Session:
             return None
         fd = os.open(kept.path, os.O_RDONLY | os.O_NOFOLLOW)
         try:
-            failures = [f for f in analyse(fd, self.experiment).failures if f.command]
+            failures = analyse(fd, self.experiment).failures
         finally:
             os.close(fd)
-        named = [f for f in failures if f.name in finding.evidence.failing_tests] or failures
-        return repro_command(named[0].command or "") if named else None
+        wanted = [test] if test is not None else finding.evidence.failing_tests
+        named = [f for f in failures if f.name in wanted] or ([] if test else failures)
+        return next((r for f in named if (r := failure_repro(f)) is not None), None)
 
     # -- GitHub ------------------------------------------------------------------------------
     @property

@@ -108,3 +108,13 @@ async def confirm_publish(pilot, app: ScoutApp) -> None:
         if isinstance(app.screen, PublishProgress) and app.screen.finished:
             break
     assert app.screen.finished
+
+
+async def first_test(pilot, app: ScoutApp) -> None:
+    """When `c` or `r` asks which failing test, the first."""
+    from scout_tui.tui.screens.repro import PickTest
+
+    await pilot.pause(0.05)
+    if isinstance(app.screen, PickTest):
+        await pilot.press("enter")
+        await pilot.pause(0.05)

@@ -31,7 +31,7 @@ from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.screens.repro import ConfirmRepro
 from tests.cli import scout
 from tests.conftest import TODAY
-from tests.console import confirm_publish, cursor_to, publish_modal, settle
+from tests.console import confirm_publish, cursor_to, first_test, publish_modal, settle
 from tests.github_world import scout_comments
 
 
@@ -503,8 +503,10 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
         await settle(pilot, app)
         await cursor_to(pilot, app, lambda f: f.kind == "ci_failure")
         await pilot.press("c")  # what is copied is what would run: never the stored string
+        await first_test(pilot, app)
         assert app.clipboard.startswith("NGPU=4 ./run_train.sh --module graph_trainer.llama3")
         await pilot.press("r")
+        await first_test(pilot, app)
         await settle(pilot, app)
         assert isinstance(app.screen, ConfirmRepro)
         shown = str(app.screen.query_one("#repro-command", Static).render())

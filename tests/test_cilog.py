@@ -265,6 +265,59 @@ def test_repro_cli(tmp_path):
     assert done.returncode == 2 and "no failing test named nope" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("command", "made"),
+    [
+        (
+            "NGPU=2 TORCH_TRACE=/tmp/t ./run_train.sh --module m --dump_folder out",
+            "NGPU=2 ./run_train.sh --module m",
+        ),
+        (
+            "torchrun --nproc-per-node 2 tests/run.py --x",
+            "NGPU=8 torchrun --nproc-per-node 2 tests/run.py --x",
+        ),
+        ("pytest tests/test_a.py::TestB::test_c", "NGPU=8 pytest tests/test_a.py::TestB::test_c"),
+        ("echo hi", None),
+        ("NGPU=1 ./run_train.sh --config /etc/passwd", None),
+    ],
+)
+def test_repro_command_takes_the_shapes_it_runs_and_refuses_the_rest(tmp_path, command, made):
+    """`repro --command` prints a repro only in a shape `--run` would run (./run_train.sh,
+    torchrun, pytest); anything else is bad usage naming those shapes, run or not."""
+    done = scout("repro", "--command", command, "--repo", tmp_path)
+    if made is None:
+        assert done.returncode == 2 and not done.stdout
+        assert "./run_train.sh, torchrun, pytest" in done.stderr or "outside the checkout" in (
+            done.stderr
+        )
+    else:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == made
+
+
+def test_a_pytest_failure_gets_a_pytest_repro_and_json(tmp_path):
+    """A pytest step's failures carry no `Command:` line: the repro is `pytest NODEID`, one
+    per failing test (`--test` picks), and `--json` says command, cwd, ngpu and test."""
+    path = write(tmp_path, "pytest.log", (line + "\n" for line in pytest_log()))
+    done = scout("repro", path, "--repo", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"pytest {EXP}/tests/test_passes.py::TestCse::test_cse"
+    second = f"{EXP}/tests/test_numerics.py::TestSimpleFSDP::test_fsdp"
+    done = scout("repro", path, "--test", second, "--json", "--repo", tmp_path)
+    assert json.loads(done.stdout) == {
+        "command": f"pytest {second}",
+        "cwd": str(tmp_path.resolve()),
+        "ngpu": None,
+        "test": second,
+    }
+    runner = write(tmp_path, "job.log", actions_format(runner_log()))
+    data = json.loads(scout("repro", runner, "--json", "--repo", tmp_path).stdout)
+    assert data["ngpu"] == 4 and data["test"] == "aot_fx_trace_llama3_fsdp_tp"
+    assert data["command"].startswith("NGPU=4 ./run_train.sh")
+    both = scout("repro", runner, "--json", "--run", "--repo", tmp_path)
+    assert both.returncode == 2 and "one or the other" in both.stderr
+
+
 @pytest.mark.slow
 def test_500_mb_log(tmp_path):
     """Training noise with failures spread through it; the scan stays exact."""

@@ -21,6 +21,7 @@ from scout_tui.tui.screens.edit_finding import EditFinding
 from scout_tui.tui.screens.help import HelpScreen, help_text, key_rows
 from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import ConfirmPublish
+from scout_tui.tui.screens.repro import PickTest
 from scout_tui.tui.widgets.findings_tree import FindingsTree
 from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.status_line import StatusLine
@@ -289,9 +290,20 @@ async def test_copy_repro_uses_osc52(demo, tmp_path):
     app.copy_to_clipboard = copied.append  # what Textual sends as OSC 52
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
-        await cursor_to(pilot, app, lambda f: f.section is Section.CI_FAILURES)
+        fp = await cursor_to(pilot, app, lambda f: f.section is Section.CI_FAILURES)
+        repros = tree(app).row(fp).finding.evidence.repros
+        assert len(repros) > 1  # the failure names several tests: the reviewer picks one
         await pilot.press("c")
-        assert copied and copied[0].startswith("NGPU=4 ./run_train.sh")
+        await pilot.pause(0.05)
+        assert isinstance(app.screen, PickTest) and app.screen.tests == list(repros)
+        await pilot.press("down", "enter")
+        await pilot.pause(0.05)
+        second = list(repros.values())[1]
+        assert copied == [second] and second.startswith("NGPU=")
+        await pilot.press("c")
+        await pilot.pause(0.05)
+        await pilot.press("escape")  # cancelled: nothing copied
+        assert copied == [second]
 
 
 async def test_offline_review_says_why_publish_is_disabled(demo, tmp_path):

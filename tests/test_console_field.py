@@ -13,7 +13,7 @@ from scout_tui.tui.edit_document import BadDocument, finding_document, parse_doc
 from scout_tui.tui.screens.repro import ConfirmRepro
 from scout_tui.tui.widgets.finding_panes import graphical_browser
 from scout_tui.tui.widgets.log_pane import LogPane
-from tests.console import collected_demo, console, cursor_to, settle, tree
+from tests.console import collected_demo, console, cursor_to, first_test, settle, tree
 from tests.test_process import running, wait_for
 
 SIZE = (100, 32)
@@ -38,6 +38,7 @@ async def ask_repro(pilot, app) -> ConfirmRepro:
     await settle(pilot, app)
     await cursor_to(pilot, app, lambda f: f.evidence.repro is not None)
     await pilot.press("r")
+    await first_test(pilot, app)
     assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
     return app.screen
 
@@ -63,6 +64,7 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
             await pilot.pause(0.2)
             assert app.triage.repro_flow.run is None and not pids.exists()
             await pilot.press("r")
+            await first_test(pilot, app)
             assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
             await pilot.press("y")
             assert await until(

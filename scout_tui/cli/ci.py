@@ -11,10 +11,10 @@ from packaging.version import InvalidVersion, Version
 
 from scout_tui.analysis.ci.cilog import LogAnalysis, analyse
 from scout_tui.analysis.ci.log_input import LogInputError, open_log
-from scout_tui.analysis.ci.repro import ReproError, repro_argv, repro_command
+from scout_tui.analysis.ci.repro import ReproError, failure_repro, repro_argv, repro_command
 from scout_tui.cli.common import config_near, warn
 from scout_tui.cli.output import dumps, write_output
-from scout_tui.collect.ci_failures import ci_finding, repro_for
+from scout_tui.collect.ci_failures import ci_finding
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
 from scout_tui.model import RegressionRow
 from scout_tui.nightlies.regression import commit_for, regression_range
@@ -45,7 +45,7 @@ def _as_json(path: str, analysis: LogAnalysis) -> dict:
     failures = []
     for failure in analysis.failures:
         data = asdict(failure)
-        data["repro"] = repro_for(failure.command)
+        data["repro"] = failure_repro(failure)
         failures.append(data)
     return {
         "schema_version": 1,
@@ -81,7 +81,7 @@ def _human(analysis: LogAnalysis) -> str:
                 out.append(f"    {frame.path}:{frame.line} in {frame.function}")
                 if frame.source:
                     out.append(f"      {frame.source}")
-        repro = repro_for(failure.command)
+        repro = failure_repro(failure)
         if repro:
             out.append(f"  repro: {repro}")
     return "\n".join(out)
@@ -117,23 +117,37 @@ def cmd_ci_log(args: argparse.Namespace) -> int:
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
+    if args.json and args.run:
+        raise UsageError("--json prints the repro; --run runs it: one or the other")
+    test = None
     if args.command_line:
-        command = args.command_line
+        try:
+            repro = repro_command(args.command_line)
+        except ReproError as exc:
+            raise UsageError(str(exc)) from None
     else:
         analysis = _analyse(args.log, config_near(args.repo, None).project.experiment)
-        failures = [f for f in analysis.failures if f.command]
+        found = [(f.name, r) for f in analysis.failures if (r := failure_repro(f)) is not None]
         if args.test:
-            failures = [f for f in failures if f.name == args.test]
-        if not failures:
+            found = [(name, r) for name, r in found if name == args.test]
+        if not found:
             which = f" named {args.test}" if args.test else ""
-            raise UsageError(f"no failing test{which} with a command in {args.log}")
-        command = failures[0].command or ""
-    try:
-        repro = repro_command(command)
-        if args.run:
-            argv = repro_argv(repro)
+            raise UsageError(f"no failing test{which} with a repro in {args.log}")
+        test, repro = found[0]
+    try:  # the shapes scout runs, whether or not it runs it now: a repro is one of them
+        argv = repro_argv(repro)
     except ReproError as exc:
         raise UsageError(str(exc)) from None
+    if args.json:
+        ngpu = argv.env.get("NGPU")
+        document = {
+            "command": repro,
+            "cwd": str(Path(args.repo).resolve()),
+            "ngpu": int(ngpu) if ngpu else None,
+            "test": test,
+        }
+        write_output(dumps(document), None)
+        return EXIT_OK
     if not args.run:
         write_output(repro, None)
         return EXIT_OK

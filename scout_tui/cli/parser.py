@@ -530,9 +530,17 @@ def build_parser() -> argparse.ArgumentParser:
     repro = sub.add_parser("repro", help="the command that reproduces a failing CI test")
     source = repro.add_mutually_exclusive_group(required=True)
     source.add_argument("log", nargs="?", help="a CI log to take the failing test from")
-    source.add_argument("--command", dest="command_line", help="a `Command:` line from a CI log")
+    source.add_argument(
+        "--command",
+        dest="command_line",
+        help="a command to make a repro of: `./run_train.sh …` (with NGPU=n), `torchrun … "
+        "script.py …`, or `pytest path.py::test`, as a CI log's `Command:` line gives it",
+    )
     repro.add_argument("--test", help="which failing test (default: the first)")
     repro.add_argument("--run", action="store_true", help="run it in --repo, streaming output")
+    repro.add_argument(
+        "--json", action="store_true", help="print it as JSON: command, cwd, ngpu, test"
+    )
     _add_globals(repro, "repro", depth=1)
 
     commit = sub.add_parser("torch-commit", help="the PyTorch commit a nightly was built from")

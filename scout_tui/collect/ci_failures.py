@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from scout_tui.analysis.ci.ci_history import RunHistory, Signature, classify, normalize_error
 from scout_tui.analysis.ci.cilog import LogAnalysis, analyse
-from scout_tui.analysis.ci.repro import ReproError, repro_command
+from scout_tui.analysis.ci.repro import failure_repro
 from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import (
     Collector,
@@ -44,15 +44,6 @@ from scout_tui.nightlies.regression import regression_range
 
 TRACEBACK_LIMIT = 200  # lines of traceback kept as evidence
 IGNORED = {"cancelled", "skipped"}  # runs that say nothing about the code
-
-
-def repro_for(command: str | None) -> str | None:
-    if not command:
-        return None
-    try:
-        return repro_command(command)
-    except ReproError:
-        return None
 
 
 def ci_finding(
@@ -99,6 +90,9 @@ def ci_finding(
     version = f" on torch {analysis.torch_version}" if analysis.torch_version else ""
     title = f"{code(source)} failing{version}: {len(names)} test{'s' if len(names) != 1 else ''}"
     experiment_frames = [f for f in frames if f.in_experiment]
+    # Every failing test's repro, the first failure's first: the reviewer picks which to run.
+    ordered = [first, *(f for f in analysis.failures if f is not first)]
+    repros = {f.name: r for f in ordered if (r := failure_repro(f)) is not None}
     return born(
         Placement.by(rule),
         "ci_failures",
@@ -115,7 +109,8 @@ def ci_finding(
             error=first.error,
             regression=regression or [],
             compare_url=compare_url,
-            repro=repro_for(first.command),
+            repro=next(iter(repros.values()), None),
+            repros=repros,
             urls=list(urls or []),
             log_path=first.log,
             log_offset=first.root_offset,

@@ -11,6 +11,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from scout_tui.analysis.ci.cilog import TestFailure
+
 DROPPED_ENV = {"TORCH_TRACE", "LOG_RANK", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"}
 DROPPED_FLAGS = {"--dump_folder", "--dump-folder"}
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
@@ -154,3 +156,17 @@ def repro_argv(command: str) -> ReproArgv:
             f"{program!r} is not a repro scout runs (./run_train.sh, torchrun, pytest)"
         )
     return ReproArgv(env, [program, *arguments])
+
+
+def failure_repro(failure: TestFailure) -> str | None:
+    """One failing test's repro: its runner's `Command:` line made a person's, or for a
+    pytest test the log gives no command for, `pytest path.py::Class::test`. None when
+    neither is there (or the command cannot be read)."""
+    if failure.command:
+        try:
+            return repro_command(failure.command)
+        except ReproError:
+            return None
+    if failure.kind == "pytest" and _PYTEST_TEST.match(failure.name):
+        return f"pytest {shlex.quote(failure.name)}"
+    return None

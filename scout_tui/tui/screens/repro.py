@@ -10,7 +10,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, Static
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
 
 from scout_tui.errors import visible
 
@@ -53,3 +54,26 @@ class ConfirmRepro(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+class PickTest(ModalScreen[str | None]):
+    """Which failing test's repro: a CI failure names several, and the first is not always
+    the one a reviewer wants to run."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="pick_test_cancel")]
+
+    def __init__(self, tests: list[str], doing: str) -> None:
+        super().__init__()
+        self.tests, self.doing = tests, doing
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label(f"{self.doing}: which failing test?", classes="dialog-title")
+            yield OptionList(*(Option(Text(visible(test)), id=test) for test in self.tests))
+            yield Label("enter picks · escape cancels")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -5,6 +5,7 @@ is under the cursor, and follows the run's state (`Changed`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from scout_tui.repro.process import GRACE, ProcessGroup
 from scout_tui.session import Session
 from scout_tui.tui.controllers.repro import ReproController
 from scout_tui.tui.messages import ReproEnded
-from scout_tui.tui.screens.repro import ConfirmRepro
+from scout_tui.tui.screens.repro import ConfirmRepro, PickTest
 from scout_tui.tui.widgets.log_pane import ReproRun
 
 DRAIN_EVERY = 0.1  # seconds between takes of the output
@@ -50,15 +51,35 @@ class ReproFlow(Widget):
         return self.controller.run
 
     def toggle(self, finding: Finding | None) -> None:
-        """`r`: stop the running repro, else ask to run the finding's."""
+        """`r`: stop the running repro, else ask to run the finding's (asking which test
+        first when it has several)."""
         if self.controller.running:
             self.notify("stopping the repro and everything it started…", timeout=3)
             self.run_worker(self.controller.stop, thread=True, group="repro-stop")
             return
         if finding is None:
             return
+        if self.session.workdir() is None:  # nowhere to run any of them: said before asking
+            self._ask(finding, None)
+            return
+        self._with_test(finding, "Run the repro", lambda test: self._ask(finding, test))
+
+    def copy(self, finding: Finding) -> None:
+        """`c`: the command `r` would run to the reviewer's clipboard."""
+        self._with_test(finding, "Copy the repro", lambda test: self._copy(finding, test))
+
+    def _with_test(self, finding: Finding, doing: str, then: Callable[[str | None], None]) -> None:
+        tests = list(finding.evidence.repros)
+        if len(tests) < 2:
+            then(None)
+            return
+        self.app.push_screen(
+            PickTest(tests, doing), lambda test: then(test) if test is not None else None
+        )
+
+    def _ask(self, finding: Finding, test: str | None) -> None:
         try:
-            repro, workdir = self.session.repro(finding)
+            repro, workdir = self.session.repro(finding, test)
         except ReproError as exc:
             self.notify(f"no repro to run: {exc}", severity="warning", timeout=8)
             return
@@ -69,12 +90,11 @@ class ReproFlow(Widget):
 
         self.app.push_screen(ConfirmRepro(repro.display(), str(workdir)), answered)
 
-    def copy(self, finding: Finding) -> None:
-        """`c`: the command `r` would run to the reviewer's clipboard."""
-        repro = finding.evidence.repro
+    def _copy(self, finding: Finding, test: str | None) -> None:
+        repro = finding.evidence.repros.get(test) if test else finding.evidence.repro
         if self.session.bundle is not None:  # what `r` would run, never the bundle's string
             try:
-                repro = self.session.derived_repro(finding).display()
+                repro = self.session.derived_repro(finding, test).display()
             except ReproError:
                 repro = None
         if not repro:
