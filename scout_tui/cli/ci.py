@@ -164,6 +164,11 @@ def cmd_repro(args: argparse.Namespace) -> int:
         return group.wait()
     except BaseException:  # Ctrl-C, a closed pipe: nothing of it keeps running
         group.stop()
+        try:  # and what it wrote before it stopped is not lost in the pipe
+            for line in group.rest():
+                print(line, flush=True)
+        except OSError:  # the reader went away (a closed pipe): nothing more to say
+            pass
         raise
 
 

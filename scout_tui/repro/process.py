@@ -57,6 +57,26 @@ class ProcessGroup:
             yield raw.decode("utf-8", "replace").rstrip("\r\n")
         self.process.stdout.close()
 
+    def rest(self, wait: float = 1.0) -> list[str]:
+        """Once stopped: the lines it wrote that were not read yet, to the pipe's end, or
+        for at most `wait` seconds (a process that left the group may still hold the pipe)."""
+        out = self.process.stdout
+        if out is None or out.closed:
+            return []
+        lines: list[str] = []
+
+        def read() -> None:
+            try:
+                for raw in iter(out.readline, b""):
+                    lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+            except (OSError, ValueError):  # closed under it: what was read stands
+                return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(wait)
+        return list(lines)
+
     def wait(self) -> int:
         return self.process.wait()
 
