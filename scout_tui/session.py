@@ -74,6 +74,9 @@ class SessionOptions:
     # The day a run takes for today (the demo's own day: its stand-in torch is of then);
     # None: today, UTC.
     today: date | None = None
+    # Who decides, as the state store's history names it: an undo made by another
+    # session says so. The pid tells two consoles apart.
+    origin: str = field(default_factory=lambda: f"the console (pid {os.getpid()})")
 
 
 def utc_today() -> date:
@@ -141,7 +144,7 @@ class Session:
         options, warn = self.options, self.warn
         self.cache = Cache(options.cache_dir, warn=warn)
         self.state = StateStore(options.state_dir)
-        self.decision_store = DecisionStore(self.state)
+        self.decision_store = DecisionStore(self.state, options.origin)
         self.scope = scope_of(self.checkout, self.experiment)
         self._github: GitHub | None = None
         self._github_reason: str | None = None

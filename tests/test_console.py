@@ -8,6 +8,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from rich.console import Console
@@ -643,3 +644,31 @@ async def test_the_palette_offers_scouts_actions_with_their_keys(demo, tmp_path)
         assert "Accept  (k)" in titles and "Accept next  (A)" in titles
         assert "Filter  (/)" in titles
         assert not any("theme" in t.lower() or "screenshot" in t.lower() for t in titles)
+
+
+async def test_another_sessions_decision_shows_within_a_second_and_undo_says_whose(demo, tmp_path):
+    """A `scout triage accept` while the console is open: the tree shows it accepted within
+    a second (no key pressed), and `u` in the console, undoing it, says it was scout
+    triage's action."""
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        fp = next(
+            fp
+            for fp, row in tree(app)._finding_rows.items()
+            if row.finding.section is Section.ACTION_ITEMS
+        )
+        shell = Session(options(demo, state, origin="scout triage"))
+        finding = next(f for f in shell.cached_run().findings if f.fingerprint == fp)
+        shell.review.accept([finding])
+        started = time.monotonic()
+        while "accepted" not in tree(app).row(fp).badges and time.monotonic() - started < 5:
+            await pilot.pause(0.05)
+        assert "accepted" in tree(app).row(fp).badges
+        assert time.monotonic() - started < 1.5  # polled every 0.5 s, off the event loop
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert "accepted" not in tree(app).row(fp).badges
+        said = [n.message for n in app._notifications]
+        assert any(m.startswith("undid: ") and "made by scout triage at " in m for m in said), said

@@ -226,3 +226,47 @@ def test_a_store_written_before_versions_were_kept_is_brought_up_on_its_first_wr
     Journal(StateStore(tmp_path)).record(SCOPE, "2026-12-02", "comment", {"id": 7})
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_each_action_says_which_session_made_it_and_the_version_follows_all(tmp_path):
+    """Two sessions on one store: each history row names its session; `version` grows with
+    either's decisions, undos and redos (what a console watches)."""
+    console = DecisionStore(StateStore(tmp_path), "the console (pid 1)")
+    shell = DecisionStore(StateStore(tmp_path), "scout triage")
+    assert console.version(SCOPE) == 0
+    shell.change(SCOPE, "accept a", ["k-a"], lambda fp, e, _: accept(fp, e))
+    seen = console.version(SCOPE)
+    assert seen > 0
+    undone = console.undo(SCOPE)
+    assert undone is not None and undone.origin == "scout triage"
+    assert console.version(SCOPE) > seen
+    assert [a.origin for a in console.history(SCOPE)] == ["scout triage", "the console (pid 1)"]
+
+
+def test_a_version_1_store_gains_the_origin_column_on_its_first_write(tmp_path):
+    """A store written before sessions were named: read as is (its actions by nobody scout
+    can name), and brought up to version 2 by the next write without losing a row."""
+    path = tmp_path / "state.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(
+            "CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL,"
+            " at TEXT NOT NULL, op TEXT NOT NULL, target INTEGER, label TEXT NOT NULL,"
+            " changes TEXT NOT NULL);"
+            "CREATE TABLE decisions (scope TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+            " entry TEXT NOT NULL, PRIMARY KEY (scope, fingerprint));"
+            "PRAGMA user_version = 1;"
+        )
+        db.execute(
+            "INSERT INTO history (scope, at, op, target, label, changes) VALUES (?, ?, 'do',"
+            " NULL, 'accept old', '[]')",
+            (SCOPE, "2026-12-01T09:00:00+00:00"),
+        )
+    store = DecisionStore(StateStore(tmp_path), "scout triage")
+    assert [(a.label, a.origin) for a in store.history(SCOPE)] == [("accept old", None)]
+    store.change(SCOPE, "accept a", ["k-a"], lambda fp, e, _: accept(fp, e))
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert [(a.label, a.origin) for a in store.history(SCOPE)] == [
+        ("accept old", None),
+        ("accept a", "scout triage"),
+    ]

@@ -51,6 +51,12 @@ def session_options(args: argparse.Namespace, processes: int | None = None) -> S
         only=getattr(args, "only", None),
         processes=processes or cli_processes(),
         api_url=getattr(args, "api_url", None),
+        # The commands of one shell are one session; each console is its own.
+        origin=(
+            f"scout {args.command}"
+            if getattr(args, "command", None) not in (None, "open", "demo")
+            else f"the console (pid {os.getpid()})"
+        ),
     )
 
 

@@ -99,7 +99,12 @@ def _undo_redo(session: Session, op: str) -> int:
         return EXIT_FAILURE
     done = "undid" if op == "undo" else "redid"
     count = len(action.changes)
-    write_output(f"{done}: {action.label} ({count} finding{'s' if count != 1 else ''})", None)
+    whose = ""
+    if action.origin and action.origin != session.options.origin:
+        whose = f" — made by {action.origin} at {action.at.astimezone():%H:%M}"
+    write_output(
+        f"{done}: {action.label} ({count} finding{'s' if count != 1 else ''}){whose}", None
+    )
     return EXIT_OK
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,8 +29,23 @@ STATE_FILE = "state.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
 # The file's layout, in `PRAGMA user_version`. A store written before versions were kept
 # reads 0: its tables are version 1's. Each migration takes the file one version up.
-SCHEMA_VERSION = 1
-MIGRATIONS: dict[int, str] = {1: ""}  # version → the SQL that makes it from the one before
+SCHEMA_VERSION = 2
+
+
+def _history_origin(db: sqlite3.Connection) -> None:
+    """2: each history row says which session made it (`scout triage (pid …)`, `the
+    console (pid …)`), so an undo can say whose action it undid. A store that has no
+    history yet gets the column when its table is made."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(history)")}
+    if columns and "origin" not in columns:
+        db.execute("ALTER TABLE history ADD COLUMN origin TEXT")
+
+
+# version → what makes it from the one before: SQL, or a function of the connection
+MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
+    1: "",
+    2: _history_origin,
+}
 
 
 def default_state_dir() -> Path:
@@ -74,8 +89,11 @@ class StateStore:
         """Up to SCHEMA_VERSION, one migration at a time, inside the write's transaction."""
         version = db.execute("PRAGMA user_version").fetchone()[0]
         for step in range(version + 1, SCHEMA_VERSION + 1):
-            if MIGRATIONS[step]:
-                db.executescript(MIGRATIONS[step])
+            migration = MIGRATIONS[step]
+            if callable(migration):
+                migration(db)
+            elif migration:
+                db.executescript(migration)
         if version < SCHEMA_VERSION:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 

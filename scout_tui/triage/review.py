@@ -118,6 +118,10 @@ class Review:
 
         return self.change(f"edit {finding.fingerprint}", [finding.fingerprint], decide)
 
+    def version(self) -> int:
+        """Grows with every decision, undo and redo made on this scope by any session."""
+        return self.decision_store.version(self.scope)
+
     def undo(self) -> Action | None:
         return self.decision_store.undo(self.scope)
 

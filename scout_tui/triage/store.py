@@ -25,7 +25,7 @@ CREATE TABLE IF NOT EXISTS decisions (
 CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY AUTOINCREMENT, scope TEXT NOT NULL, at TEXT NOT NULL,
     op TEXT NOT NULL CHECK (op IN ('do', 'undo', 'redo')), target INTEGER,
-    label TEXT NOT NULL, changes TEXT NOT NULL);
+    label TEXT NOT NULL, changes TEXT NOT NULL, origin TEXT);
 CREATE INDEX IF NOT EXISTS history_by_scope ON history (scope, id);
 """
 
@@ -65,6 +65,7 @@ class Action:
     label: str
     changes: tuple[Change, ...]
     at: datetime
+    origin: str | None = None  # the session that made it; None: before sessions were kept
 
 
 def scope_of(checkout: Checkout, experiment: str) -> str:
@@ -72,8 +73,21 @@ def scope_of(checkout: Checkout, experiment: str) -> str:
 
 
 class DecisionStore:
-    def __init__(self, state: StateStore) -> None:
+    def __init__(self, state: StateStore, origin: str | None = None) -> None:
+        """`origin`: this session, as its history rows name it (`scout triage (pid 7)`)."""
         self.state = state
+        self.origin = origin
+
+    def version(self, scope: str) -> int:
+        """The scope's latest history row: it grows with every decision, undo and redo of
+        any session, so a console sees another's change by reading one number."""
+        with self.state.reading("history", "read decisions") as db:
+            if db is None:
+                return 0
+            row = db.execute(
+                "SELECT coalesce(max(id), 0) FROM history WHERE scope = ?", (scope,)
+            ).fetchone()
+        return int(row[0])
 
     def decisions(self, scope: str) -> dict[str, TriageEntry]:
         with self.state.reading("decisions", "read decisions") as db:
@@ -118,7 +132,7 @@ class DecisionStore:
                 else:
                     current[fingerprint] = after
             if changes:
-                _append(db, scope, "do", None, label, changes)
+                _append(db, scope, "do", None, label, changes, self.origin)
         return changes
 
     def undo(self, scope: str) -> Action | None:
@@ -138,7 +152,7 @@ class DecisionStore:
                 _store(
                     db, scope, change.fingerprint, change.before if op == "undo" else change.after
                 )
-            _append(db, scope, op, target.id, target.label, list(target.changes))
+            _append(db, scope, op, target.id, target.label, list(target.changes), self.origin)
             return target
 
     def history(self, scope: str) -> list[Action]:
@@ -191,9 +205,11 @@ def _append(
     target: int | None,
     label: str,
     changes: list[Change],
+    origin: str | None,
 ) -> None:
     db.execute(
-        "INSERT INTO history (scope, at, op, target, label, changes) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO history (scope, at, op, target, label, changes, origin) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (
             scope,
             datetime.now(UTC).isoformat(),
@@ -201,20 +217,24 @@ def _append(
             target,
             label,
             json.dumps([change.to_json() for change in changes]),
+            origin,
         ),
     )
 
 
 def _action(db: sqlite3.Connection, action_id: int) -> Action:
-    op, label, changes, at = db.execute(
-        "SELECT op, label, changes, at FROM history WHERE id = ?", (action_id,)
-    ).fetchone()
+    # `*`: a store not yet brought up to version 2 (read before its first write) has no
+    # `origin` column, and its actions were made by nobody scout can name.
+    cursor = db.execute("SELECT * FROM history WHERE id = ?", (action_id,))
+    names = [column[0] for column in cursor.description]
+    row = dict(zip(names, cursor.fetchone(), strict=True))
     return Action(
         action_id,
-        op,
-        label,
-        tuple(Change.from_json(c) for c in json.loads(changes)),
-        datetime.fromisoformat(at),
+        row["op"],
+        row["label"],
+        tuple(Change.from_json(c) for c in json.loads(row["changes"])),
+        datetime.fromisoformat(row["at"]),
+        row.get("origin"),
     )
 
 

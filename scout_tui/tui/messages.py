@@ -34,6 +34,15 @@ class Decided(Message):
 
 
 @dataclass
+class DecidedElsewhere(Message):
+    """Another session (a second console, `scout triage`) changed the decisions: what the
+    state store now holds."""
+
+    entries: dict[str, TriageEntry]
+    said: str
+
+
+@dataclass
 class CollectionEvent(Message):
     event: Event
 

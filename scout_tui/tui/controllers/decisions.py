@@ -14,11 +14,12 @@ from scout_tui.session import Session
 from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Action, Change
-from scout_tui.tui.messages import Decided, Opened
+from scout_tui.tui.messages import Decided, DecidedElsewhere, Opened
 from scout_tui.tui.screens.edit_finding import Edited
 
 # Verbs that a badge says well enough: no toast for one finding (a toast costs a layout).
 QUIET_VERBS = {"accepted", "demoted", "promoted", "dropped"}
+WATCH_EVERY = 0.5  # seconds between looks at the store for another session's decisions
 
 
 class DecisionQueue:
@@ -27,6 +28,7 @@ class DecisionQueue:
         self.post = post
         self.pending = 0
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._seen: int | None = None  # the store's version once this session's jobs ran
 
     # -- on the event loop ----------------------------------------------------------------
     def open(self, run: RunResult | None, load_cached: bool) -> None:
@@ -97,10 +99,12 @@ class DecisionQueue:
         )
 
     def undo(self) -> None:
-        self.decide(lambda: undo_said(self.session.review.undo(), "undid", "undo"), "")
+        origin = self.session.options.origin
+        self.decide(lambda: undo_said(self.session.review.undo(), "undid", "undo", origin), "")
 
     def redo(self) -> None:
-        self.decide(lambda: undo_said(self.session.review.redo(), "redid", "redo"), "")
+        origin = self.session.options.origin
+        self.decide(lambda: undo_said(self.session.review.redo(), "redid", "redo", origin), "")
 
     def handled(self) -> None:
         """The screen has shown one job's message."""
@@ -118,19 +122,40 @@ class DecisionQueue:
     def run(self, cancelled: Callable[[], bool]) -> None:
         while not cancelled():  # cancelled when the app exits, however it exits
             try:
-                job = self._jobs.get(timeout=0.2)
+                job = self._jobs.get(timeout=WATCH_EVERY)
             except queue.Empty:
+                self._watch()
                 continue
             if job is None:
                 return
             try:
                 job()
+                self._seen = self._version()
             except (triage.TriageError, StateError, ScoutError) as exc:
                 self.post(Decided(self._read_back(), redact(str(exc)), "error"))
             except Exception as exc:  # never lose the console to one bad decision
                 self.post(
                     Decided(self._read_back(), redact(f"{type(exc).__name__}: {exc}"), "error")
                 )
+
+    def _version(self) -> int | None:
+        try:
+            return self.session.review.version()
+        except (StateError, ScoutError):
+            return None
+
+    def _watch(self) -> None:
+        """Between jobs: whether another session changed the decisions since this one last
+        looked; if so, what the store holds now, to show at once."""
+        if self._seen is None:  # not open yet: the first read is the job's
+            return
+        version = self._version()
+        if version is None or version == self._seen:
+            return
+        self._seen = version
+        entries = self._read_back()
+        if entries is not None:
+            self.post(DecidedElsewhere(entries, "decisions changed in another session"))
 
     def _read_back(self) -> dict[str, TriageEntry] | None:
         try:
@@ -139,7 +164,11 @@ class DecisionQueue:
             return None
 
 
-def undo_said(action: Action | None, done: str, op: str) -> str:
+def undo_said(action: Action | None, done: str, op: str, origin: str | None = None) -> str:
+    """What an undo or redo did; whose action it was when another session made it."""
     if action is None:
         return f"nothing to {op}"
-    return f"{done}: {action.label}"
+    said = f"{done}: {action.label}"
+    if action.origin and action.origin != origin:
+        said += f" — made by {action.origin} at {action.at.astimezone():%H:%M}"
+    return said

@@ -39,6 +39,7 @@ from scout_tui.tui.messages import (
     CollectionEnded,
     CollectionEvent,
     Decided,
+    DecidedElsewhere,
     GitHubStatus,
     Opened,
 )
@@ -226,6 +227,13 @@ class TriageScreen(Screen[None]):
             self.query_one(FindingsTree).select_fingerprint(message.select)
         if message.said:
             self.notify(message.said, severity=message.severity, timeout=3)  # type: ignore[arg-type]
+
+    def on_decided_elsewhere(self, message: DecidedElsewhere) -> None:
+        if self.decisions.pending:  # this session's own answer carries the store's state
+            return
+        if changed_decisions(self.entries, message.entries):
+            self._apply_entries(message.entries)
+            self.notify(message.said, timeout=3)
 
     def _targets(self, action: str) -> list[Finding]:
         """The marked findings, else the cursor's; said when there is none."""
