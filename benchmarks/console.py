@@ -9,7 +9,12 @@ start until the tree holds every finding (Pilot), or from `scout` starting until
 line says "0 of N reviewed" on the tmux pane. Keypress:
 `a` (accept) until the tree shows the finding accepted (the decision is committed to the
 state store in between), then `down` (Pilot) or `n` (tmux: the next unreviewed finding);
-through tmux, polled with `capture-pane`."""
+through tmux, polled with `capture-pane`.
+
+`--every-key`: then every key of the console through tmux (the key sent, until the pane
+differs from what it showed before; a modal closed again with escape), median and p90 of
+`--presses` each, and an empty Textual app's first paint through tmux in the same run:
+every figure also as a ratio to it (the machine's speed divided out)."""
 
 from __future__ import annotations
 
@@ -133,8 +138,117 @@ def terminal_figures(opts, count: int, presses: int) -> tuple[float, float, list
         latencies.append(time.perf_counter() - began)
         tmux("send-keys", "-t", "bench", "n")  # the next unreviewed finding
         time.sleep(0.15)  # a person's keys come apart: `a` is not timed with Down's render
-    tmux("send-keys", "-t", "bench", "q")
     return first_frame, first_paint, latencies
+
+
+EMPTY_APP = (
+    "from textual.app import App\n"
+    "from textual.widgets import Static\n"
+    "class Empty(App):\n"
+    "    def compose(self):\n"
+    "        yield Static('EMPTY APP READY')\n"
+    "Empty().run()\n"
+)
+
+# Each key, and what puts the console back after it (None: nothing; the key again, or
+# escape for a modal). E (the editor), R (a collection), P (publish) and q (quit) are left
+# out: they leave the console or start the network; their screen change is a notification.
+KEYS: list[tuple[str, str, str | None]] = [
+    ("a", "accept", "u"),
+    ("A", "accept_next", "u"),
+    ("minus", "demote", "u"),
+    ("plus", "promote", "u"),
+    ("x", "drop (its modal)", "Escape"),
+    ("Space", "mark", "Up Space"),
+    ("*", "mark_filtered", "*"),
+    ("m", "merge (nothing marked: says how)", None),
+    ("e", "edit (its modal)", "Escape"),
+    ("c", "copy_repro", None),
+    ("r", "run_repro (its modal)", "Escape"),
+    ("o", "open_url", None),
+    ("l", "open_log", "Escape"),
+    ("/", "filter", "Escape"),
+    ("p", "preview", "Escape"),
+    ("n", "next_unreviewed", "Up"),
+    ("z", "zoom", "z"),
+    ("?", "help", "Escape"),
+    ("Down", "cursor down", "Up"),
+    ("Tab", "focus the next pane", "BTab"),
+]
+
+
+def pane() -> str:
+    return tmux("capture-pane", "-p", "-t", "bench")
+
+
+def until_changed(before: str, timeout: float = 30, every: float = 0.005) -> float:
+    began = time.perf_counter()
+    while time.perf_counter() - began < timeout:
+        if pane() != before:
+            return time.perf_counter() - began
+        time.sleep(every)
+    raise TimeoutError("the pane never changed")
+
+
+def settled(quiet: float = 0.3) -> str:
+    """The pane once it has not changed for `quiet` seconds (toasts and timers done)."""
+    last, since = pane(), time.perf_counter()
+    while time.perf_counter() - since < quiet:
+        time.sleep(0.05)
+        now = pane()
+        if now != last:
+            last, since = now, time.perf_counter()
+    return last
+
+
+def empty_app_paint() -> float:
+    tmux("kill-session", "-t", "bench") if subprocess.run(
+        ["tmux", "has-session", "-t", "bench"], capture_output=True
+    ).returncode == 0 else None
+    script = Path(tempfile.mkdtemp()) / "empty.py"
+    script.write_text(EMPTY_APP)
+    began = time.perf_counter()
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "bench",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        f"env TERM=xterm-256color {sys.executable} {script}",
+    )
+    paint = time.perf_counter() - began + wait_for("EMPTY APP READY", every=0.02)
+    tmux("kill-session", "-t", "bench")
+    return paint
+
+
+def every_key(presses: int) -> list[tuple[str, list[float]]]:
+    """In the console `terminal_figures` left open: each key's latencies."""
+    found = []
+    for key, name, undo in KEYS:
+        times = []
+        for _ in range(presses):
+            before = settled()
+            tmux("send-keys", "-t", "bench", key)
+            times.append(until_changed(before))
+            if undo:
+                settled()
+                tmux("send-keys", "-t", "bench", *undo.split())
+        found.append((name, times))
+    return found
+
+
+def show_ratio(name: str, seconds: list[float], empty: float, goal_ms: float) -> None:
+    ms = sorted(1000 * s for s in seconds)
+    median, p90 = statistics.median(ms), ms[max(0, int(len(ms) * 0.9) - 1)]
+    verdict = "ok" if p90 <= goal_ms else "OVER"
+    print(
+        f"  {name:<36} median {median:7.1f} ms  p90 {p90:7.1f} ms  "
+        f"({median / (1000 * empty):4.2f}x / {p90 / (1000 * empty):4.2f}x the empty app's paint)"
+        f"  goal {goal_ms:.0f} ms: {verdict}"
+    )
 
 
 def show(name: str, first_paint: float, latencies: list[float]) -> None:
@@ -150,6 +264,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--findings", type=int, default=5000)
     parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument("--every-key", action="store_true", help="time every key (tmux)")
     args = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="scout-bench-console-"))
     try:
@@ -161,10 +276,24 @@ def main() -> None:
             print(f"{len(run.findings)} findings")
             show("Pilot", *asyncio.run(pilot_figures(Session(opts), run, args.presses)))
             if shutil.which("tmux"):
+                empty = empty_app_paint()
+                print(f"tmux       an empty Textual app's first paint {empty:6.2f} s")
                 shutil.rmtree(opts.state_dir, ignore_errors=True)  # nothing reviewed yet
                 first_frame, *figures = terminal_figures(opts, len(run.findings), args.presses)
                 print(f"tmux       first frame {first_frame:6.2f} s")
                 show("tmux", *figures)
+                paint = figures[0]
+                met = "ok" if paint <= 1 and paint <= 2.5 * empty else "OVER"
+                print(
+                    f"tmux       first paint / empty app's: {paint / empty:4.2f}x "
+                    f"(goal: ≤ 1 s and ≤ 2.5x: {met})"
+                )
+                if args.every_key:
+                    print(f"every key, {args.presses} presses each, through tmux:")
+                    for name, seconds in every_key(args.presses):
+                        slow = name.startswith(("preview", "help"))
+                        show_ratio(name, seconds, empty, 200 if slow else 100)
+                tmux("send-keys", "-t", "bench", "q")
             else:
                 print("tmux: skipped — tmux is not installed")
     finally:
