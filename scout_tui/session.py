@@ -33,7 +33,7 @@ from scout_tui.publish.execute import Publisher
 from scout_tui.publish.journal import Journal
 from scout_tui.publish.plan import PublishPlan, plan_against_board
 from scout_tui.publish.target import Target
-from scout_tui.report.render import COMMENT_LIMIT, Layout, fit_report
+from scout_tui.report.render import COMMENT_LIMIT, Layout, ReportTooLong, fit_report
 from scout_tui.source.records import NotARepository
 from scout_tui.source.tree import SourceTree
 from scout_tui.store.bundle import Bundle, bundle_repository, read_bundle
@@ -413,6 +413,11 @@ class Session:
         )
         links = sum(1 for f in run.findings if f.board_item and f.board is None)
         reserve = links * len(f" ([board item]({url}))")
+        if reserve + room >= COMMENT_LIMIT:
+            raise ReportTooLong(
+                f"{links:,} new Action Items: their board links alone ({reserve:,} characters) "
+                f"leave no room in a GitHub comment ({COMMENT_LIMIT:,}); drop or merge some"
+            )
         return fit_report(
             lambda layout: render_markdown(run, layout),
             self.config.report.max_list_items,

@@ -242,8 +242,11 @@ async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
         assert workspace.zoomed == "detail" and app.query_one("#left").has_class("zoom-hidden")
         await pilot.press("escape")
         await pilot.press("p")
-        await settle(pilot, app)
-        assert isinstance(app.screen, PreviewScreen)
+        assert isinstance(app.screen, PreviewScreen)  # at once; the report is made in a thread
+        for _ in range(100):
+            if app.screen.markdown:
+                break
+            await pilot.pause(0.02)
         assert app.screen.markdown.startswith("# Nightly Scout Report — 2026-12-02")
         await pilot.press("escape")
         await pilot.press("question_mark")

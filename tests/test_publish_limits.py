@@ -419,3 +419,36 @@ def test_a_folded_marker_says_all_that_the_item_s_own_marker_says():
             item.section,
         )
     assert folded[fyi[0].fingerprint].first_reported == date(2026, 11, 20)
+
+
+@pytest.mark.parametrize("fits_at", [0, 2, 4, None])
+def test_the_report_is_cut_no_further_than_it_must_and_a_hopeless_one_fails_fast(fits_at):
+    """fit_report takes the first layout, longest first, that fits: the whole report on an
+    ordinary day (one render); when even the shortest does not fit, it says so after two
+    renders, not five."""
+    from scout_tui.report.render import Layout, ReportTooLong, fit_report
+
+    lengths = [500, 400, 300, 200, 100]  # each layout of fit_report's order, shorter
+    rendered: list[int] = []
+
+    def render(layout: Layout) -> str:
+        order = [
+            Layout(list_items=3),
+            Layout(3),
+            Layout(3, "details"),
+            Layout(3, "count"),
+            Layout(3, "count", cut_sections=True),
+        ]
+        n = order.index(layout)
+        rendered.append(n)
+        return "x" * lengths[n]
+
+    limit = lengths[fits_at] if fits_at is not None else 50
+    if fits_at is None:
+        with pytest.raises(ReportTooLong):
+            fit_report(render, 3, limit)
+        assert rendered == [0, 4]
+        return
+    assert len(fit_report(render, 3, limit)) == lengths[fits_at]
+    # The shortest, rendered second, is not rendered again when it is the one that fits.
+    assert rendered == ([0] if fits_at == 0 else [0, 4, *range(1, min(fits_at, 3) + 1)])

@@ -438,10 +438,19 @@ def fit_report(render: Callable[[Layout], str], max_items: int, limit: int) -> s
         Layout(max_items, "count"),
         Layout(max_items, "count", cut_sections=True),
     ]
-    for layout in layouts:
-        text = render(layout)
-        if len(text) <= limit:
-            return text
+    # Each layout is shorter than the one before: the whole report first (it fits on any
+    # ordinary day), then the shortest, which says at once when none fits.
+    text = render(layouts[0])
+    if len(text) <= limit:
+        return text
+    shortest = render(layouts[-1])
+    if len(shortest) <= limit:
+        for layout in layouts[1:-1]:
+            text = render(layout)
+            if len(text) <= limit:
+                return text
+        return shortest
+    text = shortest
     raise ReportTooLong(
         f"the report does not fit in a GitHub comment ({limit:,} characters "
         f"for it) even cut to {max_items} item(s) a list: {len(text):,}; lower "

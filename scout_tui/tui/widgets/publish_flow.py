@@ -13,7 +13,6 @@ from textual import work
 from textual.message import Message
 from textual.widget import Widget
 
-from scout_tui.errors import ScoutError
 from scout_tui.history.baseline import is_past_day
 from scout_tui.model import RunResult, TriageEntry
 from scout_tui.session import Session
@@ -52,12 +51,13 @@ class PublishFlow(Widget):
 
     # -- the flow -------------------------------------------------------------------------------
     def preview(self, run: RunResult) -> None:
-        try:  # what publishing would post: cut to GitHub's limit, like the dry run
-            posted = self.session.posted_markdown(run)
-        except ScoutError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        self.app.push_screen(PreviewScreen(posted, "Report preview (as it will be posted)"))
+        # What publishing would post, cut to GitHub's limit like the dry run: made in a
+        # thread by the screen, which opens at once.
+        self.app.push_screen(
+            PreviewScreen(
+                lambda: self.session.posted_markdown(run), "Report preview (as it will be posted)"
+            )
+        )
 
     def propose(
         self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
