@@ -5,6 +5,7 @@ sees are counted exactly. The layer's sleep is replaced, so nothing really waits
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 
@@ -266,3 +267,109 @@ def test_an_item_without_a_database_id_links_its_board():
     web = "https://github.com/orgs/pytorch/projects/161"
     assert board_item_url("https://github.com", board, known) == f"{web}?pane=issue&itemId=7"
     assert board_item_url("https://github.com", board, unknown) == web
+
+
+class SilentHost:
+    """A port that takes connections and never answers (a host behind a firewall that
+    lets the handshake through, a hung proxy); counts the connections it took."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._socket.listen(16)
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self.connections = 0
+        self._held: list = []
+        threading.Thread(target=self._take, daemon=True).start()
+
+    def _take(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            self._held.append(connection)
+
+    def close(self) -> None:
+        for connection in self._held:
+            connection.close()
+        self._socket.close()
+
+
+def test_a_host_that_never_answers_is_unreachable_after_one_timeout():
+    """The first request gets no answer within the timeout: GitHub is unreachable for the
+    run — said at once by every later call, which never connects again."""
+    from scout_tui.github.api import Unreachable
+
+    host = SilentHost()
+    try:
+        client = GitHubClient(host.url, TOKEN, GithubConfig(timeout=1), sleep=Sleeps())
+        with pytest.raises(Unreachable) as first:
+            client.issue_state(REPO, ISSUE)
+        assert str(first.value).endswith("): no answer in 1 s")
+        assert first.value.why == f"{host.url}: no answer in 1 s"
+        with pytest.raises(Unreachable):
+            client.viewer()
+        assert host.connections == 1
+    finally:
+        host.close()
+
+
+def test_a_timeout_after_github_answered_is_retried_not_unreachable():
+    """The near miss: GitHub answered this run, then one read timed out. That is a slow
+    answer, worth another try, not an unreachable GitHub."""
+    faults = [Fault.parse("query node:timeout*1")]
+    with LocalGitHub(world(), faults=faults) as server:
+        client, _ = client_for(server, timeout=1)
+        assert client.viewer() == "scout-bot"
+        board = client.board("pytorch", 161, "Status")
+        assert isinstance(client.board_items(board, "Status"), list)  # after one retry
+        assert sent(server, "query node") == 2
+        assert client.viewer() == "scout-bot"
+
+
+def test_collect_against_a_silent_github_skips_every_github_step_after_one_wait(
+    tmp_path, fresh_world
+):
+    """`scout collect` with GitHub's host taking connections and never answering: one
+    request waits out the timeout, every other GitHub step is skipped at once, saying why;
+    the local collectors' findings are all there."""
+    from tests.cli import scout, world_args
+
+    config = fresh_world.config
+    text = config.read_text()
+    assert "\n[github]" in text and "timeout" not in text
+    head, _, rest = text.partition("\n[github]")
+    line, _, rest = rest.partition("\n")
+    config.write_text(f"{head}\n[github]{line}\ntimeout = 1\n{rest}")
+    host = SilentHost()
+    try:
+        done = scout(
+            "collect",
+            "--json",
+            *world_args(fresh_world, tmp_path),
+            env={"SCOUT_GITHUB_API_URL": host.url, "GH_ENTERPRISE_TOKEN": "ghe_token"},
+        )
+    except BaseException:
+        host.close()
+        raise
+    connections = host.connections
+    assert done.returncode == 0, done.stderr
+    states = {s["name"]: s for s in json.loads(done.stdout)["collectors"]}
+    online = [s for s in states.values() if "GitHub unreachable" in (s["reason"] or "")]
+    assert {s["name"] for s in online} == {"ci_failures", "open_work"}
+    assert all(
+        s["state"] == "skipped"
+        and s["reason"] == f"GitHub unreachable ({host.url}: no answer in 1 s)"
+        for s in online
+    )
+    host.close()
+    # The collectors that ask GitHub start together, each waiting once (in parallel: one
+    # timeout in all); every step after them, the board's included, is told at once.
+    assert 1 <= connections <= 3
+    assert "board items: skipped — cannot reach GitHub at" in done.stderr
+    assert any(s["state"] == "done" for s in states.values())

@@ -32,7 +32,7 @@ from scout_tui.collect.base import (
     unmet_need,
 )
 from scout_tui.errors import Cancelled, redact
-from scout_tui.github.api import RateLimited
+from scout_tui.github.api import RateLimited, Unreachable
 from scout_tui.model import CollectorState, ConfigWarning, Finding, fingerprint
 
 NETWORK_NEEDS = frozenset({Need.NETWORK, Need.GITHUB})
@@ -101,6 +101,9 @@ def _events(cls: type[Collector], ctx: CollectorContext) -> Iterator[Event]:
         return
     except Skipped as exc:
         yield from finish("skipped", str(exc))
+        return
+    except Unreachable as exc:  # no network to GitHub: nothing to report, not a bug
+        yield from finish("skipped", f"GitHub unreachable ({exc.why})")
         return
     except RateLimited as exc:  # GitHub's wait is longer than scout may wait: the others go on
         yield from finish("skipped", f"rate limited until {exc.until:%H:%M} UTC")

@@ -31,6 +31,17 @@ class RateLimited(GitHubError):
         self.until = until
 
 
+class Unreachable(GitHubError):
+    """GitHub cannot be reached at all this run (no connection, or no answer to the first
+    request): every later call fails at once with it, and a collector is skipped for it."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message, transient=True)
+        self.why = (
+            why  # "http://host: connection failed", said in "skipped — GitHub unreachable (…)"
+        )
+
+
 class ArchivedItem(GitHubError):
     """GitHub refuses any change to an archived board item."""
 

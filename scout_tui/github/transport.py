@@ -33,6 +33,7 @@ from scout_tui.github.api import (
     ArchivedItem,
     GitHubError,
     RateLimited,
+    Unreachable,
 )
 from scout_tui.store.cache import Cache
 
@@ -163,6 +164,7 @@ class Transport:
         # Why a request is not sent at all: GitHub unreachable ("*", for the whole run), or
         # a resource ("core", "graphql", "search") rate-limited until a time.
         self._blocked: dict[str, GitHubError] = {}
+        self._answered = False  # whether GitHub has answered anything this run
         self._cache = cache
         # The cache is shared by every token of this API: the key holds no token, and an
         # answer is only ever reused after GitHub says 304 for this token, or for good when
@@ -187,16 +189,24 @@ class Transport:
                 verb, url, parameters=params, headers=headers, input=body
             )
         except NETWORK_ERRORS as exc:
-            if _never_connected(exc):
-                error = GitHubError(
-                    redact(f"cannot reach GitHub at {self.api_url} ({doing}): connection failed"),
-                    transient=True,
+            # Never connected, or connected and never answered before anything of this run
+            # was: GitHub is unreachable, and every later call says so at once instead of
+            # waiting out its own timeout.
+            silent = timed_out(exc) and not self._answered
+            if _never_connected(exc) or silent:
+                how = (
+                    f"no answer in {self._settings.timeout:g} s" if silent else "connection failed"
                 )
-                self._blocked["*"] = error
-                raise error from None
+                unreachable = Unreachable(
+                    redact(f"cannot reach GitHub at {self.api_url} ({doing}): {how}"),
+                    redact(f"{self.api_url}: {how}"),
+                )
+                self._blocked["*"] = unreachable
+                raise unreachable from None
             kind = "timed out" if timed_out(exc) else "connection dropped"
             error = GitHubError(redact(f"GitHub did not answer {doing}: {kind}"), transient=True)
             raise _Again(error, unsure=True) from None
+        self._answered = True
         text = redact(text) if text else text
         try:
             data = json.loads(text) if text else None
@@ -291,6 +301,7 @@ class Transport:
     def new_run(self) -> None:
         """A long-lived client (the console's) asks again when a new run starts."""
         self._blocked.clear()
+        self._answered = False
 
     def _fail_fast(self, resource: str) -> None:
         """GitHub unreachable, or this resource still rate-limited: said again, not asked."""
