@@ -675,3 +675,50 @@ async def test_another_sessions_decision_shows_within_a_second_and_undo_says_who
         assert "accepted" not in tree(app).row(fp).badges
         said = [n.message for n in app._notifications]
         assert any(m.startswith("undid: ") and "made by scout triage at " in m for m in said), said
+
+
+def _structure(findings_tree) -> list[tuple[int, str, str | None]]:
+    """The tree as shown: each node's depth, label and finding, in order."""
+    out = []
+
+    def walk(node, depth):
+        for child in node.children:
+            out.append((depth, child.label.plain, child.data.fingerprint))
+            walk(child, depth + 1)
+
+    walk(findings_tree.root, 0)
+    return out
+
+
+async def test_a_demoted_finding_moves_alone_to_where_a_rebuild_would_put_it(demo, tmp_path):
+    """`-` on a P1 of Action Items (P1 and P2 groups both stay): the finding moves to the
+    P2 group without rebuilding the tree, and the tree is exactly what a rebuild shows —
+    order in the group, the groups' counts, the section's "N/M reviewed"; the cursor
+    follows it."""
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        p1 = [
+            fp
+            for fp, row in findings_tree._finding_rows.items()
+            if row.finding.section is Section.ACTION_ITEMS and row.finding.priority is Priority.P1
+        ]
+        assert len(p1) > 1
+        fp = p1[0]
+        findings_tree.select_fingerprint(fp)
+        await pilot.pause(0.05)
+        rebuilds = []
+        original = findings_tree.show
+        findings_tree.show = lambda views: (rebuilds.append(1), original(views))[1]
+        await pilot.press("minus")
+        await settle(pilot, app)
+        assert findings_tree.row(fp).finding.priority is Priority.P2
+        assert rebuilds == []  # moved alone
+        assert findings_tree.cursor_fingerprint == fp
+        moved = _structure(findings_tree)
+        findings_tree.show = original
+        findings_tree.show_findings(app.triage.findings, app.triage.entries, None)
+        await pilot.pause(0.05)
+        assert moved == _structure(findings_tree)

@@ -50,6 +50,7 @@ PRIORITY_STYLES = {Priority.P0: "bold red", Priority.P1: "yellow", Priority.P2: 
 class NodeData:
     section: Section
     fingerprint: str | None = None  # None: a section or priority node
+    priority: Priority | None = None  # a priority node's
 
 
 # What the reviewer did, at a glance and without colour: accepted (as is or changed) ✓,
@@ -247,18 +248,113 @@ class FindingsTree(Tree[NodeData]):
         fresh = rows_of(
             [self.rows[index[fp]].decided.original for fp in changed], entries, self._titles
         )
-        for row in fresh:
-            old = self.rows[index[row.fingerprint]].finding
-            if (old.section, old.priority) != (row.finding.section, row.finding.priority):
-                return None
+        moved = [
+            row
+            for row in fresh
+            if (row.finding.section, row.finding.priority)
+            != (
+                self.rows[index[row.fingerprint]].finding.section,
+                self.rows[index[row.fingerprint]].finding.priority,
+            )
+        ]
+        # A finding demoted or promoted moves alone, when the groups it leaves and joins
+        # are there before and after; else (a group appears or empties) the tree is rebuilt.
+        if len(moved) > 1 or (moved and not self._movable(moved[0])):
+            return None
         for row in fresh:
             old_row = self.rows[index[row.fingerprint]]
             if row.finding.section is not Section.ALL_CLEAR:
                 self.reviewed += int(row.reviewed) - int(old_row.reviewed)
             self.rows[index[row.fingerprint]] = row
-            self.refresh_row(row)
+            if any(row is m for m in moved):
+                self._move(row, old_row)
+            else:
+                self.refresh_row(row)
         self.refresh_counts()
         return changed
+
+    def _group_node(self, section: Section, priority: Priority | None) -> TreeNode[NodeData] | None:
+        """Where a finding of `section` and `priority` hangs: its priority node, or its
+        section's node when the section shows one group of that priority; None: nowhere yet."""
+        home = next(
+            (n for n in self.root.children if n.data is not None and n.data.section is section),
+            None,
+        )
+        if home is None:
+            return None
+        groups = [c for c in home.children if c.data is not None and c.data.fingerprint is None]
+        if groups:
+            return next((g for g in groups if g.data and g.data.priority is priority), None)
+        leaves = [self._finding_rows.get(c.data.fingerprint or "") for c in home.children if c.data]
+        one = {row.finding.priority for row in leaves if row is not None}
+        return home if one == {priority} or section not in PRIORITIZED else None
+
+    def _movable(self, row: Row) -> bool:
+        node = self._finding_nodes.get(row.fingerprint)
+        parent = node.parent if node is not None else None
+        target = self._group_node(row.finding.section, row.finding.priority)
+        return (
+            node is not None
+            and parent is not None
+            and target is not None
+            and target is not parent
+            and len(parent.children) > 1  # the group it leaves stays
+        )
+
+    def _move(self, row: Row, old_row: Row) -> None:
+        """One finding to its new group, in the run's order there; counts follow."""
+        node = self._finding_nodes[row.fingerprint]
+        parent = node.parent
+        target = self._group_node(row.finding.section, row.finding.priority)
+        assert parent is not None and target is not None
+        under_cursor = self.cursor_node is node
+        place = self._row_index[row.fingerprint]
+        before = next(
+            (
+                child
+                for child in target.children
+                if child.data is not None
+                and child.data.fingerprint is not None
+                and self._row_index[child.data.fingerprint] > place
+            ),
+            None,
+        )
+        grouped = (
+            target.data is not None
+            and target.data.fingerprint is None
+            and (target.parent is not self.root)
+        )
+        self._adding = True
+        try:
+            node.remove()
+            moved = target.add_leaf(
+                finding_label(row, row.fingerprint in self.marked, grouped),
+                NodeData(row.finding.section, row.fingerprint),
+                before=before,
+            )
+        finally:
+            self._adding = False
+        self._invalidate()
+        self._finding_nodes[row.fingerprint] = moved
+        self._finding_rows[row.fingerprint] = row
+        self._grouped[row.fingerprint] = grouped
+        for group in (parent, target):
+            data = group.data
+            if data is not None and data.priority is not None and group.parent is not self.root:
+                head = Text(data.priority.value, style=PRIORITY_STYLES[data.priority])
+                head.append(f" {len(group.children)}", style="dim")
+                group.set_label(head)
+        for section, row_now, sign in (
+            (old_row.finding.section, old_row, -1),
+            (row.finding.section, row, +1),
+        ):
+            count = self._section_counts[section]
+            count[1] += sign
+            if row_now.reviewed and section is not Section.ALL_CLEAR:
+                count[0] += sign
+            self._dirty_sections.add(section)
+        if under_cursor:
+            self.call_after_refresh(self.move_cursor, moved)
 
     def show(self, views: list[SectionView]) -> None:
         """Rebuild from the grouped rows, keeping the cursor's finding, the open sections
@@ -304,7 +400,9 @@ class FindingsTree(Tree[NodeData]):
                 ):
                     head = Text(group.priority.value, style=PRIORITY_STYLES[group.priority])
                     head.append(f" {len(group.rows)}", style="dim")
-                    parent = section.add(head, NodeData(view.section), expand=True)
+                    parent = section.add(
+                        head, NodeData(view.section, priority=group.priority), expand=True
+                    )
                 for row in group.rows:
                     self._finding_rows[row.fingerprint] = row
                     self._grouped[row.fingerprint] = parent is not section
