@@ -356,6 +356,11 @@ class Session:
             self.warn(f"{why}: collecting again")
             cached = None
         if cached is None:
+            if not recollect and why is None:  # which checkout, cache and day, said
+                self.warn(
+                    f"no run of {self.day} for {self.checkout.path} in {self.cache.directory}:"
+                    " collecting one"
+                )
             fresh = self.collect(on_event)  # kept apart when poorer: it said so
             return self.kept_apart or fresh
         notice = self.kept_apart_notice(cached)

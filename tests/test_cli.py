@@ -423,3 +423,20 @@ def test_fail_on_a_new_p0_alerts_cron_and_a_dropped_one_does_not(tmp_path, sampl
     )
     bad = scout("collect", "--offline", "--fail-on", "new:P7", *args)
     assert bad.returncode == 2 and "is not WHICH:PRIORITY" in bad.stderr
+
+
+def test_a_command_that_must_collect_first_says_for_which_checkout_and_where(
+    tmp_path, sample_world
+):
+    """No run of the day in this cache: the command says it collects one, naming the
+    checkout and the cache (a person who reviewed elsewhere sees why nothing is decided);
+    the next command uses the cached run and says nothing of it."""
+    args = world_args(sample_world, tmp_path)
+    first = scout("triage", "list", "--offline", *args)
+    assert first.returncode == 0, first.stderr
+    assert (
+        f"scout: warning: no run of {DAY} for {sample_world.repo} in {tmp_path / 'cache'}"
+        in first.stderr
+    )
+    again = scout("triage", "list", "--offline", *args)
+    assert "no run of" not in again.stderr

@@ -722,3 +722,23 @@ async def test_a_demoted_finding_moves_alone_to_where_a_rebuild_would_put_it(dem
         findings_tree.show_findings(app.triage.findings, app.triage.entries, None)
         await pilot.pause(0.05)
         assert moved == _structure(findings_tree)
+
+
+async def test_a_filter_keeps_the_cursor_on_the_header_it_was_on(demo, tmp_path):
+    """The cursor on a section header, a filter typed: the cursor stays on that header (it
+    is still shown), never on some finding the reviewer did not pick."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        header = next(
+            n for n in findings_tree.root.children if n.data.section is Section.ACTION_ITEMS
+        )
+        findings_tree.move_cursor(header)
+        await pilot.pause(0.05)
+        await pilot.press("slash", *"p1", "enter")
+        await settle(pilot, app)
+        assert findings_tree.cursor_fingerprint is None
+        node = findings_tree.cursor_node
+        assert node is not None and node.data.section is Section.ACTION_ITEMS
+        assert node.parent is findings_tree.root

@@ -89,6 +89,12 @@ class ConfirmPublish(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide tall", id="publish-confirm"):
             yield VerticalScroll(Markdown(proposal_markdown(self.proposal)))
+            if self.proposal.unreviewed:  # beside the keys: enter publishes them too
+                yield Label(
+                    f"{self.proposal.unreviewed} finding(s) not yet reviewed would go out "
+                    "as they are (r: the reviewed ones only)",
+                    id="publish-unreviewed",
+                )
             yield Label(CONFIRM_KEYS, id="publish-keys")  # always in view, at 80x24 too
 
     def action_choose(self, choice: str | None) -> None:

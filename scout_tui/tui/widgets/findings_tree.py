@@ -361,6 +361,13 @@ class FindingsTree(Tree[NodeData]):
         and the marks."""
         keep = self.cursor_fingerprint
         line = self.cursor_line
+        cursor = self.cursor_node
+        # A section or priority header under the cursor stays under it when still shown.
+        header = (
+            (cursor.data.section, cursor.data.priority, cursor.parent is self.root)
+            if cursor is not None and cursor.data is not None and keep is None
+            else None
+        )
         for node in self.root.children:
             if node.data is not None and node.data.fingerprint is None:
                 (self._collapsed.discard if node.is_expanded else self._collapsed.add)(
@@ -375,6 +382,8 @@ class FindingsTree(Tree[NodeData]):
         self._invalidate()
         self.marked &= set(self._finding_rows)
         target = self._finding_nodes.get(keep) if keep else None
+        if target is None and header is not None:
+            target = self._header(*header)
         if target is None and self._finding_nodes and keep is None and line <= 0:
             target = next(iter(self._finding_nodes.values()))  # first paint: the first finding
         self.call_after_refresh(self._place_cursor, target, line)
@@ -410,6 +419,24 @@ class FindingsTree(Tree[NodeData]):
                         finding_label(row, row.fingerprint in self.marked, parent is not section),
                         NodeData(view.section, row.fingerprint),
                     )
+
+    def _header(
+        self, section: Section, priority: Priority | None, top: bool
+    ) -> TreeNode[NodeData] | None:
+        home = next(
+            (n for n in self.root.children if n.data is not None and n.data.section is section),
+            None,
+        )
+        if home is None or top:
+            return home
+        return next(
+            (
+                c
+                for c in home.children
+                if c.data is not None and c.data.fingerprint is None and c.data.priority is priority
+            ),
+            home,
+        )
 
     def _place_cursor(self, target: TreeNode[NodeData] | None, line: int) -> None:
         if target is not None:

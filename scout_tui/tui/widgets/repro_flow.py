@@ -101,7 +101,11 @@ class ReproFlow(Widget):
             self.notify("this finding has no repro command", severity="warning", timeout=2)
             return
         self.app.copy_to_clipboard(repro)
-        self.notify("repro copied (OSC 52; in tmux: set -g set-clipboard on)", timeout=3)
+        which = f" of {test}" if test else ""
+        self.notify(
+            f"repro{which} copied: {repro} (OSC 52; in tmux: set -g set-clipboard on)",
+            timeout=4,
+        )
 
     def _start(self, finding: Finding, repro: ReproArgv, workdir: Path) -> None:
         try:
