@@ -742,3 +742,15 @@ async def test_a_filter_keeps_the_cursor_on_the_header_it_was_on(demo, tmp_path)
         node = findings_tree.cursor_node
         assert node is not None and node.data.section is Section.ACTION_ITEMS
         assert node.parent is findings_tree.root
+
+
+def test_the_preview_breaks_lines_where_a_github_comment_does():
+    """A single newline inside a list item is a line break in a GitHub comment: the
+    preview shows it so (plain CommonMark would run the lines together)."""
+    from scout_tui.tui.screens.preview import CommentMarkdown
+
+    screen = Console(file=io.StringIO(), width=80, color_system=None)
+    screen.print(CommentMarkdown("- `t` (rc=1): boom\n  The error above picked by: a rule."))
+    lines = [line.strip() for line in screen.file.getvalue().splitlines() if line.strip()]
+    assert lines[0].endswith("t (rc=1): boom")
+    assert lines[1] == "The error above picked by: a rule."

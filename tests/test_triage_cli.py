@@ -49,7 +49,9 @@ def test_each_action_then_undo_and_redo_across_processes(args):
     assert fyi not in report  # dropped: not published
 
     done = scout("triage", "undo", *args)
-    assert done.stdout.strip() == f"undid: drop {fyi} (1 finding)"
+    title = " ".join(listing(args)[fyi]["title"].replace("`", "").split())
+    shown = title if len(title) <= 48 else title[:47].rstrip() + "…"
+    assert done.stdout.strip() == f"undid: drop “{shown}” (1 finding)"  # as a person knows it
     assert listing(args)[fyi]["decision"] == "promoted"
     assert fyi in scout("report", *args).stdout
     assert scout("triage", "redo", *args).stdout.startswith("redid: drop")

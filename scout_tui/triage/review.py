@@ -101,7 +101,7 @@ class Review:
             and fp != target.fingerprint
         ]
         return self.change(
-            f"merge {_names(parts)} into {target.fingerprint}",
+            f"merge {_names(parts)} into {_names([target])}",
             [part.fingerprint for part in parts] + followers,
             lambda fp, entry, entries: triage.merge_into(fp, entry, target.fingerprint, entries),
         )
@@ -116,7 +116,7 @@ class Review:
                 raise triage.TriageError(why)  # nothing recorded: no undo step for nothing
             return after
 
-        return self.change(f"edit {finding.fingerprint}", [finding.fingerprint], decide)
+        return self.change(f"edit {_names([finding])}", [finding.fingerprint], decide)
 
     def version(self) -> int:
         """Grows with every decision, undo and redo made on this scope by any session."""
@@ -156,5 +156,11 @@ def resolve(run: RunResult, reference: str) -> Finding:
 
 
 def _names(findings: Sequence[Finding]) -> str:
-    names = [f.fingerprint for f in findings[:3]]
+    """The findings as a person knows them (what an undo says it undid): their titles, cut."""
+    names = [f"“{_short(f.title)}”" for f in findings[:3]]
     return ", ".join(names) + (f" and {len(findings) - 3} more" if len(findings) > 3 else "")
+
+
+def _short(title: str, width: int = 48) -> str:
+    title = " ".join(title.replace("`", "").split())
+    return title if len(title) <= width else title[: width - 1].rstrip() + "…"

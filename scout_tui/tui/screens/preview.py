@@ -20,6 +20,18 @@ from textual.widgets import Static
 from scout_tui.errors import ScoutError
 
 
+class CommentMarkdown(Markdown):
+    """Markdown as GitHub shows a comment or a draft: a single newline breaks the line
+    (CommonMark would join the lines; GitHub's comments do not)."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(markup)
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
+
+
 class PreviewScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,p", "close", "Close", id="preview_close")]
 
@@ -40,7 +52,7 @@ class PreviewScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide tall") as scroll:
             scroll.border_title = self.title_text
-            shown = Markdown(self.markdown) if self._make is None else Text("Rendering…")
+            shown = CommentMarkdown(self.markdown) if self._make is None else Text("Rendering…")
             yield Static(shown, id="preview-text")
 
     def on_mount(self) -> None:
@@ -60,7 +72,7 @@ class PreviewScreen(ModalScreen[None]):
             text.update(Text(f"No preview: {message.error}", style="bold"))
             return
         self.markdown = message.markdown
-        text.update(Markdown(message.markdown))
+        text.update(CommentMarkdown(message.markdown))
 
     def action_close(self) -> None:
         self.dismiss(None)
