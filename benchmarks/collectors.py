@@ -15,6 +15,7 @@ import ast
 import contextlib
 import gc
 import multiprocessing
+import queue
 import statistics
 import subprocess
 import sys
@@ -51,7 +52,7 @@ def run_collectors(options: RunOptions, processes: int) -> tuple[float, object, 
 @dataclass
 class FileSet:
     work_files: list[str]
-    blobs: list[tuple[str, str]]
+    blobs: list[str]  # blob ids
     core_paths: list[str]
     baseline_commit: str | None
     head_commit: str | None
@@ -67,7 +68,13 @@ def discover(options: RunOptions) -> FileSet:
     out = fork.Queue()
     child = fork.Process(target=_discover, args=(options, out))
     child.start()
-    found = out.get()
+    while True:  # a child that died says so, instead of leaving this waiting forever
+        try:
+            found = out.get(timeout=5)
+            break
+        except queue.Empty:
+            if not child.is_alive():
+                raise SystemExit(f"the discovery run failed (exit {child.exitcode})") from None
     child.join()
     return found
 
@@ -75,18 +82,17 @@ def discover(options: RunOptions) -> FileSet:
 def file_set(ctx) -> FileSet:
     source = ctx.source
     work_files = sorted(path for path, tree in source._trees.items() if tree is not None)
-    # Only blobs that were parsed (workflow YAML read at the baseline is not Python), once each.
-    # Each distinct parsed tree once: a blob equal to a work-tree file is not counted twice.
+    # Only blobs that were parsed (workflow YAML read at the baseline is not Python), once each:
+    # the blob store keys every parse by blob id, a work-tree file's included.
     from_work_tree = {id(tree) for tree in source._trees.values()}
-    parsed = {
+    blobs = sorted(
         blob_id
-        for blob_id, tree in source._blob_trees.items()
+        for blob_id, tree in source.blobs.parsed().items()
         if tree is not None and id(tree) not in from_work_tree
-    }
-    by_id = {blob_id: key for key, blob_id in source._blob_ids.items() if blob_id in parsed}
+    )
     return FileSet(
         work_files,
-        sorted(by_id.values()),
+        blobs,
         ctx.config.upstream.core_paths,
         ctx.baseline_commit,
         ctx.head_commit,
@@ -101,7 +107,7 @@ def floor(repo: Path, files: FileSet) -> tuple[float, int, int]:
         with contextlib.suppress(SyntaxError):
             ast.parse((repo / path).read_text(encoding="utf-8", errors="replace"))
     if blobs:
-        request = "".join(f"{commit}:{path}\n" for commit, path in blobs).encode()
+        request = "".join(f"{blob}\n" for blob in blobs).encode()
         out = subprocess.run(
             ["git", "-C", str(repo), "cat-file", "--batch"],
             input=request,
