@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Callable
 
+from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.experiment_tests import Override, parallelism_combo
 
 Parse = Callable[[str], ast.Module | None]
@@ -25,11 +26,13 @@ def _package(path: str, level: int) -> list[str]:
     return parts[: len(parts) - level]
 
 
+@pyast.per_tree
 def _bindings(path: str, tree: ast.Module) -> dict[str, str]:
     """Local name → dotted origin, from the module's imports (relative ones too); a
-    function's own imports count where no top-level one binds the name."""
+    function's own imports count where no top-level one binds the name. Kept per tree: the
+    result is shared, never changed."""
     found: dict[str, str] = {}
-    nested = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    nested = pyast.nodes(tree, ast.Import, ast.ImportFrom)
     for node in [*tree.body, *nested]:
         if isinstance(node, ast.Import):
             for alias in node.names:
