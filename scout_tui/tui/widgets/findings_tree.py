@@ -97,6 +97,13 @@ def finding_label(
     return _assembled(parts)
 
 
+def leaf_label(row: Row) -> Text:
+    """What a finding's node holds as its label: its title alone. The line itself is drawn
+    by `render_label` at the tree's width when it shows; 5,000 full labels built up front
+    would cost the first paint for lines nobody sees yet."""
+    return Text(" ".join(row.finding.title.replace("`", "").split()), end="")
+
+
 def badge_column(width: int) -> int:
     """The badge column's width in a tree `width` cells wide; 0 when the deepest line
     (two guides and `✓ [P1] `) would keep less than NARROWEST_TITLE for its title."""
@@ -328,7 +335,7 @@ class FindingsTree(Tree[NodeData]):
         try:
             node.remove()
             moved = target.add_leaf(
-                finding_label(row, row.fingerprint in self.marked, grouped),
+                leaf_label(row),
                 NodeData(row.finding.section, row.fingerprint),
                 before=before,
             )
@@ -416,7 +423,7 @@ class FindingsTree(Tree[NodeData]):
                     self._finding_rows[row.fingerprint] = row
                     self._grouped[row.fingerprint] = parent is not section
                     self._finding_nodes[row.fingerprint] = parent.add_leaf(
-                        finding_label(row, row.fingerprint in self.marked, parent is not section),
+                        leaf_label(row),
                         NodeData(view.section, row.fingerprint),
                     )
 
@@ -457,11 +464,7 @@ class FindingsTree(Tree[NodeData]):
                 count[0] += 1 if row.reviewed else -1
                 self._dirty_sections.add(row.finding.section)
             self._finding_rows[row.fingerprint] = row
-            node.set_label(
-                finding_label(
-                    row, row.fingerprint in self.marked, self._grouped.get(row.fingerprint, False)
-                )
-            )
+            node.set_label(leaf_label(row))  # drawn by render_label; this redraws the line
 
     def refresh_counts(self) -> None:
         """The sections' "N/M reviewed" after refresh_row calls."""

@@ -18,7 +18,7 @@ class KeyFooter(Footer):
         if len(keys) != len(widgets):  # a key group: Textual's own layout
             yield from widgets
             return
-        room = self.app.size.width
+        room = self._composed_for = self.app.size.width
         kept = list(keys)
         while sum(_width(key) for key in kept) > room:
             droppable = [key for key in kept[:-1] if key.action.rsplit(".", 1)[-1] not in ALWAYS]
@@ -28,8 +28,11 @@ class KeyFooter(Footer):
         self.styles.grid_size_columns = len(kept)
         yield from kept
 
+    _composed_for = -1  # the width the keys were fitted to
+
     def on_resize(self) -> None:
-        self.call_after_refresh(self.recompose)
+        if self.app.size.width != self._composed_for:  # not again at the same width
+            self.call_after_refresh(self.recompose)
 
 
 def _width(key: FooterKey) -> int:
