@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import shutil
 import statistics
 import subprocess
@@ -94,6 +95,30 @@ def wait_for(text: str, timeout: float = 60, every: float = 0.005) -> float:
     raise TimeoutError(f"{text!r} never appeared")
 
 
+def p90_rank(count: int) -> int:
+    """The nearest-rank 90th percentile's index in a sorted list of `count`."""
+    return max(0, math.ceil(0.9 * count) - 1)
+
+
+def start_in_tmux(command: str) -> float:
+    """`command` in a fresh 120x40 tmux session "bench"; when it was started."""
+    if subprocess.run(["tmux", "has-session", "-t", "bench"], capture_output=True).returncode == 0:
+        tmux("kill-session", "-t", "bench")
+    began = time.perf_counter()
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "bench",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        f"env TERM=xterm-256color {command}",
+    )
+    return began
+
+
 def terminal_figures(opts, count: int, presses: int) -> tuple[float, float, list]:
     command = [
         sys.executable,
@@ -111,21 +136,7 @@ def terminal_figures(opts, count: int, presses: int) -> tuple[float, float, list
         TODAY.isoformat(),
         "--offline",
     ]
-    tmux("kill-session", "-t", "bench") if subprocess.run(
-        ["tmux", "has-session", "-t", "bench"], capture_output=True
-    ).returncode == 0 else None
-    began = time.perf_counter()
-    tmux(
-        "new-session",
-        "-d",
-        "-s",
-        "bench",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "env TERM=xterm-256color " + " ".join(command),
-    )
+    began = start_in_tmux(" ".join(command))
     first_frame = time.perf_counter() - began
     first_frame += wait_for(opts.repo.name, every=0.02)
     first_paint = time.perf_counter() - began
@@ -206,23 +217,9 @@ def settled(quiet: float = 0.3) -> str:
 
 
 def empty_app_paint() -> float:
-    tmux("kill-session", "-t", "bench") if subprocess.run(
-        ["tmux", "has-session", "-t", "bench"], capture_output=True
-    ).returncode == 0 else None
     script = Path(tempfile.mkdtemp()) / "empty.py"
     script.write_text(EMPTY_APP)
-    began = time.perf_counter()
-    tmux(
-        "new-session",
-        "-d",
-        "-s",
-        "bench",
-        "-x",
-        "120",
-        "-y",
-        "40",
-        f"env TERM=xterm-256color {sys.executable} {script}",
-    )
+    began = start_in_tmux(f"{sys.executable} {script}")
     paint = time.perf_counter() - began + wait_for("EMPTY APP READY", every=0.02)
     tmux("kill-session", "-t", "bench")
     return paint
@@ -249,7 +246,7 @@ def every_key(presses: int) -> Iterator[tuple[str, list[float]]]:
 
 def show_ratio(name: str, seconds: list[float], empty: float, goal_ms: float) -> None:
     ms = sorted(1000 * s for s in seconds)
-    median, p90 = statistics.median(ms), ms[max(0, int(len(ms) * 0.9) - 1)]
+    median, p90 = statistics.median(ms), ms[p90_rank(len(ms))]
     verdict = "ok" if p90 <= goal_ms else "OVER"
     print(
         f"  {name:<36} median {median:7.1f} ms  p90 {p90:7.1f} ms  "
@@ -262,7 +259,7 @@ def show(name: str, first_paint: float, latencies: list[float]) -> None:
     ms = sorted(1000 * s for s in latencies)
     print(
         f"{name:<10} first paint {first_paint:6.2f} s (target < 1 s)   keypress median "
-        f"{statistics.median(ms):6.1f} ms, p90 {ms[int(len(ms) * 0.9) - 1]:6.1f} ms, max "
+        f"{statistics.median(ms):6.1f} ms, p90 {ms[p90_rank(len(ms))]:6.1f} ms, max "
         f"{ms[-1]:6.1f} ms (target < 50 ms)"
     )
 

@@ -4,16 +4,15 @@ a test fails when the model changes and the file was not regenerated)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from scout_tui.config.models import Config
 from scout_tui.publish.plan import PublishPlan
+from scout_tui.report.schema import schema_of, schema_text
 
 PLAN_FORMAT = "scout-plan/1"
 PLAN_SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema" / "plan.schema.json"
@@ -103,15 +102,8 @@ class PlanDocument(_Strict):
         )
 
 
-def plan_schema() -> dict[str, Any]:
-    schema = PlanDocument.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://scout-tui.invalid/schema/plan.v1.json"
-    return schema
-
-
 def render_schema() -> str:
-    return json.dumps(plan_schema(), indent=2, sort_keys=True) + "\n"
+    return schema_text(schema_of(PlanDocument, "plan.v1"))
 
 
 if __name__ == "__main__":

@@ -9,21 +9,34 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
 
 from scout_tui.model import SCHEMA_VERSION, RunResult
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema" / "run.schema.json"
 
 
-def run_schema() -> dict:
-    schema = RunResult.model_json_schema()
+def schema_of(model: type[BaseModel], name: str) -> dict[str, Any]:
+    """A model's JSON Schema as scout commits it: draft 2020-12, with its own `$id`."""
+    schema = model.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = f"https://scout-tui.invalid/schema/run.v{SCHEMA_VERSION}.json"
+    schema["$id"] = f"https://scout-tui.invalid/schema/{name}.json"
     return schema
 
 
+def schema_text(schema: dict[str, Any]) -> str:
+    """As the committed file holds it (a test compares the two)."""
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def run_schema() -> dict[str, Any]:
+    return schema_of(RunResult, f"run.v{SCHEMA_VERSION}")
+
+
 def render() -> str:
-    return json.dumps(run_schema(), indent=2, sort_keys=True) + "\n"
+    return schema_text(run_schema())
 
 
 if __name__ == "__main__":
