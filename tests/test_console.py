@@ -747,7 +747,7 @@ async def test_a_filter_keeps_the_cursor_on_the_header_it_was_on(demo, tmp_path)
 def test_the_preview_breaks_lines_where_a_github_comment_does():
     """A single newline inside a list item is a line break in a GitHub comment: the
     preview shows it so (plain CommonMark would run the lines together)."""
-    from scout_tui.tui.screens.preview import CommentMarkdown
+    from scout_tui.tui.comment_markdown import CommentMarkdown
 
     screen = Console(file=io.StringIO(), width=80, color_system=None)
     screen.print(CommentMarkdown("- `t` (rc=1): boom\n  The error above picked by: a rule."))

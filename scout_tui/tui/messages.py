@@ -9,7 +9,7 @@ from textual.message import Message
 
 from scout_tui.collect.events import Event
 from scout_tui.model import RunResult, TriageEntry
-from scout_tui.tui.screens.publish import PublishProposal
+from scout_tui.tui.proposal import PublishProposal
 
 
 @dataclass

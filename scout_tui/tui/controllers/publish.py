@@ -13,7 +13,7 @@ from scout_tui.model import RunResult, Section, TriageEntry
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
 from scout_tui.tui.messages import GitHubStatus, Proposed, Published, PublishNote
-from scout_tui.tui.screens.publish import PublishProposal
+from scout_tui.tui.proposal import PublishProposal
 
 
 class PublishController:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rich.markdown import Markdown
+from rich.console import ConsoleRenderable
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -20,16 +20,10 @@ from textual.widgets import Static
 from scout_tui.errors import ScoutError
 
 
-class CommentMarkdown(Markdown):
-    """Markdown as GitHub shows a comment or a draft: a single newline breaks the line
-    (CommonMark would join the lines; GitHub's comments do not)."""
+def comment_markdown(markdown: str) -> ConsoleRenderable:
+    from scout_tui.tui.comment_markdown import CommentMarkdown  # markdown-it: on first use
 
-    def __init__(self, markup: str) -> None:
-        super().__init__(markup)
-        for token in self.parsed:
-            for child in token.children or ():
-                if child.type == "softbreak":
-                    child.type = "hardbreak"
+    return CommentMarkdown(markdown)
 
 
 class PreviewScreen(ModalScreen[None]):
@@ -52,7 +46,7 @@ class PreviewScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide tall") as scroll:
             scroll.border_title = self.title_text
-            shown = CommentMarkdown(self.markdown) if self._make is None else Text("Rendering…")
+            shown = comment_markdown(self.markdown) if self._make is None else Text("Rendering…")
             yield Static(shown, id="preview-text")
 
     def on_mount(self) -> None:
@@ -72,7 +66,7 @@ class PreviewScreen(ModalScreen[None]):
             text.update(Text(f"No preview: {message.error}", style="bold"))
             return
         self.markdown = message.markdown
-        text.update(CommentMarkdown(message.markdown))
+        text.update(comment_markdown(message.markdown))
 
     def action_close(self) -> None:
         self.dismiss(None)

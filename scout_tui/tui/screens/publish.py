@@ -3,71 +3,14 @@ publish with its progress and, when done, the links and what GitHub now holds.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Markdown, Static
+from textual.widgets import Label, Static
 
-from scout_tui.publish.plan import PublishPlan
-
-
-@dataclass(frozen=True)
-class PublishProposal:
-    """What the confirmation shows; computed in a worker (it reads the board)."""
-
-    plan: PublishPlan
-    reviewed_plan: PublishPlan
-    target: str  # "pytorch/torchtitan#2856 and pytorch/projects/161 on http://…"
-    comment: str  # "a new comment" / "today's comment (URL), edited"
-    unreviewed: int
-    board_note: str | None  # why duplicates could not be checked, if so
-    problems: tuple[str, ...] = ()  # collectors that failed or were skipped
-
-
-def dry_run_text(proposal: PublishProposal) -> str:
-    """The dry run, as the console shows it: what the confirmation says, in its words,
-    then the report exactly as it would be posted."""
-    said = proposal_markdown(proposal).replace("# Publish", "# Dry run: publish", 1)
-    return "\n".join([said, "", "---", "", proposal.plan.report])
-
-
-def proposal_markdown(proposal: PublishProposal) -> str:
-    plan = proposal.plan
-    lines = [
-        f"# Publish the report of {plan.date}",
-        "",
-        f"To {proposal.target}:",
-        "",
-        f"- **{proposal.comment}** on #{plan.tracking_issue}",
-        f"- **{len(plan.drafts)} Backlog draft(s)** on the board",
-    ]
-    lines += [f"  - {draft.title}" for draft in plan.drafts[:12]]
-    if len(plan.drafts) > 12:
-        lines.append(f"  - … and {len(plan.drafts) - 12} more")
-    if plan.status_lines:
-        lines.append(f"- **{len(plan.status_lines)} status line(s)** on existing drafts:")
-        lines += [f"  - {line.title}: {line.text}" for line in plan.status_lines[:8]]
-    if plan.duplicates:
-        lines.append(f"- {len(plan.duplicates)} skipped as duplicates of board items:")
-        lines += [f"  - {title}" for title in plan.duplicates[:8]]
-    if proposal.board_note:
-        lines.append(f"- the board was not checked for duplicates: {proposal.board_note}")
-    if proposal.problems:
-        lines += ["", "**The run is partial** (R collects again):"]
-        lines += [f"- {problem}" for problem in proposal.problems]
-    if proposal.unreviewed:
-        lines += [
-            "",
-            f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
-            f"they are; `r` publishes the reviewed ones only "
-            f"({len(proposal.reviewed_plan.drafts)} draft(s)).",
-        ]
-    return "\n".join(lines)
-
+from scout_tui.tui.proposal import PublishProposal, proposal_markdown
 
 CONFIRM_KEYS = "y/enter publish · r reviewed only · d dry run (escape comes back) · n/escape cancel"
 
@@ -87,6 +30,8 @@ class ConfirmPublish(ModalScreen[str | None]):
         self.proposal = proposal
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # markdown-it: loaded when a publish is asked
+
         with Vertical(classes="dialog wide tall", id="publish-confirm"):
             yield VerticalScroll(Markdown(proposal_markdown(self.proposal)))
             if self.proposal.unreviewed:  # beside the keys: enter publishes them too
@@ -127,6 +72,8 @@ class PublishProgress(ModalScreen[None]):
 
     def finish(self, title: str, markdown: str) -> None:
         self.finished = True
+        from textual.widgets import Markdown  # markdown-it: loaded when a publish is asked
+
         self.query_one("#progress-title", Label).update(Text(title + "  (escape closes)"))
         self.query_one("#progress-scroll", VerticalScroll).mount(Markdown(markdown))
 

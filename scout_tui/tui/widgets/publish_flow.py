@@ -18,8 +18,9 @@ from scout_tui.model import RunResult, TriageEntry
 from scout_tui.session import Session
 from scout_tui.tui.controllers.publish import PublishController
 from scout_tui.tui.messages import GitHubStatus, Proposed, Published, PublishNote
+from scout_tui.tui.proposal import dry_run_text
 from scout_tui.tui.screens.preview import PreviewScreen
-from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress, dry_run_text
+from scout_tui.tui.screens.publish import ConfirmPublish, PublishProgress
 
 
 class PublishFlow(Widget):
