@@ -19,6 +19,7 @@ from scout_tui.analysis.ci.workflows import (
     selects,
     shell_blocks,
 )
+from scout_tui.analysis.python import pyast
 from scout_tui.analysis.text.markdown import code
 from scout_tui.collect.base import CollectorContext
 from scout_tui.config.models import CiRunner
@@ -48,7 +49,7 @@ def _runs_tests(tree: ast.Module, block: ast.If) -> bool:
     todo: list[ast.AST] = [block]
     seen: set[str] = set()
     while todo:
-        for node in ast.walk(todo.pop()):
+        for node in pyast.walk(todo.pop()):
             if not isinstance(node, ast.Call):
                 continue
             called = ast.unparse(node.func)

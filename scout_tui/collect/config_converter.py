@@ -173,7 +173,7 @@ def _rejecting_check(
             rejects = (isinstance(test.ops[0], ast.NotEq) and against == needed) or (
                 isinstance(test.ops[0], ast.Eq) and against == forced
             )
-            raises = [r for s in node.body for r in ast.walk(s) if isinstance(r, ast.Raise)]
+            raises = [r for s in node.body for r in pyast.walk(s) if isinstance(r, ast.Raise)]
             if rejects and any(option in ast.unparse(r) for r in raises):
                 return f"{path}:{node.lineno}"
     return None

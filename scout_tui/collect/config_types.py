@@ -72,7 +72,7 @@ class ConfigTypes:
     @staticmethod
     def _type_names(annotation: ast.expr) -> list[str]:
         names = []
-        for node in ast.walk(annotation):
+        for node in pyast.walk(annotation):
             if isinstance(node, ast.Attribute | ast.Name):
                 text = ast.unparse(node)
                 if text[:1].isupper() and text not in ("Literal", "Optional", "Union"):
@@ -81,7 +81,7 @@ class ConfigTypes:
 
     @staticmethod
     def literal_values(annotation: ast.expr) -> list[str] | None:
-        for node in ast.walk(annotation):
+        for node in pyast.walk(annotation):
             if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("Literal"):
                 elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
                 return [str(e.value) for e in elements if isinstance(e, ast.Constant)]

@@ -31,7 +31,7 @@ def provided(node: ast.ClassDef) -> set[str]:
             me = _self_name(statement)
             if me is None:
                 continue
-            for child in ast.walk(statement):
+            for child in pyast.walk(statement):
                 if (
                     isinstance(child, ast.Attribute)
                     and isinstance(child.ctx, ast.Store)
@@ -45,7 +45,7 @@ def provided(node: ast.ClassDef) -> set[str]:
             found.add(statement.name)
         elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            found |= {n.id for t in targets for n in pyast.walk(t) if isinstance(n, ast.Name)}
     return found
 
 
@@ -127,7 +127,7 @@ def inherited_reads(modules: dict[str, ast.Module], class_name: str) -> dict[str
             for method in node.body:
                 if not isinstance(method, Function) or (me := _self_name(method)) is None:
                     continue
-                for child in ast.walk(method):
+                for child in pyast.walk(method):
                     if (
                         isinstance(child, ast.Attribute)
                         and isinstance(child.ctx, ast.Load)

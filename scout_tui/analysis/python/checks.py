@@ -122,7 +122,7 @@ def _check(
     reads = {
         option
         for test, _ in guards
-        for node in ast.walk(test)
+        for node in pyast.walk(test)
         if isinstance(node, ast.Attribute) and (option := _option(node, roots))
     }
     return Check(where, line, tuple(guards), roots, frozenset(reads))

@@ -93,7 +93,7 @@ def _value(node: ast.expr) -> str:
 def _returned(function: ast.FunctionDef) -> tuple[set[str], list[ast.expr]]:
     """The names the function returns, and calls it returns directly."""
     names, calls = set(), []
-    for node in ast.walk(function):
+    for node in pyast.walk(function):
         if isinstance(node, ast.Return) and node.value is not None:
             if isinstance(node.value, ast.Name):
                 names.add(node.value.id)
@@ -123,7 +123,7 @@ def parallelism_set(
     # cannot read (another package's) is left out rather than blinding the whole entry.
     helpers = [
         node.func
-        for node in ast.walk(function)
+        for node in pyast.walk(function)
         if isinstance(node, ast.Call)
         and any(isinstance(a, ast.Name) and a.id in names for a in node.args)
     ]
@@ -140,7 +140,7 @@ def parallelism_set(
         text = ast.unparse(helper)
         if re.fullmatch(r"[A-Za-z_][\w.]*", text) and text not in (ast.unparse(b) for b in bases):
             fields.update(parallelism_set(parse, home, home_tree, text, depth + 1) or {})
-    for item in ast.walk(function):
+    for item in pyast.walk(function):
         if isinstance(item, ast.Assign | ast.AnnAssign):
             targets = item.targets if isinstance(item, ast.Assign) else [item.target]
             for target in targets:

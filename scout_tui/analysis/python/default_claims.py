@@ -154,7 +154,7 @@ def _aliases(function: ast.AST) -> dict[str, str]:
     """Local names bound to an option (`enabled = cfg.compile.enable_x`)."""
     return {
         node.targets[0].id: node.value.attr
-        for node in ast.walk(function)
+        for node in pyast.walk(function)
         if isinstance(node, ast.Assign)
         and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name)
@@ -201,7 +201,7 @@ def _names(node: ast.AST, name: str) -> bool:
         (isinstance(n, ast.Name) and n.id == name)
         or (isinstance(n, ast.Attribute) and n.attr == name)
         or (isinstance(n, ast.Constant) and n.value == name)
-        for n in ast.walk(node)
+        for n in pyast.walk(node)
     )
 
 

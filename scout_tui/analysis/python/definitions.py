@@ -107,7 +107,7 @@ def _option_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     """Local names a function binds to config options: `names = getattr(cfg, "passes", [])`
     or `mode = cfg.compile.mode` → the option's name."""
     found = {}
-    for node in ast.walk(function):
+    for node in pyast.walk(function):
         if not (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -259,7 +259,7 @@ def _on_default_branch(
         if (decided is not None or function is not None) and any(
             (isinstance(n, ast.Name) and n.id == name)
             or (isinstance(n, ast.Attribute) and n.attr == name)
-            for n in ast.walk(statement)
+            for n in pyast.walk(statement)
         ):
             return decided or ("", function or "", statement.lineno)
     return None
@@ -280,7 +280,7 @@ def off_the_default_path(
         return any(
             (isinstance(n, ast.Name) and n.id == name)
             or (isinstance(n, ast.Attribute) and n.attr == name)
-            for n in ast.walk(node)
+            for n in pyast.walk(node)
         )
 
     def walk(statements: list[ast.stmt], skipped: bool, aliases: dict[str, str] | None) -> None:
@@ -338,7 +338,7 @@ def _gates(modules: dict[str, ast.Module], name: str) -> list[tuple[_Gate, ...]]
             elif any(
                 (isinstance(n, ast.Name) and n.id == name)
                 or (isinstance(n, ast.Attribute) and n.attr == name)
-                for n in ast.walk(statement)
+                for n in pyast.walk(statement)
             ):
                 found.append(gates)
 

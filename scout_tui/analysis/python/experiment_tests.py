@@ -149,7 +149,7 @@ def _text(node: ast.AST, bindings: dict[str, object]) -> str | None:
 def _entry(node: ast.Call, constants: dict[str, object]) -> Override:
     strings = []
     for argument in [*node.args, *(k.value for k in node.keywords)]:
-        nodes = list(ast.walk(argument))
+        nodes = list(pyast.walk(argument))
         # A constant that is a piece of an f-string: its text is taken with the whole.
         pieces = {id(v) for j in nodes if isinstance(j, ast.JoinedStr) for v in j.values}
         for child in nodes:
@@ -425,7 +425,7 @@ def suite_entries(tree: ast.Module | None, suite: str) -> list[Override] | None:
         reached.add(name)
         todo += [
             n.func.id
-            for n in ast.walk(functions[name])
+            for n in pyast.walk(functions[name])
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
         ]
     spans = [(functions[n].lineno, functions[n].end_lineno or functions[n].lineno) for n in reached]

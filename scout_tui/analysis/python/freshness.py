@@ -178,7 +178,7 @@ def public_candidates(use: PrivateUse) -> list[str]:
 def _shape(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The function body as node types and constants, names erased: renames do not hide a copy."""
     tokens = []
-    for child in ast.walk(node):
+    for child in pyast.walk(node):
         if child is node:
             continue
         tokens.append(type(child).__name__)
@@ -208,7 +208,7 @@ def similar_functions(
         if tree is None:
             return []
         found = []
-        for node in ast.walk(tree):
+        for node in pyast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 shape = _shape(node)
                 if len(shape) >= min_nodes:
@@ -273,14 +273,14 @@ def converter_drift(converter: ast.FunctionDef, base_fields: list[str]) -> dict[
         isinstance(node, ast.Call)
         and ast.unparse(node.func).endswith("fields")
         and any(ast.unparse(arg) == base for arg in node.args)
-        for node in ast.walk(converter)
+        for node in pyast.walk(converter)
     )
     if generic:  # {f.name: getattr(base, f.name) for f in fields(base)}
         status = dict.fromkeys(base_fields, "copied")
 
     # Locals that hold a field's value: `ac = d.get("activation_checkpoint")`, `x = base.x`.
     aliases: dict[str, str] = {}
-    for node in ast.walk(converter):
+    for node in pyast.walk(converter):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, value = node.targets[0], node.value
             if not isinstance(target, ast.Name):
@@ -295,7 +295,7 @@ def converter_drift(converter: ast.FunctionDef, base_fields: list[str]) -> dict[
             return "copied"
         reads_it = f"{base}.{name}" in text or (generic and f"[{name!r}]" in text)
         reads_alias = any(
-            isinstance(n, ast.Name) and aliases.get(n.id) == name for n in ast.walk(value)
+            isinstance(n, ast.Name) and aliases.get(n.id) == name for n in pyast.walk(value)
         )
         if reads_it or reads_alias:
             return "overridden"
@@ -303,7 +303,7 @@ def converter_drift(converter: ast.FunctionDef, base_fields: list[str]) -> dict[
             return "rebuilt"
         return "overridden"
 
-    for node in ast.walk(converter):
+    for node in pyast.walk(converter):
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg in status:
@@ -345,7 +345,7 @@ class Forced:
 def forced_values(converter: ast.FunctionDef) -> list[Forced]:
     """The constants a converter forces into fields it otherwise keeps."""
     found = []
-    for node in ast.walk(converter):
+    for node in pyast.walk(converter):
         if not (
             isinstance(node, ast.Call)
             and ast.unparse(node.func).rsplit(".", 1)[-1] == "replace"
@@ -368,7 +368,7 @@ def forced_values(converter: ast.FunctionDef) -> list[Forced]:
 def constants_set(function: ast.FunctionDef, name: str) -> list[tuple[str, int]]:
     """Where a function sets `name` to a constant: `name=…` in a call, `x.name = …`."""
     found = []
-    for node in ast.walk(function):
+    for node in pyast.walk(function):
         if isinstance(node, ast.Call):
             for keyword in node.keywords:
                 if keyword.arg == name and isinstance(keyword.value, ast.Constant):
@@ -387,7 +387,7 @@ def converter_uses(tree: ast.Module | None, converter: str) -> list[tuple[ast.Fu
     for function in tree.body if tree is not None else []:
         if not isinstance(function, ast.FunctionDef):
             continue
-        for node in ast.walk(function):
+        for node in pyast.walk(function):
             if (
                 isinstance(node, ast.Call)
                 and ast.unparse(node.func).rsplit(".", 1)[-1] == converter

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from scout_tui.analysis.python import pyast
+
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
@@ -77,7 +79,7 @@ def _statements(value: object) -> list[ast.stmt]:
 
 
 def _reads(node: ast.AST, active: frozenset[str], field: str, found: list[frozenset[str]]) -> None:
-    for child in ast.walk(node):
+    for child in pyast.walk(node):
         if isinstance(child, ast.Attribute) and child.attr == field:
             found.append(active)
 

@@ -129,7 +129,7 @@ def uses_of(
         originals = _bound_to(tree, outer, member) if member else set()
         held = _instances(tree, outer, mention, kin) if typed_reads and not member else None
         bare = originals | ({member} if outer == member else set())  # a function by its name
-        for node in ast.walk(tree):
+        for node in pyast.walk(tree):
             where = f"{path}:{getattr(node, 'lineno', 0)}"
             if (
                 isinstance(node, ast.ClassDef)
@@ -199,7 +199,7 @@ def _instances(tree: ast.Module, outer: str, mention: str, kin: frozenset[str]) 
         return annotation is not None and bool(own.search(ast.unparse(annotation)))
 
     held = {spelled, outer}
-    for node in ast.walk(tree):
+    for node in pyast.walk(tree):
         if isinstance(node, ast.ClassDef) and any(is_class(base) for base in node.bases):
             held.add("self")
         elif isinstance(node, ast.arg) and typed(node.annotation):
@@ -215,7 +215,7 @@ def _instances(tree: ast.Module, outer: str, mention: str, kin: frozenset[str]) 
             held.add(ast.unparse(node.optional_vars))
     # Bindings from a construction or from what already holds one, to a fixpoint
     # (`cfg = C(); self.cfg = cfg`).
-    assigns = [node for node in ast.walk(tree) if isinstance(node, ast.Assign)]
+    assigns = [node for node in pyast.walk(tree) if isinstance(node, ast.Assign)]
     grew = True
     while grew:
         grew = False

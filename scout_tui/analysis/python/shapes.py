@@ -324,7 +324,7 @@ def compare_signatures(old: list[Param], new: list[Param]) -> list[Change]:
 def return_arities(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[int]:
     """Lengths of the tuples this function returns (0 for a non-tuple return)."""
     arities: set[int] = set()
-    for child in ast.walk(node):
+    for child in pyast.walk(node):
         if isinstance(child, ast.Return) and child.value is not None:
             value = child.value
             arities.add(len(value.elts) if isinstance(value, ast.Tuple) else 0)

@@ -113,7 +113,7 @@ def _walk(
 
 
 def _has_call(method: Function, node: ast.AST) -> bool:
-    return any(calls_upstream(method, n) for n in ast.walk(node))
+    return any(calls_upstream(method, n) for n in pyast.walk(node))
 
 
 def _exits(block: list[ast.stmt]) -> bool:
@@ -143,7 +143,7 @@ def _name(node: ast.expr) -> str | None:
 
 
 def _setting(test: ast.expr, defaults: dict[str, object]) -> str:
-    for node in ast.walk(test):
+    for node in pyast.walk(test):
         name = _name(node) if isinstance(node, ast.expr) else None
         if name in defaults:
             return name

@@ -113,7 +113,7 @@ def dynamic_module_suffixes(tree: ast.Module | None) -> frozenset[str]:
     found: set[str] = set()
     scopes = [tree, *pyast.nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef)]
     for scope in scopes:
-        calls = [n for n in ast.walk(scope) if isinstance(n, ast.Call)]
+        calls = [n for n in pyast.walk(scope) if isinstance(n, ast.Call)]
         imports = [c for c in calls if ast.unparse(c.func).endswith("import_module")]
         looked_up = any(
             ast.unparse(c.func) == "getattr"
@@ -123,7 +123,7 @@ def dynamic_module_suffixes(tree: ast.Module | None) -> frozenset[str]:
         )
         if not imports or not looked_up:
             continue
-        for node in ast.walk(scope):
+        for node in pyast.walk(scope):
             tail: ast.expr | None = None
             if isinstance(node, ast.JoinedStr) and node.values:
                 tail = node.values[-1]
@@ -220,7 +220,7 @@ def passed_whole(tree: ast.Module | None, sections: frozenset[str]) -> frozenset
     scopes = [tree, *pyast.nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef)]
     for scope in scopes:
         aliases: dict[str, str] = {}
-        for node in ast.walk(scope):
+        for node in pyast.walk(scope):
             if (
                 isinstance(node, ast.Assign)
                 and len(node.targets) == 1
@@ -229,7 +229,7 @@ def passed_whole(tree: ast.Module | None, sections: frozenset[str]) -> frozenset
                 and node.value.attr in sections
             ):
                 aliases[node.targets[0].id] = node.value.attr
-        for node in ast.walk(scope):
+        for node in pyast.walk(scope):
             if not isinstance(node, ast.Call):
                 continue
             root = ast.unparse(node.func).split(".", 1)[0]

@@ -9,6 +9,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from scout_tui.analysis.python import pyast
 from scout_tui.analysis.text.markdown import fence_closes, fence_open, indentation
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
@@ -148,7 +149,7 @@ def script_breaks(path: str, tree: ast.Module | None, root_packages: set[str]) -
     if tree is None:
         return None
     own = path.split("/", 1)[0]
-    for node in ast.walk(tree):
+    for node in pyast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
             return "it uses relative imports"
         names = (

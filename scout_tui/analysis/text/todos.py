@@ -198,7 +198,7 @@ class _Comments:
 def _outermost_strings(tree: ast.Module) -> list[ast.expr]:
     """The string and bytes literals and f-strings, without the parts inside f-strings."""
     joined = [node for node in pyast.nodes(tree, ast.JoinedStr) if isinstance(node, ast.JoinedStr)]
-    inside = {id(part) for node in joined for part in ast.walk(node) if part is not node}
+    inside = {id(part) for node in joined for part in pyast.walk(node) if part is not node}
     constants = [
         node
         for node in pyast.nodes(tree, ast.Constant)

@@ -120,7 +120,7 @@ def _carried_over(ctx: CollectorContext, commit: CommitInfo, path: str, qualname
         if changed_override(ctx, commit, path, name):
             return True
         node = pyast.find(tree, name)
-        for call in ast.walk(node) if node is not None else []:
+        for call in pyast.walk(node) if node is not None else []:
             if not isinstance(call, ast.Call):
                 continue
             func = call.func
