@@ -8,15 +8,20 @@ from typing import TYPE_CHECKING
 from scout_tui import cli  # tiny: the Ctrl-C handler is set before anything heavy imports
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from scout_tui.session import SessionOptions
 
 
-def console(options: SessionOptions, demo: bool = False, bundle: Path | None = None) -> int:
+def console(
+    options: SessionOptions,
+    demo: bool = False,
+    bundles: Sequence[tuple[Path, SessionOptions]] = (),
+) -> int:
     from scout_tui.tui.console import run_console
 
-    return run_console(options, demo=demo, bundle=bundle)
+    return run_console(options, demo=demo, bundles=bundles)
 
 
 def entry() -> int:

@@ -140,6 +140,32 @@ class Session:
         session.scope = f"bundle:{session.repository}/{session.experiment}"
         return session
 
+    @classmethod
+    def of_bundles(
+        cls,
+        paths: Sequence[Path],
+        candidates: Sequence[SessionOptions],
+        warn: Callable[[str], None] = lambda message: None,
+    ) -> list[Session]:
+        """Each bundle's session, with the reviewer's configuration of `candidates` whose
+        project is the bundle's repository and experiment (else its repository; else the
+        first: then publishing refuses, naming both repositories)."""
+        sessions = []
+        for path in paths:
+            tried = []
+            for options in candidates:
+                session = cls.of_bundle(path, options, warn)
+                project = session.config.project
+                if project.repo == session.repository and project.experiment == session.experiment:
+                    break
+                tried.append(session)
+            else:
+                session = next(
+                    (s for s in tried if s.config.project.repo == s.repository), tried[0]
+                )
+            sessions.append(session)
+        return sessions
+
     def _open_stores(self) -> None:
         options, warn = self.options, self.warn
         self.cache = Cache(options.cache_dir, warn=warn)

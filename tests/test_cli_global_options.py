@@ -116,6 +116,8 @@ def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 def test_an_option_arrives_from_either_side(command, option, side):
     args, unknown = build_parser().parse_known_args(typed(command, option, side))
     _, dest, value = GIVEN[option]
+    if command == ("open",) and option in ("--repo", "--config"):
+        value = [value]  # several: one for each bundle's repository
     assert unknown == [] and getattr(args, dest) == value
     assert args.command == (command[0] if command else None)
 
@@ -138,7 +140,7 @@ def test_abbreviations_never_reach_a_hidden_option():
         for c, (_, takes) in COMMANDS.items()
         if c
         for o in sorted(takes)
-        if o in OTHER_VALUE
+        if o in OTHER_VALUE and not (c == ("open",) and o in ("--repo", "--config"))
     ],
 )
 def test_both_sides_must_agree(command, option, capsys):
@@ -150,6 +152,24 @@ def test_both_sides_must_agree(command, option, capsys):
     line = refused(different, capsys)
     assert f"{option} given twice with different values" in line
     assert OTHER_VALUE[option] in line
+
+
+def test_open_takes_a_configuration_for_each_bundle_from_either_side():
+    args = build_parser().parse_args(
+        [
+            "--config",
+            "a.toml",
+            "open",
+            "x.json",
+            "y.json",
+            "--config",
+            "b.toml",
+            "--config",
+            "a.toml",
+        ]
+    )
+    assert args.config == [Path("a.toml"), Path("b.toml")] and args.repo is None
+    assert args.file == [Path("x.json"), Path("y.json")]
 
 
 def test_defaults_when_no_side_gives_an_option():

@@ -142,12 +142,15 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
     "open": {
         "--repo": dict(
             default=None,
+            action="append",
             help="your checkout of the bundle's repository: its "
-            "scout.toml says where to publish, and repros run there",
+            "scout.toml says where to publish, and repros run there (several: "
+            "each file takes the one whose scout.toml names its repository and experiment)",
         ),
         "--config": dict(
+            action="append",
             help="your scout.toml: where publishing goes (default: --repo's, "
-            "then the checkout around here, then the shipped default)"
+            "then the checkout around here, then the shipped default; several: as --repo)",
         ),
         "--cache-dir": {},
         "--state-dir": {},
@@ -250,6 +253,10 @@ def merge_globals(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         if flag not in taken:
             if given:
                 where.error(f"{flag} does not apply to `{where.prog}`")
+            continue
+        if _global_kwargs(command, flag).get("action") == "append":  # before and after: all
+            values = [v for value in given for v in (value if isinstance(value, list) else [value])]
+            setattr(args, dest, list(dict.fromkeys(values)) or None)
             continue
         if any(value != given[0] for value in given):
             where.error(
@@ -409,10 +416,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     open_ = sub.add_parser(
         "open",
-        help="review a bundle (collect --bundle) or a run (collect "
-        "--json) in the console; the report when not in a terminal",
+        help="review bundles (collect --bundle) or runs (collect "
+        "--json) in the console; their reports when not in a terminal",
     )
-    open_.add_argument("file", type=Path, help="the bundle or run file")
+    open_.add_argument(
+        "file",
+        type=Path,
+        nargs="+",
+        help="bundle or run files, or folders of them (*.json, *.json.gz): several are "
+        "the top-level nodes of one overview, each publishing to its own target",
+    )
     _add_globals(open_, "open", depth=1)
 
     report = sub.add_parser("report", help="render the report from the day's cached run")

@@ -134,25 +134,53 @@ def _write_bundle(session: Session, run: RunResult, warnings: list[str], path: P
 
 
 def cmd_open(args: argparse.Namespace) -> int:
-    """A bundle (or a run) reviewed here: the console in a terminal, else its report."""
-    options = SessionOptions(
-        config=args.config,
+    """Bundles (or runs) reviewed here: the console in a terminal, else their reports."""
+    files = bundle_files(args.file)
+    base = dict(
         cache_dir=args.cache_dir,
         state_dir=args.state_dir,
         offline=args.offline,
         api_url=args.api_url,
-        reviewer_checkout=getattr(args, "repo", None),
     )
-    session = Session.of_bundle(args.file, options, warn=warn)
-    assert session.bundle is not None
-    for line in session.bundle.warnings:
-        warn(f"when collected: {line}")
-    print(f"scout: publishing goes to {session.publish_target()}", file=sys.stderr)
+    candidates = (
+        [SessionOptions(config=config, **base) for config in args.config or []]
+        or [SessionOptions(reviewer_checkout=checkout, **base) for checkout in args.repo or []]
+        or [SessionOptions(**base)]
+    )
+    sessions = Session.of_bundles(files, candidates, warn=warn)
+    for path, session in zip(files, sessions, strict=True):
+        assert session.bundle is not None
+        named = f"{path.name}: " if len(files) > 1 else ""
+        for line in session.bundle.warnings:
+            warn(f"{named}when collected: {line}")
+        print(f"scout: {named}publishing goes to {session.publish_target()}", file=sys.stderr)
     if sys.stdin.isatty() and sys.stdout.isatty() and args.console is not None:
-        return args.console(options, bundle=args.file)
-    run = session.review.triaged(session.bundle.run)
-    write_output(session.report_markdown(run), None)
+        chosen = [(path, session.options) for path, session in zip(files, sessions, strict=True)]
+        return args.console(candidates[0], bundles=chosen)
+    reports = [s.report_markdown(s.review.triaged(s.bundle.run)) for s in sessions if s.bundle]
+    write_output("\n\n".join(reports), None)
     return EXIT_OK
+
+
+BUNDLE_SUFFIXES = (".json", ".json.gz")
+
+
+def bundle_files(given: list[Path]) -> list[Path]:
+    """The files named, with a folder's bundles and runs (*.json, *.json.gz, by name) in its
+    place; each file once."""
+    found: list[Path] = []
+    for path in given:
+        if path.is_dir():
+            inside = sorted(
+                p for p in path.iterdir() if p.is_file() and p.name.endswith(BUNDLE_SUFFIXES)
+            )
+            if not inside:
+                raise UsageError(f"{path}: no bundle or run (*.json, *.json.gz) in this folder")
+            found += inside
+        else:
+            found.append(path)
+    unique = {path.resolve(): path for path in reversed(found)}
+    return [path for path in found if unique[path.resolve()] is path]
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ screen does the work (`tui/screens/triage.py`); work off the event loop lives in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from textual.app import App, SystemCommand
@@ -14,6 +14,7 @@ from textual.screen import Screen
 from scout_tui.model import RunResult
 from scout_tui.session import Session
 from scout_tui.tui.keys import ACTIONS, binding, shown_key
+from scout_tui.tui.screens.experiments import ExperimentsScreen
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -36,17 +37,34 @@ class ScoutApp(App[int]):
         demo: bool = False,
         collect: bool = False,
         load_cached: bool = False,
+        more: Sequence[Session] = (),
     ) -> None:
         """`load_cached`: read the day's cached run in a worker once the frame is up (the
-        console's start), collecting when there is none; else show `run`, or collect."""
+        console's start), collecting when there is none; else show `run`, or collect.
+        `more`: other bundles' sessions; then an overview of them all comes first."""
         super().__init__()
         self.session = session
         self.demo = demo
-        self.triage = TriageScreen(session, run, collect=collect, load_cached=load_cached)
+        self.overview = ExperimentsScreen([session, *more]) if more else None
+        self._triage = (
+            None if more else TriageScreen(session, run, collect=collect, load_cached=load_cached)
+        )
         self.set_keymap(dict(session.config.keys))
 
+    @property
+    def triage(self) -> TriageScreen:
+        """The triage screen: the only one, or (several runs) the one open now."""
+        shown = self.shown_triage()
+        if shown is None:
+            raise LookupError("no run is open: the overview is shown")
+        return shown
+
+    def shown_triage(self) -> TriageScreen | None:
+        stacked = [s for s in self.screen_stack if isinstance(s, TriageScreen)]
+        return stacked[-1] if stacked else self._triage
+
     def get_default_screen(self) -> Screen[Any]:
-        return self.triage
+        return self.overview or self.triage
 
     def notify(self, message: str, *, markup: bool = False, **options: Any) -> None:
         """Notifications carry data (titles, paths, errors): never read as Rich markup,
@@ -56,7 +74,9 @@ class ScoutApp(App[int]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """scout's own actions only, each with its key as `[keys]` left it (Textual's
         theme and screenshot commands are not what a reviewer looks for here)."""
-        triage = self.triage
+        triage = self.shown_triage()
+        if triage is None:  # the overview: its keys are in its footer
+            return
         tree = triage.query_one(FindingsTree)
         keys = self.session.config.keys
         for action in ACTIONS.values():
@@ -77,4 +97,6 @@ class ScoutApp(App[int]):
         self.exit(0)
 
     def on_unmount(self) -> None:
-        self.triage.shut_down()
+        screens = list(self.overview.opened.values()) if self.overview else [self.triage]
+        for screen in screens:
+            screen.shut_down()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from scout_tui.errors import EXIT_OK
@@ -13,16 +14,19 @@ from scout_tui.repro.process import stop_all
 from scout_tui.session import Session, SessionOptions
 
 
-def run_console(options: SessionOptions, demo: bool = False, bundle: Path | None = None) -> int:
+def run_console(
+    options: SessionOptions,
+    demo: bool = False,
+    bundles: Sequence[tuple[Path, SessionOptions]] = (),
+) -> int:
+    """The console on the checkout's day (`options`), or on `bundles`, each reviewed with
+    the reviewer's options chosen for it: several are shown as an overview first."""
     warnings: list[str] = []
-    session = (
-        Session.of_bundle(bundle, options, warn=warnings.append)
-        if bundle is not None
-        else Session(options, warn=warnings.append)
-    )
+    sessions = [Session.of_bundle(path, chosen, warn=warnings.append) for path, chosen in bundles]
+    session = sessions[0] if sessions else Session(options, warn=warnings.append)
     from scout_tui.tui.app import ScoutApp  # Textual loads only for the console
 
-    app = ScoutApp(session, demo=demo, load_cached=True)
+    app = ScoutApp(session, demo=demo, load_cached=True, more=sessions[1:])
     gc.disable()  # until the run is on screen, then frozen: see settle_memory
     try:
         code = app.run()

@@ -97,7 +97,7 @@ class TriageScreen(Screen[None]):
     OWN_ACTIONS = frozenset({"filter", "preview", "publish", "rerun", "zoom", "help"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        above = len(self.app.screen_stack) > 1  # a modal, the log viewer
+        above = self.app.screen is not self  # a modal, the log viewer
         return not (above and action in self.OWN_ACTIONS | {"unzoom_or_clear"})
 
     @property
@@ -478,6 +478,8 @@ class TriageScreen(Screen[None]):
             self.action_zoom()
         elif workspace.filtering:
             self._set_filter("")
+        elif self.app.screen_stack[0] is not self:  # one of several runs: back to all of them
+            self.app.pop_screen()
 
     def action_filter(self) -> None:
         self.query_one(Workspace).open_filter()

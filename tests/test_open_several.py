@@ -1,0 +1,191 @@
+"""Morning triage over several experiments: `scout open A B …` (or a folder of them) shows
+each run as a top-level node of one overview; each is triaged in its own screen, its
+decisions apart, and each publishes where the reviewer's configuration for its repository
+and experiment says — never where another bundle's does."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import Tree
+
+from scout_tui.sandbox.demo.github_world import DEMO_TOKEN
+from scout_tui.sandbox.demo.running import running_demo
+from scout_tui.session import Session, SessionOptions
+from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.screens.experiments import ExperimentsScreen
+from scout_tui.tui.screens.triage import TriageScreen
+from scout_tui.tui.widgets.findings_tree import FindingsTree
+from tests.cli import scout
+from tests.conftest import TODAY
+
+OTHER_EXPERIMENT = "torchtitan/experiments/other_trainer"
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    """Two bundles of two experiments (the demo's, and a copy said to be of another
+    repository's experiment), and a reviewer's scout.toml for each."""
+    base = tmp_path_factory.mktemp("several")
+    (base / "runs").mkdir()
+    with running_demo(base / "world", TODAY) as demo:
+        opts = demo.session_options(today=TODAY)
+        done = scout(
+            "collect",
+            "--repo",
+            opts.repo,
+            "--config",
+            opts.config,
+            "--date",
+            TODAY.isoformat(),
+            "--cache-dir",
+            base / "cache",
+            "--state-dir",
+            base / "state-box",
+            "--api-url",
+            demo.github.url,
+            "--bundle",
+            base / "runs" / "a-demo.json.gz",
+            env={"GH_ENTERPRISE_TOKEN": DEMO_TOKEN, "SCOUT_GITHUB_API_URL": ""},
+        )
+        assert done.returncode == 0, done.stderr
+    first = base / "runs" / "a-demo.json.gz"
+    document = json.loads(gzip.decompress(first.read_bytes()))
+    demo_repo = document["config"]["project"]["repo"]
+    demo_experiment = document["run"]["experiment"]
+    document["config"]["project"].update(repo="demo/other", experiment=OTHER_EXPERIMENT)
+    document["run"]["experiment"] = OTHER_EXPERIMENT
+    (base / "runs" / "b-other.json.gz").write_bytes(gzip.compress(json.dumps(document).encode()))
+    configs = base / "configs"
+    configs.mkdir()
+    (configs / "other.toml").write_text(
+        f'[project]\nrepo = "demo/other"\nexperiment = "{OTHER_EXPERIMENT}"\ntracking_issue = 9\n'
+    )
+    (configs / "demo.toml").write_text(
+        f'[project]\nrepo = "{demo_repo}"\nexperiment = "{demo_experiment}"\ntracking_issue = 7\n'
+    )
+    return base, demo_repo
+
+
+def open_args(base: Path, state: Path) -> list:
+    # The configurations in the other order than the bundles: each bundle takes its own.
+    return [
+        "--config",
+        base / "configs" / "other.toml",
+        "--config",
+        base / "configs" / "demo.toml",
+        "--state-dir",
+        state,
+        "--cache-dir",
+        state / "cache",
+        "--offline",
+    ]
+
+
+def test_several_bundles_each_publish_to_their_own_target(bundles, tmp_path):
+    base, demo_repo = bundles
+    runs = base / "runs"
+    done = scout(
+        "open", runs / "a-demo.json.gz", runs / "b-other.json.gz", *open_args(base, tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "publishing goes to" in line]
+    assert said[0].startswith(f"scout: a-demo.json.gz: publishing goes to {demo_repo}#7 ")
+    assert said[1].startswith("scout: b-other.json.gz: publishing goes to demo/other#9 ")
+    assert done.stdout.count("# Nightly Scout Report — 2026-12-02") == 2  # both reports
+
+
+def test_a_folder_opens_its_bundles_in_name_order(bundles, tmp_path):
+    base, _ = bundles
+    done = scout("open", base / "runs", *open_args(base, tmp_path))
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "publishing goes to" in line]
+    assert [line.split(":")[1].strip() for line in said] == ["a-demo.json.gz", "b-other.json.gz"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = scout("open", empty, "--offline", "--state-dir", tmp_path / "s")
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == f"scout: error: {empty}: no bundle or run (*.json, *.json.gz) in this folder\n"
+    )
+
+
+def test_a_bundle_takes_the_configuration_of_its_repository_before_another(bundles, tmp_path):
+    base, demo_repo = bundles
+    same_repo = tmp_path / "same-repo.toml"
+    same_repo.write_text(
+        f'[project]\nrepo = "{demo_repo}"\nexperiment = "torchtitan/experiments/x"\n'
+    )
+
+    def chosen(*configs: Path) -> str:
+        candidates = [SessionOptions(config=c, state_dir=tmp_path / "s") for c in configs]
+        [session] = Session.of_bundles([base / "runs" / "a-demo.json.gz"], candidates)
+        return str(session.config.source)
+
+    other, demo = base / "configs" / "other.toml", base / "configs" / "demo.toml"
+    assert chosen(other, same_repo, demo) == str(demo)  # its repository and experiment
+    assert chosen(other, same_repo) == str(same_repo)  # its repository
+    # None of its repository: the first, and publishing refuses naming both (test_bundle).
+    assert chosen(other) == str(other)
+
+
+async def test_the_overview_shows_each_run_and_its_triage_stays_its_own(bundles, tmp_path):
+    base, demo_repo = bundles
+    candidates = [
+        SessionOptions(config=base / "configs" / name, state_dir=tmp_path / "state", offline=True)
+        for name in ("other.toml", "demo.toml")
+    ]
+    files = [base / "runs" / "a-demo.json.gz", base / "runs" / "b-other.json.gz"]
+    sessions = Session.of_bundles(files, candidates)
+    app = ScoutApp(sessions[0], load_cached=True, more=sessions[1:])
+    async with app.run_test(size=(120, 40)) as pilot:
+        overview = app.screen
+        assert isinstance(overview, ExperimentsScreen)
+        tree = overview.query_one(Tree)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            labels = [str(node.label) for node in tree.root.children]
+            if all(" reviewed" in label for label in labels):
+                break
+        assert len(labels) == 2
+        assert labels[0].startswith(f"{demo_repo} · graph_trainer · 2026-12-02")
+        assert labels[1].startswith("demo/other · other_trainer · 2026-12-02")
+        assert all(" 0 of 25 reviewed" in label for label in labels)  # as the screen counts
+        targets = [str(node.children[0].label) for node in tree.root.children]
+        assert targets == [f"publishes to {demo_repo}#7", "publishes to demo/other#9"]
+        sections = [str(n.label) for n in tree.root.children[1].children[1:]]
+        assert sections[0].startswith("CI Failures  ") and "P0" in sections[0]
+
+        tree.move_cursor(tree.root.children[1])
+        await pilot.press("enter")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, TriageScreen) and app.screen.query_one(FindingsTree).total:
+                break
+        triage = app.screen
+        assert isinstance(triage, TriageScreen) and triage.session is sessions[1]
+        assert "demo/other#9" in triage.session.publish_target()
+        findings = triage.query_one(FindingsTree)
+        while findings.cursor_fingerprint is None:
+            await pilot.press("down")
+        await pilot.press("a")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if triage.decisions.pending == 0 and findings.reviewed == 1:
+                break
+        assert findings.reviewed == 1
+
+        await pilot.press("escape")  # back to every run
+        assert app.screen is overview
+        for _ in range(100):
+            await pilot.pause(0.05)
+            labels = [str(node.label) for node in tree.root.children]
+            if " 1 of 25 reviewed" in labels[1]:
+                break
+        assert " 1 of 25 reviewed" in labels[1] and " 0 of 25 reviewed" in labels[0]  # apart
+    assert sessions[0].review.decisions() == {}
+    assert len(sessions[1].review.decisions()) == 1
