@@ -543,6 +543,47 @@ async def test_a_section_header_or_the_filter_s_result_is_marked_in_one_key(demo
         assert {fp for fp, e in decisions(demo, state).items() if e.decision == "accepted"} == shown
 
 
+async def test_marks_outlive_a_filter_and_the_status_line_counts_them(demo, tmp_path):
+    """A selection is built across filters: a filter hides marks, never drops them; the
+    status line says how many are marked as soon as a header's `space` or a bulk action
+    changes them; an action on the marks reaches the hidden ones too."""
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        status = app.triage.query_one(StatusLine)
+        carried = next(
+            node
+            for node in findings_tree.root.children
+            if node.data.section is Section.CARRIED_FORWARD
+        )
+        findings_tree.move_cursor(carried)
+        await pilot.pause(0.05)
+        await pilot.press("space")
+        first = set(findings_tree.marked)
+        assert len(first) > 1 and status.marked == len(first)  # before the cursor moves
+        await pilot.press("slash")
+        await pilot.press(*"todo", "enter")
+        await settle(pilot, app)
+        shown = {  # All Clear lines are nothing to decide: never marked
+            fp
+            for fp in findings_tree._finding_nodes
+            if findings_tree.row(fp).finding.section is not Section.ALL_CLEAR
+        }
+        assert shown and not shown & first  # the marked ones are hidden, not forgotten
+        await pilot.press("asterisk")
+        assert findings_tree.marked == first | shown and status.marked == len(first | shown)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert findings_tree.marked == first | shown
+        await pilot.press("a")
+        await settle(pilot, app)
+        assert status.marked == 0 and not findings_tree.marked
+        accepted = {fp for fp, e in decisions(demo, state).items() if e.decision == "accepted"}
+        assert accepted == first | shown
+
+
 async def test_accept_and_next_and_what_each_decision_looks_like(demo, tmp_path):
     """`A` accepts and moves to the next unreviewed finding; accepted ✓, merged ⇢ and
     dropped ✗ show apart, without colour; the badges stand in one column, titles cut with

@@ -82,6 +82,9 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
             await pilot.press("r")  # r again: stop it, the whole group
             assert await until(pilot, lambda: not app.triage.repro_flow.run.running)
             assert app.triage.repro_flow.run.stopped
+            # How it ended is said once, on its status line, not again in its output.
+            assert "stopped" in app.triage.repro_flow.run.status_line()
+            assert not any("stopped" in line for line in app.triage.repro_flow.run.lines)
             assert wait_for(lambda: not running(worker)), "a GPU worker survived the stop"
 
 

@@ -61,12 +61,7 @@ class ReproController:
         if run is None:
             return None
         run.running, run.returncode = False, message.returncode
-        run.stopped = message.stopped
-        run.lines.append(
-            "[stopped: its whole process group]"
-            if message.stopped
-            else f"[exit status {message.returncode}]"
-        )
+        run.stopped = message.stopped  # said once, on the run's status line above its output
         return "stopped" if message.stopped else f"ended: exit status {message.returncode}"
 
     def stop(self, grace: float = GRACE) -> None:

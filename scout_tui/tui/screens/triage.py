@@ -218,6 +218,9 @@ class TriageScreen(Screen[None]):
         self._last_highlight = now
         self.query_one(StatusLine).marked = len(self.query_one(FindingsTree).marked)
 
+    def on_findings_tree_marks_changed(self, message: FindingsTree.MarksChanged) -> None:
+        self.query_one(StatusLine).marked = message.marked
+
     # -- decisions --------------------------------------------------------------------------
     def on_decided(self, message: Decided) -> None:
         self.decisions.handled()
@@ -257,7 +260,7 @@ class TriageScreen(Screen[None]):
         if findings := self._targets("accept"):
             self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
             self.decisions.accept(findings)
-            self.query_one(FindingsTree).marked.clear()
+            self.query_one(FindingsTree).clear_marks()
 
     def action_accept_next(self) -> None:
         self.action_accept()
@@ -274,7 +277,7 @@ class TriageScreen(Screen[None]):
             tree = self.query_one(FindingsTree)
             self._predict(findings, lambda f, entry: triage.move(f, entry, up))
             self.decisions.move(findings, up, select=tree.cursor_fingerprint)
-            tree.marked.clear()
+            tree.clear_marks()
 
     def action_drop(self) -> None:
         findings = self._targets("drop")
@@ -286,7 +289,7 @@ class TriageScreen(Screen[None]):
             if reason:
                 self._predict(findings, lambda f, entry: triage.drop(f.fingerprint, entry, reason))
                 self.decisions.drop(findings, reason)
-                self.query_one(FindingsTree).marked.clear()
+                self.query_one(FindingsTree).clear_marks()
 
         self.app.push_screen(DropReason(what), dropped)
 
@@ -309,7 +312,7 @@ class TriageScreen(Screen[None]):
             )
             return
         original = self._original(target)
-        tree.marked.clear()
+        tree.clear_marks()
         self.decisions.merge(parts, original, select=target.fingerprint)
 
     def action_undo(self) -> None:

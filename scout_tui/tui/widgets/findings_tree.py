@@ -157,6 +157,10 @@ class FindingsTree(Tree[NodeData]):
     class FindingHighlighted(Message):
         fingerprint: str | None
 
+    @dataclass
+    class MarksChanged(Message):
+        marked: int
+
     _adding = False  # show() adds thousands of nodes: one invalidation, not one each
 
     def __init__(self, **kwargs) -> None:
@@ -387,7 +391,7 @@ class FindingsTree(Tree[NodeData]):
         finally:
             self._adding = False
         self._invalidate()
-        self.marked &= set(self._finding_rows)
+        self.marked &= set(self._row_index)  # a filter hides marks, never drops them
         target = self._finding_nodes.get(keep) if keep else None
         if target is None and header is not None:
             target = self._header(*header)
@@ -494,9 +498,12 @@ class FindingsTree(Tree[NodeData]):
         return node.data.fingerprint if node is not None and node.data is not None else None
 
     def targets(self) -> list[str]:
-        """The marked findings (in tree order), else the cursor's."""
+        """The marked findings (those shown in tree order, then those a filter hides), else
+        the cursor's."""
         if self.marked:
-            return [fp for fp in self._finding_nodes if fp in self.marked]
+            shown = [fp for fp in self._finding_nodes if fp in self.marked]
+            hidden = [fp for fp in self._row_index if fp in self.marked and fp not in shown]
+            return shown + hidden
         cursor = self.cursor_fingerprint
         return [cursor] if cursor else []
 
@@ -571,6 +578,11 @@ class FindingsTree(Tree[NodeData]):
             self._line_cache.clear()
             self.refresh()
         self.notify(f"{len(self.marked)} marked", timeout=2)
+        self.post_message(self.MarksChanged(len(self.marked)))
+
+    def clear_marks(self) -> None:
+        self.marked.clear()
+        self.post_message(self.MarksChanged(0))
 
     def action_next_unreviewed(self) -> None:
         order = list(self._finding_nodes)
