@@ -6,6 +6,10 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from scout_tui.errors import UsageError
+from scout_tui.sandbox.demo.files import HISTORY
 from scout_tui.sandbox.demo.sample import build_sample
 
 from .conftest import TODAY, copy_sample
@@ -33,3 +37,30 @@ def test_a_copied_world_is_the_world_a_build_there_makes(tmp_path, _fresh_templa
     assert b"BASE" in _tree(copied.base)["scout.toml"]  # its paths moved with it
     assert _head(copied.repo) == _head(built.repo)
     assert copied.torch_root == copied.base / "site-packages" / "torch"
+
+
+def test_the_demo_made_again_in_its_folder_is_the_same_world_never_a_doubled_history(tmp_path):
+    """`scout demo --dir D` twice: the second build makes the same commits anew (the day's
+    cached run still stands for it); a repository the demo did not make is refused."""
+    first = build_sample(tmp_path / "demo", TODAY)
+
+    def files(base: Path) -> dict[str, bytes]:  # the cache's database is written anew
+        return {name: text for name, text in _tree(base).items() if not name.startswith("cache")}
+
+    head, made = _head(first.repo), files(first.base)
+    again = build_sample(tmp_path / "demo", TODAY)
+    assert _head(again.repo) == head and files(again.base) == made
+    commits = subprocess.run(
+        ["git", "-C", str(again.repo), "rev-list", "--count", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert int(commits) == 1 + len(HISTORY)
+    mine = tmp_path / "mine" / "repo"
+    mine.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(mine)], check=True)
+    (mine / "keep.txt").write_text("mine\n")
+    with pytest.raises(UsageError, match="a git repository the demo did not make"):
+        build_sample(tmp_path / "mine", TODAY)
+    assert (mine / "keep.txt").read_text() == "mine\n"

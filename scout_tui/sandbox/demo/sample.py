@@ -8,12 +8,14 @@ the LLM scout's style, to exercise the tolerant parser and fuzzy matching.
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 import git
 
+from scout_tui.errors import UsageError
 from scout_tui.sandbox.demo.files import BASELINE, FAKE_TORCH, HAND_WRITTEN_REPORT, HISTORY, Link
 
 AUTHOR = git.Actor("Sample Dev", "dev@example.com")
@@ -63,20 +65,40 @@ def _commit(repo: git.Repo, message: str, when: datetime, files: dict[str, str |
     )
 
 
+INITIAL_COMMIT = "Initial import of minititan and graph_trainer"
+
+
 def build_repo(path: Path, today: date, history: bool = True) -> git.Repo:
-    """The sample repository; with `history`, the commits inside the window too."""
+    """The sample repository; with `history`, the commits inside the window too. A sample
+    already there (`scout demo --dir` again) is made anew, the same commits: its history is
+    never doubled; a repository the demo did not make is never touched."""
+    if (path / ".git").exists():
+        if not _made_by_the_demo(path):
+            raise UsageError(
+                f"{path} is a git repository the demo did not make: give the demo an empty "
+                "folder, or one an earlier `scout demo --dir` made"
+            )
+        shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
     repo = git.Repo.init(path, initial_branch="main")
     with repo.config_writer() as writer:
         writer.set_value("user", "name", AUTHOR.name)
         writer.set_value("user", "email", AUTHOR.email)
     start = datetime.combine(today - timedelta(days=BASELINE_AGE_DAYS), time(9), UTC)
-    _commit(repo, "Initial import of minititan and graph_trainer", start, dict(BASELINE))
+    _commit(repo, INITIAL_COMMIT, start, dict(BASELINE))
     if history:
         for days, hour, message, files in HISTORY:
             when = datetime.combine(today - timedelta(days=days), time(hour, 5), UTC)
             _commit(repo, message, when, files)
     return repo
+
+
+def _made_by_the_demo(path: Path) -> bool:
+    try:
+        roots = git.Repo(path).git.log("--max-parents=0", "--format=%an <%ae> %s").splitlines()
+    except git.GitError:
+        return False
+    return roots == [f"{AUTHOR.name} <{AUTHOR.email}> {INITIAL_COMMIT}"]
 
 
 def write_config(path: Path, torch_root: Path) -> Path:
