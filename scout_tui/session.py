@@ -371,14 +371,20 @@ class Session:
         return self.source.commit_before(end)
 
     def day_run(
-        self, recollect: bool = False, on_event: Callable[[Event], None] | None = None
+        self,
+        recollect: bool = False,
+        on_event: Callable[[Event], None] | None = None,
+        stale_ok: bool = False,
     ) -> RunResult:
         """The day's run: the cached one (what was reviewed is what gets published), or a
         new collection when there is none, when asked, or when --prior names other
-        reports than the cached run read."""
+        reports than the cached run read. `stale_ok` (the triage commands: what they list
+        and decide on is the run reviewed): such a run is used as it is, and said so."""
         cached = None if recollect else self.cached_run()
         why = self.stale(cached) if cached is not None else None
-        if why is not None:
+        if why is not None and stale_ok:
+            self.warn(f"{why}: using the cached run as it is (`scout collect` collects again)")
+        elif why is not None:
             self.warn(f"{why}: collecting again")
             cached = None
         if cached is None:

@@ -379,6 +379,29 @@ def test_a_changed_configuration_collects_again(tmp_path, sample_world):
     assert {f.priority.value for f in run.findings if f.kind == "pass_untested"} == {"P2"}
 
 
+def test_triage_lists_and_decides_on_the_cached_run_even_when_the_configuration_changed(
+    tmp_path, sample_world
+):
+    """`scout triage` never collects over the day's run (a listing is read-only): with
+    another configuration it uses the cached run as it is, and says so."""
+    args = world_args(sample_world, tmp_path)
+    assert scout("collect", *args).returncode == 0
+    before = scout("triage", *args, "list", "--json")
+    changed = tmp_path / "scout.toml"
+    changed.write_text(
+        sample_world.config.read_text() + '\n[rules.pass_untested]\npriority = "P2"\n'
+    )
+    args[args.index("--config") + 1] = str(changed)
+    done = scout("triage", *args, "list", "--json")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "the configuration changed since the cached run: using the cached run as it is"
+        in done.stderr
+    )
+    assert "collecting again" not in done.stderr
+    assert json.loads(done.stdout) == json.loads(before.stdout)
+
+
 def test_a_partial_run_says_so_in_its_report(tmp_path, sample_world):
     done = scout("report", *world_args(sample_world, tmp_path), "--only", "todos")
     assert "_Partial report: only TODO unblock detection ran._" in done.stdout

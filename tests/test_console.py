@@ -221,6 +221,29 @@ async def test_filter_by_words_and_tokens(demo, tmp_path):
         assert titles(app) == everything
 
 
+async def test_a_zoomed_detail_pane_is_alone_even_beside_a_log(demo, tmp_path):
+    """`z` on the detail of a CI failure (which shows its log pane): the detail fills the
+    workspace, the log stays hidden as the cursor moves, and comes back with `z` again."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await cursor_to(pilot, app, lambda f: f.kind == "ci_failure")
+        log, detail = app.query_one("#log"), app.query_one("#detail")
+        await pilot.pause(0.2)
+        assert log.display
+        # Tab stops where keys work: the tree, the detail, the log; not the repro's text.
+        assert [w.id for w in app.screen.focus_chain] == ["tree", "detail", "log"]
+        await pilot.press("tab")
+        await pilot.press("z")
+        await pilot.pause(0.1)
+        workspace = app.query_one(Workspace)
+        assert workspace.zoomed == "detail" and not log.display
+        assert detail.region.height == workspace.region.height
+        await pilot.press("z")
+        await pilot.pause(0.2)
+        assert log.display and detail.region.height < workspace.region.height
+
+
 async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
     app = console(demo, tmp_path / "state")
     async with app.run_test(size=SIZE) as pilot:
@@ -757,6 +780,48 @@ async def test_a_demoted_finding_moves_alone_to_where_a_rebuild_would_put_it(dem
         await settle(pilot, app)
         assert findings_tree.row(fp).finding.priority is Priority.P2
         assert rebuilds == []  # moved alone
+        assert findings_tree.cursor_fingerprint == fp
+        moved = _structure(findings_tree)
+        findings_tree.show = original
+        findings_tree.show_findings(app.triage.findings, app.triage.entries, None)
+        await pilot.pause(0.05)
+        assert moved == _structure(findings_tree)
+
+
+@pytest.mark.parametrize(
+    "section, priority, keys",
+    [
+        # CI Failures: its lone P0 demoted; a P1 node appears, the P0 node goes, the CI
+        # green line stays beside them.
+        (Section.CI_FAILURES, Priority.P0, ["minus"]),
+        # Carried Forward: a P2 promoted twice; the second time a P0 node appears.
+        (Section.CARRIED_FORWARD, Priority.P2, ["plus", "plus"]),
+    ],
+    ids=["a-group-goes-and-one-comes", "a-new-group"],
+)
+async def test_a_priority_node_comes_and_goes_without_a_rebuild(
+    demo, tmp_path, section, priority, keys
+):
+    """A decision that needs a priority node the section does not show yet (or empties
+    one) moves the finding alone too: the tree is what a rebuild shows."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        fp = next(
+            fp
+            for fp, row in findings_tree._finding_rows.items()
+            if row.finding.section is section and row.finding.priority is priority
+        )
+        rebuilds = []
+        original = findings_tree.show
+        findings_tree.show = lambda views: (rebuilds.append(1), original(views))[1]
+        for key in keys:
+            findings_tree.select_fingerprint(fp)
+            await pilot.pause(0.05)
+            await pilot.press(key)
+            await settle(pilot, app)
+        assert rebuilds == []  # moved alone, every time
         assert findings_tree.cursor_fingerprint == fp
         moved = _structure(findings_tree)
         findings_tree.show = original

@@ -31,7 +31,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
     session = open_session(args)
     if args.action in ("undo", "redo"):
         return _undo_redo(session, args.action)
-    run = session.day_run(on_event=progress)
+    run = session.day_run(on_event=progress, stale_ok=True)  # never replaced by a listing
     if args.action == "list":
         return _list(session, run, args.json, Filter.parse(" ".join(args.filter)), args.section)
     if args.action == "edit":
@@ -166,8 +166,10 @@ def _list(
         write_output("no finding " + said.format(run.date), None)
         return EXIT_OK
     width = max(len(d.original.fingerprint) for d in rows)
-    reviewed = sum(1 for d in rows if triage.reviewed(d.entry))
-    out = [f"{run.date}: {len(rows)} findings, {reviewed} reviewed"]
+    # As the console counts: All Clear lines need no review.
+    to_review = [d for d in rows if d.current.section is not Section.ALL_CLEAR]
+    reviewed = sum(1 for d in to_review if triage.reviewed(d.entry))
+    out = [f"{run.date}: {len(rows)} findings, {reviewed} of {len(to_review)} reviewed"]
     for d in rows:
         priority = d.current.priority.value if d.current.priority else "-"
         label = d.label or "-"

@@ -473,7 +473,7 @@ class TriageScreen(Screen[None]):
             workspace.zoom()
         else:
             workspace.unzoom()
-            self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
+        self._show_panes(self.query_one(FindingsTree).cursor_fingerprint)
 
     def action_unzoom_or_clear(self) -> None:
         workspace = self.query_one(Workspace)

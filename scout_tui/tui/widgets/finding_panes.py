@@ -51,12 +51,14 @@ class FindingPanes(Vertical):
         self.query_one(DetailPane).show(row, empty)
         finding = row.finding if row else None
         diff, log = self.query_one(DiffPane), self.query_one(LogPane)
-        diff.display = diff.show(finding) or zoomed == "diff"
+        # Shown inline, a pane would show through zoom's class: a zoom on another pane
+        # hides it here too.
+        diff.display = (diff.show(finding) or zoomed == "diff") and zoomed in (None, "diff")
         log.show_run(run)
         has_log = self.session.logs.has_log(finding)  # no disk here: this runs per cursor move
         log.display = (
             log.show(finding, self._experiment, has_log) or run is not None or zoomed == "log"
-        )
+        ) and zoomed in (None, "log")
 
     def open_url(self, finding: Finding) -> None:
         urls = (

@@ -19,7 +19,15 @@ from textual.widgets.tree import TreeNode
 from scout_tui.model import PRIORITIZED, SECTIONS, Finding, Priority, Section, TriageEntry
 from scout_tui.tui.keys import binding
 from scout_tui.tui.legible import legible
-from scout_tui.tui.view import Filter, Row, SectionView, reviewed_count, rows_of, sections
+from scout_tui.tui.view import (
+    PRIORITY_ORDER,
+    Filter,
+    Row,
+    SectionView,
+    reviewed_count,
+    rows_of,
+    sections,
+)
 
 TRIAGE_ACTIONS = (
     "accept",
@@ -284,9 +292,12 @@ class FindingsTree(Tree[NodeData]):
         self.refresh_counts()
         return changed
 
-    def _group_node(self, section: Section, priority: Priority | None) -> TreeNode[NodeData] | None:
+    def _group_node(
+        self, section: Section, priority: Priority | None, create: bool = False
+    ) -> TreeNode[NodeData] | None:
         """Where a finding of `section` and `priority` hangs: its priority node, or its
-        section's node when the section shows one group of that priority; None: nowhere yet."""
+        section's node when the section shows one group of that priority; None: nowhere yet.
+        `create`: a section shown by priority gets the missing priority's node, in order."""
         home = next(
             (n for n in self.root.children if n.data is not None and n.data.section is section),
             None,
@@ -295,28 +306,83 @@ class FindingsTree(Tree[NodeData]):
             return None
         groups = [c for c in home.children if c.data is not None and c.data.fingerprint is None]
         if groups:
-            return next((g for g in groups if g.data and g.data.priority is priority), None)
+            found = next((g for g in groups if g.data and g.data.priority is priority), None)
+            if found is not None or priority is None or not create:
+                return found
+            return self._new_group(home, priority)
         leaves = [self._finding_rows.get(c.data.fingerprint or "") for c in home.children if c.data]
         one = {row.finding.priority for row in leaves if row is not None}
         return home if one == {priority} or section not in PRIORITIZED else None
 
+    def _new_group(self, home: TreeNode[NodeData], priority: Priority) -> TreeNode[NodeData]:
+        """A priority node under the section `home`, before the first group (or line) that
+        ranks after it: where a rebuild would put it."""
+
+        def rank(child: TreeNode[NodeData]) -> int:
+            data = child.data
+            if data is not None and data.fingerprint is not None:
+                row = self._finding_rows.get(data.fingerprint)
+                return PRIORITY_ORDER.index(row.finding.priority if row else None)
+            return PRIORITY_ORDER.index(data.priority if data else None)
+
+        place = PRIORITY_ORDER.index(priority)
+        before = next((c for c in home.children if rank(c) > place), None)
+        assert home.data is not None
+        return home.add(
+            Text(priority.value, style=PRIORITY_STYLES[priority]),
+            NodeData(home.data.section, priority=priority),
+            before=before,
+            expand=True,
+        )
+
     def _movable(self, row: Row) -> bool:
         node = self._finding_nodes.get(row.fingerprint)
         parent = node.parent if node is not None else None
-        target = self._group_node(row.finding.section, row.finding.priority)
+        section, priority = row.finding.section, row.finding.priority
+        target = self._group_node(section, priority)
+        # It stays in its section, shown by priority (it leaves a priority node): the new
+        # priority's node can be added.
+        can_add = (
+            target is None
+            and priority is not None
+            and section in PRIORITIZED
+            and parent is not None
+            and parent.data is not None
+            and parent.data.section is section
+            and parent.data.fingerprint is None
+            and parent.data.priority is not None
+        )
         return (
             node is not None
             and parent is not None
-            and target is not None
+            and (target is not None or can_add)
             and target is not parent
-            and len(parent.children) > 1  # the group it leaves stays
+            and (len(parent.children) > 1 or self._still_by_priority(row, parent))
         )
+
+    def _still_by_priority(self, row: Row, left: TreeNode[NodeData]) -> bool:
+        """Whether the priority node `row` leaves empty can go while its section stays shown
+        by priority (two priorities or more still): a rebuild would show just that."""
+        data = left.data
+        if data is None or data.fingerprint is not None or data.priority is None:
+            return False
+        section = row.finding.section
+        priorities = {
+            other.finding.priority
+            for fp, other in self._finding_rows.items()
+            if other.finding.section is section and fp != row.fingerprint
+        }
+        return section is data.section and len(priorities | {row.finding.priority}) > 1
 
     def _move(self, row: Row, old_row: Row) -> None:
         """One finding to its new group, in the run's order there; counts follow."""
         node = self._finding_nodes[row.fingerprint]
         parent = node.parent
-        target = self._group_node(row.finding.section, row.finding.priority)
+        self._adding = True
+        try:
+            target = self._group_node(row.finding.section, row.finding.priority, create=True)
+        finally:
+            self._adding = False
         assert parent is not None and target is not None
         under_cursor = self.cursor_node is node
         place = self._row_index[row.fingerprint]
@@ -338,6 +404,8 @@ class FindingsTree(Tree[NodeData]):
         self._adding = True
         try:
             node.remove()
+            if not parent.children and parent.parent is not None:  # its priority's last
+                parent.remove()
             moved = target.add_leaf(
                 leaf_label(row),
                 NodeData(row.finding.section, row.fingerprint),
@@ -351,7 +419,12 @@ class FindingsTree(Tree[NodeData]):
         self._grouped[row.fingerprint] = grouped
         for group in (parent, target):
             data = group.data
-            if data is not None and data.priority is not None and group.parent is not self.root:
+            if (
+                group.children
+                and data is not None
+                and data.priority is not None
+                and group.parent is not self.root
+            ):
                 head = Text(data.priority.value, style=PRIORITY_STYLES[data.priority])
                 head.append(f" {len(group.children)}", style="dim")
                 group.set_label(head)

@@ -81,7 +81,9 @@ class LogPane(VerticalScroll, can_focus=True):
         yield Static(id="repro-status")
         yield Log(id="repro-output", max_lines=REPRO_LINES, auto_scroll=True)
         yield Static(id="log-body")
-        yield TextArea("", read_only=True, id="repro", show_line_numbers=False)
+        repro = TextArea("", read_only=True, id="repro", show_line_numbers=False)
+        repro.can_focus = False  # no stop for tab where no key works: `c` copies it
+        yield repro
 
     def on_mount(self) -> None:
         self.show_run(None)
