@@ -5,6 +5,7 @@ Pilot over a 20 MB CI-like log."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -404,6 +405,26 @@ async def test_experiment_frames_are_bold_yellow(big_log):
             assert not any(
                 segment.style.bold for segment in strip if "/site-packages/" in segment.text
             )
+
+
+async def test_a_narrow_viewer_leaves_ci_timestamps_out_and_t_brings_them_back(big_log):
+    """At 60 columns a CI timestamp would take half of each row: left out, so the message
+    shows; `t` shows them (and hides them again); wide, they show."""
+    stamped = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}")
+    for size, shown in (((60, 20), False), ((200, 30), True)):
+        app = ViewerApp(
+            LogViewer(big_log.path, experiment=EXP, title="job", root_offset=big_log.root_offset)
+        )
+        async with app.run_test(size=size) as pilot:
+            view = await opened(pilot, app)
+            gutter = view._gutter_width()
+            bodies = [row[gutter:] for row in rows(view) if row.strip()]
+            assert bodies
+            assert any(stamped.match(body) for body in bodies) is shown
+            await pilot.press("t")
+            await pilot.pause()
+            bodies = [row[gutter:] for row in rows(view) if row.strip()]
+            assert any(stamped.match(body) for body in bodies) is not shown
 
 
 async def test_search_box_escape_closes_only_the_box_and_no_match_is_said(big_log):

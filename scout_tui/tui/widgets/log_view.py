@@ -27,6 +27,7 @@ from scout_tui.analysis.ci.logindex import LogIndex, is_experiment_line
 CACHED_STRIPS = 1024  # rendered rows kept: a few screens, scrolled back and forth
 PROGRESS_STEP = 0.01  # the scan reports at most every 1%
 # GitHub Actions puts one on every line: dimmed, so the line's own words stand out.
+STAMPS_WIDTH = 100
 TIMESTAMP = re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z ")
 ROOT_MARK, FAILURE_MARK = "▶", "✗"
 
@@ -45,6 +46,7 @@ class LogView(ScrollView, can_focus=True):
         Binding("N", "previous_match", "Previous match", show=False, id="log_previous_match"),
         Binding("home", "first_line", "First line", show=False, id="log_first_line"),
         Binding("end", "last_line", "Last line", show=False, id="log_last_line"),
+        Binding("t", "toggle_timestamps", "Timestamps", id="log_timestamps"),
     ]
     COMPONENT_CLASSES = {
         "log-view--gutter",
@@ -115,6 +117,9 @@ class LogView(ScrollView, can_focus=True):
         self._widest = 0  # the widest line rendered so far, gutter included
         self._width_pending = False
         self._moved = False  # the reader jumped: the scan's end no longer moves the view
+        # CI's timestamps: None shows them when the view is STAMPS_WIDTH wide or more (a
+        # narrow one keeps its columns for the message); `t` decides.
+        self.timestamps: bool | None = None
 
     # -- scan ---------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -298,18 +303,26 @@ class LogView(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         if not self.scanned or line >= self.index.line_count:
             return Strip.blank(width, self.rich_style)
-        key = (line, width, scroll_x, line == self.current_line)
+        stamps = self._stamps_shown(width)
+        key = (line, width, scroll_x, line == self.current_line, stamps)
         strip = self._strips.get(key)
         if strip is not None:
             self._strips.move_to_end(key)
             return strip
-        strip = self._strip_of(line, width, scroll_x)
+        strip = self._strip_of(line, width, scroll_x, stamps)
         self._strips[key] = strip
         while len(self._strips) > CACHED_STRIPS:
             self._strips.popitem(last=False)
         return strip
 
-    def _strip_of(self, line: int, width: int, scroll_x: int) -> Strip:
+    def _stamps_shown(self, width: int) -> bool:
+        return self.timestamps if self.timestamps is not None else width >= STAMPS_WIDTH
+
+    def action_toggle_timestamps(self) -> None:
+        self.timestamps = not self._stamps_shown(self.scrollable_content_region.width)
+        self.refresh()
+
+    def _strip_of(self, line: int, width: int, scroll_x: int, stamps: bool = True) -> Strip:
         base = self.rich_style
         try:
             texts = self.index.lines(line, 1)
@@ -332,8 +345,10 @@ class LogView(ScrollView, can_focus=True):
             gutter_width,
         )
 
-        body = Text(text, style=base, no_wrap=True, end="")
         stamp = TIMESTAMP.match(text)
+        if stamp and not stamps:
+            text, stamp = text[stamp.end() :], None
+        body = Text(text, style=base, no_wrap=True, end="")
         if stamp:
             body.stylize(self.get_component_rich_style("log-view--timestamp"), 0, stamp.end())
         if is_experiment_line(text, self.experiment):
