@@ -193,7 +193,8 @@ TOASTS = {"m", "o"}  # keys whose answer is a notification that stays a few seco
 
 
 def pane() -> str:
-    return tmux("capture-pane", "-p", "-t", "bench")
+    """The pane with its colours: a cursor that moves changes only a line's colours."""
+    return tmux("capture-pane", "-p", "-e", "-t", "bench")
 
 
 def until_changed(before: str, timeout: float = 30, every: float = 0.005) -> float:

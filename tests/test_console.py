@@ -176,6 +176,22 @@ async def test_edit_in_the_modal(demo, tmp_path):
         assert "edited" in tree(app).row(fp).badges
 
 
+async def test_keys_typed_in_the_edit_modal_add_to_the_title(demo, tmp_path):
+    """The title opens with the cursor at its end, nothing selected: typing adds to it."""
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+        before = tree(app).row(fp).finding.title
+        await pilot.press("e")
+        await settle(pilot, app)
+        await pilot.press("space", "minus", "space", *"checked")
+        await pilot.press("ctrl+s")
+        await settle(pilot, app)
+        assert decisions(demo, state)[fp].title == before + " - checked"
+
+
 async def test_decisions_and_undo_survive_a_restart(demo, tmp_path):
     state = tmp_path / "state"
     app = console(demo, state)

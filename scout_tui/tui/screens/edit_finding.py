@@ -37,7 +37,8 @@ class EditFinding(ModalScreen[Edited | None]):
         with Vertical(classes="dialog wide tall"):
             yield Label("Edit (ctrl+s saves, escape cancels)")
             yield Label("Title")
-            yield Input(finding.title, id="edit-title")
+            # The cursor at the end, nothing selected: the first key typed adds to the title.
+            yield Input(finding.title, id="edit-title", select_on_focus=False)
             yield Label("Priority")
             options = [(p.value, p.value) for p in Priority] + [("no priority", NO_PRIORITY)]
             yield Select(
