@@ -249,6 +249,17 @@ async def test_a_zoomed_detail_pane_is_alone_even_beside_a_log(demo, tmp_path):
         assert log.display
         # Tab stops where keys work: the tree, the detail, the log; not the repro's text.
         assert [w.id for w in app.screen.focus_chain] == ["tree", "detail", "log"]
+        # The same finding shown again (as a zoom does) keeps the panes as scrolled.
+        detail.scroll_to(y=detail.max_scroll_y, animate=False)
+        log.scroll_to(y=log.max_scroll_y, animate=False)
+        await pilot.pause()
+        scrolled = (detail.scroll_y, log.scroll_y)
+        assert scrolled[0] > 0 and scrolled[1] > 0
+        app.triage._show_panes(tree(app).cursor_fingerprint)
+        await pilot.pause()
+        assert (detail.scroll_y, log.scroll_y) == scrolled
+        detail.scroll_home(animate=False)
+        log.scroll_home(animate=False)
         await pilot.press("tab")
         await pilot.press("z")
         await pilot.pause(0.1)

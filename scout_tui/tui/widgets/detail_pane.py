@@ -54,6 +54,9 @@ class DetailPane(VerticalScroll, can_focus=True):
         yield Static("Select a finding.", id="detail-markdown")
 
     def show(self, row: Row | None, empty: str = "Select a finding.") -> None:
-        self.markdown = finding_markdown(row) if row else empty
-        self.query_one(Static).update(Markdown(self.markdown, hyperlinks=True))
+        markdown = finding_markdown(row) if row else empty
+        if markdown == self.markdown:  # the same again (a zoom, a relabel): kept as scrolled
+            return
+        self.markdown = markdown
+        self.query_one(Static).update(Markdown(markdown, hyperlinks=True))
         self.scroll_home(animate=False)

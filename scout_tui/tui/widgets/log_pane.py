@@ -76,6 +76,7 @@ def regression_table(finding: Finding) -> Table | None:
 class LogPane(VerticalScroll, can_focus=True):
     BORDER_TITLE = "Log"
     shown: Group | None = None  # what the pane shows above the repro command
+    _showing: tuple[str, str, bool] | None = None  # the finding shown (its body), whether l opens
 
     def compose(self):
         yield Static(id="repro-status")
@@ -116,7 +117,12 @@ class LogPane(VerticalScroll, can_focus=True):
             or evidence is None
             or not (evidence.traceback or evidence.repro or evidence.regression or evidence.error)
         ):
+            self._showing = None
             return False
+        showing = (finding.fingerprint, finding.body, log)
+        if showing == self._showing:  # the same again (a zoom): kept as scrolled
+            return True
+        self._showing = showing
         parts: list = []
         classes = classification_lines(finding)
         if classes:
