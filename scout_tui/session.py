@@ -484,6 +484,15 @@ class Session:
         board = github.board(board_config.owner, board_config.number, board_config.status_field)
         return github.board_items(board, board_config.status_field)
 
+    def published_at(self, day: date) -> datetime | None:
+        """When `day`'s report comment was posted to this session's target from this state
+        dir (None: not yet, or the journal cannot be read)."""
+        target = Target.of(self.config, self.api_url, self.web_url)
+        try:
+            return Journal(self.state).done_at(target.journal_scope, day.isoformat(), "comment")
+        except StateError:
+            return None
+
     def _journaled_items(self) -> dict[str, str]:
         """The board items this state dir's publishes added (scout's, whoever the token)."""
         target = Target.of(self.config, self.api_url, self.web_url)

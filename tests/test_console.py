@@ -290,6 +290,38 @@ async def test_focus_moving_recolours_the_tree_without_listing_its_lines_again(d
         assert app.focused is findings_tree and builds == []
 
 
+async def test_a_new_size_or_an_empty_filter_draws_the_tree_again_without_rebuilding_it(
+    demo, tmp_path
+):
+    """The filter box opened and closed, the terminal resized: the lines are drawn anew
+    at the tree's new size (titles and badges laid out for it), never listed again nor
+    their nodes rebuilt."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        builds, shows = [], []
+        build, show = findings_tree._build, findings_tree.show
+        findings_tree._build = lambda: (builds.append(1), build())[1]
+        findings_tree.show = lambda views: (shows.append(1), show(views))[1]
+        await pilot.press("slash")
+        await pilot.pause(0.1)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+
+        def finding_line() -> str:  # the cursor's finding, as drawn
+            y = findings_tree.cursor_line - findings_tree.scroll_offset.y
+            return findings_tree.render_line(y).text.rstrip()
+
+        assert findings_tree.cursor_fingerprint is not None
+        wide = finding_line()
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause(0.2)
+        narrow = finding_line()
+        assert builds == [] and shows == []
+        assert len(narrow) < len(wide) and len(narrow) <= findings_tree.size.width
+
+
 async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
     app = console(demo, tmp_path / "state")
     async with app.run_test(size=SIZE) as pilot:
@@ -428,9 +460,20 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
             await pilot.press("escape")
             await pilot.pause(0.1)
             assert isinstance(app.screen, ConfirmPublish)
+            status = app.triage.query_one(StatusLine)
+            assert status.published_at is None and "published" not in str(status.render())
             await confirm_publish(pilot, app)
             view = app.screen.query("Markdown").last().source
             assert "report comment posted" in view and "Backlog" in view
+            await pilot.pause(0.1)
+            assert "published " in str(status.render())  # the day's report is out: said
+        # Opened again, the console still says the day's report went out, and when.
+        again = console(demo, tmp_path / "state")
+        async with again.run_test(size=SIZE) as pilot:
+            await settle(pilot, again)
+            status = again.triage.query_one(StatusLine)
+            assert status.published_at is not None
+            assert f"published {status.published_at:%H:%M} UTC" in str(status.render())
         world = demo.github.world
         [comment] = scout_comments(world, demo.sample.base and app.triage.run_result.date)
         assert "Nightly Scout Report" in comment.body

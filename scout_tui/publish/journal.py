@@ -31,6 +31,19 @@ class Journal:
             ).fetchall()
         return {step: json.loads(data) for step, data in rows}
 
+    def done_at(self, scope: str, day: str, step: str) -> datetime | None:
+        """When `day`'s `step` under `scope` was recorded done; None: it was not."""
+        with self.state.reading("journal", "read the publish journal") as db:
+            if db is None:
+                return None
+            row = db.execute(
+                "SELECT data, at FROM journal WHERE scope = ? AND day = ? AND step = ?",
+                (scope, day, step),
+            ).fetchone()
+        if row is None or json.loads(row[0]).get("state") != "done":
+            return None
+        return datetime.fromisoformat(row[1])
+
     def steps(self, scope: str, prefix: str) -> dict[str, dict[str, Any]]:
         """The steps named `prefix…` of every day's publish under `scope`; a later day's
         record of a step wins."""

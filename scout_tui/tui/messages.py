@@ -4,6 +4,7 @@ and ends in one of these; only the screen's handlers touch widgets."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from textual.message import Message
 
@@ -20,6 +21,7 @@ class Opened(Message):
     entries: dict[str, TriageEntry]
     error: str | None = None
     kept_apart: str | None = None  # a poorer run of the day is kept apart: this says so
+    published_at: datetime | None = None  # the day's report comment, when posted from here
 
 
 @dataclass
@@ -80,3 +82,4 @@ class PublishNote(Message):
 class Published(Message):
     title: str
     markdown: str
+    at: datetime | None = None  # when the day's report comment was posted (done)

@@ -35,14 +35,16 @@ class DecisionQueue:
         """Read the day's cached run (when `load_cached`) and the decisions."""
 
         def job() -> None:
-            found, entries, error, notice = run, {}, None, None
+            found, entries, error, notice, published = run, {}, None, None, None
             try:
                 found = self.session.cached_run() if load_cached else run
                 notice = self.session.kept_apart_notice(found)
                 entries = self.session.review.decisions()
+                if found is not None:
+                    published = self.session.published_at(found.date)
             except (StateError, ScoutError) as exc:  # the run is still shown, undecided
                 error = redact(str(exc))
-            self.post(Opened(found, entries, error, notice))
+            self.post(Opened(found, entries, error, notice, published))
 
         self._queue(job)
 

@@ -42,6 +42,7 @@ from scout_tui.tui.messages import (
     DecidedElsewhere,
     GitHubStatus,
     Opened,
+    Published,
 )
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
@@ -144,6 +145,8 @@ class TriageScreen(Screen[None]):
             self.notify(message.error, severity="error", timeout=10)
         if message.kept_apart and message.run is self.run_result:
             status.keep_apart(message.kept_apart)
+        if message.published_at is not None:
+            status.published_at = message.published_at
         if self.load_cached and message.run is None and self.collection is None:
             self.action_rerun()  # nothing cached for the day: collect it
         # PyGithub's import and the first request wait until the findings are on screen.
@@ -437,6 +440,10 @@ class TriageScreen(Screen[None]):
         status.online = "online" if message.online else f"offline ({flow.github_detail})"
         status.rate = message.detail if message.online else ""
 
+    def on_published(self, message: Published) -> None:
+        if message.at is not None:
+            self.query_one(StatusLine).published_at = message.at
+
     def on_publish_flow_busy(self, message: PublishFlow.Busy) -> None:
         self.query_one(StatusLine).busy = message.text
 
@@ -493,9 +500,10 @@ class TriageScreen(Screen[None]):
 
     def _set_filter(self, text: str) -> None:
         self.query_one(Workspace).show_filter(text)
-        self.filter = Filter.parse(text)
+        before, self.filter = self.filter, Filter.parse(text)
         self.query_one(StatusLine).filter_text = text.strip()
-        self._show()
+        if self.filter != before:  # the same filter shows the same findings: no rebuild
+            self._show()
         self.query_one(FindingsTree).focus()
 
     def action_help(self) -> None:

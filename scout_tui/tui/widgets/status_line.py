@@ -36,6 +36,7 @@ class StatusLine(Static):
     filter_text = reactive("")
     busy = reactive("")
     kept_apart = reactive("")
+    published_at: reactive[datetime | None] = reactive(None)  # the day's report, posted
 
     def counts(self, reviewed: int, total: int, marked: int) -> None:
         self.reviewed = f"{reviewed} of {total} reviewed"
@@ -111,9 +112,13 @@ class StatusLine(Static):
         text = Text(where, style="bold")
         if self.busy:
             text.append(f"  {self.busy}", style="yellow")
+        published = ""
+        if self.published_at is not None:
+            published = "published" if terse else f"published {self.published_at:%H:%M} UTC"
         parts = [  # what matters most first: the line is cut at the terminal's edge
             (reviewed, "bold"),
             (f"{self.marked} marked" if self.marked else "", "magenta"),
+            (published, "green"),
             (f"filter: {self.filter_text}" if self.filter_text else "", "cyan"),
             (age(self.collected_at, self.clock()) if aged else "", "dim"),
             (online, "green" if online == "online" else "red"),
