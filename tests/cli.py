@@ -12,8 +12,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
+from scout_tui.sandbox.demo.github_world import DEMO_TOKEN
+from scout_tui.sandbox.demo.running import RunningDemo
 from scout_tui.sandbox.demo.sample import Sample
 
 DAY = "2026-12-02"
@@ -227,3 +230,28 @@ def scout_read_only(paths: list[Path], *args: str) -> subprocess.CompletedProces
         text=True,
         timeout=300,
     )
+
+
+def demo_collect(demo: RunningDemo, base: Path, *args: object) -> subprocess.CompletedProcess[str]:
+    """`scout collect` on a running demo's world, online against its local GitHub (whose
+    token it is given as an enterprise host's), the cache and state in `base`."""
+    options = demo.session_options(today=date.fromisoformat(DAY))
+    done = scout(
+        "collect",
+        "--repo",
+        options.repo,
+        "--config",
+        options.config,
+        "--date",
+        DAY,
+        "--cache-dir",
+        base / "cache",
+        "--state-dir",
+        base / "state-box",
+        "--api-url",
+        demo.github.url,
+        *args,
+        env={"GH_ENTERPRISE_TOKEN": DEMO_TOKEN, "SCOUT_GITHUB_API_URL": ""},
+    )
+    assert done.returncode == 0, done.stderr
+    return done

@@ -29,7 +29,7 @@ from scout_tui.session import Session, SessionOptions
 from scout_tui.store.bundle import BUNDLE_VERSION, MAX_DOCUMENT_BYTES, read_bundle
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.screens.repro import ConfirmRepro
-from tests.cli import scout
+from tests.cli import demo_collect, scout
 from tests.conftest import TODAY
 from tests.console import confirm_publish, cursor_to, first_test, publish_modal, settle
 from tests.github_world import scout_comments
@@ -40,26 +40,8 @@ def collected(tmp_path_factory):
     """The demo's world with a bundle and a plain --json run collected by the CLI."""
     base = tmp_path_factory.mktemp("bundle")
     with running_demo(base / "world", TODAY) as demo:
-        opts = demo.session_options(today=TODAY)
-        common = [
-            "--repo",
-            opts.repo,
-            "--config",
-            opts.config,
-            "--date",
-            TODAY.isoformat(),
-            "--cache-dir",
-            base / "cache",
-            "--state-dir",
-            base / "state-box",
-            "--api-url",
-            demo.github.url,
-        ]
-        env = {"GH_ENTERPRISE_TOKEN": DEMO_TOKEN, "SCOUT_GITHUB_API_URL": ""}
-        done = scout("collect", *common, "--bundle", base / "run.json.gz", env=env)
-        assert done.returncode == 0, done.stderr
-        plain = scout("collect", *common, "--json", "-o", base / "run.json", env=env)
-        assert plain.returncode == 0, plain.stderr
+        done = demo_collect(demo, base, "--bundle", base / "run.json.gz")
+        demo_collect(demo, base, "--json", "-o", base / "run.json")
         yield demo, base, done
 
 

@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import Tree
 
-from scout_tui.sandbox.demo.github_world import DEMO_TOKEN
 from scout_tui.sandbox.demo.running import running_demo
 from scout_tui.session import Session, SessionOptions
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.screens.experiments import ExperimentsScreen
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.findings_tree import FindingsTree
-from tests.cli import scout
+from tests.cli import demo_collect, scout
 from tests.conftest import TODAY
 
 OTHER_EXPERIMENT = "torchtitan/experiments/other_trainer"
@@ -32,26 +31,7 @@ def bundles(tmp_path_factory):
     base = tmp_path_factory.mktemp("several")
     (base / "runs").mkdir()
     with running_demo(base / "world", TODAY) as demo:
-        opts = demo.session_options(today=TODAY)
-        done = scout(
-            "collect",
-            "--repo",
-            opts.repo,
-            "--config",
-            opts.config,
-            "--date",
-            TODAY.isoformat(),
-            "--cache-dir",
-            base / "cache",
-            "--state-dir",
-            base / "state-box",
-            "--api-url",
-            demo.github.url,
-            "--bundle",
-            base / "runs" / "a-demo.json.gz",
-            env={"GH_ENTERPRISE_TOKEN": DEMO_TOKEN, "SCOUT_GITHUB_API_URL": ""},
-        )
-        assert done.returncode == 0, done.stderr
+        demo_collect(demo, base, "--bundle", base / "runs" / "a-demo.json.gz")
     first = base / "runs" / "a-demo.json.gz"
     document = json.loads(gzip.decompress(first.read_bytes()))
     demo_repo = document["config"]["project"]["repo"]
