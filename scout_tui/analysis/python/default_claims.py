@@ -6,12 +6,11 @@ functions over text and parsed modules; a use scout cannot settle leaves the cla
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 from dataclasses import dataclass
 
 from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.comments import comment_lines
 
 # "runs by default", "is always applied", "one of the default passes".
 _CLAIM = re.compile(
@@ -63,16 +62,8 @@ def python_prose(text: str, tree: ast.Module | None) -> list[tuple[int, str]]:
         assert isinstance(node, ast.Expr)
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             blocks.append((node.lineno, node.value.value))
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        tokens = []
     last = -2
-    for token in tokens:
-        if token.type != tokenize.COMMENT:
-            continue
-        words = token.string.lstrip("#").strip()
-        row = token.start[0]
+    for row, words in comment_lines(text, tree):
         if blocks and row == last + 1 and blocks[-1][0] < 0:
             start, said = blocks[-1]
             blocks[-1] = (start, said + "\n" + words)

@@ -7,15 +7,11 @@ inside `"TODO"` passed to a function is not a TODO.
 from __future__ import annotations
 
 import ast
-import bisect
-import contextlib
-import io
-import math
 import re
-import tokenize
 from dataclasses import dataclass, field
 
 from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.comments import comment_blocks
 
 _OWNER = re.compile(
     r"\b(?:TODO|FIXME|HACK|XXX)\((?!#)\s*@?([\w.\- ]+?)\s*\)|\[TODO\]\(@?([\w.\-]+)\)"
@@ -108,105 +104,6 @@ class Todo:
         return " ".join(self.text.lower().split())
 
 
-def _comment_blocks(source: str) -> list[tuple[int, list[str]]]:
-    """Runs of consecutive comment lines: (first line, texts without '#')."""
-    blocks: list[tuple[int, list[str]]] = []
-    last_line = -2
-    tokens: list[tokenize.TokenInfo] = []
-    # Keep what was tokenized before a broken module stops the tokenizer.
-    with contextlib.suppress(tokenize.TokenError, SyntaxError, IndentationError):
-        tokens.extend(tokenize.generate_tokens(io.StringIO(source).readline))
-    for token in tokens:
-        if token.type != tokenize.COMMENT:
-            continue
-        text = token.string.lstrip("#").strip()
-        line = token.start[0]
-        if blocks and line == last_line + 1:
-            blocks[-1][1].append(text)
-        else:
-            blocks.append((line, [text]))
-        last_line = line
-    return blocks
-
-
-class _Comments:
-    """Where comments are, from the parsed module instead of a tokenizer pass: a `#` starts
-    a comment unless a string literal covers it. The string literals are indexed by line
-    once, so a question about a line costs only the strings on that line."""
-
-    def __init__(self, source: str, tree: ast.Module) -> None:
-        self.lines = source.split("\n")
-        self._comments: dict[int, str | None] = {}
-        # line → the byte columns (start, end) of the string literals on it, by start; a
-        # literal that begins on an earlier line starts at -1, one that goes on ends at inf.
-        spans: dict[int, list[tuple[float, float]]] = {}
-        for node in _outermost_strings(tree):
-            first, last = node.lineno, node.end_lineno or node.lineno
-            for line in range(first, last + 1):
-                start = node.col_offset if line == first else -1
-                end = (node.end_col_offset or 0) if line == last else math.inf
-                spans.setdefault(line, []).append((start, end))
-        self._spans = {line: sorted(found) for line, found in spans.items()}
-
-    def _in_string(self, line: int, byte_column: int) -> bool:
-        spans = self._spans.get(line)
-        if not spans:
-            return False
-        # Literals never overlap: only the last one starting at or before the column can
-        # cover it.
-        index = bisect.bisect_right(spans, (byte_column, math.inf)) - 1
-        return index >= 0 and byte_column < spans[index][1]
-
-    def comment(self, line: int) -> str | None:
-        """The comment on a line (without `#`), or None."""
-        if not 1 <= line <= len(self.lines):
-            return None
-        if line not in self._comments:
-            self._comments[line] = self._find_comment(self.lines[line - 1], line)
-        return self._comments[line]
-
-    def _find_comment(self, text: str, line: int) -> str | None:
-        column = text.find("#")
-        byte_column, counted = 0, 0  # AST columns count UTF-8 bytes
-        while column >= 0:
-            byte_column += len(text[counted:column].encode("utf-8"))
-            counted = column
-            if not self._in_string(line, byte_column):
-                return text[column:].lstrip("#").strip()
-            column = text.find("#", column + 1)
-        return None
-
-    def blocks(self, markers_re: re.Pattern[str]) -> list[tuple[int, list[str]]]:
-        """A block from each comment line holding a marker, with the comment lines after it
-        up to the next marker (whose line is a block of its own)."""
-        found = []
-        for number, text in enumerate(self.lines, 1):
-            if "#" not in text or not markers_re.search(text):
-                continue
-            first = self.comment(number)
-            if first is None or not markers_re.search(first):
-                continue
-            block = [first]
-            following = self.comment(number + 1)
-            while following is not None and not markers_re.search(following):
-                block.append(following)
-                following = self.comment(number + len(block))
-            found.append((number, block))
-        return found
-
-
-def _outermost_strings(tree: ast.Module) -> list[ast.expr]:
-    """The string and bytes literals and f-strings, without the parts inside f-strings."""
-    joined = [node for node in pyast.nodes(tree, ast.JoinedStr) if isinstance(node, ast.JoinedStr)]
-    inside = {id(part) for node in joined for part in pyast.walk(node) if part is not node}
-    constants = [
-        node
-        for node in pyast.nodes(tree, ast.Constant)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
-    ]
-    return [node for node in [*joined, *constants] if id(node) not in inside]
-
-
 def _docstrings(tree: ast.Module | None) -> list[tuple[int, list[str]]]:
     if tree is None:
         return []
@@ -253,7 +150,7 @@ def find_todos(
     todos: list[Todo] = []
     seen: dict[str, int] = {}
     # The tokenizer is the fallback for a module that does not parse.
-    comments = _Comments(source, tree).blocks(markers_re) if tree else _comment_blocks(source)
+    comments = comment_blocks(source, tree, markers_re)
     blocks = sorted(comments + _docstrings(tree))
     comment_lines = {first_line for first_line, _ in comments}
     for first_line, lines in blocks:
