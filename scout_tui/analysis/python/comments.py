@@ -69,7 +69,6 @@ class Comments:
     once, so a question about a line costs only the strings on that line."""
 
     def __init__(self, source: str, tree: ast.Module) -> None:
-        self.source = source
         self.lines = source.split("\n")
         self._comments: dict[int, str | None] = {}
         # line → the byte columns (start, end) of the string literals on it, by start; a
@@ -93,11 +92,21 @@ class Comments:
     def _literals(self, node: ast.expr) -> list[tuple[int, int, int, int]] | None:
         """Each string literal of `node` (line, byte column) to (line, byte column), from
         the tokenizer over its own text; None when that cannot be read."""
-        segment = ast.get_source_segment(self.source, node)
-        if segment is None:
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if node.end_col_offset is None:
             return None
-        first = node.lineno
-        first_chars = len(self.lines[first - 1].encode("utf-8")[: node.col_offset].decode("utf-8"))
+
+        def chars(line: int, byte_column: int) -> int:  # AST columns count UTF-8 bytes
+            return len(
+                self.lines[line - 1].encode("utf-8")[:byte_column].decode("utf-8", "replace")
+            )
+
+        first_chars = chars(first, node.col_offset)
+        # Its own lines, not ast.get_source_segment's split of the whole module each time.
+        spanned = self.lines[first - 1 : last]
+        spanned[-1] = spanned[-1][: chars(last, node.end_col_offset)]
+        spanned[0] = spanned[0][first_chars:]
+        segment = "\n".join(spanned)
 
         def at(row: int, column: int) -> tuple[int, int]:  # the source's line, byte column
             line = first + row - 1
