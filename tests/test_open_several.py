@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Tree
 
+from scout_tui.model import Priority, Section
 from scout_tui.sandbox.demo.running import running_demo
 from scout_tui.session import Session, SessionOptions
 from scout_tui.tui.app import ScoutApp
@@ -135,12 +136,17 @@ async def test_the_overview_shows_each_run_and_its_triage_stays_its_own(bundles,
         assert labels[0].startswith(f"{demo_repo} · graph_trainer · 2026-12-02")
         assert labels[1].startswith("demo/other · other_trainer · 2026-12-02")
         assert all(" 0 of 25 reviewed" in label for label in labels)  # as the screen counts
+        boards = [f"board {s.config.board.owner}/{s.config.board.number}" for s in sessions]
         targets = [str(node.children[0].label) for node in tree.root.children]
-        assert targets == [f"publishes to {demo_repo}#7", "publishes to demo/other#9"]
-        sections = [str(n.label) for n in tree.root.children[1].children[1:]]
-        assert sections[0].startswith("CI Failures  ") and "P0" in sections[0]
+        assert targets == [
+            f"publishes to {demo_repo}#7, {boards[0]}",
+            f"publishes to demo/other#9, {boards[1]}",
+        ]
+        ci = tree.root.children[1].children[1]
+        assert str(ci.label).startswith("CI Failures  2") and "(1 P0)" in str(ci.label)
+        assert tree.cursor_node is tree.root.children[0]  # enter opens a run at once
 
-        tree.move_cursor(tree.root.children[1])
+        tree.move_cursor(ci)  # the second run's CI Failures: opened there
         await pilot.press("enter")
         for _ in range(100):
             await pilot.pause(0.05)
@@ -150,9 +156,13 @@ async def test_the_overview_shows_each_run_and_its_triage_stays_its_own(bundles,
         assert isinstance(triage, TriageScreen) and triage.session is sessions[1]
         assert "demo/other#9" in triage.session.publish_target()
         findings = triage.query_one(FindingsTree)
+        await pilot.pause(0.1)
+        header = findings.cursor_node
+        assert header is not None and header.data.section is Section.CI_FAILURES
         while findings.cursor_fingerprint is None:
             await pilot.press("down")
-        await pilot.press("a")
+        assert findings.row(findings.cursor_fingerprint).finding.priority is Priority.P0
+        await pilot.press("a", "minus")  # accepted, then no longer a P0
         for _ in range(100):
             await pilot.pause(0.05)
             if triage.decisions.pending == 0 and findings.reviewed == 1:
@@ -167,5 +177,8 @@ async def test_the_overview_shows_each_run_and_its_triage_stays_its_own(bundles,
             if " 1 of 25 reviewed" in labels[1]:
                 break
         assert " 1 of 25 reviewed" in labels[1] and " 0 of 25 reviewed" in labels[0]  # apart
+        assert tree.root.children[1].is_expanded  # opening it did not fold it
+        ci = tree.root.children[1].children[1]
+        assert str(ci.label) == "CI Failures  2"  # counted as decided: no P0 left
     assert sessions[0].review.decisions() == {}
     assert len(sessions[1].review.decisions()) == 1

@@ -26,6 +26,14 @@ from scout_tui.tui.widgets.key_footer import KeyFooter
 
 
 @dataclass(frozen=True)
+class Place:
+    """A row of the overview: a run, or one of its sections."""
+
+    index: int
+    section: Section | None = None
+
+
+@dataclass(frozen=True)
 class Tally:
     """An experiment's run as the overview shows it."""
 
@@ -56,15 +64,18 @@ class ExperimentsScreen(Screen[None]):
             Text(f"{len(self.sessions)} runs · enter opens one · escape there comes back here"),
             id="status",
         )
-        tree: Tree[int] = Tree("runs", id="experiments")
+        tree: Tree[Place] = Tree("runs", id="experiments")
         tree.show_root = False
+        tree.auto_expand = False  # enter opens a run; it does not fold it away
         for index in range(len(self.sessions)):
-            tree.root.add(self._label(index, None), data=index, expand=True)
+            tree.root.add(self._label(index, None), data=Place(index), expand=True)
         yield tree
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one(Tree).focus()
+        tree = self.query_one(Tree)
+        tree.focus()
+        tree.move_cursor(tree.root.children[0])  # enter opens the first run at once
         self._count()
 
     def on_screen_resume(self) -> None:
@@ -78,20 +89,25 @@ class ExperimentsScreen(Screen[None]):
     def on_experiments_screen_counted(self, message: ExperimentsScreen.Counted) -> None:
         if message.index == len(self.sessions) - 1:
             settle_memory()  # the runs are loaded: see `run_console`
-        tree: Tree[int] = self.query_one(Tree)
+        tree: Tree[Place] = self.query_one(Tree)
         node = tree.root.children[message.index]
         node.set_label(self._label(message.index, message.tally))
         node.remove_children()
-        project = self.sessions[message.index].config.project
+        config = self.sessions[message.index].config
+        project, board = config.project, config.board
         node.add_leaf(
-            Text(f"publishes to {project.repo}#{project.tracking_issue}", style="dim"),
-            data=message.index,
+            Text(
+                f"publishes to {project.repo}#{project.tracking_issue}, "
+                f"board {board.owner}/{board.number}",
+                style="dim",
+            ),
+            data=Place(message.index),
         )
         for section, count, p0 in message.tally.sections:
             label = Text(f"{SECTIONS[section].short}  {count}")
             if p0:
                 label.append(f"  ({p0} P0)", style="bold red")
-            node.add_leaf(label, data=message.index)
+            node.add_leaf(label, data=Place(message.index, section))
 
     def _label(self, index: int, tally: Tally | None) -> Text:
         session = self.sessions[index]
@@ -108,7 +124,7 @@ class ExperimentsScreen(Screen[None]):
             label.append(f"  {tally.reviewed} of {tally.findings} reviewed")
         return label
 
-    def on_tree_node_selected(self, event: Tree.NodeSelected[int]) -> None:
+    def on_tree_node_selected(self, event: Tree.NodeSelected[Place]) -> None:
         event.stop()
         if event.node.data is not None:
             self.open_experiment(event.node.data)
@@ -118,28 +134,34 @@ class ExperimentsScreen(Screen[None]):
         if node is not None and node.data is not None:
             self.open_experiment(node.data)
 
-    def open_experiment(self, index: int) -> None:
+    def open_experiment(self, place: Place) -> None:
+        """The run's triage screen; on a section's row, at that section."""
+        index = place.index
         screen = self.opened.get(index)
         if screen is None:
             screen = TriageScreen(self.sessions[index], None, collect=False, load_cached=True)
             self.opened[index] = screen
             self.app.install_screen(screen, f"run-{index}")
         self.app.push_screen(f"run-{index}")
+        if place.section is not None:
+            screen.show_section(place.section)
 
 
 def tally_of(session: Session) -> Tally:
-    """The run's findings by section (and P0s), and how many a reviewer has decided."""
+    """The run as its triage screen shows it: its findings by section and P0s after the
+    reviewer's decisions (dropped ones and merged parts left out), and how many of those
+    to review a reviewer has decided."""
     run = session.cached_run()
     findings = run.findings if run is not None else []
-    by_section = Counter(f.section for f in findings)
-    p0 = Counter(f.section for f in findings if f.priority == "P0")
-    sections = tuple((s, by_section[s], p0[s]) for s in Section if by_section[s])
+    error: str | None = None
     try:
         entries = session.review.decisions()
     except StateError as exc:
-        return Tally(
-            sum(f.section is not Section.ALL_CLEAR for f in findings), 0, sections, str(exc)
-        )
+        entries, error = {}, str(exc)
     counted = [f for f in findings if f.section is not Section.ALL_CLEAR]
     reviewed = sum(1 for f in counted if triage.reviewed(entries.get(f.fingerprint)))
-    return Tally(len(counted), reviewed, sections)
+    shown = triage.apply_triage(findings, entries) if entries else findings
+    by_section = Counter(f.section for f in shown)
+    p0 = Counter(f.section for f in shown if f.priority == "P0")
+    sections = tuple((s, by_section[s], p0[s]) for s in Section if by_section[s])
+    return Tally(len(counted), reviewed, sections, error)

@@ -27,7 +27,7 @@ from scout_tui.collect.events import (
     RunStarted,
     RunWarning,
 )
-from scout_tui.model import Finding, RunResult, TriageEntry
+from scout_tui.model import Finding, RunResult, Section, TriageEntry
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
 from scout_tui.tui.console import settle_memory
@@ -88,6 +88,7 @@ class TriageScreen(Screen[None]):
         self._panes_timer: Timer | None = None
         self._last_highlight = 0.0
         self._live_dirty = False
+        self._pending_section: Section | None = None  # where the overview asked to open
         self.decisions = DecisionQueue(session, self.post_message)
         # Held, not queried: the repro must be stopped at exit, when the screen's children
         # are already gone.
@@ -131,6 +132,20 @@ class TriageScreen(Screen[None]):
         worker = get_current_worker()
         self.decisions.run(lambda: worker.is_cancelled)
 
+    def show_section(self, section: Section) -> None:
+        """The cursor on `section`'s header: now, or once the run is on screen."""
+        self._pending_section = section
+        if self.run_result is not None:
+            self._go_to_pending_section()
+
+    def _go_to_pending_section(self) -> None:
+        section, self._pending_section = self._pending_section, None
+        tree = self.query_one(FindingsTree)
+        header = tree._header(section, None, top=True) if section is not None else None
+        if header is not None:
+            tree.move_cursor(header)
+            tree.focus()
+
     def on_opened(self, message: Opened) -> None:
         self.decisions.handled()
         status = self.query_one(StatusLine)
@@ -141,6 +156,8 @@ class TriageScreen(Screen[None]):
             self.query_one(CollectorsBar).show_run(self.run_result)
             status.collected_at = self.run_result.collected_at
         self._apply_entries(message.entries)
+        if self._pending_section is not None:
+            self.call_after_refresh(self._go_to_pending_section)
         if message.error:
             self.notify(message.error, severity="error", timeout=10)
         if message.kept_apart and message.run is self.run_result:
