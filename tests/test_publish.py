@@ -252,22 +252,28 @@ def test_dry_run_prints_the_exact_plan_and_writes_nothing(tmp_path, fresh_world)
         assert mutations(server) == []
 
 
-@pytest.mark.parametrize("token", ["wrong", "expired", "good"])
+@pytest.mark.parametrize("token", ["wrong", "expired", "none", "good", "offline"])
 def test_a_dry_run_with_a_token_github_refuses_exits_1(tmp_path, fresh_world, token):
     """A dry run is cron's check that tomorrow's publish will go through: a wrong or an
-    expired token (GitHub: 401 Bad credentials) still shows the plan, and exits 1 saying
-    why; the token that works (the near miss) exits 0. Nothing is written either way."""
+    expired token (GitHub: 401 Bad credentials), or none, still shows the plan, and exits 1
+    saying why; the token that works (the near miss) exits 0, and so does a plan asked
+    --offline (GitHub not asked). Nothing is written either way."""
     world = world_for(fresh_world)
     if token == "expired":
         world.tokens[0].expires_at = datetime.now(UTC) - timedelta(minutes=1)
     with LocalGitHub(world) as server:
         args = options(fresh_world, tmp_path, server)
-        done = publish(
-            args, token="ghp_WRONGtoken" if token == "wrong" else TOKEN, extra=("--dry-run",)
-        )
+        given = {"wrong": "ghp_WRONGtoken", "none": ""}.get(token, TOKEN)
+        extra = ("--dry-run", "--offline") if token == "offline" else ("--dry-run",)
+        done = publish(args, token=given, extra=extra)
         assert done.stdout.startswith("Publish plan for ")
-        if token == "good":
+        if token in ("good", "offline"):
             assert done.returncode == 0, done.stderr
+        elif token == "none":
+            assert done.returncode == 1
+            assert done.stderr.splitlines()[-1].startswith(
+                "scout: error: publishing would fail: publishing needs GitHub: no token"
+            )
         else:
             assert done.returncode == 1
             assert done.stderr.splitlines()[-1].startswith(

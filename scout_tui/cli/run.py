@@ -247,6 +247,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
         except GitHubError as exc:
             raise ScoutError(str(exc)) from None
     refusal = _refusal(session) if args.dry_run and github is not None else None
+    if args.dry_run and github is None and not session.options.offline:
+        refusal = f"publishing needs GitHub: {reason}"  # what the publish itself would say
     result = session.review.triaged(session.day_run(args.recollect, on_event=progress))
     items = None
     if github is not None and refusal is None:
