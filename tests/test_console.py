@@ -234,6 +234,14 @@ async def test_a_zoomed_detail_pane_is_alone_even_beside_a_log(demo, tmp_path):
         assert log.display
         # Tab stops where keys work: the tree, the detail, the log; not the repro's text.
         assert [w.id for w in app.screen.focus_chain] == ["tree", "detail", "log"]
+        # The log pane says "c copies it, r runs it": so they do, from the pane.
+        log.focus()
+        await pilot.press("c")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, PickTest)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        app.query_one("#tree").focus()
         # The same finding shown again (as a zoom does) keeps the panes as scrolled.
         detail.scroll_to(y=detail.max_scroll_y, animate=False)
         log.scroll_to(y=log.max_scroll_y, animate=False)

@@ -63,6 +63,11 @@ PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
 
 class TriageScreen(Screen[None]):
     BINDINGS = [
+        # The finding shown, from whichever pane has the focus (the log pane says `c`, `r`).
+        binding("copy_repro"),
+        binding("run_repro"),
+        binding("open_url"),
+        binding("open_log"),
         binding("filter"),
         binding("preview"),
         binding("publish"),
@@ -96,7 +101,10 @@ class TriageScreen(Screen[None]):
         self.publish_flow = PublishFlow(session)
 
     # The screen's own keys do nothing under a modal: not shown there either.
-    OWN_ACTIONS = frozenset({"filter", "preview", "publish", "rerun", "zoom", "help"})
+    OWN_ACTIONS = frozenset(
+        {"filter", "preview", "publish", "rerun", "zoom", "help"}
+        | {"copy_repro", "run_repro", "open_url", "open_log"}
+    )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         above = self.app.screen is not self  # a modal, the log viewer

@@ -39,10 +39,6 @@ TRIAGE_ACTIONS = (
     "merge",
     "edit",
     "edit_external",
-    "copy_repro",
-    "run_repro",
-    "open_url",
-    "open_log",
 )
 BADGE_STYLES = {
     "new": "bold green",
