@@ -66,6 +66,8 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
             await pilot.press("r")
             await first_test(pilot, app)
             assert await until(pilot, lambda: isinstance(app.screen, ConfirmRepro))
+            log = app.query_one(LogPane)
+            log.scroll_end(animate=False)  # the reader was down in the traceback
             await pilot.press("y")
             assert await until(
                 pilot,
@@ -75,9 +77,9 @@ async def test_a_repro_is_asked_run_streamed_and_stopped_with_its_workers(tmp_pa
                 ),
             )
             assert app.triage.repro_flow.run.running
+            assert log.scroll_y == 0  # the run's output is in view, at the pane's top
             worker = int(pids.read_text().split()[1])
             assert running(worker)
-            log = app.query_one(LogPane)
             assert log.display and "step 3 loss 2.3" in "\n".join(log.query_one("Log").lines)
             await pilot.press("r")  # r again: stop it, the whole group
             assert await until(pilot, lambda: not app.triage.repro_flow.run.running)

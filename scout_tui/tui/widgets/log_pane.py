@@ -32,8 +32,8 @@ class ReproRun:
         if self.running:
             return f"$ {self.command}\nrunning… (r stops it and its workers)"
         if self.stopped:
-            return f"$ {self.command}\nstopped (its whole process group)"
-        return f"$ {self.command}\nexit status {self.returncode}"
+            return f"$ {self.command}\nstopped (its whole process group); its output:"
+        return f"$ {self.command}\nexited with status {self.returncode}; its output:"
 
 
 CLASSES = ("recurring", "intermittent", "new failure", "no recent success")
@@ -76,6 +76,7 @@ def regression_table(finding: Finding) -> Table | None:
 class LogPane(VerticalScroll, can_focus=True):
     BORDER_TITLE = "Log"
     shown: Group | None = None  # what the pane shows above the repro command
+    _run_shown: ReproRun | None = None  # the repro whose output the pane shows
     _showing: tuple[str, str, bool] | None = None  # the finding shown (its body), whether l opens
 
     def compose(self):
@@ -95,6 +96,9 @@ class LogPane(VerticalScroll, can_focus=True):
         status.display = output.display = run is not None
         if run is None:
             return
+        if run is not self._run_shown:  # a run started: its output in view, at the top
+            self._run_shown = run
+            self.scroll_home(animate=False)
         status.update(
             Text(
                 run.status_line(),
