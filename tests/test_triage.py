@@ -11,6 +11,7 @@ from scout_tui.triage.decisions import (
     merge_into,
     move,
     promoted,
+    reviewed,
 )
 
 
@@ -67,6 +68,16 @@ def test_demote_walks_p0_p1_p2_fyi_and_back_up_from_the_entry():
     assert decision_label(finding, entry) == "demoted"
     entry = move(finding, entry, up=True)
     assert (entry.section, entry.priority) == (A, P2)
+
+
+def test_demoted_then_promoted_back_is_kept_and_reviewed():
+    """Moved and moved back: a decision, where it was found. The tree counts it reviewed;
+    its label says so (the list's column is never a bare "-" for a reviewed finding)."""
+    finding = make("a", "A", Priority.P0)
+    entry = move(finding, move(finding, None, up=False), up=True)
+    assert (entry.section, entry.priority) == (A, P0)
+    assert reviewed(entry) and decision_label(finding, entry) == "kept"
+    assert decision_label(finding, None) == ""
 
 
 def test_a_carried_finding_promoted_from_fyi_stays_carried():

@@ -101,7 +101,10 @@ def decision_label(finding: Finding, entry: TriageEntry | None) -> str:
         return "demoted"
     if after_rank < before_rank:
         return "promoted"
-    return "accepted" if entry.decision == "accepted" else ""
+    if entry.decision == "accepted":
+        return "accepted"
+    # Moved and moved back: decided on, where it was found (reviewed, as the tree counts).
+    return "kept" if reviewed(entry) else ""
 
 
 def reviewed(entry: TriageEntry | None) -> bool:
