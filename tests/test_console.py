@@ -315,6 +315,27 @@ async def test_a_new_size_or_an_empty_filter_draws_the_tree_again_without_rebuil
         assert len(narrow) < len(wide) and len(narrow) <= findings_tree.size.width
 
 
+async def test_the_tree_lists_each_section_in_the_report_s_order(demo, tmp_path):
+    """Proofreading in the tree is proofreading the report: within each section, the
+    findings stand in the order the published report lists them (read off its markers)."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        report = app.triage.session.posted_markdown(app.triage.triaged_run())
+        in_report = {
+            fp: report.index(f"scout:fp={fp}")
+            for fp in tree(app)._finding_nodes
+            if f"scout:fp={fp}" in report
+        }
+        by_section: dict[Section, list[str]] = {}
+        for fp in tree(app)._finding_nodes:  # in the tree's order
+            if fp in in_report:
+                by_section.setdefault(tree(app).row(fp).finding.section, []).append(fp)
+        assert sum(len(fps) for fps in by_section.values()) > 10
+        for section, fps in by_section.items():
+            assert fps == sorted(fps, key=in_report.__getitem__), section
+
+
 async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
     app = console(demo, tmp_path / "state")
     async with app.run_test(size=SIZE) as pilot:

@@ -380,6 +380,15 @@ def _section_body(section: Section, items: list[Finding], layout: Layout) -> lis
     return body
 
 
+_PRIORITY_RANK = {"P0": 0, "P1": 1, "P2": 2, None: 3}
+
+
+def report_order(finding: Finding) -> tuple[int, str]:
+    """Where a finding stands in its section of the report (and of the console's tree): by
+    priority, then title; a sort by it keeps ties in the run's order."""
+    return _PRIORITY_RANK[finding.priority.value if finding.priority else None], finding.title
+
+
 def render_report(
     report_date: date,
     findings: Sequence[Finding],
@@ -398,7 +407,6 @@ def render_report(
     by_section: dict[Section, list[Finding]] = {section: [] for section in Section}
     for finding in findings:
         by_section[finding.section].append(finding)
-    priority_order = {"P0": 0, "P1": 1, "P2": 2, None: 3}
     out = [f"# {REPORT_TITLE} — {report_date.isoformat()}", report_marker(report_date)]
     if head and is_commit(head):
         out.append(run_marker(head))
@@ -410,10 +418,7 @@ def render_report(
         out.append(f"\n_Partial report: only {one_line(titles)} ran._")
     for section, traits in SECTIONS.items():
         heading = traits.heading
-        items = sorted(
-            by_section[section],
-            key=lambda f: (priority_order[f.priority.value if f.priority else None], f.title),
-        )
+        items = sorted(by_section[section], key=report_order)
         body = _section_body(section, items, layout)
         body += _skipped_lines(section, collectors, homes)
         if not body:  # "CI green" is said only by what saw a green run (`ci_passing`)

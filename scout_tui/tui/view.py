@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scout_tui.model import SECTIONS, Finding, Priority, Section, Status, TriageEntry
+from scout_tui.report.render import report_order
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.query import Filter
 
@@ -104,7 +105,7 @@ def rows_of(
 
 def sections(rows: Sequence[Row], keep: Filter | None = None) -> list[SectionView]:
     """Rows grouped in report order; a section with nothing (after the filter) is left out.
-    Within a priority, the order the run gave (collectors rank their findings)."""
+    Within a priority, as the report lists them (`report_order`)."""
     by_section: dict[Section, dict[Priority | None, list[Row]]] = {}
     for row in rows:
         if keep and not keep.matches(row.decided, row.reviewed):
@@ -116,7 +117,11 @@ def sections(rows: Sequence[Row], keep: Filter | None = None) -> list[SectionVie
         groups = by_section.get(section)
         if not groups:
             continue
-        ordered = [Group(p, groups[p]) for p in PRIORITY_ORDER if p in groups]
+        ordered = [
+            Group(p, sorted(groups[p], key=lambda row: report_order(row.finding)))
+            for p in PRIORITY_ORDER
+            if p in groups
+        ]
         out.append(SectionView(section, ordered))
     return out
 

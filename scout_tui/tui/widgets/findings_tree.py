@@ -295,6 +295,11 @@ class FindingsTree(Tree[NodeData]):
         # are there before and after; else (a group appears or empties) the tree is rebuilt.
         if len(moved) > 1 or (moved and not self._movable(moved[0])):
             return None
+        # A new title is a new place among its group's (by title): rebuilt.
+        if any(
+            row.finding.title != self.rows[index[row.fingerprint]].finding.title for row in fresh
+        ):
+            return None
         for row in fresh:
             old_row = self.rows[index[row.fingerprint]]
             if row.finding.section is not Section.ALL_CLEAR:
@@ -306,6 +311,9 @@ class FindingsTree(Tree[NodeData]):
                 self.refresh_row(row)
         self.refresh_counts()
         return changed
+
+    def _titles_now(self, fingerprint: str) -> str:
+        return self.rows[self._row_index[fingerprint]].finding.title
 
     def _group_node(
         self, section: Section, priority: Priority | None, create: bool = False
@@ -400,14 +408,15 @@ class FindingsTree(Tree[NodeData]):
             self._adding = False
         assert parent is not None and target is not None
         under_cursor = self.cursor_node is node
-        place = self._row_index[row.fingerprint]
+        # Where a rebuild puts it: by title, as the report lists them (ties in run order).
+        place = (row.finding.title, self._row_index[row.fingerprint])
         before = next(
             (
                 child
                 for child in target.children
                 if child.data is not None
-                and child.data.fingerprint is not None
-                and self._row_index[child.data.fingerprint] > place
+                and (fp := child.data.fingerprint) is not None
+                and (self._finding_rows[fp].finding.title, self._row_index[fp]) > place
             ),
             None,
         )
