@@ -336,6 +336,30 @@ async def test_the_tree_lists_each_section_in_the_report_s_order(demo, tmp_path)
             assert fps == sorted(fps, key=in_report.__getitem__), section
 
 
+async def test_a_diff_s_long_lines_wrap_so_their_end_can_be_read(demo, tmp_path):
+    """The diff pane does not scroll sideways: a signature's end (what changed) wraps
+    into view instead of being cut at the pane's edge."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await cursor_to(pilot, app, lambda f: bool(f.evidence.diff))
+        await pilot.pause(0.2)
+        pane = app.query_one("#diff")
+        finding = tree(app).cursor_finding
+        longest = max(finding.evidence.diff.splitlines(), key=len)
+        assert len(longest) > pane.content_region.width  # it would be cut
+        pane.focus()
+        await pilot.press("z")
+        await pilot.pause(0.2)
+        shown = "".join(
+            line.text.strip()
+            for line in pane.query_one("#diff-body").render_lines(
+                pane.query_one("#diff-body").region.reset_offset
+            )
+        )
+        assert "".join(longest.split())[-12:] in "".join(shown.split())
+
+
 async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
     app = console(demo, tmp_path / "state")
     async with app.run_test(size=SIZE) as pilot:

@@ -16,12 +16,16 @@ class DiffPane(VerticalScroll, can_focus=True):
     def compose(self):
         yield Static(id="diff-body")
 
+    _shown: str | None = None  # the diff shown
+
     def show(self, finding: Finding | None) -> bool:
-        """True when the finding has a diff (the pane is shown only then)."""
+        """True when the finding has a diff (the pane is shown only then). Long lines wrap:
+        the end of a signature is what changed, and the pane does not scroll sideways."""
         diff = finding.evidence.diff if finding is not None else None
-        if diff:
+        if diff and diff != self._shown:  # the same again (a zoom): kept as scrolled
+            self._shown = diff
             self.query_one(Static).update(
-                Syntax(diff, "diff", theme="ansi_dark", word_wrap=False, background_color="default")
+                Syntax(diff, "diff", theme="ansi_dark", word_wrap=True, background_color="default")
             )
             self.scroll_home(animate=False)
         return bool(diff)
