@@ -47,7 +47,8 @@ def test_help_names_the_console_and_every_command():
         assert f"\n{section}\n" in done.stdout
     for variable in ("GH_TOKEN", "SCOUT_STATE_DIR", "SCOUT_GITHUB_API_URL", "NO_COLOR"):
         assert variable in done.stdout
-    assert "130 interrupted" in done.stdout
+    assert "130   interrupted" in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80  # a terminal's width
 
 
 @pytest.mark.parametrize("topic", [["publish"], ["triage", "undo"], []])

@@ -4,6 +4,7 @@ day, configuration, stores and GitHub a command works on (taken before or after 
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
@@ -343,41 +344,71 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
     action("redo", "redo what undo undid", fps=False)
 
 
-EPILOG = """\
-examples:
-  scout                                  the console on today's run of this checkout
-  scout collect --offline                collect without the network; cached for the console
-  scout --offline report > today.md      the day's report as Markdown
-  scout publish --dry-run                what publishing would post and file, touching nothing
-  scout publish --yes                    post the report and file the Backlog drafts
-  scout triage list --json               the day's findings and decisions, for scripts
-  scout collect --bundle run.json.gz     a run to review elsewhere: scout open run.json.gz
-  scout replay --from 2026-08-01 --to 2026-08-07 --offline   a past week's reports
-  scout help publish                     a command's own help (as scout publish --help)
-  scout completion bash                  shell completion (bash, zsh or fish)
+EXAMPLES = [
+    ("scout", "the console on today's run of here"),
+    ("scout collect --offline", "collect offline; cached for the console"),
+    ("scout --offline report > today.md", "the day's report as Markdown"),
+    ("scout publish --dry-run", "what a publish would do, writing nothing"),
+    ("scout publish --yes", "post the report, file the Backlog drafts"),
+    ("scout triage list --json", "findings and decisions, for scripts"),
+    ("scout collect --bundle run.json.gz", "a run to review elsewhere (scout open)"),
+    ("scout open ~/nightly/", "several experiments' bundles, one tree"),
+    ("scout replay --from 2026-08-01 --to 2026-08-07 --offline", "a past week's reports"),
+    ("scout help publish", "as scout publish --help"),
+    ("scout completion bash", "shell completion (bash, zsh or fish)"),
+]
+ENVIRONMENT = [
+    ("GH_TOKEN, GITHUB_TOKEN", "the token for github.com (else `gh auth token`)"),
+    ("GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN", "the token for any other API host"),
+    ("SCOUT_GITHUB_API_URL", "GitHub's API (as --api-url)"),
+    ("SCOUT_STATE_DIR", "where decisions and the publish journal live"),
+    ("SCOUT_PROCESSES", "collector processes (1: everything in one)"),
+    ("SCOUT_VERBOSE", "a line per finding as collectors find them"),
+    ("SCOUT_DEBUG", "a traceback instead of the one-line error"),
+    ("SCOUT_TODAY", "the day taken for today (YYYY-MM-DD, UTC)"),
+    ("VISUAL, EDITOR", "the editor of `E` in the console"),
+    ("NO_COLOR", "no colour in the console"),
+]
+EXIT_CODES = [
+    ("0", "done"),
+    ("1", "failed (a collector with --strict, a refused publish, nothing to undo)"),
+    ("2", "bad usage or configuration"),
+    ("130", "interrupted (Ctrl-C; the work done is kept)"),
+]
+HELP_WIDTH = 80
 
-environment:
-  GH_TOKEN, GITHUB_TOKEN                 the token for github.com (else `gh auth token`)
-  GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN   the token for any other API host
-  SCOUT_GITHUB_API_URL                   GitHub's API (as --api-url)
-  SCOUT_STATE_DIR                        where decisions and the publish journal live
-  SCOUT_PROCESSES                        collector processes (1: everything in one)
-  SCOUT_VERBOSE                          a line per finding as collectors find them
-  SCOUT_DEBUG                            a traceback instead of the one-line error
-  VISUAL, EDITOR                         the editor of `E` in the console
-  NO_COLOR                               no colour in the console
 
-exit codes:
-  0 done   1 failed (a collector with --strict, a refused publish, nothing to undo)
-  2 bad usage or configuration   130 interrupted (Ctrl-C; the work done is kept)
-"""
+def _rows(title: str, rows: list[tuple[str, str]], column: int) -> str:
+    """`rows` under `title`, their second column at `column` and wrapped to HELP_WIDTH; a
+    first column too wide for it has its second on the next line."""
+    out = [f"{title}:"]
+    for left, right in rows:
+        text = textwrap.wrap(right, HELP_WIDTH - column)
+        if len(left) + 3 > column:
+            out.append(f"  {left}")
+        else:
+            out.append(f"  {left:<{column - 2}}{text.pop(0)}")
+        out += [" " * column + line for line in text]
+    return "\n".join(out)
+
+
+EPILOG = "\n\n".join(
+    [
+        _rows("examples", EXAMPLES, 38),
+        _rows("environment", ENVIRONMENT, 30),
+        _rows("exit codes", EXIT_CODES, 8),
+    ]
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _ScoutParser(
         prog="scout",
-        description="Nightly scout: find what nobody has acted on yet, triage it, publish it. "
-        "Without a command, the triage console opens on the day's run of the checkout.",
+        description=textwrap.fill(
+            "Nightly scout: find what nobody has acted on yet, triage it, publish it. "
+            "Without a command, the triage console opens on the day's run of the checkout.",
+            HELP_WIDTH,
+        ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
