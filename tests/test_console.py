@@ -102,8 +102,10 @@ async def test_accept_demote_promote_drop_each_recorded_and_undone(demo, tmp_pat
         await pilot.press("x")
         await settle(pilot, app)
         assert isinstance(app.screen, DropReason)
-        await pilot.press("enter")  # no reason: refused, the modal stays
+        await pilot.press("enter")  # no reason: refused, the modal stays and says why
         assert isinstance(app.screen, DropReason)
+        hint = str(app.screen.query_one("#drop-hint").render())
+        assert hint.startswith("a drop needs a reason")
         await pilot.press(*"not ours", "enter")
         await settle(pilot, app)
         entry = decisions(demo, state)[fp]

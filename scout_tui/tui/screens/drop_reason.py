@@ -20,14 +20,16 @@ class DropReason(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text(f"Drop {self.what}: why? It is remembered."))
-            yield Label("enter drops · escape cancels")
+            yield Label("enter drops · escape cancels", id="drop-hint")
             yield Input(placeholder="e.g. not our code; fixed upstream", id="reason")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.value.strip():
             self.dismiss(event.value.strip())
-        else:
-            self.notify("a drop needs a reason", severity="warning")
+        else:  # said in the dialog itself: a toast would sit behind it
+            self.query_one("#drop-hint", Label).update(
+                Text("a drop needs a reason: type why (escape cancels)", style="bold yellow")
+            )
 
     def action_cancel(self) -> None:
         self.dismiss(None)
