@@ -83,6 +83,14 @@ def _longest_run(text: str, char: str = "`") -> int:
     return max((len(run) for run in runs), default=0)
 
 
+_CODE_SPAN = re.compile(r"`+([^`]+)`+")
+
+
+def plain(text: str) -> str:
+    """Inline Markdown as a terminal line shows it: code spans without their backticks."""
+    return _CODE_SPAN.sub(r"\1", text)
+
+
 def one_line(text: str) -> str:
     """Collapse whitespace so a value cannot break a list item or table row."""
     return " ".join(text.split())

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from textual.app import ComposeResult
 from textual.containers import Vertical
 
+from scout_tui.analysis.text.markdown import plain
 from scout_tui.model import Finding
 from scout_tui.session import Session
 from scout_tui.tui.view import Row
@@ -88,7 +89,7 @@ class FindingPanes(Vertical):
             LogViewer(
                 kept.path,
                 experiment=self._experiment,
-                title=finding.title,
+                title=plain(finding.title),
                 root_offset=kept.root_offset,
             )
         )

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Log, Static, TextArea
 
+from scout_tui.analysis.text.markdown import plain
 from scout_tui.model import Finding
 
 REPRO_LINES = 5000  # the output kept on screen: the end of a long run is what matters
@@ -42,7 +43,7 @@ CLASSES = ("recurring", "intermittent", "new failure", "no recent success")
 def classification_lines(finding: Finding) -> list[str]:
     """The per-test lines of a CI finding's body that carry its class."""
     return [
-        line.strip(" -")
+        plain(line.strip(" -"))
         for line in finding.body.splitlines()
         if any(word in line for word in CLASSES)
     ]
