@@ -6,6 +6,7 @@ from scout_tui.model import FileRef, Finding, Priority, Section, Status, TriageE
 from scout_tui.triage.decisions import (
     TriageError,
     apply_triage,
+    decided,
     decision_label,
     demoted,
     merge_into,
@@ -13,6 +14,7 @@ from scout_tui.triage.decisions import (
     promoted,
     reviewed,
 )
+from scout_tui.triage.query import Filter
 
 
 def make(key, title, priority=Priority.P1, section=Section.ACTION_ITEMS, files=(), items=()):
@@ -129,3 +131,16 @@ def test_merge_into_a_finding_that_is_gone_keeps_the_part():
     b = make("b", "B")
     entry = TriageEntry(fingerprint=b.fingerprint, decision="merged", merged_into="gone-1")
     assert [f.title for f in apply_triage([b], {b.fingerprint: entry})] == ["B"]
+
+
+def test_a_filter_token_in_quotes_is_a_word():
+    """`dropped` asks for dropped findings; `"dropped"` for findings that say "dropped"."""
+    assert Filter.parse("dropped P1") == Filter((), frozenset({"dropped", "p1"}))
+    assert Filter.parse('"dropped" p1') == Filter(("dropped",), frozenset({"p1"}))
+    assert Filter.parse("'new' flex") == Filter(("new", "flex"), frozenset())
+    assert Filter.parse('"') == Filter(('"',), frozenset())  # a lone quote is a word too
+    finding = make("a", "The pass was dropped by a refactor")
+    said = Filter.parse('"dropped"')
+    [as_left] = decided([finding], {})
+    assert said.matches(as_left, reviewed=False)
+    assert not Filter.parse("dropped").matches(as_left, reviewed=False)  # not dropped

@@ -1,6 +1,7 @@
 """Which findings a reviewer asks for: the console's `/` filter and `scout triage list
 FILTER`, one syntax — words over title, body and files (case-insensitive, all must
-appear), and the tokens p0 p1 p2 new carried dropped unreviewed (all must hold)."""
+appear), and the tokens p0 p1 p2 new carried dropped unreviewed (all must hold). A token in
+quotes ("dropped") is a word."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ class Filter:
         words: list[str] = []
         tokens: set[str] = set()
         for part in text.lower().split():
-            (tokens.add if part in FILTER_TOKENS else words.append)(part)
+            quoted = len(part) > 2 and part[0] == part[-1] and part[0] in "\"'"
+            if quoted:
+                words.append(part[1:-1])
+            else:
+                (tokens.add if part in FILTER_TOKENS else words.append)(part)
         return cls(tuple(words), frozenset(tokens))
 
     def __bool__(self) -> bool:

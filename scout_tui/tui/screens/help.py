@@ -23,9 +23,9 @@ COPY_NOTE = (
 )
 FILTER_NOTE = (
     "Words match title, body and files (case-insensitive); the tokens p0 p1 p2 new carried "
-    "dropped unreviewed narrow further; escape clears the filter. Marked findings (space; "
-    "* marks the filter's result) take bulk accept, drop, demote and promote; a filter "
-    "hides marks, never drops them."
+    'dropped unreviewed narrow further (in quotes, "new" is a word); escape clears it. '
+    "Marked findings (space; * marks the filter's result) take bulk accept, drop, demote "
+    "and promote; a filter hides marks, never drops them."
 )
 MORE_KEYS = (
     ("tab", "", "move focus between the panes"),
