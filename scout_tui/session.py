@@ -493,6 +493,10 @@ class Session:
         except StateError:
             return None
 
+    def filed(self) -> frozenset[str]:
+        """The findings whose Backlog drafts publishes from this state dir filed."""
+        return frozenset(self._journaled_items().values())
+
     def _journaled_items(self) -> dict[str, str]:
         """The board items this state dir's publishes added (scout's, whoever the token)."""
         target = Target.of(self.config, self.api_url, self.web_url)

@@ -507,6 +507,14 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
             assert "report comment posted" in view and "Backlog" in view
             await pilot.pause(0.1)
             assert "published " in str(status.render())  # the day's report is out: said
+            filed = {d.fingerprint for d in proposal.plan.drafts}
+            await settle(pilot, app)
+            assert filed and all("board: filed" in tree(app).row(fp).badges for fp in filed)
+            assert not any(
+                "board: filed" in row.badges
+                for row in tree(app).rows
+                if row.fingerprint not in filed
+            )
         # Opened again, the console still says the day's report went out, and when.
         again = console(demo, tmp_path / "state")
         async with again.run_test(size=SIZE) as pilot:
@@ -514,6 +522,7 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
             status = again.triage.query_one(StatusLine)
             assert status.published_at is not None
             assert f"published {status.published_at:%H:%M} UTC" in str(status.render())
+            assert all("board: filed" in tree(again).row(fp).badges for fp in filed)
         world = demo.github.world
         [comment] = scout_comments(world, demo.sample.base and app.triage.run_result.date)
         assert "Nightly Scout Report" in comment.body

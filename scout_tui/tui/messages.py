@@ -22,6 +22,7 @@ class Opened(Message):
     error: str | None = None
     kept_apart: str | None = None  # a poorer run of the day is kept apart: this says so
     published_at: datetime | None = None  # the day's report comment, when posted from here
+    filed: frozenset[str] = frozenset()  # findings whose drafts publishes from here filed
 
 
 @dataclass
@@ -83,3 +84,4 @@ class Published(Message):
     title: str
     markdown: str
     at: datetime | None = None  # when the day's report comment was posted (done)
+    filed: frozenset[str] = frozenset()  # findings whose drafts publishes from here filed

@@ -53,9 +53,13 @@ class SectionView:
 
 
 def badges(
-    decided: triage.Decided, titles: dict[str, str] | None = None, absorbed: int = 0
+    decided: triage.Decided,
+    titles: dict[str, str] | None = None,
+    absorbed: int = 0,
+    filed: bool = False,
 ) -> tuple[str, ...]:
-    """`titles` names a merge's target; `absorbed` counts the findings merged into this."""
+    """`titles` names a merge's target; `absorbed` counts the findings merged into this;
+    `filed`: a publish from here filed its Backlog draft since the run was collected."""
     finding, entry = decided.original, decided.entry
     out = []
     if finding.status is Status.NEW:
@@ -65,6 +69,8 @@ def badges(
         out.append(f"since {since}")
     if finding.board is not None:
         out.append(f"board: {finding.board.status or 'no status'}")
+    elif filed:
+        out.append("board: filed")
     if decided.label:
         label = decided.label
         if label == "merged" and entry is not None and entry.merged_into:
@@ -86,9 +92,13 @@ def _short(title: str, width: int = 32) -> str:
 
 
 def rows_of(
-    findings: Sequence[Finding], entries: dict, titles: dict[str, str] | None = None
+    findings: Sequence[Finding],
+    entries: dict,
+    titles: dict[str, str] | None = None,
+    filed: frozenset[str] = frozenset(),
 ) -> list[Row]:
-    """`titles`: of every finding of the run, for merges into findings not in `findings`."""
+    """`titles`: of every finding of the run, for merges into findings not in `findings`;
+    `filed`: the findings whose Backlog drafts publishes from here filed."""
     decided = triage.decided(findings, entries)
     titles = (
         titles if titles is not None else {d.original.fingerprint: d.current.title for d in decided}
@@ -98,7 +108,16 @@ def rows_of(
         if entry.decision == "merged" and entry.merged_into:
             absorbed[entry.merged_into] = absorbed.get(entry.merged_into, 0) + 1
     return [
-        Row(d, badges(d, titles, absorbed.get(d.original.fingerprint, 0)), triage.reviewed(d.entry))
+        Row(
+            d,
+            badges(
+                d,
+                titles,
+                absorbed.get(d.original.fingerprint, 0),
+                d.original.fingerprint in filed,
+            ),
+            triage.reviewed(d.entry),
+        )
         for d in decided
     ]
 

@@ -36,15 +36,17 @@ class DecisionQueue:
 
         def job() -> None:
             found, entries, error, notice, published = run, {}, None, None, None
+            filed: frozenset[str] = frozenset()
             try:
                 found = self.session.cached_run() if load_cached else run
                 notice = self.session.kept_apart_notice(found)
                 entries = self.session.review.decisions()
                 if found is not None:
                     published = self.session.published_at(found.date)
+                    filed = self.session.filed()
             except (StateError, ScoutError) as exc:  # the run is still shown, undecided
                 error = redact(str(exc))
-            self.post(Opened(found, entries, error, notice, published))
+            self.post(Opened(found, entries, error, notice, published, filed))
 
         self._queue(job)
 

@@ -77,7 +77,8 @@ class PublishController:
             return
         lines = [f"- {line}" for line in outcome.summary()]
         markdown = "\n".join(["## Published", "", *lines, "", *self._github_view()])
-        self.post(Published("Published", markdown, self.session.published_at(run.date)))
+        session = self.session
+        self.post(Published("Published", markdown, session.published_at(run.date), session.filed()))
 
     def _note(self, line: str) -> None:
         self.post(PublishNote(redact(line)))

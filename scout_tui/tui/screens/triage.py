@@ -163,6 +163,7 @@ class TriageScreen(Screen[None]):
         if self.run_result is not None:
             self.query_one(CollectorsBar).show_run(self.run_result)
             status.collected_at = self.run_result.collected_at
+        self.query_one(FindingsTree).filed = message.filed
         self._apply_entries(message.entries)
         if self._pending_section is not None:
             self.call_after_refresh(self._go_to_pending_section)
@@ -468,6 +469,10 @@ class TriageScreen(Screen[None]):
     def on_published(self, message: Published) -> None:
         if message.at is not None:
             self.query_one(StatusLine).published_at = message.at
+        tree = self.query_one(FindingsTree)
+        if message.filed != tree.filed:  # drafts filed: their badges say so
+            tree.filed = message.filed
+            self._show()
 
     def on_publish_flow_busy(self, message: PublishFlow.Busy) -> None:
         self.query_one(StatusLine).busy = message.text

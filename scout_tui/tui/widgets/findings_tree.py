@@ -174,6 +174,7 @@ class FindingsTree(Tree[NodeData]):
         self.show_root = False
         self.guide_depth = 2
         self.marked: set[str] = set()
+        self.filed: frozenset[str] = frozenset()  # drafts filed by publishes from here
         self._finding_rows: dict[str, Row] = {}
         self._grouped: dict[str, bool] = {}
         self._section_counts: dict[Section, list[int]] = {}  # reviewed, shown
@@ -253,7 +254,7 @@ class FindingsTree(Tree[NodeData]):
         self, findings: list[Finding], entries: dict[str, TriageEntry], keep: Filter | None
     ) -> None:
         """The run's findings as decided; those `keep` matches (every one when None) shown."""
-        self.rows = rows_of(findings, entries)
+        self.rows = rows_of(findings, entries, filed=self.filed)
         self._row_index = {row.fingerprint: n for n, row in enumerate(self.rows)}
         self._titles = {row.fingerprint: row.finding.title for row in self.rows}
         self.show(sections(self.rows, keep))
@@ -280,7 +281,10 @@ class FindingsTree(Tree[NodeData]):
                 if entry is not None and entry.merged_into in index:
                     changed.add(entry.merged_into)
         fresh = rows_of(
-            [self.rows[index[fp]].decided.original for fp in changed], entries, self._titles
+            [self.rows[index[fp]].decided.original for fp in changed],
+            entries,
+            self._titles,
+            self.filed,
         )
         moved = [
             row
