@@ -745,6 +745,48 @@ async def test_marks_outlive_a_filter_and_the_status_line_counts_them(demo, tmp_
         assert accepted == first | shown
 
 
+async def test_a_bulk_accept_leaves_a_drop_alone_and_says_what_it_did_not_show(demo, tmp_path):
+    """Marked across filters, a dropped finding among them: a bulk accept leaves the drop
+    (and its reason) as it was and says so; the mark shows beside the drop's ✗, not over
+    it; the notice says how many of the marked the filter hides."""
+    state = tmp_path / "state"
+    app = console(demo, state)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        findings_tree = tree(app)
+        dropped = await cursor_to(pilot, app, lambda f: f.section is Section.CARRIED_FORWARD)
+        await pilot.press("x", *"fixed upstream", "enter")
+        await settle(pilot, app)
+        carried = next(
+            node
+            for node in findings_tree.root.children
+            if node.data.section is Section.CARRIED_FORWARD
+        )
+        findings_tree.move_cursor(carried)
+        await pilot.pause(0.05)
+        await pilot.press("space")
+        assert dropped in findings_tree.marked
+        line = findings_tree.render_label(
+            findings_tree._finding_nodes[dropped], Style(), Style()
+        ).plain
+        assert line.startswith("●✗")  # marked, and still visibly dropped
+        await pilot.press("slash", *"p0", "enter")
+        await settle(pilot, app)
+        shown = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+        await pilot.press("space")
+        marked = set(findings_tree.marked)
+        assert shown in marked and len(marked) > 2
+        app.clear_notifications()
+        await pilot.press("a")
+        await settle(pilot, app)
+        said = [n.message for n in app._notifications]
+        assert any("hidden by the filter" in m for m in said)
+        assert any("1 dropped or merged finding(s) left as they were" in m for m in said)
+        entries = decisions(demo, state)
+        assert (entries[dropped].decision, entries[dropped].reason) == ("dropped", "fixed upstream")
+        assert all(entries[fp].decision == "accepted" for fp in marked - {dropped})
+
+
 async def test_accept_and_next_and_what_each_decision_looks_like(demo, tmp_path):
     """`A` accepts and moves to the next unreviewed finding; accepted ✓, merged ⇢ and
     dropped ✗ show apart, without colour; the badges stand in one column, titles cut with

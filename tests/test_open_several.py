@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Tree
 
-from scout_tui.model import Priority, Section
+from scout_tui.model import SECTIONS, Priority, Section
 from scout_tui.sandbox.demo.running import running_demo
 from scout_tui.session import Session, SessionOptions
 from scout_tui.tui.app import ScoutApp
@@ -168,17 +168,55 @@ async def test_the_overview_shows_each_run_and_its_triage_stays_its_own(bundles,
             if triage.decisions.pending == 0 and findings.reviewed == 1:
                 break
         assert findings.reviewed == 1
+        dropped = next(
+            fp
+            for fp, row in findings._finding_rows.items()
+            if row.finding.section is Section.ACTION_ITEMS
+        )
+        findings.select_fingerprint(dropped)
+        await pilot.pause(0.05)
+        await pilot.press("x", *"not ours", "enter")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if triage.decisions.pending == 0 and findings.reviewed == 2:
+                break
+        in_tree = {s: count for s, (_, count) in findings._section_counts.items()}
 
         await pilot.press("escape")  # back to every run
         assert app.screen is overview
         for _ in range(100):
             await pilot.pause(0.05)
             labels = [str(node.label) for node in tree.root.children]
-            if " 1 of 25 reviewed" in labels[1]:
+            if " 2 of 25 reviewed" in labels[1]:
                 break
-        assert " 1 of 25 reviewed" in labels[1] and " 0 of 25 reviewed" in labels[0]  # apart
+        assert " 2 of 25 reviewed" in labels[1] and " 0 of 25 reviewed" in labels[0]  # apart
         assert tree.root.children[1].is_expanded  # opening it did not fold it
         ci = tree.root.children[1].children[1]
         assert str(ci.label) == "CI Failures  2"  # counted as decided: no P0 left
+        counted = {
+            str(node.label).split("  ")[0]: int(str(node.label).split("  ")[1])
+            for node in tree.root.children[1].children[1:]
+        }
+        assert counted == {SECTIONS[s].short: n for s, n in in_tree.items()}  # as its tree
     assert sessions[0].review.decisions() == {}
-    assert len(sessions[1].review.decisions()) == 1
+    assert len(sessions[1].review.decisions()) == 2
+
+
+async def test_a_past_day_s_run_is_shown_as_review_only(bundles, tmp_path, monkeypatch):
+    """A bundle of a past day is reviewed, never published: the overview says so where it
+    would name the target."""
+    base, _ = bundles
+    monkeypatch.setenv("SCOUT_TODAY", "2026-12-09")  # a week after the bundles' day
+    options = SessionOptions(config=base / "configs" / "demo.toml", state_dir=tmp_path / "s")
+    sessions = Session.of_bundles(
+        [base / "runs" / "a-demo.json.gz", base / "runs" / "b-other.json.gz"], [options]
+    )
+    app = ScoutApp(sessions[0], load_cached=True, more=sessions[1:])
+    async with app.run_test(size=(120, 40)) as pilot:
+        tree = app.screen.query_one(Tree)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if all(node.children for node in tree.root.children):
+                break
+        said = [str(node.children[0].label) for node in tree.root.children]
+        assert said == ["review only: a past day's run is never published"] * 2

@@ -144,3 +144,19 @@ def test_a_filter_token_in_quotes_is_a_word():
     [as_left] = decided([finding], {})
     assert said.matches(as_left, reviewed=False)
     assert not Filter.parse("dropped").matches(as_left, reviewed=False)  # not dropped
+
+
+@pytest.mark.parametrize("found", [OPP, D])
+def test_demote_then_promote_comes_back_to_where_it_was_found(found):
+    """`-` then `+` is a round trip: an advisory finding demoted to FYI goes back to its
+    section, never on to Action Items (which would file a board draft)."""
+    finding = make("a", "A", None, found)
+    down = move(finding, None, up=False)
+    assert (down.section, down.priority) == (F, None)
+    back = move(finding, down, up=True)
+    assert (back.section, back.priority) == (found, None)
+    assert decision_label(finding, back) == "kept"
+    [published] = apply_triage([finding], {finding.fingerprint: back})
+    assert not published.board_item or finding.board_item  # no draft it did not have
+    again = move(finding, back, up=True)  # a second + promotes, as the table says
+    assert (again.section, again.priority) == (A, P2)

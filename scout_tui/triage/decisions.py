@@ -149,6 +149,15 @@ def move(finding: Finding, entry: TriageEntry | None, up: bool) -> TriageEntry |
     target = (promoted if up else demoted)(section, current.priority)
     if target is None:
         return None
+    # Never past where it was found: `-` then `+` is a round trip (an Opportunity demoted
+    # to FYI goes back to Opportunities, not on to Action Items with a board draft).
+    found = (
+        Section.ACTION_ITEMS if finding.section is Section.CARRIED_FORWARD else finding.section,
+        finding.priority,
+    )
+    here, there, home = _rank(section, current.priority), _rank(*target), _rank(*found)
+    if (up and there < home < here) or (not up and here < home < there):
+        target = found
     return _base(finding.fingerprint, entry).model_copy(
         update={"section": target[0], "priority": target[1], "priority_set": True}
     )

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static, Tree
 
+from scout_tui.history.baseline import is_past_day
 from scout_tui.model import SECTIONS, Section
 from scout_tui.session import Session
 from scout_tui.store.state import StateError
@@ -93,11 +94,14 @@ class ExperimentsScreen(Screen[None]):
         node = tree.root.children[message.index]
         node.set_label(self._label(message.index, message.tally))
         node.remove_children()
-        config = self.sessions[message.index].config
-        project, board = config.project, config.board
+        session = self.sessions[message.index]
+        project, board = session.config.project, session.config.board
+        past = session.bundle is not None and is_past_day(session.bundle.run.date)
         node.add_leaf(
             Text(
-                f"publishes to {project.repo}#{project.tracking_issue}, "
+                "review only: a past day's run is never published"
+                if past
+                else f"publishes to {project.repo}#{project.tracking_issue}, "
                 f"board {board.owner}/{board.number}",
                 style="dim",
             ),
@@ -148,9 +152,8 @@ class ExperimentsScreen(Screen[None]):
 
 
 def tally_of(session: Session) -> Tally:
-    """The run as its triage screen shows it: its findings by section and P0s after the
-    reviewer's decisions (dropped ones and merged parts left out), and how many of those
-    to review a reviewer has decided."""
+    """The run as its triage screen shows it: its findings by section after the reviewer's
+    decisions, the P0s still open, and how many of those to review a reviewer decided."""
     run = session.cached_run()
     findings = run.findings if run is not None else []
     error: str | None = None
@@ -160,8 +163,14 @@ def tally_of(session: Session) -> Tally:
         entries, error = {}, str(exc)
     counted = [f for f in findings if f.section is not Section.ALL_CLEAR]
     reviewed = sum(1 for f in counted if triage.reviewed(entries.get(f.fingerprint)))
-    shown = triage.apply_triage(findings, entries) if entries else findings
-    by_section = Counter(f.section for f in shown)
-    p0 = Counter(f.section for f in shown if f.priority == "P0")
+    # As the run's tree counts its sections (where decisions placed them, drops included);
+    # P0s still open: not dropped, not merged into another.
+    rows = triage.decided(findings, entries)
+    by_section = Counter(d.current.section for d in rows)
+    p0 = Counter(
+        d.current.section
+        for d in rows
+        if d.current.priority == "P0" and d.label not in ("dropped", "merged")
+    )
     sections = tuple((s, by_section[s], p0[s]) for s in Section if by_section[s])
     return Tally(len(counted), reviewed, sections, error)

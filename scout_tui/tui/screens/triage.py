@@ -268,10 +268,18 @@ class TriageScreen(Screen[None]):
             self.notify(message.said, timeout=3)
 
     def _targets(self, action: str) -> list[Finding]:
-        """The marked findings, else the cursor's; said when there is none."""
-        found = self.query_one(FindingsTree).targets_of(self.findings, action == "accept")
+        """The marked findings, else the cursor's; said when there is none. Marks a filter
+        hides are acted on too: said with the action, so nothing happens unseen."""
+        tree = self.query_one(FindingsTree)
+        found = tree.targets_of(self.findings, action == "accept")
         if not found:
             self.notify("no finding under the cursor", severity="warning", timeout=2)
+        hidden = sum(1 for f in found if tree.row(f.fingerprint) is None)  # rows shown only
+        if hidden:
+            self.notify(
+                f"{action}: {hidden} of the {len(found)} marked are hidden by the filter",
+                timeout=5,
+            )
         return found
 
     def _cursor(self) -> Finding | None:
@@ -286,7 +294,23 @@ class TriageScreen(Screen[None]):
         return next(f for f in self.findings if f.fingerprint == finding.fingerprint)
 
     def action_accept(self) -> None:
-        if findings := self._targets("accept"):
+        findings = self._targets("accept")
+        if len(findings) > 1:  # a bulk accept never takes a drop or a merge back unseen
+            kept = {"dropped", "merged"}
+            undone = [
+                f
+                for f in findings
+                if (entry := self.entries.get(f.fingerprint)) and entry.decision in kept
+            ]
+            if undone:
+                findings = [f for f in findings if f not in undone]
+                self.notify(
+                    f"{len(undone)} dropped or merged finding(s) left as they were "
+                    "(accept one alone to take its drop or merge back)",
+                    severity="warning",
+                    timeout=6,
+                )
+        if findings:
             self._predict(findings, lambda f, entry: triage.accept(f.fingerprint, entry))
             self.decisions.accept(findings)
             self.query_one(FindingsTree).clear_marks()

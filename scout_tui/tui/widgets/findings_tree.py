@@ -75,7 +75,8 @@ def finding_label(
     finding = row.finding
     glyph = STATE_GLYPHS.get(row.decided.label, "✓" if row.reviewed else " ")
     style = "bold magenta" if marked else ("red" if glyph == "✗" else "green")
-    parts: list[tuple[str, str]] = [("● " if marked else f"{glyph} ", style)]
+    # A mark beside the decision's glyph, never over it: a marked drop still shows ✗.
+    parts: list[tuple[str, str]] = [(f"●{glyph}" if marked else f"{glyph} ", style)]
     if finding.priority is not None and not grouped:
         parts.append((f"[{finding.priority.value}] ", PRIORITY_STYLES[finding.priority]))
     struck = row.decided.label in ("dropped", "merged")
