@@ -77,6 +77,8 @@ def test_several_bundles_each_publish_to_their_own_target(bundles, tmp_path):
     assert said[0].startswith(f"scout: a-demo.json.gz: publishing goes to {demo_repo}#7 ")
     assert said[1].startswith("scout: b-other.json.gz: publishing goes to demo/other#9 ")
     assert done.stdout.count("# Nightly Scout Report — 2026-12-02") == 2  # both reports
+    assert done.stdout.startswith(f"==> {runs / 'a-demo.json.gz'} <==\n# Nightly Scout")
+    assert f"\n==> {runs / 'b-other.json.gz'} <==\n# Nightly Scout" in done.stdout
 
 
 def test_a_folder_opens_its_bundles_in_name_order(bundles, tmp_path):

@@ -158,6 +158,8 @@ def cmd_open(args: argparse.Namespace) -> int:
         chosen = [(path, session.options) for path, session in zip(files, sessions, strict=True)]
         return args.console(candidates[0], bundles=chosen)
     reports = [s.report_markdown(s.review.triaged(s.bundle.run)) for s in sessions if s.bundle]
+    if len(reports) > 1:  # told apart as `head` tells files apart
+        reports = [f"==> {path} <==\n{text}" for path, text in zip(files, reports, strict=True)]
     write_output("\n\n".join(reports), None)
     return EXIT_OK
 
