@@ -118,3 +118,12 @@ async def first_test(pilot, app: ScoutApp) -> None:
     if isinstance(app.screen, PickTest):
         await pilot.press("enter")
         await pilot.pause(0.05)
+
+
+async def mark_section(pilot, app: ScoutApp, section) -> set[str]:
+    """`space` on `section`'s header, as a reviewer marks a section; what is marked then."""
+    header = next(node for node in tree(app).root.children if node.data.section is section)
+    tree(app).move_cursor(header)
+    await pilot.pause(0.05)
+    await pilot.press("space")
+    return set(tree(app).marked)

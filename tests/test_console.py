@@ -33,6 +33,7 @@ from tests.console import (
     console,
     cursor_to,
     mark,
+    mark_section,
     options,
     publish_modal,
     settle,
@@ -714,15 +715,7 @@ async def test_marks_outlive_a_filter_and_the_status_line_counts_them(demo, tmp_
         await settle(pilot, app)
         findings_tree = tree(app)
         status = app.triage.query_one(StatusLine)
-        carried = next(
-            node
-            for node in findings_tree.root.children
-            if node.data.section is Section.CARRIED_FORWARD
-        )
-        findings_tree.move_cursor(carried)
-        await pilot.pause(0.05)
-        await pilot.press("space")
-        first = set(findings_tree.marked)
+        first = await mark_section(pilot, app, Section.CARRIED_FORWARD)
         assert len(first) > 1 and status.marked == len(first)  # before the cursor moves
         await pilot.press("slash")
         await pilot.press(*"todo", "enter")
@@ -757,15 +750,7 @@ async def test_a_bulk_accept_leaves_a_drop_alone_and_says_what_it_did_not_show(d
         dropped = await cursor_to(pilot, app, lambda f: f.section is Section.CARRIED_FORWARD)
         await pilot.press("x", *"fixed upstream", "enter")
         await settle(pilot, app)
-        carried = next(
-            node
-            for node in findings_tree.root.children
-            if node.data.section is Section.CARRIED_FORWARD
-        )
-        findings_tree.move_cursor(carried)
-        await pilot.pause(0.05)
-        await pilot.press("space")
-        assert dropped in findings_tree.marked
+        assert dropped in await mark_section(pilot, app, Section.CARRIED_FORWARD)
         line = findings_tree.render_label(
             findings_tree._finding_nodes[dropped], Style(), Style()
         ).plain
