@@ -76,6 +76,11 @@ def test_several_bundles_each_publish_to_their_own_target(bundles, tmp_path):
     said = [line for line in done.stderr.splitlines() if "publishing goes to" in line]
     assert said[0].startswith(f"scout: a-demo.json.gz: publishing goes to {demo_repo}#7 ")
     assert said[1].startswith("scout: b-other.json.gz: publishing goes to demo/other#9 ")
+    other = base / "configs" / "other.toml"
+    assert (  # the board other.toml does not set: the shipped experiment's, said so
+        f"scout: warning: b-other.json.gz: {other}: [board] number = " in done.stderr
+        and "is the shipped profile's board" in done.stderr
+    )
     assert done.stdout.count("# Nightly Scout Report — 2026-12-02") == 2  # both reports
     assert done.stdout.startswith(f"==> {runs / 'a-demo.json.gz'} <==\n# Nightly Scout")
     assert f"\n==> {runs / 'b-other.json.gz'} <==\n# Nightly Scout" in done.stdout
@@ -142,7 +147,9 @@ async def test_the_overview_shows_each_run_and_its_triage_stays_its_own(bundles,
         targets = [str(node.children[0].label) for node in tree.root.children]
         assert targets == [
             f"publishes to {demo_repo}#7, {boards[0]}",
-            f"publishes to demo/other#9, {boards[1]}",
+            # other.toml sets no board: the shipped one, said so.
+            f"publishes to demo/other#9, {boards[1]} (the shipped profile's: set this "
+            "experiment's own)",
         ]
         ci = tree.root.children[1].children[1]
         assert str(ci.label).startswith("CI Failures  2") and "(1 P0)" in str(ci.label)

@@ -154,6 +154,8 @@ def cmd_open(args: argparse.Namespace) -> int:
         for line in session.bundle.warnings:
             warn(f"{named}when collected: {line}")
         print(f"scout: {named}publishing goes to {session.publish_target()}", file=sys.stderr)
+        for note in session.config.inherited:  # e.g. the shipped board, kept for its experiment
+            warn(f"{named}{session.config.source}: {note}")
     if sys.stdin.isatty() and sys.stdout.isatty() and args.console is not None:
         chosen = [(path, session.options) for path, session in zip(files, sessions, strict=True)]
         return args.console(candidates[0], bundles=chosen)

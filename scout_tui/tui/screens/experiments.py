@@ -102,7 +102,7 @@ class ExperimentsScreen(Screen[None]):
                 "review only: a past day's run is never published"
                 if past
                 else f"publishes to {project.repo}#{project.tracking_issue}, "
-                f"board {board.owner}/{board.number}",
+                f"board {board.owner}/{board.number}{_shipped_board(session)}",
                 style="dim",
             ),
             data=Place(message.index),
@@ -149,6 +149,12 @@ class ExperimentsScreen(Screen[None]):
         self.app.push_screen(f"run-{index}")
         if place.section is not None:
             screen.show_section(place.section)
+
+
+def _shipped_board(session: Session) -> str:
+    """Said when the board is the shipped profile's, kept for another experiment."""
+    inherited = any(note.startswith("[board]") for note in session.config.inherited)
+    return " (the shipped profile's: set this experiment's own)" if inherited else ""
 
 
 def tally_of(session: Session) -> Tally:
