@@ -13,6 +13,7 @@ import time
 import pytest
 from rich.console import Console
 from rich.style import Style
+from textual.widgets._footer import FooterKey
 
 from scout_tui.model import Priority, Section
 from scout_tui.session import Session
@@ -24,6 +25,7 @@ from scout_tui.tui.screens.preview import PreviewScreen
 from scout_tui.tui.screens.publish import ConfirmPublish
 from scout_tui.tui.screens.repro import PickTest
 from scout_tui.tui.widgets.findings_tree import FindingsTree
+from scout_tui.tui.widgets.key_footer import KeyFooter
 from scout_tui.tui.widgets.log_pane import LogPane
 from scout_tui.tui.widgets.status_line import StatusLine
 from scout_tui.tui.widgets.workspace import Workspace
@@ -396,6 +398,10 @@ async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
         assert isinstance(app.screen, HelpScreen)
         text = app.screen.query_one("#help-text")
         assert text.virtual_size.height < 2 * len(key_rows(app.screen.keys))
+        # The modal's own keys at the bottom, not the tree's (which do nothing here).
+        footer = app.screen.query_one(KeyFooter)
+        said = {key.description for key in footer.query(FooterKey)}
+        assert "Close" in said and "Accept" not in said
 
 
 def test_the_help_takes_about_a_line_per_key_at_80_columns():

@@ -43,7 +43,7 @@ ACTIONS: dict[str, Action] = {
             "promote",
             "plus",
             "Promote",
-            "FYI, Opportunities, Docs → Action Items P2 → P1 → P0",
+            "FYI, Opportunities, Docs → Action Items P2 → P1 → P0 (first back to where it was)",
             show=False,
         ),
         Action("drop", "x", "Drop", "drop with a reason (remembered: not proposed again)"),

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from scout_tui.tui.keys import ACTIONS, shown_key
+from scout_tui.tui.widgets.key_footer import KeyFooter
 
 COPY_NOTE = (
     "Copying (c, and o without a display) uses OSC 52, which works over SSH. Inside "
@@ -87,6 +88,7 @@ class HelpScreen(ModalScreen[None]):
             # The dialog is 90% of the screen, less its border and padding.
             width = self.app.size.width * 9 // 10 - 6
             yield Static(help_text(self.keys, width), id="help-text")
+        yield KeyFooter()  # this modal's keys, over the tree's (which do nothing here)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from scout_tui.errors import ScoutError
+from scout_tui.tui.widgets.key_footer import KeyFooter
 
 
 def comment_markdown(markdown: str) -> ConsoleRenderable:
@@ -48,6 +49,7 @@ class PreviewScreen(ModalScreen[None]):
             scroll.border_title = self.title_text
             shown = comment_markdown(self.markdown) if self._make is None else Text("Rendering…")
             yield Static(shown, id="preview-text")
+        yield KeyFooter()  # this modal's keys, over the tree's (which do nothing here)
 
     def on_mount(self) -> None:
         if self._make is not None:
