@@ -365,6 +365,15 @@ async def test_a_diff_s_long_lines_wrap_so_their_end_can_be_read(demo, tmp_path)
         assert "".join(longest.split())[-12:] in "".join(shown.split())
 
 
+def test_the_publish_plan_files_drafts_in_the_report_s_order(demo, tmp_path):
+    """The confirmation, the dry run and the board list the drafts as the report lists
+    their findings (read off the report's own markers)."""
+    session = Session(options(demo, tmp_path / "state"))
+    plan = session.plan(session.review.triaged(session.cached_run()))
+    places = [plan.report.index(f"scout:fp={draft.fingerprint}") for draft in plan.drafts]
+    assert len(places) > 2 and places == sorted(places)
+
+
 async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
     app = console(demo, tmp_path / "state")
     async with app.run_test(size=SIZE) as pilot:

@@ -32,7 +32,7 @@ from scout_tui.model import (
     item_digest,
 )
 from scout_tui.report.board import DRAFT_SOURCE, BoardIndex, Scout, board_index
-from scout_tui.report.render import COMMENT_LIMIT, marker
+from scout_tui.report.render import COMMENT_LIMIT, marker, report_order
 
 TITLE_LIMIT = 120  # the finding's words in a draft's title
 DRAFT_TITLE_LIMIT = 256  # GitHub's, prefix and priority included
@@ -222,7 +222,11 @@ def build_plan(
     `draft_bodies`: scout's own drafts by fingerprint, for their status lines."""
     plan = PublishPlan(report_date, report, config.project.tracking_issue)
     plan.status_lines = status_lines(config, report_date, findings, draft_bodies or {}, journaled)
-    for finding in findings:
+    sections = list(SECTIONS)
+    # Drafts in the report's order (section, then `report_order`): the plan, the dry run and
+    # the board list them as the report does.
+    in_order = sorted(findings, key=lambda f: (sections.index(f.section), report_order(f)))
+    for finding in in_order:
         if not wants_draft(finding):
             continue
         title = draft_title(config, finding)
