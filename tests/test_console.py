@@ -240,6 +240,10 @@ async def test_a_zoomed_detail_pane_is_alone_even_beside_a_log(demo, tmp_path):
         body = app.query_one("#log-body")
         shown = "\n".join(strip.text for strip in body.render_lines(body.region.reset_offset))
         assert "(rc=1)" in shown and "`" not in shown  # the body's Markdown, read as text
+        # The detail breaks lines where the published comment does (GitHub's newlines).
+        text = app.query_one("#detail-markdown")
+        lines = [strip.text.strip() for strip in text.render_lines(text.region.reset_offset)]
+        assert any(line.startswith("The error above picked by") for line in lines)
         # Tab stops where keys work: the tree, the detail, the log; not the repro's text.
         assert [w.id for w in app.screen.focus_chain] == ["tree", "detail", "log"]
         # The log pane says "c copies it, r runs it": so they do, from the pane.

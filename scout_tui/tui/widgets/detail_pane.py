@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from rich.markdown import Markdown
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from scout_tui.analysis.text.markdown import bare_url, code, link
 from scout_tui.model import SECTIONS, Finding
+from scout_tui.tui.comment_markdown import CommentMarkdown
 from scout_tui.tui.view import Row
 
 
@@ -58,5 +58,6 @@ class DetailPane(VerticalScroll, can_focus=True):
         if markdown == self.markdown:  # the same again (a zoom, a relabel): kept as scrolled
             return
         self.markdown = markdown
-        self.query_one(Static).update(Markdown(markdown, hyperlinks=True))
+        # As GitHub shows the finding in the comment and the draft: a newline breaks the line.
+        self.query_one(Static).update(CommentMarkdown(markdown, hyperlinks=True))
         self.scroll_home(animate=False)
