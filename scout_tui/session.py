@@ -113,13 +113,18 @@ class Session:
 
     @classmethod
     def of_bundle(
-        cls, path: Path, options: SessionOptions, warn: Callable[[str], None] = lambda message: None
+        cls,
+        path: Path,
+        options: SessionOptions,
+        warn: Callable[[str], None] = lambda message: None,
+        bundle: Bundle | None = None,
     ) -> Session:
         """A bundle's run, reviewed here: no checkout needed. A bundle is data: where it is
         published (host, repository, issue, board, links) is the reviewer's configuration
         (`reviewer_config_path`), and its decisions are filed under `bundle:<repo>/<experiment>`
-        (where tomorrow's bundle finds them), never under a path the bundle names."""
-        bundle = read_bundle(path)
+        (where tomorrow's bundle finds them), never under a path the bundle names. `bundle`:
+        the file as already read."""
+        bundle = bundle if bundle is not None else read_bundle(path)
         session = cls.__new__(cls)
         session.options, session.warn = options, warn
         session.bundle, session.bundle_path = bundle, path
@@ -149,21 +154,29 @@ class Session:
     ) -> list[Session]:
         """Each bundle's session, with the reviewer's configuration of `candidates` whose
         project is the bundle's repository and experiment (else its repository; else the
-        first: then publishing refuses, naming both repositories)."""
+        first: then publishing refuses, naming both repositories). Each configuration and
+        each bundle is read once."""
+        configs = [_load_checked(o, reviewer_config_path(o))[0] for o in candidates]
         sessions = []
         for path in paths:
-            tried = []
-            for options in candidates:
-                session = cls.of_bundle(path, options, warn)
-                project = session.config.project
-                if project.repo == session.repository and project.experiment == session.experiment:
-                    break
-                tried.append(session)
-            else:
-                session = next(
-                    (s for s in tried if s.config.project.repo == s.repository), tried[0]
+            bundle = read_bundle(path)
+
+            def fits(config: Config, experiment_too: bool, bundle: Bundle = bundle) -> bool:
+                project = config.project  # as `of_bundle` names the run's repository
+                repository = bundle_repository(bundle) or project.repo
+                experiment = bundle.run.experiment or project.experiment
+                return project.repo == repository and (
+                    not experiment_too or project.experiment == experiment
                 )
-            sessions.append(session)
+
+            chosen = next(
+                (o for o, c in zip(candidates, configs, strict=True) if fits(c, True)),
+                next(
+                    (o for o, c in zip(candidates, configs, strict=True) if fits(c, False)),
+                    candidates[0],
+                ),
+            )
+            sessions.append(cls.of_bundle(path, chosen, warn, bundle))
         return sessions
 
     def _open_stores(self) -> None:

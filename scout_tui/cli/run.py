@@ -183,8 +183,13 @@ def bundle_files(given: list[Path]) -> list[Path]:
             found += inside
         else:
             found.append(path)
-    unique = {path.resolve(): path for path in reversed(found)}
-    return [path for path in found if unique[path.resolve()] is path]
+    seen: set[Path] = set()
+    unique = []
+    for path in found:
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            unique.append(path)
+    return unique
 
 
 def cmd_report(args: argparse.Namespace) -> int:
