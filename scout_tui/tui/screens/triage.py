@@ -149,9 +149,7 @@ class TriageScreen(Screen[None]):
     def _go_to_pending_section(self) -> None:
         section, self._pending_section = self._pending_section, None
         tree = self.query_one(FindingsTree)
-        header = tree._header(section, None, top=True) if section is not None else None
-        if header is not None:
-            tree.move_cursor(header)
+        if section is not None and tree.select_section(section):
             tree.focus()
 
     def on_opened(self, message: Opened) -> None:
@@ -297,13 +295,13 @@ class TriageScreen(Screen[None]):
         findings = self._targets("accept")
         if len(findings) > 1:  # a bulk accept never takes a drop or a merge back unseen
             kept = {"dropped", "merged"}
-            undone = [
-                f
+            undone = {
+                f.fingerprint
                 for f in findings
                 if (entry := self.entries.get(f.fingerprint)) and entry.decision in kept
-            ]
+            }
             if undone:
-                findings = [f for f in findings if f not in undone]
+                findings = [f for f in findings if f.fingerprint not in undone]
                 self.notify(
                     f"{len(undone)} dropped or merged finding(s) left as they were "
                     "(accept one alone to take its drop or merge back)",

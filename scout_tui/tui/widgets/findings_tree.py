@@ -533,6 +533,13 @@ class FindingsTree(Tree[NodeData]):
                         NodeData(view.section, row.fingerprint),
                     )
 
+    def select_section(self, section: Section) -> bool:
+        """The cursor on `section`'s header; False when the tree does not show it."""
+        header = self._header(section, None, top=True)
+        if header is not None:
+            self.move_cursor(header)
+        return header is not None
+
     def _header(
         self, section: Section, priority: Priority | None, top: bool
     ) -> TreeNode[NodeData] | None:
