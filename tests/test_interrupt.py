@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from scout_tui.store.cache import GIT_ANSWERS
 from tests.cli import scout, world_args
 from tests.history import group_gone, processes_in, wait_for
 
@@ -35,6 +36,10 @@ def test_ctrl_c_at_several_moments(tmp_path, long_history):
     assert scout(*args).returncode == 0  # a run in the cache, to check it survives
     interrupted = 0
     for moment in MOMENTS:
+        # What git answered is kept for the next run: without it, this run asks again (and
+        # runs the blame replay that the last moment waits for).
+        for kept in (tmp_path / "cache").rglob(f"{GIT_ANSWERS}*"):
+            kept.unlink()
         child = subprocess.Popen(
             [sys.executable, "-m", "scout_tui", *args],
             stdout=subprocess.PIPE,

@@ -62,6 +62,7 @@ from scout_tui.pipeline.priors import (
 )
 from scout_tui.report.board import Scout, board_index
 from scout_tui.report.render import FULL, Layout, render_report
+from scout_tui.source.answers import GitAnswers
 from scout_tui.source.blobs import BlobStore
 from scout_tui.source.records import NotARepository
 from scout_tui.source.tree import SourceTree
@@ -154,12 +155,19 @@ class Prepared:
     ignored_reports: list[IgnoredReports] = field(default_factory=list)
 
 
+def blob_store(options: RunOptions) -> BlobStore:
+    """A store for the runs over one history, what git answered at commit ids kept in the
+    cache dir from run to run (tomorrow's rescan at an unchanged tree reads it)."""
+    path = options.cache.git_answers_path() if options.cache is not None else None
+    return BlobStore(GitAnswers(path))
+
+
 def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:
     """The context a run's collectors share: window, baseline, checkout. A dated run scans
     the day's last commit, read from git: the work tree (and what is uncommitted in it) is
     not looked at."""
     cancel = cancel or threading.Event()
-    source = SourceTree(options.repo, cancel=cancel, blobs=options.blobs)
+    source = SourceTree(options.repo, cancel=cancel, blobs=options.blobs or blob_store(options))
     window = Window.for_date(options.as_of)
     config = options.config
     if options.as_of is not None:

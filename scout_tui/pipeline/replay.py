@@ -24,9 +24,8 @@ from scout_tui.errors import Cancelled, UsageError, scrub
 from scout_tui.history.baseline import MAX_REPORT_BYTES, check_date, load_prior_dir
 from scout_tui.history.parse import is_report
 from scout_tui.model import SECTIONS, Finding, RunResult, Section, Status
-from scout_tui.pipeline.day import RunOptions, render_markdown, run
+from scout_tui.pipeline.day import RunOptions, blob_store, render_markdown, run
 from scout_tui.report.render import Layout
-from scout_tui.source.blobs import BlobStore
 from scout_tui.source.records import NotARepository
 from scout_tui.source.tree import SourceTree
 from scout_tui.store.state import StateStore
@@ -234,7 +233,7 @@ def replay(
     folder.open()
     if options.prior is not None:
         folder.seed(options.prior, options.first, options.config.windows.prior_report_days, warn)
-    blobs = BlobStore()
+    blobs = blob_store(options.base)
     decisions = _decisions(options)
     rows = []
     said: set[str] = set()  # scout.toml's own problems, said once for the whole replay

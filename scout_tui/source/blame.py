@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from scout_tui.errors import scrub
 
@@ -95,3 +96,22 @@ def replay(
                 )
     flush()
     return files
+
+
+def plain_origins(files: dict[str, list[Origin]]) -> dict[str, Any]:
+    """`files` as JSON data: each distinct origin once, each line its index among them."""
+    index: dict[Origin, int] = {}
+    lines = {
+        path: [index.setdefault(origin, len(index)) for origin in origins]
+        for path, origins in files.items()
+    }
+    return {"origins": [[o.commit, o.author, o.time] for o in index], "files": lines}
+
+
+def origins_of(data: Any) -> dict[str, list[Origin]] | None:
+    """`plain_origins`' data read back; None when it is not that shape."""
+    try:
+        table = [Origin(str(c), str(a), int(t)) for c, a, t in data["origins"]]
+        return {str(path): [table[n] for n in lines] for path, lines in data["files"].items()}
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None

@@ -11,15 +11,14 @@ import re
 import subprocess
 from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TypeVar
 
 import git
 
 from scout_tui.analysis.python import pyast
 from scout_tui.errors import Cancelled, scrub
-from scout_tui.source.blame import Origin, Stopped, replay
-from scout_tui.source.objects import GitObjects
+from scout_tui.source.blame import Origin, Stopped, origins_of, plain_origins, replay
+from scout_tui.source.objects import GitObjects, names_commits
 from scout_tui.source.records import LOG_FORMAT, CommitInfo, Fate, commits_of, touches
 
 T = TypeVar("T")
@@ -39,11 +38,10 @@ class GitHistory(GitObjects):
         limit = ["--", path] if path else ["--max-parents=0"]
 
         def walk(revs: str) -> datetime | None:
-            with self._lock:
-                try:
-                    out = self.repo.git.log("--format=%ct", revs, *limit)
-                except git.GitCommandError:
-                    return None
+            try:
+                out = self._git_at([revs], "log", "--format=%ct", revs, *limit)
+            except git.GitCommandError:
+                return None
             stamps = [int(line) for line in out.split() if line.isdigit()]
             return datetime.fromtimestamp(min(stamps), UTC) if stamps else None
 
@@ -93,8 +91,10 @@ class GitHistory(GitObjects):
             try:
                 if not on_chain:
                     self.repo.git.merge_base("--is-ancestor", old, new)
-                out = self.repo.git.log(
-                    "-m", "--name-only", "--no-renames", "--format=", f"{old}..{new}"
+                out = self._git_at(
+                    [f"{old}..{new}"],
+                    "log",
+                    *("-m", "--name-only", "--no-renames", "--format=", f"{old}..{new}"),
                 )
             except git.GitCommandError:
                 return None
@@ -118,11 +118,10 @@ class GitHistory(GitObjects):
         for chain, position in list(chains.values()):
             if tip in position:
                 return chain[position[tip] :]
-        with self._lock:
-            try:
-                out = self.repo.git.rev_list("--first-parent", "--format=%ct", tip)
-            except git.GitCommandError:
-                return []
+        try:
+            out = self._git_at([tip], "rev-list", "--first-parent", "--format=%ct", tip)
+        except git.GitCommandError:
+            return []
         lines = out.split()  # "commit <sha>", then its time, for each commit
         chain = [
             (lines[n + 1], int(lines[n + 2]))
@@ -149,15 +148,12 @@ class GitHistory(GitObjects):
         return self._log(f"{since}..{until}", paths)
 
     def _log(self, rev: str, paths: list[str]) -> list[CommitInfo]:
-        with self._lock:
-            out = self.repo.git.log(
-                "--format=%x1e%H%x1f%an%x1f%ct%x1f%s",
-                "--name-only",
-                "--no-renames",
-                rev,
-                "--",
-                *paths,
-            )
+        out = self._git_at(
+            [rev],
+            "log",
+            *("--format=%x1e%H%x1f%an%x1f%ct%x1f%s", "--name-only", "--no-renames", rev),
+            *("--", *paths),
+        )
         commits = []
         for record in out.split("\x1e")[1:]:
             header, _, names = record.partition("\n")
@@ -182,15 +178,12 @@ class GitHistory(GitObjects):
         for _ in range(MAX_RENAME_DEPTH):
             if not pending:
                 break
-            with self._lock:
-                out = self.repo.git.log(
-                    "--diff-filter=A",
-                    "--name-only",
-                    "--format=%x1e%H",
-                    head,
-                    "--",
-                    *_covering_dirs(pending),
-                )
+            out = self._git_at(
+                [head],
+                "log",
+                *("--diff-filter=A", "--name-only", "--format=%x1e%H", head),
+                *("--", *_covering_dirs(pending)),
+            )
             added_in: dict[str, str] = {}
             for record in out.split("\x1e")[1:]:
                 sha, _, files = record.partition("\n")
@@ -200,8 +193,9 @@ class GitHistory(GitObjects):
             found: list[str] = []
             if not commits:
                 break
-            with self._lock:  # one process for all the commits that added these files
-                status = self.repo.git.show("-M", "--name-status", "--format=", *sorted(commits))
+            # One process for all the commits that added these files.
+            ordered = sorted(commits)
+            status = self._git_at(ordered, "show", "-M", "--name-status", "--format=", *ordered)
             for line in status.splitlines():
                 fields = line.split("\t")
                 renamed = len(fields) == 3 and fields[0].startswith("R")
@@ -245,6 +239,13 @@ class GitHistory(GitObjects):
         # replay covers the other files in them too, and the result keeps only `paths`).
         scope = set(paths) if len(paths) <= FEW_PATHS else _covering_dirs(paths)
         names = sorted(scope | self.former_names(paths, head))
+        # At a commit, the replay's answer is kept on disk, as `_git_at` keeps git's.
+        kept = self.blobs.answers if names_commits(head) else None
+        key = (*self._answers_scope(), "blame", head, *names, "\0", *paths)
+        if kept is not None and (found := kept.get(key)) is not None:
+            known = origins_of(found)
+            if known is not None:
+                return known
         command = [
             *("git", "log", "--reverse", "--format=%x1e%H%x1f%an%x1f%at", "-p"),
             *("--unified=0", "-M", "--no-color", "--no-ext-diff", head, "--", *names),
@@ -262,7 +263,10 @@ class GitHistory(GitObjects):
                 process.kill()
             process.stdout.close()
             process.wait()
-        return {path: origins[path] for path in paths if path in origins}
+        blamed = {path: origins[path] for path in paths if path in origins}
+        if kept is not None and process.returncode == 0:  # a partial answer is not kept
+            kept.put(key, plain_origins(blamed))
+        return blamed
 
     def diff_range(self, base: str, head: str, paths: list[str]) -> str:
         """`git diff base head -- paths`, cut at DIFF_LIMIT characters. Past the cut git is
@@ -310,15 +314,14 @@ class GitHistory(GitObjects):
 
     def _path_fate(self, path: str, head: str) -> Fate:
         try:
-            with self._lock:
-                out = self.repo.git.log("--diff-filter=D", LOG_FORMAT, "-1", head, "--", path)
+            out = self._git_at([head], "log", "--diff-filter=D", LOG_FORMAT, "-1", head, "--", path)
         except git.GitCommandError:  # a shallow or partial clone: blobs it does not hold
             return Fate("unknown")
         gone = commits_of(out)
         if not gone:
             return Fate("never")
-        with self._lock:
-            status = self.repo.git.show("-M", "--name-status", "--format=", gone[0].sha)
+        sha = gone[0].sha
+        status = self._git_at([sha], "show", "-M", "--name-status", "--format=", sha)
         for line in status.splitlines():
             fields = line.split("\t")
             if len(fields) == 3 and fields[0].startswith("R") and fields[1] == path:
@@ -352,8 +355,7 @@ class GitHistory(GitObjects):
         option = ("-G", re.escape(needle)) if moves else ("-S", needle)
 
         def walk(revs: str) -> CommitInfo | None:
-            with self._lock:
-                out = self.repo.git.log(*option, LOG_FORMAT, "-1", revs, "--", path)
+            out = self._git_at([revs], "log", *option, LOG_FORMAT, "-1", revs, "--", path)
             found = commits_of(out)
             return found[0] if found else None
 
@@ -368,13 +370,11 @@ class GitHistory(GitObjects):
     def definitions(self, qualname: str, head: str, exclude: str = "") -> list[str]:
         """The Python files of `head` that define `qualname` (`Class.method`, `function`)."""
         outer = qualname.partition(".")[0]
-        with self._lock:
-            try:
-                out = self.repo.git.grep(
-                    "-l", "-E", rf"^\s*(async\s+)?(class|def)\s+{outer}\b", head, "--", "*.py"
-                )
-            except git.GitCommandError:  # git grep exits 1 when nothing matches
-                return []
+        pattern = rf"^\s*(async\s+)?(class|def)\s+{outer}\b"
+        try:
+            out = self._git_at([head], "grep", "-l", "-E", pattern, head, "--", "*.py")
+        except git.GitCommandError:  # git grep exits 1 when nothing matches
+            return []
         paths = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
         return [
             p
@@ -390,8 +390,7 @@ class GitHistory(GitObjects):
             return {
                 path for path in before.keys() | after.keys() if before.get(path) != after.get(path)
             }
-        with self._lock:
-            out = self.repo.git.diff("--name-only", "--no-renames", base, head)
+        out = self._git_at([base, head], "diff", "--name-only", "--no-renames", base, head)
         return {line for line in out.splitlines() if line.strip()}
 
     def changed_lines(self, commit: str, path: str) -> list[tuple[int, int]]:
@@ -438,13 +437,11 @@ class GitHistory(GitObjects):
     def _grep_names(self, head: str, pathspecs: list[str]) -> dict[str | None, set[str]]:
         """The def and class names `git grep` finds at `head`, by file (None: all, when
         the files cannot be told apart)."""
-        with self._lock:
-            try:
-                out = self.repo.git.grep(
-                    "-z", "-o", "-E", r"^\s*(async\s+)?(def|class)\s+\w+", head, "--", *pathspecs
-                )
-            except git.GitCommandError:
-                return {}
+        pattern = r"^\s*(async\s+)?(def|class)\s+\w+"
+        try:
+            out = self._git_at([head], "grep", "-z", "-o", "-E", pattern, head, "--", *pathspecs)
+        except git.GitCommandError:
+            return {}
         found: dict[str | None, set[str]] = {}
         prefix = f"{head}:"
         for line in out.splitlines():
@@ -457,35 +454,17 @@ class GitHistory(GitObjects):
 
     def changed_files(self, commit: str, directory: str) -> list[str]:
         """The files under `directory` that `commit` changed (deleted ones included)."""
-        with self._lock:
-            out = self.repo.git.show("--name-only", "--format=", commit, "--", directory)
+        out = self._git_at([commit], "show", "--name-only", "--format=", commit, "--", directory)
         return [line for line in out.splitlines() if line.strip()]
-
-    def shallow_roots(self) -> frozenset[str]:
-        """The commits where this clone's history is cut (a `--depth` clone's boundary,
-        grafts): what lies before them is not here, so no age or "since" may rest on them."""
-        if not hasattr(self, "_shallow"):
-            roots: set[str] = set()
-            for name in ("shallow", "info/grafts"):  # both kept in the common git dir
-                path = Path(self.repo.common_dir) / name
-                try:
-                    text = path.read_text(encoding="ascii", errors="replace")
-                except OSError:
-                    continue
-                roots |= {line.split()[0] for line in text.splitlines() if line.strip()}
-            self._shallow = frozenset(roots)
-        return self._shallow
 
     def first_parent_range(self, base: str, head: str) -> list[CommitInfo]:
         """The commits after `base` up to `head` on `head`'s first-parent chain, oldest
         first: the states the branch was in, one after another."""
-        with self._lock:
-            try:
-                out = self.repo.git.log(
-                    "--first-parent", "--reverse", LOG_FORMAT, f"{base}..{head}"
-                )
-            except git.GitCommandError:
-                return []
+        revs = f"{base}..{head}"
+        try:
+            out = self._git_at([revs], "log", "--first-parent", "--reverse", LOG_FORMAT, revs)
+        except git.GitCommandError:
+            return []
         return commits_of(out)
 
 

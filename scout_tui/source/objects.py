@@ -11,13 +11,14 @@ import re
 import subprocess
 import threading
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 import git
 
 from scout_tui.analysis.python import pyast
-from scout_tui.errors import Cancelled, clean, scrub
+from scout_tui.errors import Cancelled, clean, redact, scrub
 from scout_tui.source.blobs import BlobStore
 from scout_tui.source.records import SUBMODULE, NotARepository, TreeIndex
 
@@ -25,6 +26,12 @@ from scout_tui.source.records import SUBMODULE, NotARepository, TreeIndex
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 _SHA = re.compile(r"[0-9a-f]{40}")
+_SHA_RANGE = re.compile(r"[0-9a-f]{40}(\.\.[0-9a-f]{40})?")
+
+
+def names_commits(rev: str) -> bool:
+    """Whether `rev` is a commit id, or a range of two: what git answers alike forever."""
+    return _SHA_RANGE.fullmatch(rev) is not None
 
 
 class GitObjects:
@@ -80,6 +87,51 @@ class GitObjects:
                 return self.repo.head.commit.hexsha
             except ValueError:
                 return None
+
+    def _git_at(self, revs: Sequence[str], command: str, *args: str) -> str:
+        """`git <command> <args>`, under the lock. When every revision it reads (`revs`,
+        which `args` must name) is a commit id or a range of them, its answer depends on
+        nothing else: it is kept on disk, and a later run (tomorrow's, at a commit already
+        seen) reads it instead of asking git. Raises git.GitCommandError as git does."""
+        kept = self.blobs.answers if revs and all(map(names_commits, revs)) else None
+        key = (*self._answers_scope(), command, *args) if kept is not None else ()
+        if kept is not None:
+            found = kept.get(key)
+            if isinstance(found, str):
+                return found
+        with self._lock:
+            out = redact(getattr(self.repo.git, command.replace("-", "_"))(*args))
+        if kept is not None:
+            kept.put(key, out)
+        return out
+
+    def _answers_scope(self) -> tuple[str, ...]:
+        """What else decides git's answer at a commit: the repository (a shallow clone's
+        history is cut, a graft rewires it) and git's version (how it prints)."""
+        if not hasattr(self, "_scope"):
+            with self._lock:
+                version = ".".join(map(str, self.repo.git.version_info))
+            self._scope = (
+                str(Path(self.repo.common_dir).resolve()),
+                ",".join(sorted(self.shallow_roots())),
+                version,
+            )
+        return self._scope
+
+    def shallow_roots(self) -> frozenset[str]:
+        """The commits where this clone's history is cut (a `--depth` clone's boundary,
+        grafts): what lies before them is not here, so no age or "since" may rest on them."""
+        if not hasattr(self, "_shallow"):
+            roots: set[str] = set()
+            for name in ("shallow", "info/grafts"):  # both kept in the common git dir
+                path = Path(self.repo.common_dir) / name
+                try:
+                    text = path.read_text(encoding="ascii", errors="replace")
+                except OSError:
+                    continue
+                roots |= {line.split()[0] for line in text.splitlines() if line.strip()}
+            self._shallow = frozenset(roots)
+        return self._shallow
 
     def _commit_id(self, rev: str) -> str | None:
         """The commit id `rev` names ("HEAD" is the scanned commit), or None."""

@@ -293,11 +293,10 @@ class SourceTree(GitWhereabouts):
         """The Python files of the work tree (of the scanned commit, for a tree `at` one)
         that contain `text` (a fixed string)."""
         at = [self.at] if self.at is not None else []
-        with self._lock:
-            try:
-                out = self.repo.git.grep("-l", "-F", "-e", text, *at, "--", "*.py")
-            except git.GitCommandError:  # git grep exits 1 when nothing matches
-                return []
+        try:  # the work tree's answer is never kept: `at` empty
+            out = self._git_at(at, "grep", "-l", "-F", "-e", text, *at, "--", "*.py")
+        except git.GitCommandError:  # git grep exits 1 when nothing matches
+            return []
         prefix = f"{self.at}:" if self.at is not None else ""
         return sorted(line.removeprefix(prefix) for line in out.splitlines() if line)
 

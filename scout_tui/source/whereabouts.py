@@ -59,10 +59,10 @@ class GitWhereabouts(GitHistory):
         name, renamed = path, None
         for _ in range(MAX_RENAME_DEPTH):
             try:
-                with self._lock:
-                    out = self.repo.git.log(
-                        "--diff-filter=A", LOG_FORMAT, "-1", f"{at}..{tip}", "--", name
-                    )
+                revs = f"{at}..{tip}"
+                out = self._git_at(
+                    [revs], "log", "--diff-filter=A", LOG_FORMAT, "-1", revs, "--", name
+                )
             except git.GitCommandError:
                 return Fate("unknown")
             added = commits_of(out)
@@ -79,8 +79,7 @@ class GitWhereabouts(GitHistory):
     def _renamed_from(self, commit: str, path: str) -> str | None:
         """The name `commit` renamed to `path` (git's rename detection), if it did."""
         try:
-            with self._lock:
-                status = self.repo.git.show("-M", "--name-status", "--format=", commit)
+            status = self._git_at([commit], "show", "-M", "--name-status", "--format=", commit)
         except git.GitCommandError:  # a blob the clone lacks: counted as added
             return None
         for line in status.splitlines():
@@ -112,10 +111,10 @@ class GitWhereabouts(GitHistory):
         name = rest.rsplit(".", 1)[-1] if defined and rest else outer
         needle = rf"(class|def)\s+{re.escape(name)}\b"
         try:
-            with self._lock:
-                out = self.repo.git.log(
-                    "-S", needle, "--pickaxe-regex", LOG_FORMAT, f"{at}..{tip}", "--", path
-                )
+            revs = f"{at}..{tip}"
+            out = self._git_at(
+                [revs], "log", "-S", needle, "--pickaxe-regex", LOG_FORMAT, revs, "--", path
+            )
         except git.GitCommandError:
             return None
         found = commits_of(out)

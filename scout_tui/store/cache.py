@@ -33,6 +33,7 @@ from scout_tui.model import Checkout, CollectorState, RunResult
 
 CACHE_VERSION = "v2"  # v2: runs keyed by checkout; triage moved to the state store
 DB_NAME = "cache.db"  # diskcache's
+GIT_ANSWERS = "git-answers.sqlite"  # what git answered at commit ids (source.answers)
 M = TypeVar("M", bound=BaseModel)
 _SQLITE_ERRORS = (sqlite3.Error, OSError, EOFError)
 
@@ -348,6 +349,12 @@ class Cache:
             "exists": self.exists,
             "read_only": self.read_only,
             "bytes": self._store.volume(),
+            # what git answered at commit ids, kept for rescans (`cache clear` removes it)
+            "git_answers_bytes": sum(
+                path.stat().st_size
+                for path in self.directory.glob(f"{GIT_ANSWERS}*")
+                if path.is_file()
+            ),
             "entries": len(keys),
             "runs": sorted({day["day"] for day in days}),
             "days": days,
@@ -386,8 +393,19 @@ class Cache:
             return None
         return path
 
+    def git_answers_path(self) -> Path | None:
+        """Where what git answered at commit ids is kept from run to run (see
+        `source.answers`); None when the cache cannot be written."""
+        if self.read_only or isinstance(self._store, _NoStore):
+            return None
+        return self.directory / GIT_ANSWERS
+
     def clear(self) -> int:
         removed = self._store.clear()
+        for name in (GIT_ANSWERS, f"{GIT_ANSWERS}-wal", f"{GIT_ANSWERS}-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                (self.directory / name).unlink()
+                removed += name == GIT_ANSWERS
         blobs = self.directory / "blobs"
         if blobs.is_dir():
             removed += sum(1 for p in blobs.rglob("*") if p.is_file())
