@@ -530,9 +530,6 @@ class Session:
         )
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
-        github, reason = self.github()
-        if github is None:
-            raise UsageError(f"publishing needs GitHub: {reason}")
         if self.bundle is not None and self.repository != self.config.project.repo:
             raise UsageError(
                 f"the bundle is a run of {self.repository}; your configuration "
@@ -540,6 +537,9 @@ class Session:
                 f"give the scout.toml for {self.repository} (--config FILE, "
                 "or --repo with your checkout)"
             )
+        github, reason = self.github()
+        if github is None:
+            raise UsageError(f"publishing needs GitHub: {reason}")
         target = Target.of(self.config, self.api_url, self.web_url)
         return Publisher(
             github,

@@ -575,6 +575,40 @@ def test_a_bundle_of_another_repository_is_not_published_with_your_configuration
     assert listener.requests == []
 
 
+async def test_p_on_a_bundle_of_another_repository_says_why_it_cannot_publish(collected, tmp_path):
+    """Online, with a configuration of another repository: `P` ends with the refusal naming
+    both repositories, not "preparing the publish…" for good (and nothing is posted)."""
+    demo, base, _ = collected
+    mine = tmp_path / "scout.toml"
+    mine.write_text('[project]\nrepo = "someone/else"\n')
+    options = SessionOptions(
+        state_dir=tmp_path / "state",
+        cache_dir=tmp_path / "cache",
+        api_url=demo.github.url,
+        token=DEMO_TOKEN,
+        config=mine,
+    )
+    before = len(scout_comments(demo.github.world, TODAY))
+    app = ScoutApp(Session.of_bundle(base / "run.json.gz", options), load_cached=True)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot, app)
+        said: list[str] = []
+        app.notify = lambda message, **kw: said.append(str(message))  # type: ignore[method-assign]
+        await pilot.press("P")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if said:
+                break
+        assert said == [
+            "cannot publish: the bundle is a run of demo/minititan; your configuration "
+            f"({mine}) publishes to someone/else: give the scout.toml for demo/minititan "
+            "(--config FILE, or --repo with your checkout)"
+        ]
+        status = str(app.screen.query_one("#status").render())
+        assert "preparing the publish" not in status
+    assert len(scout_comments(demo.github.world, TODAY)) == before
+
+
 def test_a_small_bundle_of_millions_of_values_is_one_line_and_memory_stays_low(tmp_path):
     """120 MiB of `[],` gzip to 120 KB; parsed whole they took 6 GB. Counted first."""
     path = tmp_path / "values.json.gz"

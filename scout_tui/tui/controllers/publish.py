@@ -56,7 +56,7 @@ class PublishController:
                 tuple(session.run_problems(run)),
             )
             self.post(Proposed(proposal, None))
-        except (GitHubError, ScoutError) as exc:
+        except (GitHubError, ScoutError, UsageError) as exc:
             self.post(Proposed(None, redact(str(exc))))
 
     def publish(self, run: RunResult) -> None:

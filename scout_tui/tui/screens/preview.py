@@ -17,7 +17,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from scout_tui.errors import ScoutError
+from scout_tui.errors import ScoutError, UsageError
 from scout_tui.tui.widgets.key_footer import KeyFooter
 
 
@@ -59,7 +59,7 @@ class PreviewScreen(ModalScreen[None]):
     def _made(self, make: Callable[[], str]) -> None:
         try:
             self.post_message(self.Made(make()))
-        except ScoutError as exc:
+        except (ScoutError, UsageError) as exc:
             self.post_message(self.Made(None, str(exc)))
 
     def on_preview_screen_made(self, message: Made) -> None:

@@ -13,6 +13,7 @@ from textual import work
 from textual.message import Message
 from textual.widget import Widget
 
+from scout_tui.errors import redact
 from scout_tui.history.baseline import is_past_day
 from scout_tui.model import RunResult, TriageEntry
 from scout_tui.session import Session
@@ -86,7 +87,11 @@ class PublishFlow(Widget):
     def _propose(
         self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
     ) -> None:
-        self.controller.propose(run, reviewed, entries)
+        try:
+            self.controller.propose(run, reviewed, entries)
+        except Exception as exc:  # a bug must not leave "preparing the publish…" up for good
+            self.post_message(Proposed(None, f"{type(exc).__name__}: {redact(str(exc))}"))
+            raise
 
     def on_proposed(self, message: Proposed) -> None:
         self.post_message(self.Busy(""))
