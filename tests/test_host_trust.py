@@ -458,3 +458,35 @@ def test_a_demo_left_behind_reaches_no_real_github(tmp_path):
     )
     assert "api.github.com" not in done.stdout + done.stderr
     assert f"on http://127.0.0.1:9 (from {base / 'scout.toml'})" in done.stdout
+
+
+def test_a_file_beside_the_checkout_named_through_dotdot_is_the_users_own(tmp_path, fresh_world):
+    """`--config ../scout.toml` from inside the checkout names a file beside it (TRUE: the
+    user's own, its hosts used); `--config scout.toml` inside it is the checkout's (NEAR-MISS:
+    refused), though both lead to the same text."""
+    text = fresh_world.config.read_text().replace(
+        "[project]\n", '[project]\napi_url = "http://127.0.0.1:9"\n'
+    )
+    beside = fresh_world.repo.parent / "mine.toml"
+    beside.write_text(text)
+    (fresh_world.repo / "inside.toml").write_text(text)
+    folder = fresh_world.repo / "torchtitan"
+    assert load_config(folder / ".." / ".." / "mine.toml").project.api_url == "http://127.0.0.1:9"
+    with pytest.raises(ConfigError, match="a host you have not trusted"):
+        load_config(folder / ".." / "inside.toml")
+
+
+def test_an_untrusted_wheel_index_is_not_told_to_use_api_url(tmp_path, fresh_world):
+    """--api-url trusts an API host, never an index: the advice for an index names [trust]
+    only (NEAR-MISS: an untrusted api_url still names --api-url, above)."""
+    text = fresh_world.config.read_text()
+    assert "[torch]\n" in text
+    path = fresh_world.repo / "scout.toml"
+    path.write_text(
+        text.replace("[torch]\n", '[torch]\nnightly_index = "http://127.0.0.1:9/whl"\n')
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    said = str(refused.value)
+    assert "[torch] nightly_index names http://127.0.0.1:9" in said
+    assert said.endswith(f'add [trust] hosts = ["http://127.0.0.1:9"] to {user_config_path()}')

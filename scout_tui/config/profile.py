@@ -217,7 +217,8 @@ def load_config(
 def in_checkout(path: Path) -> bool:
     """Whether `path` lives inside a git checkout (whose files anyone who can push wrote),
     where it is named or where it leads (a committed symlink to a file anyone can write)."""
-    places = (path.absolute(), path.resolve())
+    # Named: `..` taken lexically (`repo/../scout.toml` is beside the checkout, not in it).
+    places = (Path(os.path.normpath(path.absolute())), path.resolve())
     return any((folder / ".git").exists() for place in places for folder in place.parents)
 
 
@@ -262,11 +263,13 @@ def _check_hosts(own: dict[str, Any], text: str, source: str, trusted: set[Origi
     (table, key), origin = refused[0]
     line = _line_of(text, (table, key))
     where = f"{source}, line {line}" if line else source
+    # --api-url trusts the host it names for the API (and its web pages); never an index.
+    flag = " or pass --api-url with that host" if table == "project" else ""
     raise ConfigError(
         f"{where}: [{table}] {key} names {origin}, a host you have not trusted (a checkout's "
         "scout.toml may name only GitHub's and PyTorch's hosts and those you trust): to trust "
-        f'it, add [trust] hosts = ["{origin}"] to {user_config_path()}, or pass --api-url '
-        "with that host"
+        f'it, add [trust] hosts = ["{origin}"] to {user_config_path()}{"," if flag else ""}'
+        f"{flag}"
     )
 
 
