@@ -417,6 +417,36 @@ async def test_next_unreviewed_zoom_preview_and_help(demo, tmp_path):
         assert "Close" in said and "Accept" not in said
 
 
+async def test_n_on_a_header_goes_below_it_and_a_header_is_not_an_empty_filter(demo, tmp_path):
+    """`n` on a section's header: the first unreviewed finding under it (not the first of the
+    tree, above); after a demote, the tree's order (where the finding went). A filter's
+    result with the cursor on a header says "Select a finding.", not that nothing matches
+    (NEAR-MISS: a filter that matches nothing still says so)."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        findings = tree(app)
+        sections = [node for node in findings.root.children if node.data.section]
+        header = sections[-2]  # a section with an earlier one above it
+        assert header.data.section is not sections[0].data.section
+        findings.move_cursor(header)
+        await pilot.pause(0.05)
+        await pilot.press("n")
+        await settle(pilot, app)
+        row = findings.row(findings.cursor_fingerprint)
+        assert row is not None and row.finding.section is header.data.section
+        await pilot.press("slash")
+        await pilot.press(*"p2", "enter")
+        await settle(pilot, app)
+        assert findings.rows and findings.cursor_fingerprint is not None
+        findings.move_cursor(findings.root.children[0])
+        await pilot.pause(0.1)
+        assert app.screen.query_one("#detail").markdown == "Select a finding."
+        await pilot.press("slash", "ctrl+u", *"nothing-matches-this", "enter")
+        await settle(pilot, app)
+        assert app.screen.query_one("#detail").markdown.startswith("No finding matches")
+
+
 def test_the_help_takes_about_a_line_per_key_at_80_columns():
     """At 80x24 the help dialog is 72 cells wide: most keys take one line, not two."""
     screen = Console(file=io.StringIO(), width=72 - 6, color_system=None)

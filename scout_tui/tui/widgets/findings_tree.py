@@ -642,7 +642,7 @@ class FindingsTree(Tree[NodeData]):
             return "Collecting…"
         if not self.rows:
             return "No findings."
-        if filtered and self.cursor_fingerprint is None and not self.targets():
+        if filtered and not self._finding_nodes:
             return "No finding matches the filter (escape clears it)."
         return "Select a finding."
 
@@ -694,10 +694,21 @@ class FindingsTree(Tree[NodeData]):
         self.post_message(self.MarksChanged(0))
 
     def action_next_unreviewed(self) -> None:
-        order = list(self._finding_nodes)
+        """The next unreviewed finding below the cursor (on a header: the first under it, or
+        after it), wrapping around."""
+        order = _leaves(self.root)  # tree order (a moved finding's node sits where it went)
         if not order:
             return
-        start = order.index(self.cursor_fingerprint) + 1 if self.cursor_fingerprint in order else 0
+        node, cursor = self.cursor_node, self.cursor_fingerprint
+        if cursor in self._finding_nodes:
+            start = order.index(cursor) + 1
+        elif node is not None and node.data is not None and (under := _leaves(node)):
+            start = order.index(under[0])
+        else:  # a header with nothing under it: what comes after it in the tree
+            after = node.line if node is not None else -1
+            start = next(
+                (n for n, fp in enumerate(order) if self._finding_nodes[fp].line > after), 0
+            )
         for fp in order[start:] + order[:start]:
             row = self._finding_rows[fp]
             if not row.reviewed and row.finding.section is not Section.ALL_CLEAR:
