@@ -171,3 +171,27 @@ def test_missing_folder(tmp_path):
     (tmp_path / "file.md").write_text(report("2026-04-02"))
     with pytest.raises(FileNotFoundError, match="is a file: it takes the folder"):
         load_prior_dir(tmp_path / "file.md", print)
+
+
+def test_an_offline_run_says_priors_were_not_read_not_that_none_exist(tmp_path, fresh_world):
+    """Offline, no --prior: the report says the prior reports were skipped and why, never
+    "First report: no prior report" (TRUE). An empty --prior folder is a first report
+    (NEAR-MISS: there really is none)."""
+    from tests.cli import scout, world_args
+
+    args = world_args(fresh_world, tmp_path, prior=False)
+    done = scout("collect", "--offline", *args)
+    assert done.returncode == 0, done.stderr
+    said = scout("report", "--offline", *args).stdout
+    assert "First report" not in said
+    assert (
+        "_Prior reports: skipped — offline (or use --prior DIR). Every finding is shown as "
+        "new, whatever earlier reports said._"
+    ) in said
+    empty = tmp_path / "none-yet"
+    empty.mkdir()
+    first = [*world_args(fresh_world, tmp_path / "first", prior=False), "--prior", str(empty)]
+    assert scout("collect", "--offline", *first).returncode == 0
+    said = scout("report", "--offline", *first).stdout
+    assert "First report: no prior report to compare with" in said
+    assert "Prior reports: skipped" not in said

@@ -461,6 +461,13 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return list(seen.values())
 
 
+def priors_unread(run: RunResult) -> str | None:
+    """Why the run read no prior report, when it read none because it could not (offline, no
+    token): not the same as a first report, which has none to read."""
+    source = run.prior_source or ""
+    return source if not run.prior_reports and source.startswith("skipped") else None
+
+
 def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
     """A run's report, as it is rendered for the comment (the day's collectors' sections)."""
     return render_report(
@@ -472,4 +479,5 @@ def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
         head=run.head,
         quiet=run.quiet,
         first=not run.prior_reports,
+        priors_unread=priors_unread(run),
     )

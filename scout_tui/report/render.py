@@ -51,6 +51,9 @@ FIRST_REPORT = (
     "First report: no prior report to compare with, so every finding is new and "
     '"new" means since the start of the day.'
 )
+PRIORS_UNREAD = (
+    "Prior reports: {why}. Every finding is shown as new, whatever earlier reports said."
+)
 # GitHub refuses a comment (and a draft's body) longer than this many characters.
 COMMENT_LIMIT = 65_536
 LINE_CHARS = 300  # a line of verbatim evidence, when cut
@@ -399,10 +402,12 @@ def render_report(
     head: str | None = None,
     quiet: Sequence[QuietMark] = (),
     first: bool = False,
+    priors_unread: str | None = None,
 ) -> str:
     """The whole report. `collector_sections` says where a skipped collector is mentioned;
     `layout`, how much of it is shown (`fit_report` picks one); `head` and `quiet` travel
-    as hidden markers for the next day's run."""
+    as hidden markers for the next day's run. `first`: no prior report exists to compare
+    with; `priors_unread`: why none was read (then nothing is claimed about them)."""
     homes = collector_sections or {}
     by_section: dict[Section, list[Finding]] = {section: [] for section in Section}
     for finding in findings:
@@ -410,7 +415,9 @@ def render_report(
     out = [f"# {REPORT_TITLE} — {report_date.isoformat()}", report_marker(report_date)]
     if head and is_commit(head):
         out.append(run_marker(head))
-    if first:
+    if priors_unread:
+        out.append(f"\n_{PRIORS_UNREAD.format(why=one_line(priors_unread))}_")
+    elif first:
         out.append(f"\n_{FIRST_REPORT}_")
     ran = {state.name for state in collectors}
     if collectors and homes and set(homes) - ran:
