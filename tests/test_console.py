@@ -1043,3 +1043,18 @@ def test_the_preview_breaks_lines_where_a_github_comment_does():
     lines = [line.strip() for line in screen.file.getvalue().splitlines() if line.strip()]
     assert lines[0].endswith("t (rc=1): boom")
     assert lines[1] == "The error above picked by: a rule."
+
+
+def test_the_badge_column_is_as_wide_as_the_badges_need_up_to_a_third():
+    """Short badges ("new") take their own width, not a third of the tree (a third left
+    blank at 120 columns); long ones stop at a third; a narrow tree still shows short ones,
+    and hides badges only when too little is left to say anything."""
+    from scout_tui.tui.widgets.findings_tree import badge_column
+
+    assert badge_column(52, len("new")) == 3
+    assert badge_column(52, len("merged into “Trainer.Config fields changed”")) == 52 // 3
+    assert badge_column(34, len("new")) == 3  # the 80-column layout's tree
+    assert badge_column(34, len("since 2026-12-05")) == 6  # "since…"
+    assert badge_column(30, len("since 2026-12-05")) == 0  # "s…" would say nothing
+    assert badge_column(80, len("since 2026-12-05")) == 16
+    assert badge_column(52, 0) == 0

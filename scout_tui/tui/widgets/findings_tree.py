@@ -63,6 +63,7 @@ class NodeData:
 STATE_GLYPHS = {"dropped": "✗", "merged": "⇢"}
 BADGE_COLUMN = (10, 24)  # the badge column's narrowest and widest
 NARROWEST_TITLE = 16  # below this, the badges give way to the title
+SHORTEST_BADGE = 6  # cells a cut badge needs to say something ("sinc…")
 
 
 def finding_label(
@@ -110,11 +111,20 @@ def leaf_label(row: Row) -> Text:
     return Text(" ".join(row.finding.title.replace("`", "").split()), end="")
 
 
-def badge_column(width: int) -> int:
-    """The badge column's width in a tree `width` cells wide; 0 when the deepest line
-    (two guides and `✓ [P1] `) would keep less than NARROWEST_TITLE for its title."""
-    column = max(BADGE_COLUMN[0], min(BADGE_COLUMN[1], width // 3))
-    return column if width - 4 - 7 - column - 1 >= NARROWEST_TITLE else 0
+def badge_column(width: int, widest: int) -> int:
+    """The badge column's width in a tree `width` cells wide whose widest badges take
+    `widest` cells: what they need, up to a third of the tree (at least BADGE_COLUMN[0])
+    and what the deepest line (two guides and `✓ [P1] `) leaves past NARROWEST_TITLE for
+    its title; 0 when that is too little to say anything."""
+    if widest <= 0:
+        return 0
+    cap = max(BADGE_COLUMN[0], min(BADGE_COLUMN[1], width // 3))
+    column = min(widest, cap, width - 4 - 7 - 1 - NARROWEST_TITLE)
+    return column if column >= min(widest, SHORTEST_BADGE) else 0
+
+
+def badges_cells(row: Row) -> int:
+    return cell_len(" ".join(row.badges))
 
 
 def _badge_style(badge: str) -> str:
@@ -181,6 +191,7 @@ class FindingsTree(Tree[NodeData]):
         self._section_counts: dict[Section, list[int]] = {}  # reviewed, shown
         self._dirty_sections: set[Section] = set()
         self._finding_nodes: dict[str, TreeNode[NodeData]] = {}
+        self._widest_badges = 0  # cells the widest badges of a line take
         self._collapsed: set[str] = {Section.ALL_CLEAR.value}
         self.rows: list[Row] = []  # every finding of the run, shown or filtered out
         self._row_index: dict[str, int] = {}
@@ -229,7 +240,7 @@ class FindingsTree(Tree[NodeData]):
             fingerprint in self.marked,
             self._grouped.get(fingerprint, False),
             width - self._indent(node),
-            badge_column(width),
+            badge_column(width, self._widest_badges),
         )
         label.stylize(style)
         return legible(label, self.app.no_color)
@@ -445,6 +456,7 @@ class FindingsTree(Tree[NodeData]):
         self._invalidate()
         self._finding_nodes[row.fingerprint] = moved
         self._finding_rows[row.fingerprint] = row
+        self._widen_badges(row)
         self._grouped[row.fingerprint] = grouped
         for group in (parent, target):
             data = group.data
@@ -503,6 +515,7 @@ class FindingsTree(Tree[NodeData]):
 
     def _add_views(self, views: list[SectionView]) -> None:
         self._finding_rows, self._finding_nodes, self._grouped = {}, {}, {}
+        self._widest_badges = 0
         self._section_counts, self._dirty_sections = {}, set()
         for view in views:
             rows = view.rows
@@ -527,6 +540,7 @@ class FindingsTree(Tree[NodeData]):
                     )
                 for row in group.rows:
                     self._finding_rows[row.fingerprint] = row
+                    self._widest_badges = max(self._widest_badges, badges_cells(row))
                     self._grouped[row.fingerprint] = parent is not section
                     self._finding_nodes[row.fingerprint] = parent.add_leaf(
                         leaf_label(row),
@@ -578,6 +592,14 @@ class FindingsTree(Tree[NodeData]):
                 self._dirty_sections.add(row.finding.section)
             self._finding_rows[row.fingerprint] = row
             node.set_label(leaf_label(row))  # drawn by render_label; this redraws the line
+            self._widen_badges(row)
+
+    def _widen_badges(self, row: Row) -> None:
+        """A line whose badges are wider than any before widens the column on every line
+        (a column that could narrow stays as it is until the next rebuild)."""
+        if badges_cells(row) > self._widest_badges:
+            self._widest_badges = badges_cells(row)
+            self._invalidate()
 
     def refresh_counts(self) -> None:
         """The sections' "N/M reviewed" after refresh_row calls."""
