@@ -28,7 +28,7 @@ from scout_tui.errors import ScoutError, UsageError
 from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token, missing_token
 from scout_tui.history.baseline import check_date, today_utc
-from scout_tui.model import Checkout, Finding, RunResult
+from scout_tui.model import SECTIONS, Checkout, Finding, RunResult, Section
 from scout_tui.publish.execute import Publisher
 from scout_tui.publish.journal import Journal
 from scout_tui.publish.plan import PublishPlan, plan_against_board
@@ -528,6 +528,24 @@ class Session:
             f"{board.number} (from {self.config.source}) on {self.api_url} (from "
             f"{self.endpoints.api_from}), links to {self.web_url}"
         )
+
+    def merge_notes(self, parts: Sequence[Finding], target: Finding) -> list[str]:
+        """What merging `parts` into `target` loses that the reviewer should hear: each part
+        that would file a Backlog draft, joining a finding that files none and has no board
+        item to share."""
+        from scout_tui.publish.plan import wants_draft
+        from scout_tui.triage.decisions import edited
+
+        entries = self.review.decisions()
+        into = edited(target, entries.get(target.fingerprint))
+        if wants_draft(into) or into.board is not None or into.section is Section.ALL_CLEAR:
+            return []  # (a merge into an All Clear line is refused)
+        return [
+            f"{part.fingerprint}: its Backlog draft is no longer filed (it joins "
+            f"{target.fingerprint} in {SECTIONS[into.section].short}, which files none)"
+            for part in parts
+            if wants_draft(edited(part, entries.get(part.fingerprint)))
+        ]
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
         if self.bundle is not None and self.repository != self.config.project.repo:

@@ -127,6 +127,27 @@ def test_drop_edit_and_merge():
     assert plain[0].decision == "accepted"  # headless: every finding not dropped is accepted
 
 
+def test_a_merged_list_body_goes_under_its_title_as_a_list():
+    """A merged finding whose body is a list: the list under "Merged: **title**", as
+    CommonMark reads it (TRUE); a prose body follows a dash (NEAR-MISS)."""
+    from markdown_it import MarkdownIt
+
+    a, b, c = make("a", "A"), make("b", "B"), make("c", "C")
+    b = b.model_copy(update={"body": "- upstream has `scale`\n- and `block_mask`"})
+    entries = {
+        f.fingerprint: TriageEntry(
+            fingerprint=f.fingerprint, decision="merged", merged_into=a.fingerprint
+        )
+        for f in (b, c)
+    }
+    [merged] = apply_triage([a, b, c], entries)
+    assert "— -" not in merged.body
+    assert "Merged: **B**\n- upstream has `scale`" in merged.body
+    assert "Merged: **C** — body of C" in merged.body
+    tokens = [t.type for t in MarkdownIt("commonmark").parse(merged.body)]
+    assert tokens.count("list_item_open") == 2
+
+
 def test_merge_into_a_finding_that_is_gone_keeps_the_part():
     b = make("b", "B")
     entry = TriageEntry(fingerprint=b.fingerprint, decision="merged", merged_into="gone-1")

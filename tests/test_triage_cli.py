@@ -185,3 +185,38 @@ def test_triage_list_takes_the_consoles_filter_and_a_section(args):
     assert fyi and all(r["section"] == "fyi" for r in fyi)
     none = scout("triage", "list", "no-such-word-anywhere", *args)
     assert none.returncode == 0 and none.stdout.strip().startswith("no finding of the run of")
+
+
+def test_a_merge_that_loses_a_backlog_draft_says_so_and_all_clear_lines_never_merge(args):
+    """A new Action Item merged into an Opportunity: done, and a warning that its Backlog
+    draft is no longer filed (TRUE); merged into another Action Item, nothing is said
+    (NEAR-MISS: the drafts become one). An All Clear line neither joins nor takes in one."""
+    rows = listing(args)
+    new_items = [
+        fp
+        for fp, row in rows.items()
+        if row["section"] == "action_items" and row["status"] == "new"
+    ]
+    opportunity = next(fp for fp, row in rows.items() if row["section"] == "opportunities")
+    all_clear = next(fp for fp, row in rows.items() if row["section"] == "all_clear")
+    assert len(new_items) >= 3
+    drafts = json.loads(scout("publish", "--dry-run", "--json", "--offline", *args).stdout)
+    before = len(drafts["drafts"])
+
+    done = scout("triage", "merge", new_items[0], "--into", opportunity, *args)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == (
+        f"scout: warning: {new_items[0]}: its Backlog draft is no longer filed (it joins "
+        f"{opportunity} in Opportunities, which files none)\n"
+    )
+    after = json.loads(scout("publish", "--dry-run", "--json", "--offline", *args).stdout)
+    assert len(after["drafts"]) == before - 1
+
+    done = scout("triage", "merge", new_items[1], "--into", new_items[2], *args)
+    assert done.returncode == 0 and done.stderr == ""
+
+    for merge in ([all_clear, "--into", opportunity], [opportunity, "--into", all_clear]):
+        done = scout("triage", "merge", *merge, *args)
+        assert done.returncode != 0
+        assert f"{all_clear} is an All Clear line" in done.stderr
+    assert listing(args)[all_clear]["decision"] is None

@@ -39,7 +39,12 @@ def cmd_triage(args: argparse.Namespace) -> int:
     findings = [resolve(run, reference) for reference in args.fingerprints]
     try:
         if args.action == "merge":
-            return _said(session.review.merge(findings, resolve(run, args.into)), run, "merged")
+            into = resolve(run, args.into)
+            notes = session.merge_notes(findings, into)
+            done = _said(session.review.merge(findings, into), run, "merged")
+            for note in notes:
+                print(f"scout: warning: {note}", file=sys.stderr)
+            return done
         if args.action in ("demote", "promote"):
             up = args.action == "promote"
             changes, stuck = session.review.move(findings, up)

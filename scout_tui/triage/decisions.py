@@ -7,6 +7,7 @@ entries, this module says what an action makes of them and what a run looks like
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -234,6 +235,18 @@ def decided(findings: Sequence[Finding], entries: Mapping[str, TriageEntry]) -> 
     return out
 
 
+_LIST_START = re.compile(r"(?:[-*+]|\d{1,9}[.)])[ \t]")
+
+
+def merged_part(other: Finding) -> str:
+    """What a finding merged into another adds to its body: its title, then its body after
+    a dash, or under it when the body is a list (never "— - item")."""
+    head, body = f"Merged: **{other.title}**", other.body.strip()
+    if not body:
+        return head
+    return f"{head}\n{body}" if _LIST_START.match(body) else f"{head} — {body}"
+
+
 def _merge_evidence(into: Finding, others: Sequence[Finding]) -> Finding:
     files = list(into.files)
     items = list(into.items)
@@ -242,7 +255,7 @@ def _merge_evidence(into: Finding, others: Sequence[Finding]) -> Finding:
         files += [ref for ref in other.files if ref not in files]
         items += [item for item in other.items if item not in items]
         urls += [url for url in other.evidence.urls if url not in urls]
-    bodies = [into.body] + [f"Merged: **{o.title}** — {o.body}".rstrip(" —") for o in others]
+    bodies = [into.body] + [merged_part(other) for other in others]
     evidence: Evidence = into.evidence.model_copy(update={"urls": urls})
     return into.model_copy(
         update={

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scout_tui.errors import UsageError
-from scout_tui.model import Checkout, Finding, RunResult, TriageEntry
+from scout_tui.model import Checkout, Finding, RunResult, Section, TriageEntry
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Action, Change, DecisionStore
 
@@ -91,10 +91,20 @@ class Review:
     def merge(self, parts: Sequence[Finding], target: Finding) -> list[Change]:
         """Merge `parts` into `target` (one board item); findings merged into a part before
         follow it into the target."""
+        entries = self.decisions()
+        for finding in (*parts, target):
+            if (
+                triage.edited(finding, entries.get(finding.fingerprint)).section
+                is Section.ALL_CLEAR
+            ):
+                raise triage.TriageError(
+                    f"{finding.fingerprint} is an All Clear line: it says what is fine, and "
+                    "neither joins nor takes in a finding"
+                )
         moving = {part.fingerprint for part in parts}
         followers = [
             fp
-            for fp, entry in self.decisions().items()
+            for fp, entry in entries.items()
             if entry.decision == "merged"
             and entry.merged_into in moving
             and fp not in moving

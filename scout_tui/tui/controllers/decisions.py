@@ -86,7 +86,14 @@ class DecisionQueue:
         self.decide(lambda: self.session.review.drop(findings, reason), "dropped")
 
     def merge(self, parts: list[Finding], into: Finding, select: str) -> None:
-        self.decide(lambda: self.session.review.merge(parts, into), "merged", select=select)
+        def merge() -> list[Change] | str:
+            notes = self.session.merge_notes(parts, into)  # what the merge loses, said
+            changes = self.session.review.merge(parts, into)
+            if not notes or not changes:
+                return changes
+            return f"merged {len(changes)} finding(s); " + "; ".join(notes)
+
+        self.decide(merge, "merged", select=select)
 
     def edit(self, original: Finding, shown: Finding, edited: Edited) -> None:
         """`original` edited into what the reviewer typed over the `shown` finding."""
