@@ -220,3 +220,25 @@ def test_a_merge_that_loses_a_backlog_draft_says_so_and_all_clear_lines_never_me
         assert done.returncode != 0
         assert f"{all_clear} is an All Clear line" in done.stderr
     assert listing(args)[all_clear]["decision"] is None
+
+
+def test_priorities_in_any_case_and_an_all_clear_line_is_said_not_to_move(args):
+    """`--priority p1` as the filter writes it (TRUE) and `P1` alike; `--priority p4` is
+    still refused (NEAR-MISS). Promoting an All Clear line says why nothing moved."""
+    rows = listing(args)
+    target = next(fp for fp, row in rows.items() if row["priority"] == "P2")
+    done = scout("triage", "edit", target, "--priority", "p1", *args)
+    assert done.returncode == 0, done.stderr
+    assert listing(args)[target]["priority"] == "P1"
+    assert scout("triage", "edit", target, "--priority", "p4", *args).returncode == 2
+    all_clear = next(fp for fp, row in rows.items() if row["section"] == "all_clear")
+    for action in ("promote", "demote"):
+        done = scout("triage", action, all_clear, *args)
+        assert done.stderr == f"{all_clear}: an All Clear line does not move, unchanged\n"
+
+
+@pytest.mark.parametrize("day", ["20261202", "2026-W49-3", "2026-12-2"])
+def test_a_date_is_yyyy_mm_dd_only(tmp_path, day):
+    done = scout("report", "--date", day, "--repo", tmp_path, "--offline")
+    assert done.returncode == 2
+    assert f"not a date (YYYY-MM-DD): '{day}'" in done.stderr

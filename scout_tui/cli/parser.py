@@ -4,6 +4,7 @@ day, configuration, stores and GitHub a command works on (taken before or after 
 from __future__ import annotations
 
 import argparse
+import re
 import textwrap
 from collections.abc import Sequence
 from datetime import date
@@ -68,10 +69,17 @@ def _fail_on(value: str) -> tuple[str, str]:
 
 
 def _date(value: str) -> date:
-    try:
+    try:  # YYYY-MM-DD only (fromisoformat also takes 20261206 and week dates)
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            raise ValueError(value)
         return date.fromisoformat(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {value!r}") from None
+
+
+def _priority(value: str) -> str:
+    """P0, P1, P2 (any case, as the filter takes them) or none."""
+    return "none" if value.lower() == "none" else value.upper()
 
 
 # The options that say which checkout, day, configuration, stores and GitHub a command
@@ -335,7 +343,7 @@ def _triage_parser(sub: argparse._SubParsersAction) -> None:
     edit = action("edit", "change a finding's title, priority, section or body", fps=False)
     edit.add_argument("fingerprint", metavar="FP")
     edit.add_argument("--title")
-    edit.add_argument("--priority", choices=["P0", "P1", "P2", "none"])
+    edit.add_argument("--priority", type=_priority, choices=["P0", "P1", "P2", "none"])
     edit.add_argument("--section", choices=PLACEABLE)
     edit.add_argument(
         "--body-file", type=Path, metavar="FILE", help="the new body, as Markdown (- for stdin)"

@@ -48,10 +48,14 @@ def cmd_triage(args: argparse.Namespace) -> int:
         if args.action in ("demote", "promote"):
             up = args.action == "promote"
             changes, stuck = session.review.move(findings, up)
+            sections = {f.fingerprint: f.section for f in findings}
             for fp in stuck:
-                print(
-                    f"{fp}: already at the {'top' if up else 'bottom'}, unchanged", file=sys.stderr
+                why = (
+                    "an All Clear line does not move"
+                    if sections.get(fp) is Section.ALL_CLEAR
+                    else f"already at the {'top' if up else 'bottom'}"
                 )
+                print(f"{fp}: {why}, unchanged", file=sys.stderr)
             return _said(changes, run, args.action + "d")
         if args.action == "accept":
             return _said(session.review.accept(findings), run, "accepted")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from textual.message import Message
 
 from scout_tui.errors import ScoutError, redact
-from scout_tui.model import Finding, RunResult, TriageEntry
+from scout_tui.model import Finding, RunResult, Section, TriageEntry
 from scout_tui.session import Session
 from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
@@ -77,6 +77,8 @@ class DecisionQueue:
         def move() -> list[Change] | str:
             changes, stuck = self.session.review.move(findings, up)
             if stuck and not changes:
+                if all(f.section is Section.ALL_CLEAR for f in findings):
+                    return "an All Clear line does not move"
                 return f"already at the {'top' if up else 'bottom'}"
             return changes
 
