@@ -214,6 +214,8 @@ def test_a_repro_runs_as_an_argv_list(command, env, argv):
         ("pytest -x", "pytest runs tests named path.py::test"),
         ("pytest -pthis.py::t", "pytest runs tests named path.py::test"),  # -p: a plugin to import
         ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
+        # Another program is said to be one, whatever its arguments (not "'/' reaches out").
+        ("rm -rf /", "'rm' is not a repro scout runs (./run_train.sh, torchrun, pytest)"),
     ],
 )
 def test_a_repro_of_another_shape_is_refused(command, said):

@@ -135,6 +135,10 @@ def repro_argv(command: str) -> ReproArgv:
     if not words:
         raise ReproError("no program in the command")
     program, arguments = words[0], words[1:]
+    if program not in ("./run_train.sh", "pytest", "torchrun"):  # said first: the shapes
+        raise ReproError(
+            f"{program!r} is not a repro scout runs (./run_train.sh, torchrun, pytest)"
+        )
     for argument in arguments:
         value = argument.split("=", 1)[-1]
         if not argument.isprintable() or value.startswith(("/", "~")) or ".." in value:
@@ -149,12 +153,8 @@ def repro_argv(command: str) -> ReproArgv:
             raise ReproError(
                 f"pytest runs tests named path.py::test (and {' '.join(sorted(_PYTEST_FLAGS))})"
             )
-    elif program == "torchrun":
-        _torchrun_script(arguments)
     else:
-        raise ReproError(
-            f"{program!r} is not a repro scout runs (./run_train.sh, torchrun, pytest)"
-        )
+        _torchrun_script(arguments)
     return ReproArgv(env, [program, *arguments])
 
 
