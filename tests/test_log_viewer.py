@@ -458,3 +458,29 @@ async def test_missing_log_is_one_line_no_crash(tmp_path):
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, LogViewer)
+
+
+async def test_home_and_t_show_the_lines_from_their_first_column(big_log):
+    """Scrolled sideways, `home` is the log's start: the first line from its first column
+    (not `oup]Run tests`); `t` moves where lines start, so it shows them from there too.
+    A page down keeps the sideways scroll (NEAR-MISS: only those two reset it)."""
+    app = ViewerApp(
+        LogViewer(big_log.path, experiment=EXP, title="job", root_offset=big_log.root_offset)
+    )
+    async with app.run_test(size=(60, 20)) as pilot:
+        view = await opened(pilot, app)
+        for key in ("right",) * 5:
+            await pilot.press(key)
+        await pilot.pause()
+        assert view.scroll_offset.x > 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert view.scroll_offset.x > 0
+        await pilot.press("home")
+        await pilot.pause()
+        assert (view.scroll_offset.x, view.scroll_offset.y) == (0, 0)
+        for key in ("right",) * 5:
+            await pilot.press(key)
+        await pilot.press("t")
+        await pilot.pause()
+        assert view.scroll_offset.x == 0

@@ -234,8 +234,9 @@ class LogView(ScrollView, can_focus=True):
             self.notify("No failure further up", severity="warning")
 
     def action_first_line(self) -> None:
+        """The log's start: its first line, from its first column."""
         self._moved = True
-        self.scroll_to(y=0, animate=False, force=True)
+        self.scroll_to(x=0, y=0, animate=False, force=True)
 
     def action_last_line(self) -> None:
         self._moved = True
@@ -320,6 +321,7 @@ class LogView(ScrollView, can_focus=True):
 
     def action_toggle_timestamps(self) -> None:
         self.timestamps = not self._stamps_shown(self.scrollable_content_region.width)
+        self.scroll_to(x=0, animate=False, force=True)  # the lines' starts moved: from there
         self.refresh()
 
     def _strip_of(self, line: int, width: int, scroll_x: int, stamps: bool = True) -> Strip:
