@@ -231,8 +231,14 @@ class FindingsTree(Tree[NodeData]):
         # lines on screen are, and a resize redraws them (Tree keys its cache on width).
         data = node.data
         row = self._finding_rows.get(data.fingerprint) if data and data.fingerprint else None
-        if row is None:
-            return super().render_label(node, base_style, style)
+        if row is None:  # a header: cut with "…" where the tree ends, never mid-word bare
+            label = super().render_label(node, base_style, style)
+            room = self.scrollable_content_region.width - self._indent(node)
+            if label.cell_len > room and label.plain.endswith(" reviewed"):
+                label.right_crop(len(" reviewed"))  # "0/2" says it where "reviewed" won't fit
+            if label.cell_len > room > 1:
+                label.truncate(room, overflow="ellipsis")
+            return label
         fingerprint = row.fingerprint
         width = self.scrollable_content_region.width
         label = finding_label(
