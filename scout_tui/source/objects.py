@@ -29,6 +29,15 @@ _SHA = re.compile(r"[0-9a-f]{40}")
 _SHA_RANGE = re.compile(r"[0-9a-f]{40}(\.\.[0-9a-f]{40})?")
 
 
+_VERSION: list[str] = []  # git's version, asked once per process
+
+
+def _git_version(repo: git.Repo) -> str:
+    if not _VERSION:
+        _VERSION.append(".".join(map(str, repo.git.version_info)))
+    return _VERSION[0]
+
+
 def names_commits(rev: str) -> bool:
     """Whether `rev` is a commit id, or a range of two: what git answers alike forever."""
     return _SHA_RANGE.fullmatch(rev) is not None
@@ -110,7 +119,7 @@ class GitObjects:
         history is cut, a graft rewires it) and git's version (how it prints)."""
         if not hasattr(self, "_scope"):
             with self._lock:
-                version = ".".join(map(str, self.repo.git.version_info))
+                version = _git_version(self.repo)
             self._scope = (
                 str(Path(self.repo.common_dir).resolve()),
                 ",".join(sorted(self.shallow_roots())),
