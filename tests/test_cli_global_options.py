@@ -154,6 +154,27 @@ def test_both_sides_must_agree(command, option, capsys):
     assert OTHER_VALUE[option] in line
 
 
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        pytest.param(c, o, id=f"{name(c)}:{o}")
+        for c, (_, takes) in COMMANDS.items()
+        if c
+        for o in sorted(takes)
+        if o in OTHER_VALUE and not (c == ("open",) and o in ("--repo", "--config"))
+    ],
+)
+def test_one_side_given_two_values_is_refused_too(command, option, capsys):
+    """`report --date A --date B` is refused as `--date A report --date B` is (TRUE); the
+    same value twice is taken (NEAR-MISS)."""
+    after = typed(command, option, "after")
+    twice = [*after, option, *GIVEN[option][0]]
+    args, unknown = build_parser().parse_known_args(twice)
+    assert unknown == [] and getattr(args, GIVEN[option][1]) == GIVEN[option][2]
+    line = refused([*after, option, OTHER_VALUE[option]], capsys)
+    assert f"{option} given twice with different values" in line
+
+
 def test_open_takes_a_configuration_for_each_bundle_from_either_side():
     args = build_parser().parse_args(
         [

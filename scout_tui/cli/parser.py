@@ -227,7 +227,23 @@ def _add_globals(parser: argparse.ArgumentParser, command: str | None, depth: in
             else {**GLOBAL_OPTIONS[flag], "help": argparse.SUPPRESS}
         )
         kwargs.update(dest=_given_at(kwargs["dest"], depth), default=argparse.SUPPRESS)
+        if "action" not in kwargs:  # each value kept: one given twice on one side is seen
+            kwargs["action"] = _EachValue
         (group if group is not None and flag in exclusive else parser).add_argument(flag, **kwargs)
+
+
+class _EachValue(argparse.Action):
+    """A single-valued option that keeps every value typed (`merge_globals` takes one, and
+    refuses two that differ, on one side of the command as across both)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest, []), values])
 
 
 def command_parser(
@@ -263,10 +279,13 @@ def merge_globals(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             if given:
                 where.error(f"{flag} does not apply to `{where.prog}`")
             continue
-        if _global_kwargs(command, flag).get("action") == "append":  # before and after: all
+        action = _global_kwargs(command, flag).get("action")
+        if action == "append":  # before and after: all
             values = [v for value in given for v in (value if isinstance(value, list) else [value])]
             setattr(args, dest, list(dict.fromkeys(values)) or None)
             continue
+        if action is None:  # each side's values, as _EachValue kept them
+            given = [value for values in given for value in values]
         if any(value != given[0] for value in given):
             where.error(
                 f"{flag} given twice with different values: {' and '.join(map(str, given))}"
