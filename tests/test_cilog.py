@@ -274,11 +274,12 @@ def test_repro_cli(tmp_path):
             "NGPU=2 TORCH_TRACE=/tmp/t ./run_train.sh --module m --dump_folder out",
             "NGPU=2 ./run_train.sh --module m",
         ),
+        # No GPU count the command did not say: torchrun's is its --nproc-per-node.
         (
             "torchrun --nproc-per-node 2 tests/run.py --x",
-            "NGPU=8 torchrun --nproc-per-node 2 tests/run.py --x",
+            "torchrun --nproc-per-node 2 tests/run.py --x",
         ),
-        ("pytest tests/test_a.py::TestB::test_c", "NGPU=8 pytest tests/test_a.py::TestB::test_c"),
+        ("pytest tests/test_a.py::TestB::test_c", "pytest tests/test_a.py::TestB::test_c"),
         ("echo hi", None),
         ("NGPU=1 ./run_train.sh --config /etc/passwd", None),
     ],
@@ -295,6 +296,34 @@ def test_repro_command_takes_the_shapes_it_runs_and_refuses_the_rest(tmp_path, c
     else:
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == made
+
+
+@pytest.mark.parametrize(
+    ("command", "ngpu", "said"),
+    [
+        ("pytest tests/test_a.py::TestX::test_y", None, ""),
+        ("torchrun --nproc-per-node=2 train.py", 2, ""),
+        ("NGPU=4 ./run_train.sh --module a", 4, ""),
+        (
+            "TORCH_TRACE=/tmp/x NGPU=4 ./run_train.sh --module a",
+            4,
+            "scout: as scout runs it: NGPU=4 ./run_train.sh --module a\n",
+        ),
+    ],
+)
+def test_repro_json_names_only_the_gpus_the_command_says(tmp_path, command, ngpu, said):
+    """A pytest or torchrun repro is not given NGPU=8; what scout changed in the command
+    (a dropped TORCH_TRACE) is said on stderr."""
+    done = scout("repro", "--command", command, "--repo", tmp_path, "--json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["ngpu"] == ngpu and "NGPU=8" not in document["command"]
+    assert done.stderr == said
+
+
+def test_an_empty_command_is_bad_usage(tmp_path):
+    done = scout("repro", "--command", "", "--repo", tmp_path)
+    assert done.returncode == 2 and done.stderr == "scout: error: no program in the command: ''\n"
 
 
 def test_a_pytest_failure_gets_a_pytest_repro_and_json(tmp_path):

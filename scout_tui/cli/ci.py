@@ -11,7 +11,13 @@ from packaging.version import InvalidVersion, Version
 
 from scout_tui.analysis.ci.cilog import LogAnalysis, analyse
 from scout_tui.analysis.ci.log_input import LogInputError, open_log
-from scout_tui.analysis.ci.repro import ReproError, failure_repro, repro_argv, repro_command
+from scout_tui.analysis.ci.repro import (
+    ReproError,
+    failure_repro,
+    gpus_of,
+    repro_argv,
+    repro_command,
+)
 from scout_tui.cli.common import config_near, warn
 from scout_tui.cli.output import dumps, write_output
 from scout_tui.collect.ci_failures import ci_finding
@@ -120,11 +126,13 @@ def cmd_repro(args: argparse.Namespace) -> int:
     if args.json and args.run:
         raise UsageError("--json prints the repro; --run runs it: one or the other")
     test = None
-    if args.command_line:
+    if args.command_line is not None:
         try:
             repro = repro_command(args.command_line)
         except ReproError as exc:
             raise UsageError(str(exc)) from None
+        if repro != " ".join(args.command_line.split()):  # what scout changed, said
+            print(f"scout: as scout runs it: {repro}", file=sys.stderr)
     else:
         analysis = _analyse(args.log, config_near(args.repo, None).project.experiment)
         found = [(f.name, r) for f in analysis.failures if (r := failure_repro(f)) is not None]
@@ -139,11 +147,10 @@ def cmd_repro(args: argparse.Namespace) -> int:
     except ReproError as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        ngpu = argv.env.get("NGPU")
         document = {
             "command": repro,
             "cwd": str(Path(args.repo).resolve()),
-            "ngpu": int(ngpu) if ngpu else None,
+            "ngpu": gpus_of(argv),
             "test": test,
         }
         write_output(dumps(document), None)

@@ -36,7 +36,9 @@ def repro_command(command: str, default_ngpu: int = 8) -> str:
         raise ReproError(f"no program in the command: {command!r}")
     program, flags = words[index], words[index + 1 :]
     module, config = env.pop("MODULE", None), env.pop("CONFIG", None)
-    ngpu = env.pop("NGPU", str(default_ngpu))
+    # ./run_train.sh takes its GPUs from NGPU (CI's runners have 8); pytest and torchrun are
+    # not given a count they did not say (torchrun says it in --nproc-per-node).
+    ngpu = env.pop("NGPU", str(default_ngpu) if program == "./run_train.sh" else None)
     rest: list[str] = []
     position = 0
     while position < len(flags):
@@ -60,13 +62,26 @@ def repro_command(command: str, default_ngpu: int = 8) -> str:
     kept_env = [
         f"{key}={shlex.quote(value)}" for key, value in env.items() if key not in DROPPED_ENV
     ]
-    parts = [*kept_env, f"NGPU={shlex.quote(ngpu)}", program]
+    parts = [*kept_env, *([f"NGPU={shlex.quote(ngpu)}"] if ngpu is not None else []), program]
     if module:
         parts += ["--module", shlex.quote(module)]
     if config:
         parts += ["--config", shlex.quote(config)]
     parts += [shlex.quote(flag) for flag in rest]
     return " ".join(parts)
+
+
+def gpus_of(argv: ReproArgv) -> int | None:
+    """The GPUs a repro takes: NGPU, else torchrun's --nproc-per-node; None when unsaid."""
+    if argv.env.get("NGPU", "").isdigit():
+        return int(argv.env["NGPU"])
+    words = argv.argv
+    for n, word in enumerate(words[1:], 1) if words and words[0] == "torchrun" else ():
+        name, _, value = word.partition("=")
+        if name in ("--nproc-per-node", "--nproc_per_node"):
+            value = value or (words[n + 1] if n + 1 < len(words) else "")
+            return int(value) if value.isdigit() else None
+    return None
 
 
 @dataclass(frozen=True)

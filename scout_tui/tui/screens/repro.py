@@ -3,8 +3,6 @@ of the box, so it is asked, never assumed."""
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,14 +11,19 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from scout_tui.analysis.ci.repro import ReproError, gpus_of, repro_argv
 from scout_tui.errors import visible
-
-_NGPU = re.compile(r"(?:^|\s)NGPU=(\d+)")
 
 
 def gpus_asked(command: str) -> str:
-    found = _NGPU.search(command)
-    return f"{found.group(1)} GPU(s)" if found else "as many GPUs as its script defaults to"
+    """The GPUs the repro says it takes (NGPU, torchrun's --nproc-per-node), in words."""
+    try:
+        count = gpus_of(repro_argv(command))
+    except ReproError:
+        count = None
+    if count is None:
+        return "as many GPUs as it takes by default"
+    return "1 GPU" if count == 1 else f"{count} GPUs"
 
 
 class ConfirmRepro(ModalScreen[bool]):
