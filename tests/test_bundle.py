@@ -154,6 +154,13 @@ def test_a_missing_bundle_and_a_bad_bundle_target(tmp_path):
         "scout: error: --bundle /proc/scout.json.gz: cannot write there: "
         f"{done.stderr.rsplit(': ', 1)[1]}"
     )  # one line, nothing collected
+    # `-` is stdout elsewhere; a bundle never goes there, nor into a file named `-`.
+    done = scout("collect", "--bundle", "-", "--offline", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "scout: error: --bundle takes a file name, not - (stdout is the report, or --json)\n"
+    )
+    assert not (tmp_path / "-").exists()
 
 
 async def test_a_bundle_reviewed_in_the_console_and_published(collected, tmp_path):

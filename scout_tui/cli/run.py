@@ -43,6 +43,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     if args.events and (args.json or args.output):
         raise UsageError("--events streams on stdout: it goes with neither --json nor -o")
     check_target(args.output)
+    if args.bundle is not None and str(args.bundle) == "-":  # stdout has the run's report
+        raise UsageError("--bundle takes a file name, not - (stdout is the report, or --json)")
     check_target(args.bundle, "--bundle")
     if args.bundle is not None:
         probe_writable(args.bundle, "--bundle")  # not after an hour of collecting
