@@ -442,6 +442,19 @@ async def test_n_on_a_header_goes_below_it_and_a_header_is_not_an_empty_filter(d
         findings.move_cursor(findings.root.children[0])
         await pilot.pause(0.1)
         assert app.screen.query_one("#detail").markdown == "Select a finding."
+        # The cursor's finding filtered out: the cursor goes to the first match, not a header.
+        await pilot.press("slash", "ctrl+u", "enter")  # no filter
+        await settle(pilot, app)
+        starts = [r.fingerprint for r in findings.rows if r.finding.priority is not Priority.P2]
+        for start in starts[:3]:
+            await pilot.press("slash", "ctrl+u", "enter")
+            await settle(pilot, app)
+            findings.select_fingerprint(start)
+            await pilot.pause(0.05)
+            await pilot.press("slash", "ctrl+u", *"p2", "enter")
+            await settle(pilot, app)
+            row = findings.row(findings.cursor_fingerprint)
+            assert row is not None and row.finding.priority is Priority.P2, start
         await pilot.press("slash", "ctrl+u", *"nothing-matches-this", "enter")
         await settle(pilot, app)
         assert app.screen.query_one("#detail").markdown.startswith("No finding matches")

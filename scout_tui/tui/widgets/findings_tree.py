@@ -515,8 +515,10 @@ class FindingsTree(Tree[NodeData]):
         target = self._finding_nodes.get(keep) if keep else None
         if target is None and header is not None:
             target = self._header(*header)
-        if target is None and self._finding_nodes and keep is None and line <= 0:
-            target = next(iter(self._finding_nodes.values()))  # first paint: the first finding
+        if target is None and self._finding_nodes and (keep is not None or line <= 0):
+            # First paint, or the cursor's finding filtered out: the first finding shown
+            # (not whatever header now stands on its line).
+            target = self._finding_nodes[_leaves(self.root)[0]]
         self.call_after_refresh(self._place_cursor, target, line)
 
     def _add_views(self, views: list[SectionView]) -> None:
