@@ -229,3 +229,29 @@ async def test_a_past_day_s_run_is_shown_as_review_only(bundles, tmp_path, monke
                 break
         said = [str(node.children[0].label) for node in tree.root.children]
         assert said == ["review only: a past day's run is never published"] * 2
+
+
+async def test_the_overview_tells_runs_apart_and_says_which_will_not_publish(bundles, tmp_path):
+    """Each run names its file and when it was collected; a run whose configuration is of
+    another repository says it will not be published (TRUE), where the other says where it
+    publishes (NEAR-MISS)."""
+    base, demo_repo = bundles
+    options = SessionOptions(config=base / "configs" / "demo.toml", state_dir=tmp_path / "s")
+    sessions = Session.of_bundles(
+        [base / "runs" / "a-demo.json.gz", base / "runs" / "b-other.json.gz"], [options]
+    )
+    app = ScoutApp(sessions[0], load_cached=True, more=sessions[1:])
+    async with app.run_test(size=(160, 40)) as pilot:
+        tree = app.screen.query_one(Tree)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if all(node.children for node in tree.root.children):
+                break
+        runs = [str(node.label) for node in tree.root.children]
+        assert "a-demo.json.gz, collected " in runs[0] and "b-other.json.gz" in runs[1]
+        said = [str(node.children[0].label) for node in tree.root.children]
+        assert said[0].startswith(f"publishes to {demo_repo}#7")
+        assert said[1] == (
+            "not published: a run of demo/other, and the configuration given for it "
+            f"({base / 'configs' / 'demo.toml'}) publishes to {demo_repo}"
+        )

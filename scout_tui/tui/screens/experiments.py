@@ -97,11 +97,18 @@ class ExperimentsScreen(Screen[None]):
         session = self.sessions[message.index]
         project, board = session.config.project, session.config.board
         past = session.bundle is not None and is_past_day(session.bundle.run.date)
+        other = session.bundle is not None and session.repository != project.repo
         node.add_leaf(
-            Text(
-                "review only: a past day's run is never published"
-                if past
-                else f"publishes to {project.repo}#{project.tracking_issue}, "
+            Text("review only: a past day's run is never published", style="dim")
+            if past
+            else Text(  # publishing refuses it: said here, not first at `P`
+                f"not published: a run of {session.repository}, and the configuration "
+                f"given for it ({session.config.source}) publishes to {project.repo}",
+                style="yellow",
+            )
+            if other
+            else Text(
+                f"publishes to {project.repo}#{project.tracking_issue}, "
                 f"board {board.owner}/{board.number}{_shipped_board(session)}",
                 style="dim",
             ),
@@ -120,6 +127,13 @@ class ExperimentsScreen(Screen[None]):
             (f"{session.repository} · {session.experiment.rsplit('/', 1)[-1]}", "bold"),
             f" · {day}",
         )
+        if session.bundle is not None:  # two runs of one day told apart: file, and when
+            collected = session.bundle.run.collected_at
+            label.append(
+                f" · {session.bundle_path.name if session.bundle_path else 'bundle'}"
+                + (f", collected {collected:%H:%M} UTC" if collected else ""),
+                style="dim",
+            )
         if tally is None:
             label.append("  counting…", style="dim")
         elif tally.error:
