@@ -305,11 +305,22 @@ def test_a_dry_run_as_json_follows_the_committed_schema(tmp_path, fresh_world):
         assert document["comment"]["body"].startswith("# Nightly Scout Report")
         assert document["comment"]["characters"] == len(document["comment"]["body"])
         assert document["board_checked"] is True
+        assert document["comment"]["edits"] is None  # nothing posted today yet: a new one
         assert mutations(server) == []
+        # Published, the next dry run says which comment it would edit (text and JSON).
+        assert publish(args).returncode == 0
+        again = json.loads(publish(args, extra=("--dry-run", "--json")).stdout)
+        url = again["comment"]["edits"]
+        assert url and "#issuecomment-" in url
+        jsonschema.validate(again, json.loads(PLAN_SCHEMA_FILE.read_text()))
+        assert (
+            f"  edits today's report comment {url}\n" in publish(args, extra=("--dry-run",)).stdout
+        )
         # --json alone is not a publish that prints JSON: bad usage, nothing done.
+        before = len(mutations(server))
         alone = publish(args, extra=("--json", "--yes"))
         assert alone.returncode == 2 and "add --dry-run" in alone.stderr
-        assert mutations(server) == []
+        assert len(mutations(server)) == before
 
 
 def test_a_promoted_finding_gets_a_draft(tmp_path, fresh_world):

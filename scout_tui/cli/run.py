@@ -274,13 +274,14 @@ def cmd_publish(args: argparse.Namespace) -> int:
     plan = session.plan(result, items)
     if args.dry_run:
         note = refusal or reason
+        edits = _comment_edited(session, result) if items is not None else None
         if args.json:
             document = PlanDocument.of(
-                plan, session.config, session.publish_target(), items is not None, note
+                plan, session.config, session.publish_target(), items is not None, note, edits
             )
             write_output(document.model_dump_json(indent=2), None)
         else:
-            write_output(_plan_text(plan, session, items is not None, note), None)
+            write_output(_plan_text(plan, session, items is not None, note, edits), None)
         if refusal is not None:  # a check for cron: this plan would not go through
             print(f"scout: error: publishing would fail: {refusal}", file=sys.stderr)
             return EXIT_FAILURE
@@ -318,10 +319,22 @@ def _refusal(session: Session) -> str | None:
     return None
 
 
-def _plan_text(plan: PublishPlan, session: Session, board_checked: bool, reason: str) -> str:
+def _comment_edited(session: Session, run: RunResult) -> str | None:
+    """The URL of today's report comment a publish of `run` would edit; None: a new one."""
+    try:
+        existing = session.publisher().todays_comment(run)
+    except (GitHubError, UsageError):
+        return None
+    return existing.url if existing is not None else None
+
+
+def _plan_text(
+    plan: PublishPlan, session: Session, board_checked: bool, reason: str, edits: str | None
+) -> str:
     out = [
         f"Publish plan for {plan.date}: {plan.summary()}",
         f"  to {session.publish_target()}",
+        f"  edits today's report comment {edits}" if edits else "  posts a new report comment",
         "",
     ]
     if not board_checked:

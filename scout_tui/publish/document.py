@@ -27,6 +27,9 @@ class PlannedComment(_Strict):
     issue: int
     body: str  # exactly what would be posted, cut to GitHub's limit
     characters: int
+    # today's report comment the publish would edit; null: it posts a new one (or the
+    # board, and so the issue, was not read: see board_checked)
+    edits: str | None = None
 
 
 class PlannedDraft(_Strict):
@@ -72,6 +75,7 @@ class PlanDocument(_Strict):
         target: str,
         board_checked: bool,
         note: str | None,
+        edits: str | None = None,
     ) -> PlanDocument:
         board = config.board
         return cls(
@@ -85,6 +89,7 @@ class PlanDocument(_Strict):
                 issue=plan.tracking_issue,
                 body=plan.report,
                 characters=len(plan.report),
+                edits=edits,
             ),
             drafts=[
                 PlannedDraft(fingerprint=d.fingerprint, title=d.title, body=d.body)
