@@ -340,7 +340,7 @@ def _plan_text(
     if not board_checked:
         out.append(f"  (the board was not checked for duplicates: {reason})")
     out += [f"  {step.description}" for step in plan.steps]
-    out += [f"  duplicate of a board item, no draft: {title}" for title in plan.duplicates]
+    out += [f"  already on the board, no new draft: {title}" for title in plan.duplicates]
     out += [f"  status line for the draft {line.title}: {line.text}" for line in plan.status_lines]
     out += [
         "",

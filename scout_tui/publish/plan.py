@@ -87,7 +87,7 @@ class PublishPlan:
             lines = len(self.status_lines)
             parts.append(f"{lines} status line{'s' if lines != 1 else ''} on existing drafts")
         if self.duplicates:
-            parts.append(f"{len(self.duplicates)} skipped as duplicates of board items")
+            parts.append(f"{len(self.duplicates)} already on the board (no new draft)")
         return ", ".join(parts)
 
 

@@ -69,7 +69,7 @@ class Outcome:
         if self.drafts_found:
             lines.append(f"{len(self.drafts_found)} draft(s) already on the board")
         if self.duplicates:
-            lines.append(f"{len(self.duplicates)} skipped as duplicates of board items")
+            lines.append(f"{len(self.duplicates)} already on the board (no new draft)")
         if self.archived:
             lines.append(f"{len(self.archived)} archived draft(s) left as they are")
         if self.copies_removed:

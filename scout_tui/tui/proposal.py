@@ -46,7 +46,7 @@ def proposal_markdown(proposal: PublishProposal) -> str:
         lines.append(f"- **{len(plan.status_lines)} status line(s)** on existing drafts:")
         lines += [f"  - {line.title}: {line.text}" for line in plan.status_lines[:8]]
     if plan.duplicates:
-        lines.append(f"- {len(plan.duplicates)} skipped as duplicates of board items:")
+        lines.append(f"- {len(plan.duplicates)} already on the board (no new draft):")
         lines += [f"  - {title}" for title in plan.duplicates[:8]]
     if proposal.board_note:
         lines.append(f"- the board was not checked for duplicates: {proposal.board_note}")
