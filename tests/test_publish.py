@@ -313,9 +313,11 @@ def test_a_dry_run_as_json_follows_the_committed_schema(tmp_path, fresh_world):
         url = again["comment"]["edits"]
         assert url and "#issuecomment-" in url
         jsonschema.validate(again, json.loads(PLAN_SCHEMA_FILE.read_text()))
-        assert (
-            f"  edits today's report comment {url}\n" in publish(args, extra=("--dry-run",)).stdout
-        )
+        text = publish(args, extra=("--dry-run",)).stdout
+        assert f"  edits today's report comment {url}\n" in text
+        # The drafts just filed are on the board now: said so, not as someone else's duplicates.
+        assert "already on the board (no new draft)" in text.splitlines()[0]
+        assert "duplicate" not in text.split("=" * 72)[0]
         # --json alone is not a publish that prints JSON: bad usage, nothing done.
         before = len(mutations(server))
         alone = publish(args, extra=("--json", "--yes"))
