@@ -198,7 +198,8 @@ def test_a_repro_runs_as_an_argv_list(command, env, argv):
         ("NGPU=1 TORCHINDUCTOR_CACHE_DIR=/tmp/x ./run_train.sh", "not TORCHINDUCTOR_CACHE_DIR"),
         ("NGPU=1 ./run_train.sh --job.dump_folder=/etc", "reaches outside the checkout"),
         ("NGPU=1 ./run_train.sh --config ../../x", "reaches outside the checkout"),
-        ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "reaches outside the checkout"),
+        ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "holds a control character"),
+        ("NGPU=abc ./run_train.sh", "NGPU takes a number of GPUs, not 'abc'"),
         ("torchrun -m http.server", "torchrun option '-m' is not one a repro needs"),
         ("torchrun --no-python rm x.py", "torchrun option '--no-python' is not one"),
         # torchrun's parser takes unique prefixes: --no-pyt is --no-python, --modu is --module

@@ -143,8 +143,10 @@ def repro_argv(command: str) -> ReproArgv:
     while words and (match := _ASSIGNMENT.match(words[0])):
         name, value = match.groups()
         # NGPU only: PATH, LD_PRELOAD, BASH_ENV, a cache folder of torch's… each runs other code.
-        if name != "NGPU" or not value.isdigit():
+        if name != "NGPU":
             raise ReproError(f"a repro sets NGPU=<n> and nothing else, not {name}")
+        if not value.isdigit():
+            raise ReproError(f"NGPU takes a number of GPUs, not {value!r}")
         env[name] = value
         words.pop(0)
     if not words:
@@ -156,7 +158,9 @@ def repro_argv(command: str) -> ReproArgv:
         )
     for argument in arguments:
         value = argument.split("=", 1)[-1]
-        if not argument.isprintable() or value.startswith(("/", "~")) or ".." in value:
+        if not argument.isprintable():
+            raise ReproError(f"the argument {argument!r} holds a control character")
+        if value.startswith(("/", "~")) or ".." in value:
             raise ReproError(f"the argument {argument!r} reaches outside the checkout")
     if program == "./run_train.sh":
         if "NGPU" not in env:
