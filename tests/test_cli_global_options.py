@@ -133,16 +133,17 @@ def test_abbreviations_never_reach_a_hidden_option():
     assert build_parser().parse_args(["serve-github", "--p", "5"]).port == 5  # not --prior
 
 
-@pytest.mark.parametrize(
-    ("command", "option"),
-    [
-        pytest.param(c, o, id=f"{name(c)}:{o}")
-        for c, (_, takes) in COMMANDS.items()
-        if c
-        for o in sorted(takes)
-        if o in OTHER_VALUE and not (c == ("open",) and o in ("--repo", "--config"))
-    ],
-)
+# Each command with each single-valued global option it takes (`open` takes several).
+SINGLE_VALUED = [
+    pytest.param(c, o, id=f"{name(c)}:{o}")
+    for c, (_, takes) in COMMANDS.items()
+    if c
+    for o in sorted(takes)
+    if o in OTHER_VALUE and not (c == ("open",) and o in ("--repo", "--config"))
+]
+
+
+@pytest.mark.parametrize(("command", "option"), SINGLE_VALUED)
 def test_both_sides_must_agree(command, option, capsys):
     before = [option, *GIVEN[option][0]]
     same = [*before, *typed(command, option, "after")]
@@ -154,16 +155,7 @@ def test_both_sides_must_agree(command, option, capsys):
     assert OTHER_VALUE[option] in line
 
 
-@pytest.mark.parametrize(
-    ("command", "option"),
-    [
-        pytest.param(c, o, id=f"{name(c)}:{o}")
-        for c, (_, takes) in COMMANDS.items()
-        if c
-        for o in sorted(takes)
-        if o in OTHER_VALUE and not (c == ("open",) and o in ("--repo", "--config"))
-    ],
-)
+@pytest.mark.parametrize(("command", "option"), SINGLE_VALUED)
 def test_one_side_given_two_values_is_refused_too(command, option, capsys):
     """`report --date A --date B` is refused as `--date A report --date B` is (TRUE); the
     same value twice is taken (NEAR-MISS)."""

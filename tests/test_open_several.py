@@ -216,17 +216,9 @@ async def test_a_past_day_s_run_is_shown_as_review_only(bundles, tmp_path, monke
     would name the target."""
     base, _ = bundles
     monkeypatch.setenv("SCOUT_TODAY", "2026-12-09")  # a week after the bundles' day
-    options = SessionOptions(config=base / "configs" / "demo.toml", state_dir=tmp_path / "s")
-    sessions = Session.of_bundles(
-        [base / "runs" / "a-demo.json.gz", base / "runs" / "b-other.json.gz"], [options]
-    )
-    app = ScoutApp(sessions[0], load_cached=True, more=sessions[1:])
+    app = both_with_the_demos_configuration(base, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        tree = app.screen.query_one(Tree)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if all(node.children for node in tree.root.children):
-                break
+        tree = await counted_overview(pilot, app)
         said = [str(node.children[0].label) for node in tree.root.children]
         assert said == ["review only: a past day's run is never published"] * 2
 
@@ -236,17 +228,9 @@ async def test_the_overview_tells_runs_apart_and_says_which_will_not_publish(bun
     another repository says it will not be published (TRUE), where the other says where it
     publishes (NEAR-MISS)."""
     base, demo_repo = bundles
-    options = SessionOptions(config=base / "configs" / "demo.toml", state_dir=tmp_path / "s")
-    sessions = Session.of_bundles(
-        [base / "runs" / "a-demo.json.gz", base / "runs" / "b-other.json.gz"], [options]
-    )
-    app = ScoutApp(sessions[0], load_cached=True, more=sessions[1:])
+    app = both_with_the_demos_configuration(base, tmp_path)
     async with app.run_test(size=(160, 40)) as pilot:
-        tree = app.screen.query_one(Tree)
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if all(node.children for node in tree.root.children):
-                break
+        tree = await counted_overview(pilot, app)
         runs = [str(node.label) for node in tree.root.children]
         assert "a-demo.json.gz, collected " in runs[0] and "b-other.json.gz" in runs[1]
         said = [str(node.children[0].label) for node in tree.root.children]
@@ -255,3 +239,22 @@ async def test_the_overview_tells_runs_apart_and_says_which_will_not_publish(bun
             "not published: a run of demo/other, and the configuration given for it "
             f"({base / 'configs' / 'demo.toml'}) publishes to {demo_repo}"
         )
+
+
+async def counted_overview(pilot, app: ScoutApp) -> Tree:
+    """The overview's tree once every run is counted (its sections shown under it)."""
+    tree = app.screen.query_one(Tree)
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if all(node.children for node in tree.root.children):
+            break
+    return tree
+
+
+def both_with_the_demos_configuration(base: Path, tmp_path: Path) -> ScoutApp:
+    """The console on both bundles, the demo's scout.toml given for them all."""
+    options = SessionOptions(config=base / "configs" / "demo.toml", state_dir=tmp_path / "s")
+    sessions = Session.of_bundles(
+        [base / "runs" / "a-demo.json.gz", base / "runs" / "b-other.json.gz"], [options]
+    )
+    return ScoutApp(sessions[0], load_cached=True, more=sessions[1:])
