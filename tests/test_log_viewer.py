@@ -484,3 +484,22 @@ async def test_home_and_t_show_the_lines_from_their_first_column(big_log):
         await pilot.press("t")
         await pilot.pause()
         assert view.scroll_offset.x == 0
+
+
+async def test_the_footer_names_the_search_and_timestamp_keys_at_80_columns(big_log):
+    """`n` (next match) and `t` (timestamps) are in the footer beside g, f, / and escape, and
+    all of them fit 80 columns."""
+    from textual.widgets._footer import FooterKey
+
+    from scout_tui.tui.widgets.key_footer import KeyFooter
+
+    app = ViewerApp(
+        LogViewer(big_log.path, experiment=EXP, title="job", root_offset=big_log.root_offset)
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot, app)
+        await pilot.pause(0.1)
+        keys = app.screen.query_one(KeyFooter).query(FooterKey)
+        said = {key.description for key in keys}
+        assert {"Next match", "Timestamps", "Root cause", "Next failure"} <= said
+        assert all(key.region.right <= 80 and key.region.width > 0 for key in keys)

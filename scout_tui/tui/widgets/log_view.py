@@ -42,11 +42,11 @@ class LogView(ScrollView, can_focus=True):
         Binding("g", "root_cause", "Root cause", id="log_root_cause"),
         Binding("f", "next_failure", "Next failure", id="log_next_failure"),
         Binding("F", "previous_failure", "Previous failure", show=False, id="log_previous_failure"),
-        Binding("n", "next_match", "Next match", show=False, id="log_next_match"),
+        Binding("n", "next_match", "Next match", id="log_next_match"),
         Binding("N", "previous_match", "Previous match", show=False, id="log_previous_match"),
         Binding("home", "first_line", "First line", show=False, id="log_first_line"),
         Binding("end", "last_line", "Last line", show=False, id="log_last_line"),
-        Binding("t", "toggle_timestamps", "Timestamps", show=False, id="log_timestamps"),
+        Binding("t", "toggle_timestamps", "Timestamps", id="log_timestamps"),
     ]
     COMPONENT_CLASSES = {
         "log-view--gutter",
