@@ -517,8 +517,9 @@ class FindingsTree(Tree[NodeData]):
             target = self._header(*header)
         if target is None and self._finding_nodes and (keep is not None or line <= 0):
             # First paint, or the cursor's finding filtered out: the first finding shown
-            # (not whatever header now stands on its line).
-            target = self._finding_nodes[_leaves(self.root)[0]]
+            # (not whatever header now stands on its line). Just rebuilt, the nodes are
+            # listed in the tree's order.
+            target = next(iter(self._finding_nodes.values()))
         self.call_after_refresh(self._place_cursor, target, line)
 
     def _add_views(self, views: list[SectionView]) -> None:
