@@ -304,6 +304,7 @@ def test_repro_command_takes_the_shapes_it_runs_and_refuses_the_rest(tmp_path, c
     [
         ("pytest tests/test_a.py::TestX::test_y", None, ""),
         ("torchrun --nproc-per-node=2 train.py", 2, ""),
+        ("torchrun --nproc_per_node 3 train.py --nproc-per-node 9", 3, ""),  # the script's own
         ("NGPU=4 ./run_train.sh --module a", 4, ""),
         (
             "TORCH_TRACE=/tmp/x NGPU=4 ./run_train.sh --module a",

@@ -75,13 +75,13 @@ def gpus_of(argv: ReproArgv) -> int | None:
     """The GPUs a repro takes: NGPU, else torchrun's --nproc-per-node; None when unsaid."""
     if argv.env.get("NGPU", "").isdigit():
         return int(argv.env["NGPU"])
-    words = argv.argv
-    for n, word in enumerate(words[1:], 1) if words and words[0] == "torchrun" else ():
-        name, _, value = word.partition("=")
-        if name in ("--nproc-per-node", "--nproc_per_node"):
-            value = value or (words[n + 1] if n + 1 < len(words) else "")
-            return int(value) if value.isdigit() else None
-    return None
+    if argv.argv[0] != "torchrun":
+        return None
+    try:  # torchrun's own options only: the script's arguments may look alike
+        per_node = _torchrun_options(argv.argv[1:])[0].get("--nproc-per-node", "")
+    except ReproError:
+        return None
+    return int(per_node) if per_node.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -111,8 +111,10 @@ _TORCHRUN_OPTIONS: dict[str, re.Pattern[str] | None] = {
 }
 
 
-def _torchrun_script(arguments: list[str]) -> str:
-    """The script torchrun runs, after options from the allowed list only."""
+def _torchrun_options(arguments: list[str]) -> tuple[dict[str, str], str]:
+    """torchrun's options (from the allowed list only: any other is a ReproError), and the
+    script it runs after them."""
+    options: dict[str, str] = {}
     position = 0
     while position < len(arguments) and arguments[position].startswith("-"):
         name, has_value, value = arguments[position].partition("=")
@@ -124,11 +126,12 @@ def _torchrun_script(arguments: list[str]) -> str:
             value = arguments[position] if position < len(arguments) else ""
         if (allowed is None and has_value) or (allowed is not None and not allowed.match(value)):
             raise ReproError(f"torchrun {name} {value!r} is not a value a repro needs")
+        options[name.replace("_", "-")] = value
         position += 1
     script = arguments[position] if position < len(arguments) else ""
     if not re.fullmatch(r"[\w.-]+(?:/[\w.-]+)*\.py", script):
         raise ReproError("torchrun runs a script of the checkout (a relative path.py)")
-    return script
+    return options, script
 
 
 def repro_argv(command: str) -> ReproArgv:
@@ -173,7 +176,7 @@ def repro_argv(command: str) -> ReproArgv:
                 f"pytest runs tests named path.py::test (and {' '.join(sorted(_PYTEST_FLAGS))})"
             )
     else:
-        _torchrun_script(arguments)
+        _torchrun_options(arguments)
     return ReproArgv(env, [program, *arguments])
 
 
