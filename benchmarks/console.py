@@ -226,6 +226,26 @@ def empty_app_paint() -> float:
     return paint
 
 
+# What the console's start imports before it can read a byte of the run: Textual with the
+# widgets its screen is built of, and scout's pydantic models and configuration.
+START_IMPORTS = (
+    "import textual.app, textual.command, rich.markdown\n"
+    "from textual.widgets import Footer, Input, Static, Tree\n"
+    "from textual.containers import Horizontal, Vertical, VerticalScroll\n"
+    "import scout_tui.model, scout_tui.config.models\n"
+)
+
+
+def process_seconds(code: str, runs: int = 7) -> float:
+    """The median wall time of `python -c code` from its start to its end."""
+    times = []
+    for _ in range(runs):
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        times.append(time.perf_counter() - began)
+    return statistics.median(times)
+
+
 def every_key(presses: int) -> Iterator[tuple[str, list[float]]]:
     """In the console `terminal_figures` left open: each key's latencies, as measured."""
     tmux("send-keys", "-t", "bench", "Home")
@@ -283,6 +303,12 @@ def main() -> None:
             if shutil.which("tmux"):
                 empty = empty_app_paint()
                 print(f"tmux       an empty Textual app's first paint {empty:6.2f} s")
+                floor = process_seconds(START_IMPORTS)
+                print(
+                    f"start floor: Textual's widgets and scout's models and configuration "
+                    f"imported, {floor:4.2f} s = {floor / empty:4.2f}x the empty app's paint "
+                    "(before the run is read)"
+                )
                 shutil.rmtree(opts.state_dir, ignore_errors=True)  # nothing reviewed yet
                 first_frame, *figures = terminal_figures(opts, len(run.findings), args.presses)
                 print(f"tmux       first frame {first_frame:6.2f} s")
