@@ -432,7 +432,7 @@ class Session:
         (--offline included: it is being published online now). Said before publishing,
         with --recollect as the way out."""
         problems = [
-            f"{state.title} {state.state}: {state.reason}"
+            f"{state.title} {state.state}" + (f": {state.reason}" if state.reason else "")
             for state in run.collectors
             if state.state in ("failed", "skipped", "cancelled")
         ]

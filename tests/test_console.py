@@ -15,9 +15,12 @@ from rich.console import Console
 from rich.style import Style
 from textual.widgets._footer import FooterKey
 
+from scout_tui.collect.events import RunFinished
+from scout_tui.errors import UsageError
 from scout_tui.model import Priority, Section
 from scout_tui.session import Session
 from scout_tui.tui.app import ScoutApp
+from scout_tui.tui.messages import CollectionEvent
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import EditFinding
 from scout_tui.tui.screens.help import HelpScreen, help_text, key_rows
@@ -595,6 +598,52 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
         assert len(drafts) == wanted > 0
 
 
+async def test_reviewed_only_needs_a_reviewed_finding_and_keeps_all_clear(tmp_path):
+    """`r` in the publish modal with nothing reviewed would edit today's posted report into
+    one that says nothing: refused, the modal stays. With a finding reviewed, the
+    reviewed-only report holds it and the All Clear lines (they need no review)."""
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            clear = [
+                f.title for f in app.triage.run_result.findings if f.section is Section.ALL_CLEAR
+            ]
+            assert clear
+            await publish_modal(pilot, app)
+            await confirm_publish(pilot, app)
+            await pilot.press("escape")
+            day = app.triage.run_result.date
+            [posted] = scout_comments(demo.github.world, day)
+            before = posted.body
+            modal = await publish_modal(pilot, app)
+            assert modal.proposal.reviewed == 0 and modal.proposal.unreviewed > 0
+            assert "none is reviewed yet" in str(modal.query_one("#publish-unreviewed").render())
+            await pilot.press("r")
+            await pilot.pause(0.3)
+            assert app.screen is modal  # refused: still asking
+            said = [n.message for n in app._notifications]
+            assert any("no finding is reviewed yet" in m for m in said), said
+            await pilot.press("escape")
+            await pilot.pause(0.1)
+            [posted] = scout_comments(demo.github.world, day)
+            assert posted.body == before
+            fp = await cursor_to(pilot, app, lambda f: f.section is Section.ACTION_ITEMS)
+            [title] = [f.title for f in app.triage.run_result.findings if f.fingerprint == fp]
+            await pilot.press("a")
+            await settle(pilot, app)
+            modal = await publish_modal(pilot, app)
+            assert modal.proposal.reviewed == 1
+            await pilot.press("r")
+            for _ in range(200):
+                await pilot.pause(0.1)
+                if getattr(app.screen, "finished", False):
+                    break
+            [posted] = scout_comments(demo.github.world, day)
+            assert title in posted.body
+            assert all(line in posted.body for line in clear)
+
+
 async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
     with collected_demo(tmp_path / "world") as demo:
         session = Session(options(demo, tmp_path / "state"))
@@ -641,6 +690,42 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
                     break
             assert app.triage.collection is None
             assert any("cancelled" in n.message for n in app._notifications)
+            # A cancelled run is not the day's: the run shown before it stays, decisions
+            # and all, and it is what a publish would take. (Whether the child's cancelled
+            # run arrives depends on when the cancel lands: its end is sent here as the
+            # child sends it, with half the findings.)
+            shown = app.triage.run_result
+            partial = shown.model_copy(update={"findings": shown.findings[::2], "cancelled": True})
+            app.triage.post_message(CollectionEvent(RunFinished(partial)))
+            await settle(pilot, app)
+            assert app.triage.run_result is shown and shown.complete
+            assert "dropped" in tree(app).row(fp).badges
+            assert len(tree(app).rows) == len(shown.findings)
+
+
+async def test_a_first_collection_cancelled_is_shown_but_never_published(tmp_path):
+    with collected_demo(tmp_path / "world") as demo:
+        app = ScoutApp(Session(options(demo, tmp_path / "state")), None)
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(1000):
+                if app.triage.live:  # findings come in: the collectors are running
+                    break
+                await pilot.pause(0.01)
+            await pilot.press("R")  # cancelled while it runs: nothing shown before it
+            for _ in range(300):
+                await pilot.pause(0.1)
+                if app.triage.collection is None:
+                    break
+            run = app.triage.run_result
+            assert run is not None and run.cancelled
+            await pilot.press("P")
+            await pilot.pause(0.3)
+            said = [n.message for n in app._notifications]
+            assert any("a cancelled run is never published" in m for m in said), said
+            assert not isinstance(app.screen, ConfirmPublish)
+            # Below the console too: the publisher refuses it, before any request.
+            with pytest.raises(UsageError, match="cancelled run is never published"):
+                app.session.publisher().publish(run)
 
 
 async def test_collecting_offline_after_online_keeps_the_online_run_on_screen(tmp_path):

@@ -41,6 +41,7 @@ from datetime import date, timedelta
 from typing import TypeVar
 
 from scout_tui.config.models import Config
+from scout_tui.errors import UsageError
 from scout_tui.github.api import (
     ArchivedItem,
     Board,
@@ -182,6 +183,11 @@ class Publisher:
             return self._publish(run)
 
     def _publish(self, run: RunResult) -> Outcome:
+        if run.cancelled:  # what a cancel left unlooked-at would be said as all clear
+            raise UsageError(
+                "the run was cancelled before every collector ended: a cancelled run is "
+                "never published (collect the day again)"
+            )
         day = run.date.isoformat()
         outcome = Outcome()
         self.check_access()

@@ -20,6 +20,7 @@ class PublishProposal:
     unreviewed: int
     board_note: str | None  # why duplicates could not be checked, if so
     problems: tuple[str, ...] = ()  # collectors that failed or were skipped
+    reviewed: int = 0  # findings reviewed (All Clear lines need none)
 
 
 def dry_run_text(proposal: PublishProposal) -> str:
@@ -53,11 +54,17 @@ def proposal_markdown(proposal: PublishProposal) -> str:
     if proposal.problems:
         lines += ["", "**The run is partial** (R collects again):"]
         lines += [f"- {problem}" for problem in proposal.problems]
-    if proposal.unreviewed:
+    if proposal.unreviewed and not proposal.reviewed:
         lines += [
             "",
             f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
-            f"they are; `r` publishes the reviewed ones only "
+            "they are; none is reviewed yet, so there is no reviewed-only report.",
+        ]
+    elif proposal.unreviewed:
+        lines += [
+            "",
+            f"**{proposal.unreviewed} finding(s) not yet reviewed** would go out as "
+            f"they are; `r` publishes the {proposal.reviewed} reviewed one(s) only "
             f"({len(proposal.reviewed_plan.drafts)} draft(s)).",
         ]
     return "\n".join(lines)

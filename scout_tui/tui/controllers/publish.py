@@ -40,12 +40,8 @@ class PublishController:
                 if existing
                 else "post a new report comment"
             )
-            undecided = sum(
-                1
-                for f in run.findings
-                if f.section is not Section.ALL_CLEAR
-                and not triage.reviewed(entries.get(f.fingerprint))
-            )
+            to_review = [f for f in run.findings if f.section is not Section.ALL_CLEAR]
+            undecided = sum(1 for f in to_review if not triage.reviewed(entries.get(f.fingerprint)))
             proposal = PublishProposal(
                 session.plan(run, items),
                 session.plan(reviewed, items),
@@ -54,6 +50,7 @@ class PublishController:
                 undecided,
                 note,
                 tuple(session.run_problems(run)),
+                len(to_review) - undecided,
             )
             self.post(Proposed(proposal, None))
         except (GitHubError, ScoutError, UsageError) as exc:

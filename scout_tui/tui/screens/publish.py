@@ -35,9 +35,14 @@ class ConfirmPublish(ModalScreen[str | None]):
         with Vertical(classes="dialog wide tall", id="publish-confirm"):
             yield VerticalScroll(Markdown(proposal_markdown(self.proposal)))
             if self.proposal.unreviewed:  # beside the keys: enter publishes them too
+                only = (
+                    "r: the reviewed ones only"
+                    if self.proposal.reviewed
+                    else "none is reviewed yet: no r"
+                )
                 yield Label(
                     f"{self.proposal.unreviewed} finding(s) not yet reviewed would go out "
-                    "as they are (r: the reviewed ones only)",
+                    f"as they are ({only})",
                     id="publish-unreviewed",
                 )
             yield Label(CONFIRM_KEYS, id="publish-keys")  # always in view, at 80x24 too
@@ -45,6 +50,14 @@ class ConfirmPublish(ModalScreen[str | None]):
     def action_choose(self, choice: str | None) -> None:
         if choice == "reviewed" and not self.proposal.unreviewed:
             choice = "all"
+        elif choice == "reviewed" and not self.proposal.reviewed:
+            # A reviewed-only report of nothing would replace today's with an empty one.
+            self.notify(
+                "no finding is reviewed yet: a reviewed-only report would say nothing",
+                severity="warning",
+                timeout=4,
+            )
+            return
         self.dismiss(choice)
 
 

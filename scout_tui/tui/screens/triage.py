@@ -455,6 +455,11 @@ class TriageScreen(Screen[None]):
             self._kept = event.kept
             self.query_one(StatusLine).keep_apart(event.message)
         elif isinstance(event, RunFinished):
+            if event.result.cancelled and self.run_result is not None:
+                # A cancelled run is not the day's (nor cached): the run shown stays.
+                self._kept = None
+                self.query_one(CollectorsBar).show_run(self.run_result)
+                return
             # The reconciled sections replace the live ones; the cursor keeps its finding.
             result, self._kept = self._kept or event.result, None
             if result is event.result and not result.cancelled:  # it replaced the day's run
@@ -505,9 +510,12 @@ class TriageScreen(Screen[None]):
         run = self.session.review.triaged(self.run_result, self.entries)  # no SQLite on the loop
         if reviewed_only:
             reviewed = {fp for fp, entry in self.entries.items() if triage.reviewed(entry)}
-            run = run.model_copy(
-                update={"findings": [f for f in run.findings if f.fingerprint in reviewed]}
-            )
+            kept = [
+                f
+                for f in run.findings
+                if f.fingerprint in reviewed or f.section is Section.ALL_CLEAR
+            ]  # All Clear lines need no review: they stay what the report says
+            run = run.model_copy(update={"findings": kept})
         return run
 
     def action_preview(self) -> None:
@@ -521,6 +529,14 @@ class TriageScreen(Screen[None]):
         run, reviewed = self.triaged_run(), self.triaged_run(reviewed_only=True)
         if run is None or reviewed is None or self.collection is not None:
             self.notify("wait for the collection to finish", severity="warning")
+            return
+        if run.cancelled:
+            self.notify(
+                "the collection was cancelled before every collector ended: R collects "
+                "the day again (a cancelled run is never published)",
+                severity="warning",
+                timeout=6,
+            )
             return
         self.publish_flow.propose(run, reviewed, dict(self.entries))
 
