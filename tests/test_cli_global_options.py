@@ -5,10 +5,14 @@ naming them: never dropped in silence."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
+import git
 import pytest
 
 from scout_tui.cli.parser import build_parser
@@ -324,3 +328,31 @@ def test_demo(tmp_path):
     done = scout("--date", "2026-12-01", "demo", "--dir", tmp_path / "demo", "--json")
     assert done.returncode == 0, done.stderr
     assert RunResult.model_validate_json(done.stdout).date == date(2026, 12, 1)
+
+
+def test_demo_inside_a_checkout_is_refused_before_anything_is_made(tmp_path):
+    """Inside a git checkout the demo's scout.toml would be the checkout's, which may not
+    name the local GitHub the demo serves: one line, naming the way out, and no folder."""
+    git.Repo.init(tmp_path / "project")
+    done = scout("demo", "--dir", tmp_path / "project" / "demo", "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert "inside a git checkout" in done.stderr and "outside any checkout" in done.stderr
+    assert "[trust]" not in done.stderr  # not advice to trust the demo's hosts
+    assert not (tmp_path / "project" / "demo").exists()
+
+
+def test_a_headless_demo_leaves_no_temporary_folder(tmp_path):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "scout_tui", "--date", "2026-12-01", "demo", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(temp)},
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "removed when the demo ends" in done.stderr
+    assert list(temp.iterdir()) == []

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import signal
 import sys
 import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from scout_tui import __version__
@@ -427,30 +428,56 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """The whole loop with no network and no token: a sample repository, a local GitHub
     holding the prior reports, the board, CI runs and open work; in a terminal the console
     opens on it, otherwise a collection, the report and a publish run headless."""
+    from scout_tui.config.profile import in_checkout
     from scout_tui.sandbox.demo.running import running_demo
 
     if args.as_of is not None:
         check_date(args.as_of)  # the sample is built around that day: no first commit yet
+    if args.dir is not None and in_checkout(args.dir / "scout.toml"):
+        # There its scout.toml is the checkout's file, which may not name the local hosts
+        # the demo serves: refused here, not as a trust error about them.
+        raise UsageError(
+            f"--dir {args.dir} is inside a git checkout, where a scout.toml is taken as "
+            "the checkout's own and the demo's local GitHub is not trusted: give a folder "
+            "outside any checkout (or no --dir: a temporary one)"
+        )
     today = args.as_of or utc_today()
     base = args.dir or Path(tempfile.mkdtemp(prefix="scout-demo-"))
+    console = getattr(args, "console", None)
+    if console is None or args.json or not (sys.stdout.isatty() and sys.stdin.isatty()):
+        try:
+            return _headless_demo(args, base, today)
+        finally:
+            if args.dir is None:  # nothing in a headless run's temporary folder is kept
+                shutil.rmtree(base, ignore_errors=True)
     with running_demo(base, today) as demo:
-        print(f"sample repository: {demo.sample.repo}", file=sys.stderr)
+        _say_demo(demo)
+        code = console(demo.session_options(today=today), demo=True)
+        sample = demo.sample
         print(
-            f"local GitHub:      {demo.github.url} (prior reports on the tracking issue)",
+            f"the demo's decisions are kept in {base}; to review them again (offline: "
+            f"its local GitHub is gone): scout --repo {sample.repo} --config "
+            f"{sample.config} --cache-dir {sample.cache} --state-dir {sample.state} "
+            f"--date {today} --offline",
             file=sys.stderr,
         )
-        console = getattr(args, "console", None)
-        if console is not None and not args.json and sys.stdout.isatty() and sys.stdin.isatty():
-            code = console(demo.session_options(today=today), demo=True)
-            sample = demo.sample
-            print(
-                f"the demo's decisions are kept in {base}; to review them again (offline: "
-                f"its local GitHub is gone): scout --repo {sample.repo} --config "
-                f"{sample.config} --cache-dir {sample.cache} --state-dir {sample.state} "
-                f"--date {today} --offline",
-                file=sys.stderr,
-            )
-            return code
+        return code
+
+
+def _say_demo(demo, removed: bool = False) -> None:
+    after = " (removed when the demo ends; --dir DIR keeps it)" if removed else ""
+    print(f"sample repository: {demo.sample.repo}{after}", file=sys.stderr)
+    print(
+        f"local GitHub:      {demo.github.url} (prior reports on the tracking issue)",
+        file=sys.stderr,
+    )
+
+
+def _headless_demo(args: argparse.Namespace, base: Path, today: date) -> int:
+    from scout_tui.sandbox.demo.running import running_demo
+
+    with running_demo(base, today) as demo:
+        _say_demo(demo, removed=args.dir is None)
         session = Session(demo.session_options(cli_processes(), today), warn=warn)
         made = session.collect(on_event=progress)
         result = session.review.triaged(session.kept_apart or made)  # the day's run: the fuller one
