@@ -215,6 +215,15 @@ def test_a_repro_runs_as_an_argv_list(command, env, argv):
         ("pytest -x", "pytest runs tests named path.py::test"),
         ("pytest -pthis.py::t", "pytest runs tests named path.py::test"),  # -p: a plugin to import
         ("NGPU=1 ./run_train.sh; rm -rf x", "'./run_train.sh;' is not a repro scout runs"),
+        # What a shell would have split: scout runs no shell, so it never reaches the program.
+        ("NGPU=4 ./run_train.sh --module m && echo hi", "'&&' is shell syntax"),
+        ("NGPU=4 ./run_train.sh --module $(whoami)", "'$(whoami)' is shell syntax"),
+        ("NGPU=4 ./run_train.sh --module `id`", "'`id`' is shell syntax"),
+        ("NGPU=4 ./run_train.sh --job.dump_folder=$HOME", "'--job.dump_folder=$HOME' is shell"),
+        ("NGPU=4 ./run_train.sh --module m; id", "'m;' is shell syntax"),
+        ("pytest tests/a.py::test_b 2>&1", "'2>&1' is shell syntax"),
+        ("pytest tests/a.py::test_b | tee out", "'|' is shell syntax"),
+        ("torchrun --nproc-per-node=2 train.py > out.log", "'>' is shell syntax"),
         # Another program is said to be one, whatever its arguments (not "'/' reaches out").
         ("rm -rf /", "'rm' is not a repro scout runs (./run_train.sh, torchrun, pytest)"),
     ],
@@ -256,12 +265,12 @@ def test_repro_cli(tmp_path):
     done = scout(
         "repro",
         "--command",
-        "NGPU=1 LOG_RANK=0 ./run_train.sh --a 'b;c' '$(id)'",
+        "NGPU=1 LOG_RANK=0 ./run_train.sh --a 'b;c' 'd  e'",
         "--run",
         "--repo",
         str(tmp_path),
     )
-    assert done.returncode == 0 and done.stdout.strip() == "ran on 1: --a b;c $(id)"  # no shell
+    assert done.returncode == 0 and done.stdout.strip() == "ran on 1: --a b;c d  e"  # no shell
     done = scout("repro", "--command", "NGPU=1 sh -c 'echo ran'", "--run", "--repo", tmp_path)
     assert done.returncode == 2 and "'sh' is not a repro scout runs" in done.stderr
     done = scout("repro", path, "--test", "nope")

@@ -134,6 +134,12 @@ def _torchrun_options(arguments: list[str]) -> tuple[dict[str, str], str]:
     return options, script
 
 
+# What a shell would have read as more than one argv: operators, redirections, expansions.
+# No shell runs a repro, so they would reach the program as words; refused instead. (A
+# pytest id's parameters, `test[a|b]`, are words, not operators.)
+_SHELL_SYNTAX = re.compile(r"^(?:[;&|]+|\d*[<>]+&?\d*|&>)$|\$[({\w]|`|;$")
+
+
 def repro_argv(command: str) -> ReproArgv:
     """The argv of a repro in one of the shapes scout makes: `NGPU=<n> ./run_train.sh …`,
     `torchrun …` and `pytest path::…`; anything else is refused (ReproError, saying why).
@@ -160,6 +166,11 @@ def repro_argv(command: str) -> ReproArgv:
             f"{program!r} is not a repro scout runs (./run_train.sh, torchrun, pytest)"
         )
     for argument in arguments:
+        if _SHELL_SYNTAX.search(argument):
+            raise ReproError(
+                f"{argument!r} is shell syntax: a repro is one command, run with no shell "
+                "(no pipes, redirections, `&&` or `$(…)`)"
+            )
         value = argument.split("=", 1)[-1]
         if not argument.isprintable():
             raise ReproError(f"the argument {argument!r} holds a control character")
