@@ -26,6 +26,29 @@ def collected_demo(base: Path) -> Iterator[RunningDemo]:
         yield demo
 
 
+# Surfaces of a file the sample has, that the file never held: scout.toml's own problems.
+NEVER_THERE = ("MoE.route", "MoE.balance")
+
+
+def watch_missing_surfaces(demo: RunningDemo) -> None:
+    """The demo's scout.toml told to watch surfaces the sample never had."""
+    with demo.sample.config.open("a", encoding="utf-8") as config:
+        for name in NEVER_THERE:
+            config.write(
+                f'\n[[upstream.surfaces]]\nname = "{name} signature"\n'
+                f'target = "torchtitan/models/common/moe.py::{name}"\ncheck = "signature"\n'
+            )
+
+
+@contextmanager
+def demo_with_config_problems(base: Path) -> Iterator[RunningDemo]:
+    """`collected_demo`, its scout.toml watching surfaces the sample never had."""
+    with running_demo(base, TODAY) as demo:
+        watch_missing_surfaces(demo)
+        Session(demo.session_options(today=TODAY)).collect()
+        yield demo
+
+
 def options(demo: RunningDemo, state: Path, **changes) -> SessionOptions:
     base = dataclasses.replace(demo.session_options(today=TODAY), state_dir=state)
     return dataclasses.replace(base, **changes)

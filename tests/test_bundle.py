@@ -31,7 +31,15 @@ from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.screens.repro import ConfirmRepro
 from tests.cli import demo_collect, scout
 from tests.conftest import TODAY
-from tests.console import confirm_publish, cursor_to, first_test, publish_modal, settle
+from tests.console import (
+    NEVER_THERE,
+    confirm_publish,
+    cursor_to,
+    first_test,
+    publish_modal,
+    settle,
+    watch_missing_surfaces,
+)
 from tests.github_world import scout_comments
 
 
@@ -40,6 +48,7 @@ def collected(tmp_path_factory):
     """The demo's world with a bundle and a plain --json run collected by the CLI."""
     base = tmp_path_factory.mktemp("bundle")
     with running_demo(base / "world", TODAY) as demo:
+        watch_missing_surfaces(demo)
         done = demo_collect(demo, base, "--bundle", base / "run.json.gz")
         demo_collect(demo, base, "--json", "-o", base / "run.json")
         yield demo, base, done
@@ -66,8 +75,8 @@ def test_a_bundle_is_one_gzip_json_document_with_the_run_and_its_log_excerpts(co
     assert DEMO_TOKEN.encode() not in gzip.decompress(raw)  # no secret travels
     assert f"`scout open {base / 'run.json.gz'}` reviews it" in done.stderr  # a path that works
     # scout.toml's own problems: on stderr and in the bundle's run, apart from the findings.
-    assert done.stderr.count("scout: scout.toml: `[upstream.surfaces]`") == 4
-    assert len(run["config_warnings"]) == 4
+    assert done.stderr.count("scout: scout.toml: `[upstream.surfaces]`") == len(NEVER_THERE)
+    assert len(run["config_warnings"]) == len(NEVER_THERE)
     assert not any(f["kind"] == "surface_not_found" for f in run["findings"])
 
 
@@ -469,7 +478,7 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
     """The bundle's stored command is never run: the command is read again from its log
     excerpt, in scout's shapes, run without a shell, and shown literally (markup and all)."""
     _, base, _ = collected
-    tail = " --note '[/]' --tag '[black on black]hidden' '$(touch pwned)'"
+    tail = " --note '[/]' --tag '[black on black]hidden' 'x;touch pwned'"
 
     def hostile(document: dict) -> None:
         ci_failure_of(document)["evidence"]["repro"] = "touch pwned; NGPU=1 ./run_train.sh"
@@ -500,7 +509,7 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
         assert isinstance(app.screen, ConfirmRepro)
         shown = str(app.screen.query_one("#repro-command", Static).render())
         assert shown.startswith("$ NGPU=4 ./run_train.sh --module graph_trainer.llama3")
-        assert shown.endswith("--note '[/]' --tag '[black on black]hidden' '$(touch pwned)'")
+        assert shown.endswith("--note '[/]' --tag '[black on black]hidden' 'x;touch pwned'")
         await pilot.press("y")
         for _ in range(200):
             await pilot.pause(0.05)
@@ -509,7 +518,7 @@ async def test_r_with_repo_runs_the_command_derived_from_the_excerpt(collected, 
         assert app.triage.repro_flow.run is not None and app.triage.repro_flow.run.returncode == 0
     argv = (checkout / "argv.txt").read_text().splitlines()
     assert argv[:3] == ["NGPU=4", "--module", "graph_trainer.llama3"]
-    assert argv[-5:] == ["--note", "[/]", "--tag", "[black on black]hidden", "$(touch pwned)"]
+    assert argv[-5:] == ["--note", "[/]", "--tag", "[black on black]hidden", "x;touch pwned"]
     assert not (checkout / "pwned").exists()
 
 

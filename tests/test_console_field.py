@@ -13,7 +13,16 @@ from scout_tui.tui.edit_document import BadDocument, finding_document, parse_doc
 from scout_tui.tui.screens.repro import ConfirmRepro
 from scout_tui.tui.widgets.finding_panes import graphical_browser
 from scout_tui.tui.widgets.log_pane import LogPane
-from tests.console import collected_demo, console, cursor_to, first_test, settle, tree
+from tests.console import (
+    NEVER_THERE,
+    collected_demo,
+    console,
+    cursor_to,
+    demo_with_config_problems,
+    first_test,
+    settle,
+    tree,
+)
 from tests.test_process import running, wait_for
 
 SIZE = (100, 32)
@@ -225,14 +234,14 @@ async def test_scout_toml_warnings_show_in_the_collectors_bar_never_in_the_repor
     from scout_tui.tui.screens.preview import PreviewScreen
     from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 
-    with collected_demo(tmp_path / "world") as demo:
+    with demo_with_config_problems(tmp_path / "world") as demo:
         app = console(demo, tmp_path / "state")
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot, app)
             warnings = app.triage.run_result.config_warnings
-            assert len(warnings) == 4  # the shipped surfaces the demo's repository never had
+            assert len(warnings) == len(NEVER_THERE)  # surfaces the sample never had
             bar = app.query_one(CollectorsBar).render().plain
-            assert bar.startswith("⚠ scout.toml: 4")  # first, so it shows at 80 columns
+            assert bar.startswith(f"⚠ scout.toml: {len(NEVER_THERE)}")  # shows at 80 columns
             app.query_one(CollectorsBar).show_warnings()
             await pilot.pause(0.2)
             assert isinstance(app.screen, PreviewScreen)

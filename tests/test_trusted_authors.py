@@ -291,7 +291,7 @@ async def test_the_console_says_which_reports_it_ignored(tmp_path):
         async with app.run_test(size=(100, 24)) as pilot:
             await settle(pilot, app)
             bar = app.query_one(CollectorsBar).render().plain
-            assert bar.startswith("⚠ scout.toml: 5")  # the demo's 4, and this one
+            assert bar.startswith("⚠ scout.toml: 1")  # this one alone
             app.query_one(CollectorsBar).show_warnings()
             await pilot.pause(0.2)
             assert isinstance(app.screen, PreviewScreen)
