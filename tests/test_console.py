@@ -1153,6 +1153,42 @@ def test_the_badge_column_is_as_wide_as_the_badges_need_up_to_a_third():
     assert badge_column(52, len("merged into “Trainer.Config fields changed”")) == 52 // 3
     assert badge_column(34, len("new")) == 3  # the 80-column layout's tree
     assert badge_column(34, len("since 2026-12-05")) == 6  # "since…"
+    assert badge_column(33, len("new")) == 3  # the 80-column layout's tree, with a scrollbar
+    assert badge_column(33, len("new promoted")) == 5  # "new …": a decision keeps the column
     assert badge_column(30, len("since 2026-12-05")) == 0  # "s…" would say nothing
+    assert badge_column(30, len("new")) == 0  # nor a column only a short badge would fit
     assert badge_column(80, len("since 2026-12-05")) == 16
     assert badge_column(52, 0) == 0
+
+
+async def test_at_80_columns_a_decision_keeps_the_badges_in_view(demo, tmp_path):
+    """The 80-column tree has a narrow badge column; a decision's longer badges are cut in
+    it ("new …"), never make every line's badges vanish, and undo keeps them too."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        fp = await cursor_to(
+            pilot,
+            app,
+            lambda f: f.section is Section.ACTION_ITEMS and f.priority is Priority.P1,
+        )
+        the_tree = tree(app)
+
+        def cursor_line_text() -> str:
+            return the_tree.render_line(the_tree.cursor_line - the_tree.scroll_offset.y).text
+
+        def badged_lines() -> int:
+            height = the_tree.scrollable_content_region.height
+            lines = [the_tree.render_line(y).text.rstrip() for y in range(height)]
+            return sum(1 for line in lines if line.endswith(("new", "…")))
+
+        assert cursor_line_text().rstrip().endswith("new")
+        shown = badged_lines()
+        assert shown > 1
+        await pilot.press("minus")  # demoted: "new demoted"
+        await settle(pilot, app)
+        assert "demoted" in the_tree.row(fp).badges
+        assert badged_lines() >= shown - 1  # the demoted line moved; the rest keep theirs
+        await pilot.press("u")
+        await settle(pilot, app)
+        assert badged_lines() >= shown

@@ -63,7 +63,7 @@ class NodeData:
 STATE_GLYPHS = {"dropped": "✗", "merged": "⇢"}
 BADGE_COLUMN = (10, 24)  # the badge column's narrowest and widest
 NARROWEST_TITLE = 16  # below this, the badges give way to the title
-SHORTEST_BADGE = 6  # cells a cut badge needs to say something ("sinc…")
+SHORTEST_BADGE = 5  # cells a cut badge needs to say something ("sinc…")
 
 
 def finding_label(
@@ -115,12 +115,13 @@ def badge_column(width: int, widest: int) -> int:
     """The badge column's width in a tree `width` cells wide whose widest badges take
     `widest` cells: what they need, up to a third of the tree (at least BADGE_COLUMN[0])
     and what the deepest line (two guides and `✓ [P1] `) leaves past NARROWEST_TITLE for
-    its title; 0 when that is too little to say anything."""
-    if widest <= 0:
+    its title; 0 when that room is too little to say anything. Whether there is a column
+    depends on the width alone: a decision's badge never makes every badge vanish."""
+    room = width - 4 - 7 - 1 - NARROWEST_TITLE
+    if widest <= 0 or room < SHORTEST_BADGE:
         return 0
     cap = max(BADGE_COLUMN[0], min(BADGE_COLUMN[1], width // 3))
-    column = min(widest, cap, width - 4 - 7 - 1 - NARROWEST_TITLE)
-    return column if column >= min(widest, SHORTEST_BADGE) else 0
+    return min(widest, cap, room)
 
 
 def badges_cells(row: Row) -> int:
