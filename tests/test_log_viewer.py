@@ -348,8 +348,14 @@ async def test_viewer_opens_on_the_root_cause_and_jumps(big_log):
         next_failure = next(n for n in big_log.failures if n > big_log.root_line)
         assert view.current_line == next_failure
         assert next_failure + 1 in shown_numbers(view)
+        # Where the jump landed is said, even when the line was in view already.
+        place = view.failures.index(next_failure) + 1
+        await pilot.pause()
+        assert f"failure {place} of {len(view.failures)} · line {next_failure + 1:,}" in header(app)
         await pilot.press("F")
         assert view.current_line == max(n for n in big_log.failures if n < next_failure)
+        await pilot.pause()
+        assert f"failure {place - 1} of {len(view.failures)}" in header(app)
 
         # Search from here: the second needle, then `n` wraps to the first.
         await pilot.press("slash")
@@ -358,7 +364,8 @@ async def test_viewer_opens_on_the_root_cause_and_jumps(big_log):
         await app.workers.wait_for_complete()
         await until(pilot, lambda: view.current_line == big_log.needles[1])
         assert any("NEEDLE-7f3a" in row for row in rows(view))
-        assert f"at line {big_log.needles[1] + 1:,}" in header(app)
+        assert f"line {big_log.needles[1] + 1:,} of" in header(app)
+        assert "found 'needle-7F3A'" in header(app)
         assert app.focused is view
         await pilot.press("n")
         await app.workers.wait_for_complete()
@@ -488,7 +495,7 @@ async def test_home_and_t_show_the_lines_from_their_first_column(big_log):
 
 async def test_the_footer_names_the_search_and_timestamp_keys_at_80_columns(big_log):
     """`n` (next match) and `t` (timestamps) are in the footer beside g, f, / and escape, and
-    all of them fit 80 columns."""
+    all of them fit 80 columns; how to close the viewer is never the one left out."""
     from textual.widgets._footer import FooterKey
 
     from scout_tui.tui.widgets.key_footer import KeyFooter
@@ -501,5 +508,5 @@ async def test_the_footer_names_the_search_and_timestamp_keys_at_80_columns(big_
         await pilot.pause(0.1)
         keys = app.screen.query_one(KeyFooter).query(FooterKey)
         said = {key.description for key in keys}
-        assert {"Next match", "Timestamps", "Root cause", "Next failure"} <= said
+        assert {"Match", "Timestamps", "Root cause", "Failure", "Close"} <= said
         assert all(key.region.right <= 80 and key.region.width > 0 for key in keys)

@@ -52,6 +52,7 @@ class LogViewer(Screen[None]):
         self.size_text = ""
         self.progress_text = "scanning…"
         self.status_text = ""  # the last search's outcome
+        self.where_text = ""  # where the last jump landed: "failure 2 of 5 · line 1,234"
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), id="log-viewer-header")
@@ -76,7 +77,13 @@ class LogViewer(Screen[None]):
 
     # -- the header line ------------------------------------------------------------------
     def _header(self) -> Text:
-        parts = [self.log_title, self.size_text, self.progress_text, self.status_text]
+        parts = [
+            self.log_title,
+            self.where_text,
+            self.status_text,
+            self.size_text,
+            self.progress_text,
+        ]
         header = Text(" · ".join(part for part in parts if part), no_wrap=True, end="")
         header.stylize("bold", 0, len(self.log_title))
         return header
@@ -98,6 +105,16 @@ class LogViewer(Screen[None]):
         self.progress_text += f" · {count:,} failure line{'s' * (count != 1)}"
         self._show_header()
 
+    def on_log_view_moved(self, message: LogView.Moved) -> None:
+        view, line = self.query_one(LogView), message.line
+        if line in view.failures_at:
+            self.where_text = (
+                f"failure {view.failures_at[line] + 1} of {len(view.failures)} · line {line + 1:,}"
+            )
+        else:
+            self.where_text = f"line {line + 1:,} of {view.index.line_count:,}"
+        self._show_header()
+
     def on_log_view_scan_failed(self, message: LogView.ScanFailed) -> None:
         self.progress_text = ""
         self._show_header()
@@ -114,7 +131,7 @@ class LogViewer(Screen[None]):
             # In a notification too: a narrow header cuts it.
             self.notify(self.status_text, severity="warning", timeout=3, markup=False)
         else:
-            self.status_text = f"{message.text!r} at line {message.line + 1:,}"
+            self.status_text = f"found {message.text!r}"
         self._show_header()
 
     # -- search and close -------------------------------------------------------------------

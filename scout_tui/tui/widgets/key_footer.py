@@ -1,5 +1,5 @@
 """Textual's Footer, fitted to the terminal: the keys that do not fit go, the last shown
-first, never help and quit — at 80 columns over SSH they still show."""
+first, never help, quit and close — at 80 columns over SSH they still show."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-ALWAYS = ("help", "quit")  # the actions a person must find at any width
+ALWAYS = ("help", "quit", "close")  # what a person must find at any width: out, and help
 
 
 class KeyFooter(Footer):

@@ -40,9 +40,10 @@ class LogView(ScrollView, can_focus=True):
     BINDING_GROUP_TITLE = "Log"
     BINDINGS = [
         Binding("g", "root_cause", "Root cause", id="log_root_cause"),
-        Binding("f", "next_failure", "Next failure", id="log_next_failure"),
+        # Short words: at 80 columns the footer holds these, timestamps and how to close.
+        Binding("f", "next_failure", "Failure", id="log_next_failure"),
         Binding("F", "previous_failure", "Previous failure", show=False, id="log_previous_failure"),
-        Binding("n", "next_match", "Next match", id="log_next_match"),
+        Binding("n", "next_match", "Match", id="log_next_match"),
         Binding("N", "previous_match", "Previous match", show=False, id="log_previous_match"),
         Binding("home", "first_line", "First line", show=False, id="log_first_line"),
         Binding("end", "last_line", "Last line", show=False, id="log_last_line"),
@@ -88,6 +89,12 @@ class LogView(ScrollView, can_focus=True):
         lines: list[int]
 
     @dataclass
+    class Moved(Message):
+        """A jump landed on `line` (a failure, a match, the root cause)."""
+
+        line: int
+
+    @dataclass
     class SearchFinished(Message):
         text: str
         line: int | None  # None: no match (or the search failed: see `error`)
@@ -112,7 +119,7 @@ class LogView(ScrollView, can_focus=True):
         self.current_line: int | None = None  # where the last jump landed
         self.search_text = ""
         self.scanned = False
-        self._failure_set: set[int] = set()
+        self.failures_at: dict[int, int] = {}  # a failure's line → its place among them
         self._strips: OrderedDict[tuple, Strip] = OrderedDict()
         self._widest = 0  # the widest line rendered so far, gutter included
         self._width_pending = False
@@ -173,7 +180,7 @@ class LogView(ScrollView, can_focus=True):
 
     def on_log_view_failures_found(self, message: FailuresFound) -> None:
         self.failures = message.lines
-        self._failure_set = set(message.lines)
+        self.failures_at = {line: n for n, line in enumerate(message.lines)}
         self._forget_strips()
         if self.root_line is None and not self._moved:
             if message.lines:
@@ -195,6 +202,7 @@ class LogView(ScrollView, can_focus=True):
         line = min(max(0, line), self.index.line_count - 1)
         self._moved = self._moved or by_reader
         self.current_line = line
+        self.post_message(self.Moved(line))
         if line not in self.visible_lines:
             height = self.scrollable_content_region.height
             # force: just after the scan, the scrollbars (which allow a scroll) lag behind
@@ -334,7 +342,7 @@ class LogView(ScrollView, can_focus=True):
         gutter_width = self._gutter_width()
         if line == self.root_line:
             mark, mark_style = ROOT_MARK, self.get_component_rich_style("log-view--failure")
-        elif line in self._failure_set:
+        elif line in self.failures_at:
             mark, mark_style = FAILURE_MARK, self.get_component_rich_style("log-view--failure")
         else:
             mark, mark_style = " ", base
