@@ -1053,6 +1053,32 @@ async def test_another_sessions_decision_shows_within_a_second_and_undo_says_who
         assert any(m.startswith("undid: ") and "made by scout triage at " in m for m in said), said
 
 
+async def test_a_publish_from_another_session_shows_within_a_second(tmp_path):
+    """`scout publish` (or another console) sharing the state dir publishes the day while
+    the console is open: its status line says "published", its tree the drafts filed."""
+    with collected_demo(tmp_path / "world") as demo:
+        state = tmp_path / "state"
+        app = console(demo, state)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            status = app.triage.query_one(StatusLine)
+            assert status.published_at is None
+            shell = Session(options(demo, state, origin="scout publish"))
+            run = shell.review.triaged(shell.cached_run())
+            shell.publisher().publish(run)
+            started = time.monotonic()
+            while status.published_at is None and time.monotonic() - started < 5:
+                await pilot.pause(0.05)
+            assert status.published_at is not None
+            assert time.monotonic() - started < 1.5
+            await settle(pilot, app)
+            assert "published " in str(status.render())
+            filed = shell.filed()
+            assert filed and all("board: filed" in tree(app).row(fp).badges for fp in filed)
+            said = [n.message for n in app._notifications]
+            assert any("published from another session" in m for m in said), said
+
+
 def _structure(findings_tree) -> list[tuple[int, str, str | None]]:
     """The tree as shown: each node's depth, label and finding, in order."""
     out = []

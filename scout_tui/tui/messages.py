@@ -46,6 +46,15 @@ class DecidedElsewhere(Message):
 
 
 @dataclass
+class PublishedElsewhere(Message):
+    """The day's report went out since the console last looked (from another console or
+    `scout publish`, sharing this state dir): when, and the drafts filed from here."""
+
+    at: datetime
+    filed: frozenset[str]
+
+
+@dataclass
 class CollectionEvent(Message):
     event: Event
 

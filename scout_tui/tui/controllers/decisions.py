@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable
+from datetime import date, datetime
 
 from textual.message import Message
 
@@ -14,7 +15,7 @@ from scout_tui.session import Session
 from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Action, Change
-from scout_tui.tui.messages import Decided, DecidedElsewhere, Opened
+from scout_tui.tui.messages import Decided, DecidedElsewhere, Opened, PublishedElsewhere
 from scout_tui.tui.screens.edit_finding import Edited
 
 # Verbs that a badge says well enough: no toast for one finding (a toast costs a layout).
@@ -29,6 +30,9 @@ class DecisionQueue:
         self.pending = 0
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
         self._seen: int | None = None  # the store's version once this session's jobs ran
+        self._day: date | None = None  # the run's day, once open: its publish is watched
+        # When its report went out and the drafts filed from here, as last seen.
+        self._published: tuple[datetime | None, frozenset[str]] = (None, frozenset())
 
     # -- on the event loop ----------------------------------------------------------------
     def open(self, run: RunResult | None, load_cached: bool) -> None:
@@ -44,6 +48,7 @@ class DecisionQueue:
                 if found is not None:
                     published = self.session.published_at(found.date)
                     filed = self.session.filed()
+                    self._day, self._published = found.date, (published, filed)
             except (StateError, ScoutError) as exc:  # the run is still shown, undecided
                 error = redact(str(exc))
             self.post(Opened(found, entries, error, notice, published, filed))
@@ -162,6 +167,7 @@ class DecisionQueue:
         looked; if so, what the store holds now, to show at once."""
         if self._seen is None:  # not open yet: the first read is the job's
             return
+        self._watch_publish()
         version = self._version()
         if version is None or version == self._seen:
             return
@@ -169,6 +175,17 @@ class DecisionQueue:
         entries = self._read_back()
         if entries is not None:
             self.post(DecidedElsewhere(entries, "decisions changed in another session"))
+
+    def _watch_publish(self) -> None:
+        if self._day is None:
+            return
+        published = self.session.published_at(self._day)
+        if published is None:
+            return
+        seen = (published, self.session.filed())  # drafts are filed after the comment
+        if seen != self._published:
+            self._published = seen
+            self.post(PublishedElsewhere(*seen))
 
     def _read_back(self) -> dict[str, TriageEntry] | None:
         try:

@@ -43,6 +43,7 @@ from scout_tui.tui.messages import (
     GitHubStatus,
     Opened,
     Published,
+    PublishedElsewhere,
 )
 from scout_tui.tui.screens.drop_reason import DropReason
 from scout_tui.tui.screens.edit_finding import Edited, EditFinding
@@ -500,6 +501,17 @@ class TriageScreen(Screen[None]):
         if message.filed != tree.filed:  # drafts filed: their badges say so
             tree.filed = message.filed
             self._show()
+
+    def on_published_elsewhere(self, message: PublishedElsewhere) -> None:
+        status, tree = self.query_one(StatusLine), self.query_one(FindingsTree)
+        if self.publish_flow.publishing:
+            return  # this console's own publish says so when it ends
+        if message.filed != tree.filed:
+            tree.filed = message.filed
+            self._show()
+        if status.published_at != message.at:
+            status.published_at = message.at
+            self.notify("the day's report was published from another session", timeout=4)
 
     def on_publish_flow_busy(self, message: PublishFlow.Busy) -> None:
         self.query_one(StatusLine).busy = message.text

@@ -39,6 +39,7 @@ class PublishFlow(Widget):
         self.controller = PublishController(session, self.post_message)
         self.github_ok: bool | None = None  # None: not asked yet
         self.github_detail = ""  # why it is offline, or the rate limit left
+        self.publishing = False  # from the confirmation until `Published`
         self._runs: dict[str, RunResult] = {}  # "all" and "reviewed": what may be published
 
     # -- GitHub's status ----------------------------------------------------------------------
@@ -111,6 +112,7 @@ class PublishFlow(Widget):
             else:
                 run = self._runs["reviewed" if choice == "reviewed" else "all"]
                 self.app.push_screen(PublishProgress(f"Publishing {proposal.plan.summary()}…"))
+                self.publishing = True
                 self._publish(run)
 
         self.app.push_screen(ConfirmPublish(proposal), chosen)
@@ -124,6 +126,7 @@ class PublishFlow(Widget):
             self.app.screen.add_line(message.line)
 
     def on_published(self, message: Published) -> None:
+        self.publishing = False
         if isinstance(self.app.screen, PublishProgress):
             self.app.screen.finish(message.title, message.markdown)
         else:
