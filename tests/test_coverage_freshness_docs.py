@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,12 @@ def test_docs_on_the_sample(sample_world):
     assert mode == "120000"  # the sample holds a real symlink
     [claude] = [f for f in found["doc_inaccuracy"] if f.files[0].path.endswith("CLAUDE.md")]
     assert f"`{EXP}/AGENTS.md` (a symlink)" in claude.body
+    # Every line a body names is a file reference, not the first one alone.
+    lines = {}
+    for doc in found["doc_inaccuracy"]:  # (each names one line on this sample)
+        named = sorted({int(n) for n in re.findall(r"^- line (\d+):", doc.body, re.M)})
+        assert [ref.line for ref in doc.files] == named
+        lines[doc.files[0].path] = named
     assert claude.aliases == [fingerprint("doc_inaccuracy", f"{EXP}/AGENTS.md")]
 
 
@@ -419,6 +426,9 @@ def test_a_flag_that_moved_names_its_new_home_and_the_commit(fresh_world):
         "`--activation_checkpoint.backend` now, since `"
     )
     assert line.endswith("(Move backend into activation checkpointing)")
+    # Each line with a problem is among the finding's files, not the first one alone.
+    named = sorted({int(n) for n in re.findall(r"^- line (\d+):", readme.body, re.M)})
+    assert len(named) > 1 and [ref.line for ref in readme.files] == named
 
 
 def test_a_flag_whose_field_was_removed_says_removed_and_by_which_commit(fresh_world):

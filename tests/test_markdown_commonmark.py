@@ -467,3 +467,32 @@ def test_a_files_line_after_a_ci_failures_bullets_is_not_inside_the_last_bullet(
             where = depth
         depth += token.nesting if token.type == "list_item_close" else 0
     assert where == 1  # in the finding's own item, not the nested bullet's
+
+
+def test_a_suggested_fix_that_is_a_list_renders_as_one_below_its_label():
+    """A fix written as a list stands under "Suggested fix:" as a list of every item (not
+    "Suggested fix: - a" then a list of the rest), and the Files line after it is the
+    finding's, not the last fix item's."""
+    finding = Finding(
+        collector="docs",
+        kind="doc_inaccuracy",
+        title="`CLAUDE.md`: 2 inaccuracies",
+        body="- line 3: flag `--a` is gone\n- line 9: flag `--b` is gone",
+        suggested_fix="- line 3: use `--c`\n- line 9: use `--d`",
+        section=Section.ACTION_ITEMS,
+        priority=Priority.P2,
+        files=[FileRef(path="CLAUDE.md", line=3), FileRef(path="CLAUDE.md", line=9)],
+        fingerprint=fingerprint("doc_inaccuracy", "CLAUDE.md"),
+    )
+    tokens = COMMONMARK.parse(render_report(DAY, [finding]))
+    inline = [t.content for t in tokens if t.type == "inline"]
+    assert "Suggested fix:" in inline  # a paragraph of its own: no "- line 3" glued to it
+    fix_items = [c for c in inline if c.startswith("line ") and "use" in c]
+    assert fix_items == ["line 3: use `--c`", "line 9: use `--d`"]
+    depth, where = 0, None
+    for token in tokens:
+        depth += token.nesting if token.type == "list_item_open" else 0
+        if token.type == "inline" and token.content.startswith("Files:"):
+            where = depth
+        depth += token.nesting if token.type == "list_item_close" else 0
+    assert where == 1

@@ -134,7 +134,9 @@ class DocsCollector(Collector):
                     suggested_fix="\n".join(
                         f"- line {line}: {fix}" for line, fix in sorted(set(fixes))
                     ),
-                    files=[FileRef(path=doc, line=problems[0][0])],
+                    files=[
+                        FileRef(path=doc, line=line) for line in sorted({n for n, _ in problems})
+                    ],
                     items=[problem for _, problem in problems],
                 )
                 # Yesterday's markers, keyed by a name that is a symlink, still match.

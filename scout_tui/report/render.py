@@ -158,6 +158,13 @@ def _split_body(body: str) -> tuple[str, str]:
     return summary, "\n".join(rest).rstrip()
 
 
+def _end_a_list(lines: list[str]) -> None:
+    """A blank line after `lines` when they end in a bullet: else CommonMark reads the next
+    line as that bullet's continuation."""
+    if lines[-1].rsplit("\n", 1)[-1].lstrip().startswith("- "):
+        lines.append("")
+
+
 def _files_line(finding: Finding) -> str:
     if not finding.files:
         return ""
@@ -282,13 +289,15 @@ def render_item(
         lines.append(_indent(rest))
     if finding.suggested_fix:
         fix = neutralize(finding.suggested_fix).strip("\n")
-        # A fix that starts with a fence keeps it on its own line, or it would not be one.
-        gap = "\n\n" if fence_open(fix.split("\n", 1)[0], 0) else " "
+        # A fix that starts a block (a fence, a list) keeps it on lines of its own, or a
+        # fence would not be one and a list would read "fix: - a" then "- b".
+        first = fix.split("\n", 1)[0]
+        gap = "\n\n" if _starts_block(first) else " "
+        _end_a_list(lines)
         lines.append(_indent("Suggested fix:" + gap + fix))
     files = _files_line(finding)
     if files:
-        if lines[-1].lstrip().startswith("- "):
-            lines.append("")  # else CommonMark reads it as the last bullet's continuation
+        _end_a_list(lines)
         lines.append("  " + files)
     if finding.section is Section.CI_FAILURES:
         evidence = _ci_evidence(finding, max_items)
