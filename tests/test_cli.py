@@ -49,6 +49,11 @@ def test_help_names_the_console_and_every_command():
         assert variable in done.stdout
     assert "130   interrupted" in done.stdout
     assert max(len(line) for line in done.stdout.splitlines()) <= 80  # a terminal's width
+    # What each code is said to mean is what it does: a publish offline is bad usage (2).
+    codes = " ".join(done.stdout.split("\nexit codes:\n", 1)[1].split())
+    refused = scout("--offline", "publish", "--yes")
+    assert refused.returncode == 2 and "2 bad usage or configuration (and publish offline" in codes
+    assert "refused publish" not in codes
 
 
 @pytest.mark.parametrize("topic", [["publish"], ["triage", "undo"], []])
@@ -464,3 +469,16 @@ def test_a_command_that_must_collect_first_says_for_which_checkout_and_where(
     )
     again = scout("triage", "list", "--offline", *args)
     assert "no run of" not in again.stderr
+
+
+def test_scout_debug_gives_the_traceback_of_a_usage_error_too(tmp_path):
+    """SCOUT_DEBUG=1: every error's traceback before its line (bad usage included), with a
+    token scrubbed from both as from the line."""
+    token = "ghp_" + "A1b2C3d4" * 5
+    done = scout("--repo", tmp_path / token, "report", env={"SCOUT_DEBUG": "1"})
+    assert done.returncode == 2
+    assert "Traceback (most recent call last)" in done.stderr
+    assert done.stderr.rstrip().splitlines()[-1].startswith("scout: error: --repo ")
+    assert token not in done.stderr
+    quiet = scout("--repo", tmp_path / "nowhere", "report")
+    assert quiet.returncode == 2 and "Traceback" not in quiet.stderr

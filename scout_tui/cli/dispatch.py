@@ -107,19 +107,29 @@ def _failed() -> int:
     try:
         raise
     except UsageError as exc:
+        _debug_traceback()
         print(f"scout: error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except ScoutError as exc:
+        _debug_traceback()
         print(f"scout: error: {scrub(str(exc))}", file=sys.stderr)
         return EXIT_FAILURE
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_FAILURE
     except Exception as exc:  # the last line of defence: one line, no traceback
-        if os.environ.get("SCOUT_DEBUG"):
-            raise
+        _debug_traceback()
         print(f"scout: error: {scrub(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _debug_traceback() -> None:
+    """With SCOUT_DEBUG set, the traceback of the error being handled, before its line:
+    every error's, bad usage too, and scrubbed like the line (a token in a message)."""
+    if os.environ.get("SCOUT_DEBUG"):
+        import traceback
+
+        print(scrub(traceback.format_exc()), file=sys.stderr, end="")
 
 
 def cmd_help(args: argparse.Namespace) -> int:

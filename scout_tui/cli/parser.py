@@ -398,8 +398,8 @@ ENVIRONMENT = [
 ]
 EXIT_CODES = [
     ("0", "done"),
-    ("1", "failed (a collector with --strict, a refused publish, nothing to undo)"),
-    ("2", "bad usage or configuration"),
+    ("1", "failed (a collector with --strict, a dry run GitHub refuses, nothing to undo)"),
+    ("2", "bad usage or configuration (and publish offline, with no token or no --yes)"),
     ("130", "interrupted (Ctrl-C; the work done is kept)"),
 ]
 HELP_WIDTH = 80
