@@ -185,6 +185,14 @@ def test_triage_list_takes_the_consoles_filter_and_a_section(args):
     assert fyi and all(r["section"] == "fyi" for r in fyi)
     none = scout("triage", "list", "no-such-word-anywhere", *args)
     assert none.returncode == 0 and none.stdout.strip().startswith("no finding of the run of")
+    # A priority that is none: said, not searched for as a word (quoted, it is a word).
+    p3 = scout("triage", "list", "p3", *args)
+    assert p3.returncode == 2 and "no priority p3 (P0, P1, P2)" in p3.stderr
+    assert scout("triage", "list", "'p3'", *args).returncode == 0
+    # One finding is "1 finding": its title's words find it alone.
+    words = [w.strip("`'\"():,").lower() for w in every[fp]["title"].split()]
+    one = scout("triage", "list", *[w for w in words if w], *args).stdout
+    assert one.splitlines()[0].endswith(": 1 finding, 1 of 1 reviewed"), one
 
 
 def test_a_merge_that_loses_a_backlog_draft_says_so_and_all_clear_lines_never_merge(args):

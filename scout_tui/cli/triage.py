@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,7 +19,7 @@ from scout_tui.model import Priority, RunResult, Section
 from scout_tui.session import Session
 from scout_tui.store.state import StateStore
 from scout_tui.triage import decisions as triage
-from scout_tui.triage.query import Filter
+from scout_tui.triage.query import FILTER_TOKENS, Filter
 from scout_tui.triage.review import resolve
 from scout_tui.triage.stats import render_table, stats_since
 from scout_tui.triage.store import Change, DecisionStore
@@ -33,7 +34,13 @@ def cmd_triage(args: argparse.Namespace) -> int:
         return _undo_redo(session, args.action)
     run = session.day_run(on_event=progress, stale_ok=True)  # never replaced by a listing
     if args.action == "list":
-        return _list(session, run, args.json, Filter.parse(" ".join(args.filter)), args.section)
+        text = " ".join(args.filter)
+        for word in text.lower().split():  # `p3`: a priority misread, not a word to find
+            if re.fullmatch(r"p\d+", word) and word not in FILTER_TOKENS:
+                raise UsageError(
+                    f"no priority {word} (P0, P1, P2); quote it ('{word}') to search the word"
+                )
+        return _list(session, run, args.json, Filter.parse(text), args.section)
     if args.action == "edit":
         return _edit(session, run, args)
     findings = [resolve(run, reference) for reference in args.fingerprints]
@@ -178,7 +185,10 @@ def _list(
     # As the console counts: All Clear lines need no review.
     to_review = [d for d in rows if d.current.section is not Section.ALL_CLEAR]
     reviewed = sum(1 for d in to_review if triage.reviewed(d.entry))
-    out = [f"{run.date}: {len(rows)} findings, {reviewed} of {len(to_review)} reviewed"]
+    out = [
+        f"{run.date}: {len(rows)} finding{'s' * (len(rows) != 1)}, "
+        f"{reviewed} of {len(to_review)} reviewed"
+    ]
     for d in rows:
         priority = d.current.priority.value if d.current.priority else "-"
         label = d.label or "-"
