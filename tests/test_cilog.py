@@ -199,7 +199,8 @@ def test_a_repro_runs_as_an_argv_list(command, env, argv):
         ("NGPU=1 ./run_train.sh --job.dump_folder=/etc", "reaches outside the checkout"),
         ("NGPU=1 ./run_train.sh --config ../../x", "reaches outside the checkout"),
         ("NGPU=1 ./run_train.sh '--a=\x1b]52;c;x\x07'", "holds a control character"),
-        ("NGPU=abc ./run_train.sh", "NGPU takes a number of GPUs, not 'abc'"),
+        ("NGPU=abc ./run_train.sh", "NGPU takes a number of GPUs (1 or more), not 'abc'"),
+        ("NGPU=0 ./run_train.sh", "NGPU takes a number of GPUs (1 or more), not '0'"),
         ("torchrun -m http.server", "torchrun option '-m' is not one a repro needs"),
         ("torchrun --no-python rm x.py", "torchrun option '--no-python' is not one"),
         # torchrun's parser takes unique prefixes: --no-pyt is --no-python, --modu is --module
@@ -275,6 +276,7 @@ def test_repro_cli(tmp_path):
     assert done.returncode == 2 and "'sh' is not a repro scout runs" in done.stderr
     done = scout("repro", path, "--test", "nope")
     assert done.returncode == 2 and "no failing test named nope" in done.stderr
+    assert "(those with one: aot_fx_trace_llama3_fsdp_tp, jit_1d_auto_bucketing" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -330,6 +332,9 @@ def test_repro_json_names_only_the_gpus_the_command_says(tmp_path, command, ngpu
     document = json.loads(done.stdout)
     assert document["ngpu"] == ngpu and "NGPU=8" not in document["command"]
     assert done.stderr == said
+    # The test a pytest line names is its `test`; the other shapes name none.
+    named = command.split()[1] if command.startswith("pytest") else None
+    assert document["test"] == named
 
 
 def test_an_empty_command_is_bad_usage(tmp_path):

@@ -136,16 +136,19 @@ def cmd_repro(args: argparse.Namespace) -> int:
     else:
         analysis = _analyse(args.log, config_near(args.repo, None).project.experiment)
         found = [(f.name, r) for f in analysis.failures if (r := failure_repro(f)) is not None]
-        if args.test:
-            found = [(name, r) for name, r in found if name == args.test]
-        if not found:
+        named = [(name, r) for name, r in found if name == args.test] if args.test else found
+        if not named:
             which = f" named {args.test}" if args.test else ""
-            raise UsageError(f"no failing test{which} with a repro in {args.log}")
-        test, repro = found[0]
+            tests = ", ".join(name for name, _ in found)
+            known = f" (those with one: {tests})" if args.test and found else ""
+            raise UsageError(f"no failing test{which} with a repro in {args.log}{known}")
+        test, repro = named[0]
     try:  # the shapes scout runs, whether or not it runs it now: a repro is one of them
         argv = repro_argv(repro)
     except ReproError as exc:
         raise UsageError(str(exc)) from None
+    if test is None and argv.argv[0] == "pytest":  # the test a pytest line names
+        test = next((word for word in argv.argv[1:] if "::" in word), None)
     if args.json:
         document = {
             "command": repro,

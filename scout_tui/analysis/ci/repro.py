@@ -154,8 +154,8 @@ def repro_argv(command: str) -> ReproArgv:
         # NGPU only: PATH, LD_PRELOAD, BASH_ENV, a cache folder of torch's… each runs other code.
         if name != "NGPU":
             raise ReproError(f"a repro sets NGPU=<n> and nothing else, not {name}")
-        if not value.isdigit():
-            raise ReproError(f"NGPU takes a number of GPUs, not {value!r}")
+        if not value.isdigit() or int(value) == 0:
+            raise ReproError(f"NGPU takes a number of GPUs (1 or more), not {value!r}")
         env[name] = value
         words.pop(0)
     if not words:
