@@ -530,21 +530,31 @@ class Session:
         )
 
     def merge_notes(self, parts: Sequence[Finding], target: Finding) -> list[str]:
-        """What merging `parts` into `target` loses that the reviewer should hear: each part
-        that would file a Backlog draft, joining a finding that files none and has no board
-        item to share."""
+        """What merging `parts` into `target` loses that the reviewer should hear: a part of
+        a higher priority than the target's (it is said at the target's); each part that
+        would file a Backlog draft, joining a finding that files none and has no board item
+        to share."""
         from scout_tui.publish.plan import wants_draft
         from scout_tui.triage.decisions import edited
 
         entries = self.review.decisions()
         into = edited(target, entries.get(target.fingerprint))
+        shown = [edited(part, entries.get(part.fingerprint)) for part in parts]
+        notes = [
+            f"{part.fingerprint} is {part.priority.value}: it is said at "
+            f"{target.fingerprint}'s {into.priority.value} (promote it to raise it)"
+            for part in shown
+            if part.priority is not None
+            and into.priority is not None
+            and part.priority.value < into.priority.value  # "P0" < "P1": higher
+        ]
         if wants_draft(into) or into.board is not None or into.section is Section.ALL_CLEAR:
-            return []  # (a merge into an All Clear line is refused)
-        return [
+            return notes  # (a merge into an All Clear line is refused)
+        return notes + [
             f"{part.fingerprint}: its Backlog draft is no longer filed (it joins "
             f"{target.fingerprint} in {SECTIONS[into.section].short}, which files none)"
-            for part in parts
-            if wants_draft(edited(part, entries.get(part.fingerprint)))
+            for part in shown
+            if wants_draft(part)
         ]
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:

@@ -230,6 +230,20 @@ def test_a_merge_that_loses_a_backlog_draft_says_so_and_all_clear_lines_never_me
     assert listing(args)[all_clear]["decision"] is None
 
 
+def test_a_merge_into_a_lower_priority_says_at_which_priority_the_part_is_said(args):
+    """A P1 merged into a P2: done, and said (TRUE) — the P1's concern now reads at P2; a P2
+    merged into a P1 is said nothing (NEAR-MISS)."""
+    rows = listing(args)
+    by = {p: [fp for fp, row in rows.items() if row["priority"] == p] for p in ("P1", "P2")}
+    p1, p2 = by["P1"][0], by["P2"][0]
+    other_p2 = by["P2"][1]
+    done = scout("triage", "merge", p1, "--into", p2, *args)
+    assert done.returncode == 0, done.stderr
+    assert f"scout: warning: {p1} is P1: it is said at {p2}'s P2 (promote it" in done.stderr
+    quiet = scout("triage", "merge", other_p2, "--into", by["P1"][1], *args)
+    assert quiet.returncode == 0 and "is P2" not in quiet.stderr
+
+
 def test_priorities_in_any_case_and_an_all_clear_line_is_said_not_to_move(args):
     """`--priority p1` as the filter writes it (TRUE) and `P1` alike; `--priority p4` is
     still refused (NEAR-MISS). Promoting an All Clear line says why nothing moved."""
