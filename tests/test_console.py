@@ -230,6 +230,27 @@ async def test_filter_by_words_and_tokens(demo, tmp_path):
         assert titles(app) == everything
 
 
+async def test_clearing_a_filter_left_empty_comes_back_to_where_it_began(demo, tmp_path):
+    """A filter whose findings were all decided away (`/p1 unreviewed`, `*`, `a`) shows
+    nothing; escape then puts the cursor back on the finding it was on before the filter,
+    not on the tree's first one."""
+    app = console(demo, tmp_path / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        start = await cursor_to(pilot, app, lambda f: f.section is Section.FYI)
+        first = next(iter(tree(app)._finding_nodes))
+        assert start != first
+        await pilot.press("slash", *"p1 unreviewed", "enter")
+        await settle(pilot, app)
+        assert tree(app)._finding_rows
+        await pilot.press("asterisk", "a")
+        await settle(pilot, app)
+        assert not tree(app)._finding_rows  # all accepted: nothing unreviewed is left
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert tree(app).cursor_fingerprint == start
+
+
 async def test_a_zoomed_detail_pane_is_alone_even_beside_a_log(demo, tmp_path):
     """`z` on the detail of a CI failure (which shows its log pane): the detail fills the
     workspace, the log stays hidden as the cursor moves, and comes back with `z` again."""

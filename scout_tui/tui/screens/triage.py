@@ -95,6 +95,7 @@ class TriageScreen(Screen[None]):
         self._last_highlight = 0.0
         self._live_dirty = False
         self._pending_section: Section | None = None  # where the overview asked to open
+        self._unfiltered_at: str | None = None  # the cursor's finding when a filter began
         self.decisions = DecisionQueue(session, self.post_message)
         # Held, not queried: the repro must be stopped at exit, when the screen's children
         # are already gone.
@@ -580,11 +581,17 @@ class TriageScreen(Screen[None]):
 
     def _set_filter(self, text: str) -> None:
         self.query_one(Workspace).show_filter(text)
+        tree = self.query_one(FindingsTree)
         before, self.filter = self.filter, Filter.parse(text)
+        if self.filter and not before:  # where to come back to when no match is left
+            self._unfiltered_at = tree.cursor_fingerprint
+        lost = tree.cursor_fingerprint is None  # the filter's result was empty
         self.query_one(StatusLine).filter_text = text.strip()
         if self.filter != before:  # the same filter shows the same findings: no rebuild
             self._show()
-        self.query_one(FindingsTree).focus()
+        if not self.filter and lost and self._unfiltered_at is not None:
+            tree.select_fingerprint(self._unfiltered_at)  # after the rebuild's own cursor
+        tree.focus()
 
     def action_help(self) -> None:
         from scout_tui.tui.screens.help import HelpScreen
