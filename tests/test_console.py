@@ -1100,6 +1100,29 @@ async def test_a_publish_from_another_session_shows_within_a_second(tmp_path):
             assert any("published from another session" in m for m in said), said
 
 
+async def test_a_publish_elsewhere_shows_while_this_console_s_own_publish_waits(tmp_path):
+    """This console's own publish is under way (waiting for the other's lock) when another
+    session's publish lands: the status line and badges still follow the journal, and only
+    the notice of "another session" is left to this console's own publish to replace."""
+    with collected_demo(tmp_path / "world") as demo:
+        state = tmp_path / "state"
+        app = console(demo, state)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot, app)
+            app.triage.publish_flow.publishing = True  # as from `y` until `Published`
+            shell = Session(options(demo, state, origin="scout publish"))
+            shell.publisher().publish(shell.review.triaged(shell.cached_run()))
+            status = app.triage.query_one(StatusLine)
+            started = time.monotonic()
+            while status.published_at is None and time.monotonic() - started < 5:
+                await pilot.pause(0.05)
+            assert status.published_at is not None
+            await settle(pilot, app)
+            assert all("board: filed" in tree(app).row(fp).badges for fp in shell.filed())
+            said = [n.message for n in app._notifications]
+            assert not any("another session" in m for m in said), said
+
+
 def _structure(findings_tree) -> list[tuple[int, str, str | None]]:
     """The tree as shown: each node's depth, label and finding, in order."""
     out = []

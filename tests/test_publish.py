@@ -6,9 +6,11 @@ hand untouched."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import signal
 import subprocess
+import threading
 import time
 from datetime import UTC, date, datetime, timedelta
 
@@ -110,6 +112,44 @@ def test_a_full_publish_then_a_rerun_that_changes_nothing(tmp_path, fresh_world)
         assert "report comment updated" in done.stdout
         assert len(mutations(server)) == count  # nothing written
         assert server.world.model_dump_json(exclude={"rate_limit"}) == before
+
+
+def test_a_second_publish_from_one_state_dir_waits_for_the_first(tmp_path, fresh_world):
+    """Another scout holds the state dir's publish lock (a cron publish beside a reviewer's):
+    `publish` says it waits, and once the lock is let go it publishes (exit 0), not fails."""
+    with LocalGitHub(world_for(fresh_world)) as server:
+        args = options(fresh_world, tmp_path, server)
+        (tmp_path / "state").mkdir()
+        holder = open(tmp_path / "state" / "publish.lock", "a+")  # noqa: SIM115
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        release = threading.Timer(2.0, holder.close)  # the first publish ends
+        release.start()
+        started = time.monotonic()
+        try:
+            done = publish(args)
+        finally:
+            release.cancel()
+            holder.close()
+        assert done.returncode == 0, done.stderr
+        assert time.monotonic() - started >= 1.5
+        assert "waiting for another scout to finish: publish" in done.stderr
+        assert "report comment posted" in done.stdout
+
+
+def test_a_lock_held_past_the_wait_is_refused_naming_it(tmp_path):
+    from scout_tui.store.state import StateError, StateStore
+
+    store = StateStore(tmp_path)
+    said: list[str] = []
+    with (
+        store.lock("publish", "publish"),
+        pytest.raises(StateError, match=r"another scout is doing it right now .*waiting"),
+        store.lock("publish", "publish", 0.5, said.append),
+    ):
+        pass
+    assert len(said) == 1 and "waiting for another scout" in said[0]
+    with store.lock("publish", "publish", 0.5, said.append):  # let go: taken at once
+        assert len(said) == 1
 
 
 def test_the_baseline_comes_from_the_tracking_issue(tmp_path, fresh_world):

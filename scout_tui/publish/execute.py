@@ -75,6 +75,7 @@ from scout_tui.report.render import COMMENT_LIMIT
 from scout_tui.store.state import StateStore
 
 SCOPES_TO_COMMENT = {"repo", "public_repo"}
+PUBLISH_LOCK_WAIT = 600.0  # seconds: a whole publish, paced writes and consistency waits
 SCOPES_FOR_BOARDS = {"project"}
 CONSISTENCY_READS = 3  # spread over [github] consistency_wait
 T = TypeVar("T")
@@ -179,7 +180,9 @@ class Publisher:
 
     def publish(self, run: RunResult) -> Outcome:
         """`run` is triaged: what is in it is published."""
-        with self.state.lock("publish", "publish"):
+        # A second publish from this state dir (cron beside a reviewer) waits for the first,
+        # then finds its work journaled: it edits, never posts twice.
+        with self.state.lock("publish", "publish", PUBLISH_LOCK_WAIT, self.note):
             return self._publish(run)
 
     def _publish(self, run: RunResult) -> Outcome:

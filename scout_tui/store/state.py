@@ -17,9 +17,11 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import platformdirs
 
@@ -178,22 +180,46 @@ class StateStore:
             db.close()
 
     @contextmanager
-    def lock(self, name: str, what: str) -> Iterator[None]:
+    def lock(
+        self,
+        name: str,
+        what: str,
+        wait: float = 0.0,
+        waiting: Callable[[str], None] = lambda message: None,
+    ) -> Iterator[None]:
         """An exclusive lock across processes (a cron publish and the console's), held for
-        the block; a second holder is refused at once, not made to wait."""
+        the block. A second holder waits up to `wait` seconds for the first to let go
+        (`waiting` says so, once), then is refused."""
+        path = self.directory / f"{name}.lock"
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            handle = open(self.directory / f"{name}.lock", "a+")  # noqa: SIM115
+            handle = open(path, "a+")  # noqa: SIM115
         except OSError as exc:
             raise self._fail(what, exc) from None
         try:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise StateError(
-                    f"cannot {what}: another scout is doing it right now "
-                    f"({self.directory / (name + '.lock')})"
-                ) from None
+            deadline, said = time.monotonic() + wait, False
+            while not _locked(handle):
+                if time.monotonic() >= deadline:
+                    waited = f", after {wait:.0f} s of waiting" if wait else ""
+                    raise StateError(
+                        f"cannot {what}: another scout is doing it right now ({path}{waited})"
+                    )
+                if not said:
+                    waiting(f"waiting for another scout to finish: {what} ({path})")
+                    said = True
+                time.sleep(LOCK_POLL)
             yield
         finally:
             handle.close()
+
+
+LOCK_POLL = 0.2  # seconds between tries at a lock another scout holds
+
+
+def _locked(handle: IO[str]) -> bool:
+    """Whether the exclusive lock on `handle` was taken (False: another process holds it)."""
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True

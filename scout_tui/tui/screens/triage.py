@@ -504,15 +504,16 @@ class TriageScreen(Screen[None]):
             self._show()
 
     def on_published_elsewhere(self, message: PublishedElsewhere) -> None:
+        # What the journal says is shown whoever wrote it; this console's own publish (it
+        # may be waiting for the other's lock) says itself when it ends.
         status, tree = self.query_one(StatusLine), self.query_one(FindingsTree)
-        if self.publish_flow.publishing:
-            return  # this console's own publish says so when it ends
         if message.filed != tree.filed:
             tree.filed = message.filed
             self._show()
         if status.published_at != message.at:
             status.published_at = message.at
-            self.notify("the day's report was published from another session", timeout=4)
+            if not self.publish_flow.publishing:
+                self.notify("the day's report was published from another session", timeout=4)
 
     def on_publish_flow_busy(self, message: PublishFlow.Busy) -> None:
         self.query_one(StatusLine).busy = message.text
