@@ -356,3 +356,21 @@ def test_a_headless_demo_leaves_no_temporary_folder(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "removed when the demo ends" in done.stderr
     assert list(temp.iterdir()) == []
+
+
+def test_demo_never_writes_over_a_folder_of_someone_s_files(tmp_path):
+    """`--dir` with files no demo made: refused, nothing touched (TRUE); the folder an
+    earlier demo made is made anew (NEAR-MISS)."""
+    mine = tmp_path / "mine"
+    (mine / "repo").mkdir(parents=True)
+    (mine / "scout.toml").write_text("MY OWN CONFIG\n")
+    (mine / "repo" / "notes.txt").write_text("mine\n")
+    done = scout("demo", "--dir", mine, "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "holds files no earlier `scout demo` made" in done.stderr
+    assert (mine / "scout.toml").read_text() == "MY OWN CONFIG\n"
+    assert sorted(p.name for p in mine.rglob("*")) == ["notes.txt", "repo", "scout.toml"]
+    again = tmp_path / "demo"
+    for _ in range(2):
+        done = scout("--date", "2026-12-01", "demo", "--dir", again, "--json")
+        assert done.returncode == 0, done.stderr

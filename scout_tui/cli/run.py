@@ -430,6 +430,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     opens on it, otherwise a collection, the report and a publish run headless."""
     from scout_tui.config.profile import in_checkout
     from scout_tui.sandbox.demo.running import running_demo
+    from scout_tui.sandbox.demo.sample import demo_may_use
 
     if args.as_of is not None:
         check_date(args.as_of)  # the sample is built around that day: no first commit yet
@@ -440,6 +441,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"--dir {args.dir} is inside a git checkout, where a scout.toml is taken as "
             "the checkout's own and the demo's local GitHub is not trusted: give a folder "
             "outside any checkout (or no --dir: a temporary one)"
+        )
+    if args.dir is not None and not demo_may_use(args.dir):
+        raise UsageError(
+            f"--dir {args.dir} holds files no earlier `scout demo` made: give the demo an "
+            "empty or new folder (it writes its repository, scout.toml and stores there)"
         )
     today = args.as_of or utc_today()
     base = args.dir or Path(tempfile.mkdtemp(prefix="scout-demo-"))

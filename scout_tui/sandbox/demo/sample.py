@@ -93,6 +93,17 @@ def build_repo(path: Path, today: date, history: bool = True) -> git.Repo:
     return repo
 
 
+def demo_may_use(folder: Path) -> bool:
+    """Whether `scout demo --dir folder` may write there: a new or empty folder, or one an
+    earlier demo made (its sample repository is the demo's) — never a folder of someone's
+    files it would overwrite."""
+    if not folder.exists():
+        return True
+    if not folder.is_dir():
+        return False
+    return not any(folder.iterdir()) or _made_by_the_demo(folder / "repo")
+
+
 def _made_by_the_demo(path: Path) -> bool:
     try:
         roots = git.Repo(path).git.log("--max-parents=0", "--format=%an <%ae> %s").splitlines()
