@@ -317,6 +317,7 @@ def test_repro_command_takes_the_shapes_it_runs_and_refuses_the_rest(tmp_path, c
         ("torchrun --nproc-per-node=2 train.py", 2, ""),
         ("torchrun --nproc_per_node 3 train.py --nproc-per-node 9", 3, ""),  # the script's own
         ("NGPU=4 ./run_train.sh --module a", 4, ""),
+        ("NGPU=2 torchrun --nproc-per-node 4 train.py", 4, ""),  # torchrun starts 4
         (
             "TORCH_TRACE=/tmp/x NGPU=4 ./run_train.sh --module a",
             4,

@@ -72,16 +72,17 @@ def repro_command(command: str, default_ngpu: int = 8) -> str:
 
 
 def gpus_of(argv: ReproArgv) -> int | None:
-    """The GPUs a repro takes: NGPU, else torchrun's --nproc-per-node; None when unsaid."""
-    if argv.env.get("NGPU", "").isdigit():
-        return int(argv.env["NGPU"])
-    if argv.argv[0] != "torchrun":
-        return None
-    try:  # torchrun's own options only: the script's arguments may look alike
-        per_node = _torchrun_options(argv.argv[1:])[0].get("--nproc-per-node", "")
-    except ReproError:
-        return None
-    return int(per_node) if per_node.isdigit() else None
+    """The GPUs a repro takes: torchrun's --nproc-per-node (it starts that many, whatever
+    NGPU says), else NGPU; None when unsaid."""
+    if argv.argv[0] == "torchrun":
+        try:  # torchrun's own options only: the script's arguments may look alike
+            per_node = _torchrun_options(argv.argv[1:])[0].get("--nproc-per-node", "")
+        except ReproError:
+            per_node = ""
+        if per_node.isdigit():
+            return int(per_node)
+    ngpu = argv.env.get("NGPU", "")
+    return int(ngpu) if ngpu.isdigit() else None
 
 
 @dataclass(frozen=True)
