@@ -367,6 +367,11 @@ class RunResult(_Model):
         description="The findings left out of the report: unchanged noise, inventories that "
         "did not grow, and kinds the rules never report.",
     )
+    withheld: dict[Section, int] = Field(
+        default_factory=dict,
+        description="Findings left out of a reviewed-only report until someone reviews them, "
+        'counted by section: the report says so there, never "nothing to report".',
+    )
     only: list[str] | None = Field(
         default=None, description="The collectors asked for with --only; null: all of them."
     )

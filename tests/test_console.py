@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 import time
@@ -17,7 +18,8 @@ from textual.widgets._footer import FooterKey
 
 from scout_tui.collect.events import RunFinished
 from scout_tui.errors import UsageError
-from scout_tui.model import Priority, Section
+from scout_tui.history.parse import parse_report
+from scout_tui.model import SECTIONS, Priority, Section
 from scout_tui.session import Session
 from scout_tui.tui.app import ScoutApp
 from scout_tui.tui.messages import CollectionEvent
@@ -663,6 +665,19 @@ async def test_reviewed_only_needs_a_reviewed_finding_and_keeps_all_clear(tmp_pa
             [posted] = scout_comments(demo.github.world, day)
             assert title in posted.body
             assert all(line in posted.body for line in clear)
+            # What it leaves out is said where it would have been, never "nothing to report"
+            # about a section that holds findings nobody reviewed yet.
+            run = app.triage.run_result
+            for section in {f.section for f in run.findings} - {Section.ALL_CLEAR}:
+                heading = SECTIONS[section].heading
+                part = posted.body.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+                assert "nothing to report" not in part, heading
+            left = sum(1 for f in run.findings if f.section is not Section.ALL_CLEAR) - 1
+            said = re.findall(r"_(\d+) findings? not yet reviewed — left out", posted.body)
+            assert sum(map(int, said)) == left
+            # ... and tomorrow's run reads no finding out of those lines.
+            prior = parse_report(posted.body, day)
+            assert not any("not yet reviewed" in item.title for item in prior.items)
 
 
 async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):

@@ -67,7 +67,7 @@ _TITLE_WINDOW = 1000  # an unbolded title is at most 160 characters from its ite
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _NOISE = re.compile(
     r"^(?:_)?(?:nothing to report|none\.?$|n/a$|ci green|all ci green|no (?:new )?findings"
-    r"|[^—]*:\s*skipped\s*—|skipped\s*—)",
+    r"|[^—]*:\s*skipped\s*—|skipped\s*—|\d+ findings? not yet reviewed\s*—)",
     re.IGNORECASE,
 )
 

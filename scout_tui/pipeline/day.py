@@ -480,4 +480,5 @@ def render_markdown(run: RunResult, layout: Layout = FULL) -> str:
         quiet=run.quiet,
         first=not run.prior_reports,
         priors_unread=priors_unread(run),
+        withheld=run.withheld,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Literal
@@ -47,6 +47,7 @@ from scout_tui.model import (
 REPORT_TITLE = "Nightly Scout Report"
 
 NOTHING = "nothing to report"
+WITHHELD = "not yet reviewed — left out of this report until reviewed"
 FIRST_REPORT = (
     "First report: no prior report to compare with, so every finding is new and "
     '"new" means since the start of the day.'
@@ -412,11 +413,13 @@ def render_report(
     quiet: Sequence[QuietMark] = (),
     first: bool = False,
     priors_unread: str | None = None,
+    withheld: Mapping[Section, int] | None = None,
 ) -> str:
     """The whole report. `collector_sections` says where a skipped collector is mentioned;
     `layout`, how much of it is shown (`fit_report` picks one); `head` and `quiet` travel
     as hidden markers for the next day's run. `first`: no prior report exists to compare
-    with; `priors_unread`: why none was read (then nothing is claimed about them)."""
+    with; `priors_unread`: why none was read (then nothing is claimed about them);
+    `withheld`: findings a reviewed-only report leaves out, by section (said there)."""
     homes = collector_sections or {}
     by_section: dict[Section, list[Finding]] = {section: [] for section in Section}
     for finding in findings:
@@ -437,6 +440,9 @@ def render_report(
         items = sorted(by_section[section], key=report_order)
         body = _section_body(section, items, layout)
         body += _skipped_lines(section, collectors, homes)
+        left = (withheld or {}).get(section, 0)
+        if left:
+            body.append(f"- _{left} finding{'s' * (left != 1)} {WITHHELD}_")
         if not body:  # "CI green" is said only by what saw a green run (`ci_passing`)
             body = [NOTHING]
         out.append(f"\n## {heading}\n")

@@ -8,6 +8,7 @@ to a handler here, the only code that updates the widgets.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -524,12 +525,13 @@ class TriageScreen(Screen[None]):
         run = self.session.review.triaged(self.run_result, self.entries)  # no SQLite on the loop
         if reviewed_only:
             reviewed = {fp for fp, entry in self.entries.items() if triage.reviewed(entry)}
-            kept = [
-                f
-                for f in run.findings
-                if f.fingerprint in reviewed or f.section is Section.ALL_CLEAR
-            ]  # All Clear lines need no review: they stay what the report says
-            run = run.model_copy(update={"findings": kept})
+            kept, withheld = [], Counter[Section]()
+            for f in run.findings:  # All Clear lines need no review: they stay as said
+                if f.fingerprint in reviewed or f.section is Section.ALL_CLEAR:
+                    kept.append(f)
+                else:
+                    withheld[f.section] += 1  # said in its section, never "nothing"
+            run = run.model_copy(update={"findings": kept, "withheld": dict(withheld)})
         return run
 
     def action_preview(self) -> None:
