@@ -303,9 +303,8 @@ class CiTestsCollector(Collector):
                 "ci_steps_idle",
                 [k for k in now if k in was],
                 lambda n: (
-                    f"{'A CI command has' if n == 1 else f'{n} CI commands have'} run zero "
-                    f"tests since before {since}: what "
-                    f"{'it selects is' if n == 1 else 'they select is'}"
+                    f"{'A CI command has' if n == 1 else f'{n} CI commands have'} long run "
+                    f"zero tests: what {'it selects is' if n == 1 else 'they select is'}"
                     " all skipped or disabled"
                 ),
             ),
@@ -322,7 +321,8 @@ class CiTestsCollector(Collector):
                 kind,
                 (ctx.config.experiment_path(ctx.config.ci.tests_dir),),
                 title(len(steps)),
-                f"{lines}\n\nEach passes having run nothing.",
+                f"{lines}\n\nEach passes having run nothing"
+                + (f", as it did before {since}." if kind == "ci_steps_idle" else "."),
                 suggested_fix="Re-enable what they select once it can run, and make sure that is "
                 "tracked; keeping the steps keeps the re-enable one line.",
                 files=[FileRef(path=workflow) for workflow in sorted({w for w, _ in steps})],
@@ -383,14 +383,19 @@ class CiTestsCollector(Collector):
             if kind == "test_not_in_ci" and ctx.baseline_commit
             else f"{count} never run in CI"
         )
-        if kind == "test_files_not_in_ci":
-            title += f", since before {since}"
+        # A standing gap's title carries no date: the window's start moves every day, and
+        # the title is the board card's.
+        standing = (
+            f"\n\nNone of them was run in CI before {since} either: a standing gap."
+            if kind == "test_files_not_in_ci"
+            else ""
+        )
         finding = ctx.finding(
             self.name,
             kind,
             (tests_dir,),
             title,
-            f"No workflow invocation selects these files:\n\n{listing}",
+            f"No workflow invocation selects these files:\n\n{listing}{standing}",
             suggested_fix=f"Add to {code(workflow)}:\n\n{fence(lines, 'bash')}",
             files=[FileRef(path=gap.file.path) for gap in gaps],
             items=names,
