@@ -100,6 +100,15 @@ class GitHistory(GitObjects):
                 return None
         return frozenset(line for line in out.splitlines() if line)
 
+    def committed_at(self, sha: str) -> datetime | None:
+        """When `sha` was committed (its committer date); None when git cannot say."""
+        try:
+            out = self._git_at([sha], "log", "-1", "--format=%ct", sha)
+        except git.GitCommandError:
+            return None
+        stamp = out.strip()
+        return datetime.fromtimestamp(int(stamp), UTC) if stamp.isdigit() else None
+
     def commit_before(self, moment: datetime) -> str | None:
         """The commit HEAD's branch was at, at `moment`: the newest by committer date on
         HEAD's first-parent chain at or before it (a merged branch's own commits are not
