@@ -321,7 +321,14 @@ def test_repro_command_takes_the_shapes_it_runs_and_refuses_the_rest(tmp_path, c
         (
             "TORCH_TRACE=/tmp/x NGPU=4 ./run_train.sh --module a",
             4,
-            "scout: as scout runs it: NGPU=4 ./run_train.sh --module a\n",
+            "scout: as scout runs it: NGPU=4 ./run_train.sh --module a "
+            "(left out: TORCH_TRACE=/tmp/x)\n",
+        ),
+        (
+            "CUDA_VISIBLE_DEVICES=0,1 NGPU=2 ./run_train.sh --a b --dump_folder out",
+            2,
+            "scout: as scout runs it: NGPU=2 ./run_train.sh --a b "
+            "(left out: CUDA_VISIBLE_DEVICES=0,1, --dump_folder out)\n",
         ),
     ],
 )
@@ -336,6 +343,16 @@ def test_repro_json_names_only_the_gpus_the_command_says(tmp_path, command, ngpu
     # The test a pytest line names is its `test`; the other shapes name none.
     named = command.split()[1] if command.startswith("pytest") else None
     assert document["test"] == named
+
+
+def test_a_refused_command_is_never_said_as_scout_would_run_it(tmp_path):
+    done = scout(
+        "repro", "--command", "TORCH_TRACE=x NGPU=8 ./run_train.sh && id", "--repo", tmp_path
+    )
+    assert done.returncode == 2 and "as scout runs it" not in done.stderr
+    assert done.stderr == "scout: error: '&&' is shell syntax: a repro is one command, " + (
+        "run with no shell (no pipes, redirections, `&&` or `$(…)`)\n"
+    )
 
 
 def test_an_empty_command_is_bad_usage(tmp_path):

@@ -15,6 +15,7 @@ from scout_tui.analysis.ci.repro import (
     ReproError,
     failure_repro,
     gpus_of,
+    left_out,
     repro_argv,
     repro_command,
 )
@@ -129,10 +130,13 @@ def cmd_repro(args: argparse.Namespace) -> int:
     if args.command_line is not None:
         try:
             repro = repro_command(args.command_line)
+            repro_argv(repro)  # refused before anything is said of how it would run
         except ReproError as exc:
             raise UsageError(str(exc)) from None
         if repro != " ".join(args.command_line.split()):  # what scout changed, said
-            print(f"scout: as scout runs it: {repro}", file=sys.stderr)
+            dropped = left_out(args.command_line)
+            besides = f" (left out: {', '.join(dropped)})" if dropped else ""
+            print(f"scout: as scout runs it: {repro}{besides}", file=sys.stderr)
     else:
         analysis = _analyse(args.log, config_near(args.repo, None).project.experiment)
         found = [(f.name, r) for f in analysis.failures if (r := failure_repro(f)) is not None]

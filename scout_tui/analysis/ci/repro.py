@@ -71,6 +71,24 @@ def repro_command(command: str, default_ngpu: int = 8) -> str:
     return " ".join(parts)
 
 
+def left_out(command: str) -> list[str]:
+    """What `repro_command` leaves out of `command`: the environment it drops (the GPUs a
+    repro runs on are NGPU's; traces and ranks are CI's) and the output folders."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    out = []
+    for position, word in enumerate(words):
+        match = _ASSIGNMENT.match(word)
+        if match and match.group(1) in DROPPED_ENV:
+            out.append(word)
+        elif word.split("=", 1)[0] in DROPPED_FLAGS:
+            value = "" if "=" in word or position + 1 >= len(words) else " " + words[position + 1]
+            out.append(word + value)
+    return out
+
+
 def gpus_of(argv: ReproArgv) -> int | None:
     """The GPUs a repro takes: torchrun's --nproc-per-node (it starts that many, whatever
     NGPU says), else NGPU; None when unsaid."""
