@@ -259,6 +259,26 @@ def test_priorities_in_any_case_and_an_all_clear_line_is_said_not_to_move(args):
         assert done.stderr == f"{all_clear}: an All Clear line does not move, unchanged\n"
 
 
+def test_an_edit_never_leaves_a_priority_where_it_cannot_be(args):
+    """Moved into Action Items, an Opportunity needs a priority (TRUE: its draft would say
+    "Priority: none"); with one given it moves (NEAR-MISS). A priority on an Opportunity is
+    refused: Opportunities carry none."""
+    rows = listing(args)
+    opportunity = next(fp for fp, row in rows.items() if row["section"] == "opportunities")
+    done = scout("triage", "edit", opportunity, "--section", "action_items", *args)
+    assert done.returncode != 0
+    assert "need a priority: add --priority P0, P1 or P2" in done.stderr
+    assert scout("triage", "edit", opportunity, "--priority", "P1", *args).returncode != 0
+    assert listing(args)[opportunity]["priority"] is None
+    done = scout(
+        "triage", "edit", opportunity, "--section", "action_items", "--priority", "P1", *args
+    )
+    assert done.returncode == 0, done.stderr
+    moved = listing(args)[opportunity]
+    # (a carried one stays under Carried Forward: reconcile decided it is not new)
+    assert moved["section"] in ("action_items", "carried_forward") and moved["priority"] == "P1"
+
+
 @pytest.mark.parametrize("day", ["20261202", "2026-W49-3", "2026-12-2"])
 def test_a_date_is_yyyy_mm_dd_only(tmp_path, day):
     done = scout("report", "--date", day, "--repo", tmp_path, "--offline")

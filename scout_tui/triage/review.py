@@ -8,7 +8,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scout_tui.errors import UsageError
-from scout_tui.model import Checkout, Finding, RunResult, Section, TriageEntry
+from scout_tui.model import (
+    PRIORITIZED,
+    SECTIONS,
+    Checkout,
+    Finding,
+    RunResult,
+    Section,
+    TriageEntry,
+)
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Action, Change, DecisionStore
 
@@ -121,7 +129,9 @@ class Review:
 
         def decide(fp: str, entry: TriageEntry | None, _: object) -> TriageEntry:
             after = triage.edit(fp, entry, **what)
-            why = triage.unchanged_by(finding, entry, after)
+            why = triage.unchanged_by(finding, entry, after) or _misplaced(
+                triage.edited(finding, after), what
+            )
             if why is not None:
                 raise triage.TriageError(why)  # nothing recorded: no undo step for nothing
             return after
@@ -137,6 +147,20 @@ class Review:
 
     def redo(self) -> Action | None:
         return self.decision_store.redo(self.scope)
+
+
+def _misplaced(shown: Finding, what: dict[str, Any]) -> str | None:
+    """Why an edit of section or priority leaves the finding where its priority cannot
+    be: a prioritized section's finding without one (its draft would say "Priority:
+    none"), or a priority on a section that has none."""
+    if what.get("section") is not None and shown.section in PRIORITIZED and not shown.priority:
+        return f"{SECTIONS[shown.section].short} need a priority: add --priority P0, P1 or P2"
+    if what.get("set_priority") and shown.priority and shown.section not in PRIORITIZED:
+        return (
+            f"{SECTIONS[shown.section].short} carry no priority: promote it (`+`, or "
+            "--section action_items) to give it one"
+        )
+    return None
 
 
 def resolve(run: RunResult, reference: str) -> Finding:
