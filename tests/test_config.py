@@ -110,6 +110,21 @@ def test_a_key_clash_names_the_binding_that_made_it_with_its_file_and_line(tmp_p
         user.unlink()
 
 
+@pytest.mark.parametrize("key", ["up", "enter", "tab", "escape", "ctrl+c", "ctrl+p"])
+def test_a_key_the_console_moves_with_is_never_rebound(tmp_path, key):
+    """`accept = "up"` would strand the reviewer (up accepts, nothing moves up): refused,
+    naming the file, the line, the action and what the key is for."""
+    path = tmp_path / "scout.toml"
+    path.write_text(f'# keys\n[keys]\naccept = "{key}"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).startswith(
+        f"{path}:3: keys.accept = '{key}' is not allowed: '{key}' is the console's own key for "
+    )
+    path.write_text('[keys]\naccept = "y"\n')  # an ordinary key: the near miss
+    assert load_config(path).keys["accept"] == "y"
+
+
 def test_key_bindings_name_the_consoles_actions(tmp_path):
     message = _error(tmp_path, '[keys]\naccpet = "y"\n')
     assert message.startswith(f"{tmp_path / 'scout.toml'}: unknown key binding keys.accpet")

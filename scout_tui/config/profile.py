@@ -423,6 +423,21 @@ def _check_keys(keys: Mapping[str, str], source: str) -> None:
             )
 
 
+# Keys the console moves and is left with: rebinding one would strand the reviewer.
+RESERVED_KEYS = {
+    **dict.fromkeys(
+        ("up", "down", "left", "right", "home", "end", "pageup", "pagedown"), "moving the cursor"
+    ),
+    "enter": "opening and closing a node",
+    "tab": "moving between panes",
+    "shift+tab": "moving between panes",
+    "escape": "closing a modal, a zoom or the filter",
+    "ctrl+c": "quit",
+    "ctrl+q": "quit",
+    "ctrl+p": "the command palette",
+}
+
+
 def _check_key_clashes(layers: list[tuple[str, str, Mapping[str, str]]]) -> None:
     """No key does two actions once the layers (source, its text, its [keys]; the last
     wins) are merged. A clash names the binding that made it — the one set last, in the
@@ -436,15 +451,18 @@ def _check_key_clashes(layers: list[tuple[str, str, Mapping[str, str]]]) -> None
     holder: dict[str, str] = {}
     for action in sorted(keys, key=lambda a: (int(merged[a][0]), merged[a][1])):
         for key in keys[action].split(","):
-            other = holder.get(key)
-            if other is not None and other != action:
+            other, reserved = holder.get(key), RESERVED_KEYS.get(key)
+            if (other is not None and other != action) or reserved:
                 source, text, _ = layers[int(merged[action][0])]
                 line = _key_line(text, action)
                 where = f"{source}:{line}" if line else source
+                why = (
+                    f"the console's own key for {reserved} (choose another key)"
+                    if reserved
+                    else f"already the key of {other} (rebind {other} too, or choose another key)"
+                )
                 raise ConfigError(
-                    f"{where}: keys.{action} = {keys[action]!r} is not allowed: {key!r} "
-                    f"is already the key of {other} (rebind {other} too, or choose another "
-                    "key)"
+                    f"{where}: keys.{action} = {keys[action]!r} is not allowed: {key!r} is {why}"
                 )
             holder[key] = action
 
