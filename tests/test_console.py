@@ -594,6 +594,10 @@ async def test_publish_from_the_console_reaches_the_local_github(tmp_path):
             await confirm_publish(pilot, app)
             view = app.screen.query("Markdown").last().source
             assert "report comment posted" in view and "Backlog" in view
+            # The comment itself, read back from GitHub (the demo's GitHub goes when it ends).
+            shown = view.split("## The comment on #2856, as GitHub holds it\n\n", 1)[1]
+            [posted] = scout_comments(demo.github.world, app.triage.run_result.date)
+            assert shown.strip() == posted.body.strip()
             await pilot.pause(0.1)
             assert "published " in str(status.render())  # the day's report is out: said
             filed = {d.fingerprint for d in proposal.plan.drafts}

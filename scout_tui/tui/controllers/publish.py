@@ -73,7 +73,9 @@ class PublishController:
             self.post(Published("Publish stopped", f"**{redact(str(exc))}**{again}"))
             return
         lines = [f"- {line}" for line in outcome.summary()]
-        markdown = "\n".join(["## Published", "", *lines, "", *self._github_view()])
+        markdown = "\n".join(
+            ["## Published", "", *lines, "", *self._github_view(), "", *self._comment_view(run)]
+        )
         session = self.session
         self.post(Published("Published", markdown, session.published_at(run.date), session.filed()))
 
@@ -97,6 +99,17 @@ class PublishController:
             title = item.title.replace("|", "\\|")
             lines.append(f"| {item.status or 'no status'} | {title} |")
         return lines
+
+    def _comment_view(self, run: RunResult) -> list[str]:
+        """The day's report comment as GitHub now holds it (read back, not as sent)."""
+        issue = self.session.config.project.tracking_issue
+        try:
+            comment = self.session.publisher().todays_comment(run)
+        except (GitHubError, ScoutError) as exc:
+            return [f"(the comment on #{issue} cannot be read: {redact(str(exc))})"]
+        if comment is None:
+            return [f"(no report comment of {run.date} on #{issue})"]
+        return [f"## The comment on #{issue}, as GitHub holds it", "", comment.body]
 
     def check_github(self) -> None:
         """Whether GitHub answers, and the rate limit left: `GitHubStatus`."""
