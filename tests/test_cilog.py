@@ -476,3 +476,18 @@ def test_hostile_log_lines_cost_what_their_length_costs(tmp_path):
     done = scout("ci-log", path, "--json", timeout=60)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["failing_tests"] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        ('[rank0]:  File "a.py", line 3, in f', '  File "a.py", line 3, in f'),  # indentation kept
+        ("[rank0]:    raise ValueError", "    raise ValueError"),
+        ("[rank0]:Traceback (most recent call last):", "Traceback (most recent call last):"),
+        ("[rank1]: AssertionError: x", "AssertionError: x"),  # one space before a word: a separator
+    ],
+)
+def test_torchrun_s_rank_prefix_leaves_a_traceback_s_indentation(line, text):
+    from scout_tui.analysis.ci.cilog import clean
+
+    assert clean(line.encode(), set()) == (None, int(line[5]), text)

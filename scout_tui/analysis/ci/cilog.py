@@ -47,7 +47,9 @@ _GH_COLUMNS = re.compile(r"^[^\t]*\t[^\t]*\t(?=\d{4}-\d{2}-\d{2}T)")
 _TIMESTAMP = re.compile(r"^\ufeff?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z ?")
 _WORKFLOW_CMD = re.compile(r"^##\[(?:error|warning|notice|debug|group|endgroup|section)\]")
 _TEST_PREFIX = re.compile(r"^\[([\w.\-+]+)\] ?")
-_RANK_PREFIX = re.compile(r"^\[(?:rank|default)(\d+)\]:\s?")
+# torchrun writes `[rank0]:` then the line as is (`[rank0]:  File …`): a space after the
+# colon is taken only before a word, never out of a traceback's indentation.
+_RANK_PREFIX = re.compile(r"^\[(?:rank|default)(\d+)\]:(?: (?=\S))?")
 # "start … end … flavor: … (rc=N)": the ends by one regex, the middle split by hand (lazy
 # groups between repeated separators backtrack cubically on a hostile line).
 _HEADER_START = re.compile(r"^===== \[([\w.\-+]+)\] start (.*) \(rc=(-?\d+)\) =====$")
