@@ -358,6 +358,9 @@ def test_a_dry_run_as_json_follows_the_committed_schema(tmp_path, fresh_world):
         # The drafts just filed are on the board now: said so, not as someone else's duplicates.
         assert "already on the board (no new draft)" in text.splitlines()[0]
         assert "duplicate" not in text.split("=" * 72)[0]
+        # Offline, GitHub is not asked: neither "posts a new" nor "edits" is claimed.
+        offline = scout("publish", "--dry-run", "--offline", *args).stdout
+        assert "  posts a new report comment, or edits today's if there is one\n" in offline
         # --json alone is not a publish that prints JSON: bad usage, nothing done.
         before = len(mutations(server))
         alone = publish(args, extra=("--json", "--yes"))

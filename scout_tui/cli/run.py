@@ -332,10 +332,16 @@ def _comment_edited(session: Session, run: RunResult) -> str | None:
 def _plan_text(
     plan: PublishPlan, session: Session, board_checked: bool, reason: str, edits: str | None
 ) -> str:
+    if edits:
+        comment = f"  edits today's report comment {edits}"
+    elif board_checked:
+        comment = "  posts a new report comment"
+    else:  # GitHub was not asked: whether today's comment exists is not known
+        comment = "  posts a new report comment, or edits today's if there is one"
     out = [
         f"Publish plan for {plan.date}: {plan.summary()}",
         f"  to {session.publish_target()}",
-        f"  edits today's report comment {edits}" if edits else "  posts a new report comment",
+        comment,
         "",
     ]
     if not board_checked:

@@ -38,7 +38,8 @@ def cmd_triage(args: argparse.Namespace) -> int:
         for word in text.lower().split():  # `p3`: a priority misread, not a word to find
             if re.fullmatch(r"p\d+", word) and word not in FILTER_TOKENS:
                 raise UsageError(
-                    f"no priority {word} (P0, P1, P2); quote it ('{word}') to search the word"
+                    f"no priority {word} (P0, P1, P2); to search the word, quote it twice: "
+                    f"\"'{word}'\""
                 )
         return _list(session, run, args.json, Filter.parse(text), args.section)
     if args.action == "edit":
