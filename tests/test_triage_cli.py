@@ -185,6 +185,9 @@ def test_triage_list_takes_the_consoles_filter_and_a_section(args):
     assert fyi and all(r["section"] == "fyi" for r in fyi)
     none = scout("triage", "list", "no-such-word-anywhere", *args)
     assert none.returncode == 0 and none.stdout.strip().startswith("no finding of the run of")
+    # A fingerprint, or a prefix of it as the other triage commands take, finds its finding.
+    prefix = json.loads(scout("triage", "list", fp[:-4], "--json", *args).stdout)
+    assert [r["fingerprint"] for r in prefix] == [fp]
     # A priority that is none: said, not searched for as a word (quoted, it is a word).
     p3 = scout("triage", "list", "p3", *args)
     assert p3.returncode == 2 and "no priority p3 (P0, P1, P2)" in p3.stderr

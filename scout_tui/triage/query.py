@@ -50,8 +50,13 @@ class Filter:
             elif failed[token]:
                 return False
         if self.words:
-            haystack = " ".join(
-                [finding.title, finding.body, *(ref.path for ref in finding.files)]
+            haystack = " ".join(  # a fingerprint (or a prefix of it) finds its finding too
+                [
+                    finding.title,
+                    finding.body,
+                    *(ref.path for ref in finding.files),
+                    decided.original.fingerprint,
+                ]
             ).lower()
             return all(word in haystack for word in self.words)
         return True
