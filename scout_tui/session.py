@@ -388,6 +388,7 @@ class Session:
         recollect: bool = False,
         on_event: Callable[[Event], None] | None = None,
         stale_ok: bool = False,
+        say_kept_apart: bool = True,
     ) -> RunResult:
         """The day's run: the cached one (what was reviewed is what gets published), or a
         new collection when there is none, when asked, or when --prior names other
@@ -408,7 +409,7 @@ class Session:
                 )
             fresh = self.collect(on_event)  # kept apart when poorer: it said so
             return self.kept_apart or fresh
-        notice = self.kept_apart_notice(cached)
+        notice = self.kept_apart_notice(cached) if say_kept_apart else None
         if notice is not None:
             self.warn(notice)
         now = self.scanned_commit()

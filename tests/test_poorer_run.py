@@ -178,6 +178,14 @@ def test_offline_after_online_keeps_the_online_run_and_says_so(tmp_path, sample_
     assert ci_titles(full)[0] in plan.stdout.split("Report comment on", 1)[1]
     assert said[0] in plan.stderr.splitlines()
 
+    # `triage list` says which run is the day's; a decision on it does not say it again.
+    listed = scout("triage", "list", *common, "--offline")
+    assert said[0] in listed.stderr.splitlines()
+    fp = next(f.fingerprint for f in full.findings if f.section.value != "all_clear")
+    decided = scout("triage", "accept", fp, *common, "--offline")
+    assert decided.returncode == 0, decided.stderr
+    assert "kept apart" not in decided.stderr
+
     info = scout("cache", "info", "--cache-dir", str(tmp_path / "cache"), "--json")
     [listed] = json.loads(info.stdout)["days"]
     assert listed["day"] == DAY and listed["findings"] == len(full.findings)

@@ -32,7 +32,9 @@ def cmd_triage(args: argparse.Namespace) -> int:
     session = open_session(args)
     if args.action in ("undo", "redo"):
         return _undo_redo(session, args.action)
-    run = session.day_run(on_event=progress, stale_ok=True)  # never replaced by a listing
+    # Never replaced by a listing. Which run is the day's is said by `list`; a decision on
+    # it need not say it again every time.
+    run = session.day_run(on_event=progress, stale_ok=True, say_kept_apart=args.action == "list")
     if args.action == "list":
         text = " ".join(args.filter)
         for word in text.lower().split():  # `p3`: a priority misread, not a word to find
