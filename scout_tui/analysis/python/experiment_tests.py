@@ -217,13 +217,20 @@ def _truth(node: ast.expr, constants: dict[str, object]) -> object:
     return _UNKNOWN
 
 
-def comment_above(lines: list[str], line: int) -> str:
-    """The comment block right above 1-based `line` (TODO markers and `#` stripped)."""
+_MARKER = re.compile(r"(TODO|FIXME|XXX)\b")
+
+
+def comment_above(lines: list[str], line: int, from_marker: bool = False) -> str:
+    """The comment block right above 1-based `line` (TODO markers and `#` stripped); with
+    `from_marker`, from its last TODO/FIXME/XXX line on when it has one."""
     found: list[str] = []
     index = line - 2
     while index >= 0 and lines[index].strip().startswith("#"):
         found.insert(0, lines[index].strip().lstrip("#").strip())
         index -= 1
+    marked = [n for n, part in enumerate(found) if _MARKER.match(part)]
+    if from_marker and marked:
+        found = found[marked[-1] :]
     text = " ".join(part for part in found if part)
     return re.sub(r"^(TODO|FIXME|NOTE)(\([^)]*\))?:?\s*", "", text)
 
@@ -339,9 +346,12 @@ def skipped_tests(path: str, tree: ast.Module | None, text: str = "") -> list[Di
     found = []
 
     def why(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, message: str) -> str:
+        """The skip's own message first (it is the code's reason), then what the comment
+        above says of it: from its TODO on when it has one (a block may open with notes on
+        something else)."""
         top = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-        above = comment_above(lines, top) if lines else ""
-        return " ".join(part for part in (above, message) if part)
+        above = comment_above(lines, top, from_marker=True) if lines else ""
+        return " — ".join(part for part in (message, above) if part)
 
     def skip_of(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         for decorator in node.decorator_list:
