@@ -1281,3 +1281,27 @@ async def test_at_80_columns_a_decision_keeps_the_badges_in_view(demo, tmp_path)
         await pilot.press("u")
         await settle(pilot, app)
         assert badged_lines() >= shown
+
+
+def test_the_detail_pane_shows_a_title_as_the_published_comment_shows_it():
+    """An edited title with `<x>` (HTML to a Markdown renderer): the pane shows `<x>`, as
+    GitHub shows the published `&lt;x>`, never drops it as the raw text's tag."""
+    from scout_tui.model import Finding, fingerprint
+    from scout_tui.tui.comment_markdown import CommentMarkdown
+    from scout_tui.tui.view import rows_of
+    from scout_tui.tui.widgets.detail_pane import finding_markdown
+
+    finding = Finding(
+        collector="test",
+        kind="k",
+        title="edited <x> | pipe",
+        body="a <b>bold</b> claim",
+        section=Section.ACTION_ITEMS,
+        priority=Priority.P1,
+        fingerprint=fingerprint("k", "x"),
+    )
+    [row] = rows_of([finding], {})
+    screen = Console(file=io.StringIO(), width=80)
+    screen.print(CommentMarkdown(finding_markdown(row)))
+    shown = screen.file.getvalue()
+    assert "edited <x> | pipe" in shown and "a <b>bold</b> claim" in shown

@@ -5,29 +5,31 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from scout_tui.analysis.text.markdown import bare_url, code, link
+from scout_tui.analysis.text.markdown import bare_url, code, link, neutralize, neutralize_line
 from scout_tui.model import SECTIONS, Finding
 from scout_tui.tui.comment_markdown import CommentMarkdown
 from scout_tui.tui.view import Row
 
 
 def finding_markdown(row: Row) -> str:
+    """Its text made safe as the report makes it (`neutralize`): what GitHub shows of the
+    comment is what the pane shows, `<x>` and all, never HTML read and dropped."""
     finding: Finding = row.finding
     priority = f"[{finding.priority.value}] " if finding.priority else ""
-    lines = [f"## {priority}{finding.title}", ""]
+    lines = [f"## {priority}{neutralize_line(finding.title)}", ""]
     meta = [SECTIONS[finding.section].heading, *row.badges]
     if finding.board is not None and finding.board.url:
         meta.append(link("board item", finding.board.url))
     lines += [" · ".join(meta), ""]
     entry = row.decided.entry
     if entry is not None and entry.reason:
-        lines += [f"> Dropped: {entry.reason}", ""]
+        lines += [f"> Dropped: {neutralize_line(entry.reason)}", ""]
     if finding.status_update:
-        lines += [f"*Status:* {finding.status_update}", ""]
+        lines += [f"*Status:* {neutralize_line(finding.status_update)}", ""]
     if finding.body:
-        lines += [finding.body, ""]
+        lines += [neutralize(finding.body), ""]
     if finding.suggested_fix:
-        lines += ["**Suggested fix**", "", finding.suggested_fix, ""]
+        lines += ["**Suggested fix**", "", neutralize(finding.suggested_fix), ""]
     if finding.files:
         files = ", ".join(
             code(f"{ref.path}:{ref.line}" if ref.line else ref.path) for ref in finding.files[:20]
