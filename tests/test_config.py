@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -125,6 +126,30 @@ def test_a_key_the_console_moves_with_is_never_rebound(tmp_path, key):
     assert load_config(path).keys["accept"] == "y"
 
 
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("ctrl+shift+alt+foo", "'foo' is no key's name"),
+        ("page_up", "'page_up' is no key's name"),  # Textual's is "pageup"
+        ("shift+A", "'A' is already the key of accept_next"),  # (spelled with shift too)
+        ("shift+a", "'A' is already the key of accept_next"),  # the terminal sends "A"
+        ("a b", "a key name such as"),
+    ],
+)
+def test_a_key_no_terminal_sends_is_refused(tmp_path, key, said):
+    path = tmp_path / "scout.toml"
+    path.write_text(f'[keys]\naccept = "{key}"\n')
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        load_config(path)
+
+
+@pytest.mark.parametrize("key", ["y", "Y", "exclamation_mark", "full_stop", "ctrl+y", "f5"])
+def test_every_key_textual_names_is_taken(tmp_path, key):
+    path = tmp_path / "scout.toml"
+    path.write_text(f'[keys]\naccept = "{key}"\n')
+    assert load_config(path).keys["accept"] == key
+
+
 def test_key_bindings_name_the_consoles_actions(tmp_path):
     message = _error(tmp_path, '[keys]\naccpet = "y"\n')
     assert message.startswith(f"{tmp_path / 'scout.toml'}: unknown key binding keys.accpet")
@@ -220,7 +245,7 @@ def test_a_rule_for_no_kind_of_finding_is_refused(tmp_path, sample_world):
 def test_key_syntax(tmp_path):
     for bad in ("ctrl+", "f99", "a b", "ctrl+shift+"):
         assert "is not allowed" in _error(tmp_path, f'[keys]\nzoom = "{bad}"\n'), bad
-    for good in ("z", "f12", "ctrl+z,shift+u", "page_up", "exclamation_mark"):
+    for good in ("z", "f12", "ctrl+z,shift+k", "insert", "exclamation_mark"):
         (tmp_path / "ok.toml").write_text(f'[keys]\nzoom = "{good}"\nundo = "ctrl+u"\n')
         assert load_config(tmp_path / "ok.toml").keys["zoom"] == good
 

@@ -5,6 +5,8 @@ they hold."""
 from __future__ import annotations
 
 import re
+import string
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
@@ -45,10 +47,52 @@ ACTION_IDS = (
     "quit",
 )
 _MODIFIERS = r"(?:(?:ctrl|shift|alt|meta|super|hyper)\+)*"
-_KEY_NAME = (  # Textual's names: f1-f24, named keys ("minus", "page_up"), one character
+_KEY_NAME = (  # Textual's names: f1-f24, named keys ("minus", "pageup"), one character
     r"(?:f(?:[1-9]|1[0-9]|2[0-4])(?=,|$)|(?!f\d+(?:,|$))[a-z][a-z0-9_]+|[A-Za-z0-9])"
 )
 KEY = re.compile(rf"^{_MODIFIERS}{_KEY_NAME}(?:,{_MODIFIERS}{_KEY_NAME})*$")
+# The keys Textual names by a word: the ones a keyboard has, and each ASCII punctuation
+# character by its Unicode name as Textual writes it ("question_mark", "minus").
+_KEY_REPLACEMENTS = {
+    "solidus": "slash",
+    "reverse_solidus": "backslash",
+    "commercial_at": "at",
+    "hyphen_minus": "minus",
+    "plus_sign": "plus",
+    "low_line": "underscore",
+}
+NAMED_KEYS = frozenset(
+    {
+        *("up", "down", "left", "right", "home", "end", "pageup", "pagedown", "insert"),
+        *("delete", "backspace", "tab", "enter", "escape", "space"),
+        *(
+            _KEY_REPLACEMENTS.get(name, name)
+            for name in (
+                unicodedata.name(c).lower().replace("-", "_").replace(" ", "_")
+                for c in string.punctuation
+            )
+        ),
+    }
+)
+
+
+def key_problem(keys: str) -> str | None:
+    """Why `keys` ("a", "ctrl+r", "minus,plus") names no key Textual knows; None: it does."""
+    if not KEY.match(keys):
+        return "a key name such as 'a', 'minus', 'ctrl+r', or several with commas"
+    for key in keys.split(","):
+        base = key.rsplit("+", 1)[-1]
+        if len(base) > 1 and not re.fullmatch(r"f\d+", base) and base not in NAMED_KEYS:
+            return f"{base!r} is no key's name (e.g. 'minus', 'question_mark', 'pageup', 'f5')"
+    return None
+
+
+def same_key(key: str) -> str:
+    """One spelling for one key: `shift+a` is what the terminal sends as `A`."""
+    *modifiers, base = key.split("+")
+    if modifiers == ["shift"] and len(base) == 1 and base.isalpha():
+        return base.upper()
+    return key
 
 
 @dataclass(frozen=True)

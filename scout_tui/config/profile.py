@@ -24,14 +24,15 @@ from scout_tui.config.models import (
     ACTION_IDS,
     API_URL_VARIABLE,
     CONFIG_NAME,
-    KEY,
     USER_CONFIG_NAME,
     Config,
     ConfigError,
     Origin,
     Surface,
     UserConfig,
+    key_problem,
     origin_of,
+    same_key,
 )
 from scout_tui.errors import clean, redact
 
@@ -416,11 +417,9 @@ def _check_keys(keys: Mapping[str, str], source: str) -> None:
                 f"{source}: unknown key binding keys.{action}: the actions "
                 f"are {', '.join(ACTION_IDS)}"
             )
-        if not KEY.match(key):
-            raise ConfigError(
-                f"{source}: keys.{action} = {key!r} is not allowed: a key name such as "
-                "'a', 'minus', 'ctrl+r', or several with commas"
-            )
+        problem = key_problem(key)
+        if problem is not None:
+            raise ConfigError(f"{source}: keys.{action} = {key!r} is not allowed: {problem}")
 
 
 # Keys the console moves and is left with: rebinding one would strand the reviewer.
@@ -450,7 +449,7 @@ def _check_key_clashes(layers: list[tuple[str, str, Mapping[str, str]]]) -> None
             merged[action] = (str(n), len(merged))
     holder: dict[str, str] = {}
     for action in sorted(keys, key=lambda a: (int(merged[a][0]), merged[a][1])):
-        for key in keys[action].split(","):
+        for key in map(same_key, keys[action].split(",")):
             other, reserved = holder.get(key), RESERVED_KEYS.get(key)
             if (other is not None and other != action) or reserved:
                 source, text, _ = layers[int(merged[action][0])]
