@@ -114,6 +114,14 @@ def test_no_failures(tmp_path):
     )
     result = analyse(path, EXP)
     assert result.failures == [] and result.torch_version == TORCH_VERSION
+    # Nothing to reproduce is the log's answer, not bad usage: exit 1 (and 2 for a --test
+    # the log does not have).
+    done = scout("repro", path)
+    assert (
+        done.returncode == 1
+        and done.stderr == f"scout: error: no failing test with a repro in {path}\n"
+    )
+    assert scout("repro", path, "--test", "nope").returncode == 2
 
 
 @pytest.mark.parametrize(

@@ -141,11 +141,12 @@ def cmd_repro(args: argparse.Namespace) -> int:
         analysis = _analyse(args.log, config_near(args.repo, None).project.experiment)
         found = [(f.name, r) for f in analysis.failures if (r := failure_repro(f)) is not None]
         named = [(name, r) for name, r in found if name == args.test] if args.test else found
+        if not named and not args.test:  # the log's fault, not the command's: exit 1
+            raise ScoutError(f"no failing test with a repro in {args.log}")
         if not named:
-            which = f" named {args.test}" if args.test else ""
             tests = ", ".join(name for name, _ in found)
-            known = f" (those with one: {tests})" if args.test and found else ""
-            raise UsageError(f"no failing test{which} with a repro in {args.log}{known}")
+            known = f" (those with one: {tests})" if found else ""
+            raise UsageError(f"no failing test named {args.test} with a repro in {args.log}{known}")
         test, repro = named[0]
     try:  # the shapes scout runs, whether or not it runs it now: a repro is one of them
         argv = repro_argv(repro)
