@@ -374,7 +374,7 @@ def run_events(options: RunOptions, cancel: threading.Event | None = None) -> It
             rule.section if (rule := ctx.config.rules.get("resolved")) else Section.ALL_CLEAR
         ),
     )
-    reconciled.findings[:] = _name_fixes(
+    reconciled.findings[:] = _name_gone_in(
         options, ctx, reconciled.findings, checks[0] if checks else None, cancel
     )
     board_warnings: list[str] = []
@@ -425,14 +425,14 @@ def run(
     return result
 
 
-def _name_fixes(
+def _name_gone_in(
     options: RunOptions,
     ctx: CollectorContext,
     findings: list[Finding],
     check: PriorCheck | None,
     cancel: threading.Event,
 ) -> list[Finding]:
-    """A Resolved line on evidence names the commit that fixed it: between the prior
+    """A Resolved line on evidence names the commit it went in: between the prior
     report's commit and today's (first parent), the first on which its check no longer
     finds it — searched by halves, a check run per probe."""
     if check is None or ctx.head_commit is None or check.head == ctx.head_commit:
@@ -468,7 +468,9 @@ def _name_fixes(
                     low = middle + 1
             fix = commits[low]
             by = f"`{fix.sha[:10]}` ({neutralize_line(fix.summary)})"
-            finding = finding.model_copy(update={"body": f"{finding.body}; fixed by {by}"})
+            # The first commit whose tree the check no longer finds it in: what it shows is
+            # said (a TODO whose comment went), not that the code was fixed.
+            finding = finding.model_copy(update={"body": f"{finding.body}; gone in {by}"})
         named.append(finding)
     return named
 
