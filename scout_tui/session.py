@@ -27,7 +27,7 @@ from scout_tui.config.profile import (
 from scout_tui.errors import ScoutError, UsageError
 from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token, missing_token
-from scout_tui.history.baseline import check_date, today_utc
+from scout_tui.history.baseline import check_date, stale_checkout, today_utc
 from scout_tui.model import SECTIONS, Checkout, Finding, RunResult, Section
 from scout_tui.publish.execute import Publisher
 from scout_tui.publish.journal import Journal
@@ -383,6 +383,15 @@ class Session:
         end = datetime.combine(self.options.as_of + timedelta(days=1), time(), UTC)
         return self.source.commit_before(end)
 
+    def stale_checkout(self) -> str | None:
+        """What to say when today's run is of a checkout much older than today (not pulled);
+        None for a fresh one, a named day's run, or a bundle (its day is its own)."""
+        if self.source is None or self.options.as_of is not None:
+            return None
+        head = self.source.head()
+        today = self.options.today or today_utc()
+        return stale_checkout(self.source, head, today) if head else None
+
     def day_run(
         self,
         recollect: bool = False,
@@ -412,6 +421,9 @@ class Session:
         notice = self.kept_apart_notice(cached) if say_kept_apart else None
         if notice is not None:
             self.warn(notice)
+        stale = self.stale_checkout()  # a collect said so; a run read from the cache too
+        if stale is not None:
+            self.warn(stale)
         now = self.scanned_commit()
         if cached.head and now and cached.head != now:
             when = cached.collected_at.strftime("%H:%M UTC") if cached.collected_at else "earlier"

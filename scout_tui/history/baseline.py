@@ -54,6 +54,22 @@ def is_past_day(day: date | None) -> bool:
     return day is not None and day < today_utc() - timedelta(days=1)
 
 
+STALE_CHECKOUT_DAYS = 7  # a checkout of a nightly-tracking experiment older than this
+
+
+def stale_checkout(source: SourceTree, head: str, today: date) -> str | None:
+    """What to say when HEAD is much older than the day the report is of: a checkout
+    someone forgot to pull reads as today's report of an old tree."""
+    made = source.committed_at(head)
+    if made is None or (today - made.date()).days <= STALE_CHECKOUT_DAYS:
+        return None
+    return (
+        f"the checkout's HEAD ({head[:10]}, {made.date()}) is "
+        f"{(today - made.date()).days} days older than today: this report is of that "
+        f"tree (`git pull` first, or give its day: --date {made.date()})"
+    )
+
+
 def check_date(
     day: date, source: SourceTree | None = None, experiment: str = "", flag: str = "--date"
 ) -> None:

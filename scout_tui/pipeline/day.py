@@ -38,6 +38,7 @@ from scout_tui.history.baseline import (
     is_past_day,
     load_prior_dir,
     since_from,
+    stale_checkout,
     today_utc,
 )
 from scout_tui.history.judge import PriorCheck
@@ -185,7 +186,7 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         raise NotARepository(f"{source.root} has no commits yet")
     warnings: list[str] = []
     if options.as_of is None:  # today's report of an old tree: said, never passed off
-        stale = _stale_checkout(source, head, options.today or today_utc())
+        stale = stale_checkout(source, head, options.today or today_utc())
         if stale:
             warnings.append(stale)
     # The installed torch is today's: what it defines says nothing of a past day.
@@ -237,22 +238,6 @@ def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepa
         history_gap=gap,
     )
     return Prepared(ctx, priors, prior_source, warnings, ignored)
-
-
-STALE_CHECKOUT_DAYS = 7  # a checkout of a nightly-tracking experiment older than this
-
-
-def _stale_checkout(source: SourceTree, head: str, today: date) -> str | None:
-    """What to say when HEAD is much older than the day the report is of: a checkout
-    someone forgot to pull reads as today's report of an old tree."""
-    made = source.committed_at(head)
-    if made is None or (today - made.date()).days <= STALE_CHECKOUT_DAYS:
-        return None
-    return (
-        f"the checkout's HEAD ({head[:10]}, {made.date()}) is "
-        f"{(today - made.date()).days} days older than today: this report is of that "
-        f"tree (`git pull` first, or give its day: --date {made.date()})"
-    )
 
 
 def _with_board(options: RunOptions, findings: list[Finding], warnings: list[str]) -> list[Finding]:

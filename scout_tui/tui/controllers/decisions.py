@@ -41,9 +41,11 @@ class DecisionQueue:
         def job() -> None:
             found, entries, error, notice, published = run, {}, None, None, None
             filed: frozenset[str] = frozenset()
+            stale: str | None = None
             try:
                 found = self.session.cached_run() if load_cached else run
                 notice = self.session.kept_apart_notice(found)
+                stale = self.session.stale_checkout()
                 entries = self.session.review.decisions()
                 if found is not None:
                     published = self.session.published_at(found.date)
@@ -51,7 +53,7 @@ class DecisionQueue:
                     self._day, self._published = found.date, (published, filed)
             except (StateError, ScoutError) as exc:  # the run is still shown, undecided
                 error = redact(str(exc))
-            self.post(Opened(found, entries, error, notice, published, filed))
+            self.post(Opened(found, entries, error, notice, published, filed, stale))
 
         self._queue(job)
 

@@ -170,6 +170,8 @@ class TriageScreen(Screen[None]):
             self.call_after_refresh(self._go_to_pending_section)
         if message.error:
             self.notify(message.error, severity="error", timeout=10)
+        if message.stale_checkout:
+            self.notify(message.stale_checkout, severity="warning", timeout=10)
         if message.kept_apart and message.run is self.run_result:
             status.keep_apart(message.kept_apart)
         if message.published_at is not None:
