@@ -38,28 +38,6 @@ def test_an_old_head_is_said_once_and_only_for_today_s_run(tmp_path, sample_worl
     assert "checkout's HEAD" not in named  # a named day's tree is that day's
 
 
-def test_a_cached_run_of_an_old_head_says_so_too(tmp_path, sample_world):
-    """The run read from the cache (`report`, `triage list`) says it as the collect did."""
-    late = date.fromisoformat(DAY) + timedelta(days=40)
-    collect(sample_world, tmp_path, late)
-    args = [
-        "--repo",
-        str(sample_world.repo),
-        "--config",
-        str(sample_world.config),
-        "--offline",
-        "--only",
-        "todos",
-        "--cache-dir",
-        str(tmp_path / f"cache-{late}-0"),
-        "--state-dir",
-        str(tmp_path / "state"),
-    ]
-    done = scout("report", *args, env={"SCOUT_TODAY": late.isoformat()})
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.count("warning: the checkout's HEAD (") == 1
-
-
 async def test_the_console_on_an_old_head_says_so(tmp_path):
     from tests.console import collected_demo, console, settle
 
