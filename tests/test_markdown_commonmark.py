@@ -447,6 +447,17 @@ def test_table_rows_pair_backticks_per_cell():
     check_safe(neutralize(text), GITHUB, markers=0)
 
 
+def files_depth(tokens: list[Token]) -> int | None:
+    """How many list items deep the report's "Files:" line stands."""
+    depth, where = 0, None
+    for token in tokens:
+        depth += token.nesting if token.type == "list_item_open" else 0
+        if token.type == "inline" and token.content.startswith("Files:"):
+            where = depth
+        depth += token.nesting if token.type == "list_item_close" else 0
+    return where
+
+
 def test_a_files_line_after_a_ci_failures_bullets_is_not_inside_the_last_bullet():
     body = "3 tests fail:\n\n- `a` (rc=1): `E` — recurring\n- `b` (timed out) — new failure"
     finding = Finding(
@@ -460,13 +471,7 @@ def test_a_files_line_after_a_ci_failures_bullets_is_not_inside_the_last_bullet(
         fingerprint=fingerprint("ci_failure", "wf"),
     )
     tokens = COMMONMARK.parse(render_report(DAY, [finding]))
-    depth, where = 0, None
-    for token in tokens:
-        depth += token.nesting if token.type == "list_item_open" else 0
-        if token.type == "inline" and token.content.startswith("Files:"):
-            where = depth
-        depth += token.nesting if token.type == "list_item_close" else 0
-    assert where == 1  # in the finding's own item, not the nested bullet's
+    assert files_depth(tokens) == 1  # in the finding's own item, not the nested bullet's
 
 
 def test_a_suggested_fix_that_is_a_list_renders_as_one_below_its_label():
@@ -489,10 +494,4 @@ def test_a_suggested_fix_that_is_a_list_renders_as_one_below_its_label():
     assert "Suggested fix:" in inline  # a paragraph of its own: no "- line 3" glued to it
     fix_items = [c for c in inline if c.startswith("line ") and "use" in c]
     assert fix_items == ["line 3: use `--c`", "line 9: use `--d`"]
-    depth, where = 0, None
-    for token in tokens:
-        depth += token.nesting if token.type == "list_item_open" else 0
-        if token.type == "inline" and token.content.startswith("Files:"):
-            where = depth
-        depth += token.nesting if token.type == "list_item_close" else 0
-    assert where == 1
+    assert files_depth(tokens) == 1
