@@ -148,6 +148,24 @@ def test_a_merged_list_body_goes_under_its_title_as_a_list():
     assert tokens.count("list_item_open") == 2
 
 
+def test_a_merged_part_s_fix_reaches_the_target_s_fix_under_its_title():
+    """TRUE: the parts' fixes join the target's, each under its part's title (the draft and
+    the report read fixes there); NEAR-MISS: a part with no fix, or the target's own fix
+    again, adds nothing."""
+    a, b, c, d = make("a", "A"), make("b", "B"), make("c", "C"), make("d", "D")
+    a = a.model_copy(update={"suggested_fix": "Fix A."})
+    b = b.model_copy(update={"suggested_fix": "- pin `x`\n- drop `y`"})
+    d = d.model_copy(update={"suggested_fix": "Fix A."})
+    entries = {
+        f.fingerprint: TriageEntry(
+            fingerprint=f.fingerprint, decision="merged", merged_into=a.fingerprint
+        )
+        for f in (b, c, d)
+    }
+    [merged] = apply_triage([a, b, c, d], entries)
+    assert merged.suggested_fix == "Fix A.\n\nFor **B**:\n- pin `x`\n- drop `y`"
+
+
 def test_merge_into_a_finding_that_is_gone_keeps_the_part():
     b = make("b", "B")
     entry = TriageEntry(fingerprint=b.fingerprint, decision="merged", merged_into="gone-1")

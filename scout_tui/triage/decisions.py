@@ -256,9 +256,16 @@ def _merge_evidence(into: Finding, others: Sequence[Finding]) -> Finding:
         items += [item for item in other.items if item not in items]
         urls += [url for url in other.evidence.urls if url not in urls]
     bodies = [into.body] + [merged_part(other) for other in others]
+    # A part's own fix goes where the draft and the report read fixes, under its title.
+    fixes = [into.suggested_fix.strip()] + [
+        f"For **{other.title}**:" + ("\n" if _LIST_START.match(fix) else " ") + fix
+        for other in others
+        if (fix := other.suggested_fix.strip()) and fix != into.suggested_fix.strip()
+    ]
     evidence: Evidence = into.evidence.model_copy(update={"urls": urls})
     return into.model_copy(
         update={
+            "suggested_fix": "\n\n".join(fix for fix in fixes if fix),
             "files": [FileRef.model_validate(ref) for ref in files],
             "items": items,
             "body": "\n\n".join(part for part in bodies if part),
