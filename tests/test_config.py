@@ -292,3 +292,16 @@ def test_a_scout_toml_for_another_experiment_does_not_inherit_the_shipped_ones(t
     # The shipped experiment's own scout.toml inherits everything, as before.
     path.write_text('[project]\nexperiment = "torchtitan/experiments/graph_trainer"\n')
     assert load_config(path).upstream.surfaces == load_config().upstream.surfaces
+
+
+def test_the_key_names_taken_are_textual_s_own():
+    """scout's list (kept apart from Textual: its import costs every CLI command 80 ms)
+    names each ASCII punctuation key as Textual's key events do."""
+    import string
+
+    from textual.keys import _character_to_key
+
+    from scout_tui.config.models import NAMED_KEYS
+
+    for character in string.punctuation:
+        assert _character_to_key(character) in NAMED_KEYS, character
