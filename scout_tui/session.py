@@ -34,8 +34,8 @@ from scout_tui.publish.journal import Journal
 from scout_tui.publish.plan import PublishPlan, plan_against_board
 from scout_tui.publish.target import Target
 from scout_tui.report.render import COMMENT_LIMIT, Layout, ReportTooLong, fit_report
+from scout_tui.source.checkout import find_checkout
 from scout_tui.source.records import NotARepository
-from scout_tui.source.tree import SourceTree
 from scout_tui.store.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.store.cache import Cache, kept_apart_note, lost
 from scout_tui.store.logs import RunLogs
@@ -45,6 +45,7 @@ from scout_tui.triage.store import DecisionStore, scope_of
 
 if TYPE_CHECKING:
     from scout_tui.pipeline.day import RunOptions
+    from scout_tui.source.tree import SourceTree
 
 # The pipeline (every collector, 190 ms of imports) is imported where a run is made or
 # rendered, not by the console's start on a cached run.
@@ -95,10 +96,11 @@ class Session:
         if not options.repo.exists():
             raise UsageError(f"--repo {options.repo}: no such folder")
         try:
-            self.source: SourceTree | None = SourceTree(options.repo)
+            self.checkout = find_checkout(options.repo)
         except NotARepository as exc:
             raise UsageError(str(exc)) from None
-        self.checkout = self.source.checkout()
+        self._source: SourceTree | None = None
+        self._source_lock = threading.Lock()
         # A scout.toml is the checkout's, wherever in it --repo points.
         self.config, self.endpoints = _load_checked(
             options, options.config or find_config(Path(self.checkout.path))
@@ -134,7 +136,7 @@ class Session:
         if options.reviewer_checkout is not None:
             session.reviewer_checkout = Path(_checkout_at(options.reviewer_checkout).path)
         session.config, session.endpoints = _load_checked(options, reviewer_config_path(options))
-        session.source = None
+        session._source, session._source_lock = None, threading.Lock()
         session.repository = bundle_repository(bundle) or session.config.project.repo
         session.checkout = Checkout.of(
             f"bundle:{session.repository}", f"bundle:{session.repository}"
@@ -178,6 +180,19 @@ class Session:
             )
             sessions.append(cls.of_bundle(path, chosen, warn, bundle))
         return sessions
+
+    @property
+    def source(self) -> SourceTree | None:
+        """The checkout's tree, read from git when first needed (a console opening a cached
+        run never needs it before its first paint); None for a bundle."""
+        if self.bundle is not None:
+            return None
+        with self._source_lock:
+            if self._source is None:
+                from scout_tui.source.tree import SourceTree
+
+                self._source = SourceTree(self.options.repo)
+            return self._source
 
     def _open_stores(self) -> None:
         options, warn = self.options, self.warn
@@ -602,7 +617,7 @@ def reviewer_config_path(options: SessionOptions) -> Path | None:
     if options.reviewer_checkout is not None:
         return find_config(Path(_checkout_at(options.reviewer_checkout).path))
     try:
-        return find_config(Path(SourceTree(Path.cwd()).checkout().path))
+        return find_config(Path(find_checkout(Path.cwd()).path))
     except NotARepository:
         return None
 
@@ -611,7 +626,7 @@ def _checkout_at(folder: Path) -> Checkout:
     if not folder.is_dir():
         raise UsageError(f"--repo {folder}: no such folder")
     try:
-        return SourceTree(folder).checkout()
+        return find_checkout(folder)
     except NotARepository as exc:
         raise UsageError(str(exc)) from None
 

@@ -9,11 +9,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scout_tui.errors import UsageError, scrub
 from scout_tui.history.parse import is_report, parse_report, report_date
 from scout_tui.model import PriorReport
-from scout_tui.source.tree import SourceTree
+
+if TYPE_CHECKING:
+    from scout_tui.source.tree import SourceTree
 
 
 @dataclass(frozen=True)

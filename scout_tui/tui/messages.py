@@ -23,7 +23,13 @@ class Opened(Message):
     kept_apart: str | None = None  # a poorer run of the day is kept apart: this says so
     published_at: datetime | None = None  # the day's report comment, when posted from here
     filed: frozenset[str] = frozenset()  # findings whose drafts publishes from here filed
-    stale_checkout: str | None = None  # the checkout is much older than today: said
+
+
+@dataclass
+class CheckoutStale(Message):
+    """The checkout is much older than today (said after the first paint: it reads git)."""
+
+    said: str
 
 
 @dataclass

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import queue
 from collections.abc import Callable
 from datetime import date, datetime
@@ -15,7 +16,13 @@ from scout_tui.session import Session
 from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Action, Change
-from scout_tui.tui.messages import Decided, DecidedElsewhere, Opened, PublishedElsewhere
+from scout_tui.tui.messages import (
+    CheckoutStale,
+    Decided,
+    DecidedElsewhere,
+    Opened,
+    PublishedElsewhere,
+)
 from scout_tui.tui.screens.edit_finding import Edited
 
 # Verbs that a badge says well enough: no toast for one finding (a toast costs a layout).
@@ -41,11 +48,9 @@ class DecisionQueue:
         def job() -> None:
             found, entries, error, notice, published = run, {}, None, None, None
             filed: frozenset[str] = frozenset()
-            stale: str | None = None
             try:
                 found = self.session.cached_run() if load_cached else run
                 notice = self.session.kept_apart_notice(found)
-                stale = self.session.stale_checkout()
                 entries = self.session.review.decisions()
                 if found is not None:
                     published = self.session.published_at(found.date)
@@ -53,9 +58,20 @@ class DecisionQueue:
                     self._day, self._published = found.date, (published, filed)
             except (StateError, ScoutError) as exc:  # the run is still shown, undecided
                 error = redact(str(exc))
-            self.post(Opened(found, entries, error, notice, published, filed, stale))
+            self.post(Opened(found, entries, error, notice, published, filed))
 
         self._queue(job)
+
+    def check_checkout(self) -> None:
+        """Say when the checkout is much older than today. Asked once the tree is painted:
+        it reads git, and GitPython's import would hold the GIL through the first paint."""
+
+        def job() -> None:
+            with contextlib.suppress(ScoutError):
+                if stale := self.session.stale_checkout():
+                    self.post(CheckoutStale(stale))
+
+        self._jobs.put(job)
 
     def decide(
         self, act: Callable[[], list[Change] | str], verb: str, select: str | None = None

@@ -37,6 +37,7 @@ from scout_tui.tui.controllers.decisions import DecisionQueue
 from scout_tui.tui.controllers.editor import edit_in_editor
 from scout_tui.tui.keys import binding
 from scout_tui.tui.messages import (
+    CheckoutStale,
     CollectionEnded,
     CollectionEvent,
     Decided,
@@ -170,18 +171,20 @@ class TriageScreen(Screen[None]):
             self.call_after_refresh(self._go_to_pending_section)
         if message.error:
             self.notify(message.error, severity="error", timeout=10)
-        if message.stale_checkout:
-            self.notify(message.stale_checkout, severity="warning", timeout=10)
         if message.kept_apart and message.run is self.run_result:
             status.keep_apart(message.kept_apart)
         if message.published_at is not None:
             status.published_at = message.published_at
         if self.load_cached and message.run is None and self.collection is None:
             self.action_rerun()  # nothing cached for the day: collect it
-        # PyGithub's import and the first request wait until the findings are on screen.
+        # PyGithub's and GitPython's imports wait until the findings are on screen.
         self.call_after_refresh(self.publish_flow.check_github)
+        self.call_after_refresh(self.decisions.check_checkout)
         if self.load_cached:
             self.call_after_refresh(settle_memory)
+
+    def on_checkout_stale(self, message: CheckoutStale) -> None:
+        self.notify(message.said, severity="warning", timeout=10)
 
     # -- the findings shown -----------------------------------------------------------------
     def _show(self) -> None:

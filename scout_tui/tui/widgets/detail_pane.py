@@ -7,7 +7,6 @@ from textual.widgets import Static
 
 from scout_tui.analysis.text.markdown import bare_url, code, link, neutralize, neutralize_line
 from scout_tui.model import SECTIONS, Finding
-from scout_tui.tui.comment_markdown import CommentMarkdown
 from scout_tui.tui.view import Row
 
 
@@ -61,5 +60,8 @@ class DetailPane(VerticalScroll, can_focus=True):
             return
         self.markdown = markdown
         # As GitHub shows the finding in the comment and the draft: a newline breaks the line.
+        # markdown-it loads with the first finding shown, after the tree's first paint.
+        from scout_tui.tui.comment_markdown import CommentMarkdown
+
         self.query_one(Static).update(CommentMarkdown(markdown, hyperlinks=True))
         self.scroll_home(animate=False)
