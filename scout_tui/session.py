@@ -358,6 +358,14 @@ class Session:
         only = list(self.options.only) if self.options.only else None
         return self.cache.get_run(self.checkout, self.experiment, self.day, only)
 
+    def glance_run(self) -> RunResult | None:
+        """The glance of the day's cached run (`store.cache.glance_of`): what the console
+        paints first, before the whole run is read. None: read the run itself."""
+        if self.bundle is not None:
+            return None
+        only = list(self.options.only) if self.options.only else None
+        return self.cache.get_glance(self.checkout, self.experiment, self.day, only)
+
     def poorer_run(self) -> RunResult | None:
         """The day's latest run kept apart because it looked at less than the day's run."""
         if self.bundle is not None or self.options.only:

@@ -82,3 +82,112 @@ def test_the_start_imports_neither_gitpython_nor_markdown_it(sample_world) -> No
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd()
     )
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_a_run_is_kept_with_its_glance(tmp_path: Path, sample_world) -> None:
+    """The glance holds each finding's line (title, place, status, board) and none of its
+    body, files or evidence; the run kept beside it is the whole run."""
+    from scout_tui.session import Session, SessionOptions
+    from scout_tui.tui.view import rows_of
+
+    session = Session(
+        SessionOptions(
+            repo=sample_world.repo,
+            config=sample_world.config,
+            cache_dir=tmp_path / "cache",
+            state_dir=tmp_path / "state",
+            offline=True,
+        )
+    )
+    run = session.collect()
+    assert run.checkout is not None
+    glance = session.cache.get_glance(run.checkout, run.experiment, run.date)
+    assert glance is not None and glance.collected_at == run.collected_at
+    assert glance.collectors == run.collectors
+    assert any(f.body for f in run.findings) and any(f.evidence.urls for f in run.findings)
+    assert not any(f.body or f.files or f.items or f.evidence.urls for f in glance.findings)
+
+    def lines(findings):
+        return [
+            (r.fingerprint, r.finding.section, r.finding.priority, r.finding.title, r.badges)
+            for r in rows_of(findings, {})
+        ]
+
+    assert lines(glance.findings) == lines(run.findings)
+    whole = session.cache.get_run(run.checkout, run.experiment, run.date)
+    assert whole is not None and whole.findings == run.findings
+
+
+async def test_the_tree_paints_from_the_glance_and_takes_the_whole_run_after(tmp_path) -> None:
+    """Held at the glance: every finding's line is in the tree, what needs a body (preview,
+    edit, the log, the filter) waits, deciding does not; then the whole run takes the rows
+    in place, with the decision made meanwhile kept."""
+    from scout_tui.session import Session
+    from scout_tui.tui.app import ScoutApp
+    from scout_tui.tui.controllers.decisions import DecisionQueue
+    from scout_tui.tui.widgets.detail_pane import DetailPane
+    from tests.console import collected_demo, options, settle, tree
+
+    held: list[DecisionQueue] = []
+    read_whole_run = DecisionQueue.read_whole_run
+    with collected_demo(tmp_path / "world") as demo, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(DecisionQueue, "read_whole_run", lambda queue: held.append(queue))
+        session = Session(options(demo, tmp_path / "state"))
+        whole = session.cached_run()
+        assert whole is not None
+        app = ScoutApp(session, load_cached=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            for _ in range(100):
+                await pilot.pause(0.02)
+                if held:
+                    break
+            screen = app.triage
+            assert held and screen.run_result is None and screen.glance is not None
+            assert {row.fingerprint for row in tree(app).rows} == {
+                f.fingerprint for f in whole.findings
+            }
+            assert all(not row.finding.body for row in tree(app).rows)
+            for action in ("preview", "edit", "open_log", "filter", "publish"):
+                assert screen.check_action(action, ()) is None, action
+            assert screen.check_action("accept", ()) is True
+            first = tree(app).cursor_fingerprint
+            assert first is not None
+            await pilot.press("a")
+            for _ in range(100):
+                await pilot.pause(0.02)
+                if "accepted" in tree(app).row(first).badges and screen.decisions.pending <= 1:
+                    break
+            assert "accepted" in tree(app).row(first).badges
+            read_whole_run(held[0])
+            await settle(pilot, app)
+            assert screen.glance is None and screen.run_result is not None
+            assert screen.run_result.findings == whole.findings
+            by_fingerprint = {f.fingerprint: f for f in whole.findings}
+            assert all(
+                row.finding.body == by_fingerprint[row.fingerprint].body for row in tree(app).rows
+            )
+            assert "accepted" in tree(app).row(first).badges
+            assert screen.check_action("preview", ()) is True
+            shown = app.query_one(DetailPane).markdown  # the panes waited for the whole run
+            assert by_fingerprint[first].title[:20] in shown
+
+
+async def test_a_cache_without_a_glance_opens_the_whole_run(tmp_path) -> None:
+    """A run cached by an older scout has no glance beside it: the whole run is read first."""
+    from scout_tui.session import Session
+    from scout_tui.store.cache import GLANCE
+    from scout_tui.tui.app import ScoutApp
+    from tests.console import collected_demo, options, settle, tree
+
+    with collected_demo(tmp_path / "world") as demo:
+        session = Session(options(demo, tmp_path / "state"))
+        key = session.cache._run_key(session.checkout, session.experiment, session.day)
+        session.cache._forget(GLANCE + key)
+        assert session.glance_run() is None
+        app = ScoutApp(session, load_cached=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            whole = session.cached_run()
+            assert whole is not None and app.triage.run_result is not None
+            assert len(tree(app).rows) == len(whole.findings)
+            assert any(row.finding.body for row in tree(app).rows)

@@ -9,6 +9,7 @@ never import Textual.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -56,6 +57,9 @@ def main(argv: Sequence[str] | None = None, console: Callable[..., int] | None =
         # The SSH session dropped: wind down as on Ctrl-C, so a repro's process group (GPU
         # workers in a session of their own, which the hangup never reaches) is stopped.
         signal.signal(signal.SIGHUP, _on_sigint)
+    # What the parser imports (pydantic's models) lives as long as scout does: no cycle
+    # collection while it loads; a headless command turns it on, the console once painted.
+    gc.disable()
     try:
         from scout_tui.cli.dispatch import run
         from scout_tui.github.auth import register_environment_tokens
@@ -70,6 +74,8 @@ def main(argv: Sequence[str] | None = None, console: Callable[..., int] | None =
         if sigint_received():
             return interrupted()
         raise
+    finally:
+        gc.enable()
     return interrupted() if sigint_received() else code
 
 

@@ -71,6 +71,7 @@ def run(argv: Sequence[str] | None = None, console: Callable[..., int] | None = 
         return _console(args, console)
     args.console = console
     gc.set_threshold(*GC_THRESHOLDS)
+    gc.enable()  # off while `main` imported the parser's models
     module, _, function = COMMANDS[args.command].partition(":")
     try:
         return getattr(importlib.import_module(module), function)(args)

@@ -29,7 +29,7 @@ import platformdirs
 from pydantic import BaseModel, ValidationError
 
 from scout_tui.errors import sigint_received
-from scout_tui.model import Checkout, CollectorState, RunResult
+from scout_tui.model import Checkout, CollectorState, Finding, RunResult
 
 CACHE_VERSION = "v2"  # v2: runs keyed by checkout; triage moved to the state store
 DB_NAME = "cache.db"  # diskcache's
@@ -39,6 +39,21 @@ _SQLITE_ERRORS = (sqlite3.Error, OSError, EOFError)
 
 
 POORER = "/poorer"  # the day's latest run that looked at less than the day's kept run
+GLANCE = "glance/"  # beside each run: its glance (`glance_of`), what a first paint reads
+# What a first paint leaves out of each finding: the bulk of a run's bytes (tracebacks,
+# frames, bodies), none of what its line in the tree shows.
+_UNSEEN_AT_A_GLANCE = ("body", "suggested_fix", "files", "items", "evidence", "aliases")
+
+
+def glance_of(run: RunResult) -> RunResult:
+    """`run` with each finding cut to what its line in the console's tree shows (title,
+    section, priority, status, board) — a tenth of the run to read before the first paint.
+    Never published nor decided on: the console takes the whole run before either."""
+    blank = {
+        name: Finding.model_fields[name].get_default(call_default_factory=True)
+        for name in _UNSEEN_AT_A_GLANCE
+    }
+    return run.model_copy(update={"findings": [f.model_copy(update=blank) for f in run.findings]})
 
 
 def lost(new: RunResult, kept: RunResult) -> list[CollectorState]:
@@ -280,9 +295,9 @@ class Cache:
         with contextlib.suppress(*_SQLITE_ERRORS):
             self._store.delete(key)
 
-    def _put(self, key: str, value: BaseModel) -> None:
+    def _put(self, key: str, value: BaseModel, exclude_defaults: bool = False) -> None:
         try:
-            self._store.set(key, value.model_dump_json())
+            self._store.set(key, value.model_dump_json(exclude_defaults=exclude_defaults))
         except _SQLITE_ERRORS as exc:
             self._warn(f"cannot save {key} in the cache ({exc}); going on")
 
@@ -308,6 +323,8 @@ class Cache:
             self._put(key + POORER, run)
             return kept
         self._put(key, run)
+        # Without its defaults: a finding's empty evidence alone is half of its glance.
+        self._put(GLANCE + key, glance_of(run), exclude_defaults=True)
         self._forget(key + POORER)
         return None
 
@@ -319,6 +336,12 @@ class Cache:
         self, checkout: Checkout, experiment: str, day: date, only: list[str] | None = None
     ) -> RunResult | None:
         return self._get(self._run_key(checkout, experiment, day, only), RunResult)
+
+    def get_glance(
+        self, checkout: Checkout, experiment: str, day: date, only: list[str] | None = None
+    ) -> RunResult | None:
+        """The glance of the day's run (`glance_of`), when one was kept with it."""
+        return self._get(GLANCE + self._run_key(checkout, experiment, day, only), RunResult)
 
     # -- plain values (torch commits, later API responses) -----------------------------
     def get_value(self, key: str, model: type[M]) -> M | None:

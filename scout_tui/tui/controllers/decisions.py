@@ -20,6 +20,7 @@ from scout_tui.tui.messages import (
     CheckoutStale,
     Decided,
     DecidedElsewhere,
+    Glanced,
     Opened,
     PublishedElsewhere,
 )
@@ -43,24 +44,46 @@ class DecisionQueue:
 
     # -- on the event loop ----------------------------------------------------------------
     def open(self, run: RunResult | None, load_cached: bool) -> None:
-        """Read the day's cached run (when `load_cached`) and the decisions."""
+        """Read the day's cached run (when `load_cached`) and the decisions: its glance
+        first when there is one (`Glanced`; the screen asks for the rest once it painted
+        it, `read_whole_run`), else the whole run (`Opened`)."""
 
         def job() -> None:
-            found, entries, error, notice, published = run, {}, None, None, None
-            filed: frozenset[str] = frozenset()
-            try:
-                found = self.session.cached_run() if load_cached else run
-                notice = self.session.kept_apart_notice(found)
-                entries = self.session.review.decisions()
-                if found is not None:
-                    published = self.session.published_at(found.date)
-                    filed = self.session.filed()
-                    self._day, self._published = found.date, (published, filed)
-            except (StateError, ScoutError) as exc:  # the run is still shown, undecided
-                error = redact(str(exc))
-            self.post(Opened(found, entries, error, notice, published, filed))
+            if not (load_cached and self._glanced()):
+                self._opened(run, load_cached)
 
         self._queue(job)
+
+    def read_whole_run(self) -> None:
+        """After a glance is on screen: the whole run, as `open` reads it. Asked once the
+        glance is painted, as pydantic's validation holds the GIL until it is done."""
+        self._jobs.put(lambda: self._opened(None, True))
+
+    def _glanced(self) -> bool:
+        try:
+            glance = self.session.glance_run()
+            if glance is None:
+                return False
+            entries, filed = self.session.review.decisions(), self.session.filed()
+        except (StateError, ScoutError):  # said by the whole run's read
+            return False
+        self.post(Glanced(glance, entries, filed))
+        return True
+
+    def _opened(self, run: RunResult | None, load_cached: bool) -> None:
+        found, entries, error, notice, published = run, {}, None, None, None
+        filed: frozenset[str] = frozenset()
+        try:
+            found = self.session.cached_run() if load_cached else run
+            notice = self.session.kept_apart_notice(found)
+            entries = self.session.review.decisions()
+            if found is not None:
+                published = self.session.published_at(found.date)
+                filed = self.session.filed()
+                self._day, self._published = found.date, (published, filed)
+        except (StateError, ScoutError) as exc:  # the run is still shown, undecided
+            error = redact(str(exc))
+        self.post(Opened(found, entries, error, notice, published, filed))
 
     def check_checkout(self) -> None:
         """Say when the checkout is much older than today. Asked once the tree is painted:

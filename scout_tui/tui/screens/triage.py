@@ -43,6 +43,7 @@ from scout_tui.tui.messages import (
     Decided,
     DecidedElsewhere,
     GitHubStatus,
+    Glanced,
     Opened,
     Published,
     PublishedElsewhere,
@@ -90,6 +91,8 @@ class TriageScreen(Screen[None]):
         self.collect_at_start = collect or (run is None and not load_cached)
         self.entries: dict[str, TriageEntry] = {}
         self.live: list[Finding] = []
+        # The cached run's glance, shown until the whole run is read (`on_glanced`).
+        self.glance: RunResult | None = None
         self.filter = Filter()
         self.collection: Collection | None = None
         self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
@@ -110,13 +113,26 @@ class TriageScreen(Screen[None]):
         | {"copy_repro", "run_repro", "open_url", "open_log"}
     )
 
+    # What needs a finding's body, files or evidence, which a glance has not: disabled
+    # until the whole run is read (a tenth of a second after the first paint). Accepting,
+    # dropping, moving and undoing need only what a glance has (fingerprint, section,
+    # priority, title).
+    NEEDS_WHOLE_RUN = frozenset(
+        {"edit", "edit_external", "merge", "filter", "preview", "publish"}
+        | {"copy_repro", "run_repro", "open_url", "open_log"}
+    )
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.glance is not None and action in self.NEEDS_WHOLE_RUN:
+            return None  # shown, dimmed: a moment away
         above = self.app.screen is not self  # a modal, the log viewer
         return not (above and action in self.OWN_ACTIONS | {"unzoom_or_clear"})
 
     @property
     def findings(self) -> list[Finding]:
-        return self.run_result.findings if self.run_result is not None else self.live
+        if self.run_result is not None:
+            return self.run_result.findings
+        return self.glance.findings if self.glance is not None else self.live
 
     # -- layout ---------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -156,17 +172,34 @@ class TriageScreen(Screen[None]):
         if section is not None and tree.select_section(section):
             tree.focus()
 
+    def on_glanced(self, message: Glanced) -> None:
+        """The tree from the run's glance; the whole run is read once this is painted."""
+        if self.run_result is None and self.collection is None:
+            self.glance = message.run
+            self.query_one(CollectorsBar).show_run(message.run)
+            self.query_one(StatusLine).collected_at = message.run.collected_at
+            self.query_one(FindingsTree).filed = message.filed
+            self._apply_entries(message.entries)
+        self.call_after_refresh(self.decisions.read_whole_run)
+
     def on_opened(self, message: Opened) -> None:
         self.decisions.handled()
         status = self.query_one(StatusLine)
         status.busy = "" if self.collection is None else status.busy
+        glanced, self.glance = self.glance is not None, None
         if message.run is not None and self.run_result is None:
             self.run_result = message.run
         if self.run_result is not None:
             self.query_one(CollectorsBar).show_run(self.run_result)
             status.collected_at = self.run_result.collected_at
-        self.query_one(FindingsTree).filed = message.filed
+        tree = self.query_one(FindingsTree)
+        tree.filed = message.filed
         self._apply_entries(message.entries)
+        if glanced:  # the glance's rows become the whole run's, each with its body
+            if not tree.take_findings(self.findings, self.entries, self.filter or None):
+                self._show()
+            self._show_panes(tree.cursor_fingerprint)
+            self.refresh_bindings()
         if self._pending_section is not None:
             self.call_after_refresh(self._go_to_pending_section)
         if message.error:
@@ -227,6 +260,8 @@ class TriageScreen(Screen[None]):
         self._panes_timer = self.set_timer(PANES_DELAY, lambda: self._show_panes(fingerprint))
 
     def _show_panes(self, fingerprint: str | None) -> None:
+        if self.glance is not None:  # a glance has no bodies: the panes wait for the run
+            return
         try:
             tree = self.query_one(FindingsTree)
         except NoMatches:  # a timer's last tick while the app closes
