@@ -16,27 +16,18 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scout_tui.analysis.ci.repro import ReproArgv, ReproError, failure_repro, repro_argv
-from scout_tui.collect.events import Event, RunFinished, RunKeptApart, RunWarning
-from scout_tui.config.endpoints import Endpoints, reviewer_config
+from scout_tui.config.endpoints import reviewer_config
 from scout_tui.config.models import Config, ConfigError
 from scout_tui.config.profile import (
     find_config,
     shipped_rule_kinds,
 )
 from scout_tui.errors import ScoutError, UsageError
-from scout_tui.github.api import BoardItem, GitHub
 from scout_tui.github.auth import find_token, missing_token
 from scout_tui.history.baseline import check_date, stale_checkout, today_utc
 from scout_tui.model import SECTIONS, Checkout, Finding, RunResult, Section
-from scout_tui.publish.execute import Publisher
-from scout_tui.publish.journal import Journal
-from scout_tui.publish.plan import PublishPlan, plan_against_board
-from scout_tui.publish.target import Target
-from scout_tui.report.render import COMMENT_LIMIT, Layout, ReportTooLong, fit_report
 from scout_tui.source.checkout import find_checkout
 from scout_tui.source.records import NotARepository
-from scout_tui.store.bundle import Bundle, bundle_repository, read_bundle
 from scout_tui.store.cache import Cache, kept_apart_note, lost
 from scout_tui.store.logs import RunLogs
 from scout_tui.store.state import StateError, StateStore
@@ -44,11 +35,19 @@ from scout_tui.triage.review import Review
 from scout_tui.triage.store import DecisionStore, scope_of
 
 if TYPE_CHECKING:
+    from scout_tui.analysis.ci.repro import ReproArgv
+    from scout_tui.collect.events import Event
+    from scout_tui.config.endpoints import Endpoints
+    from scout_tui.github.api import BoardItem, GitHub
     from scout_tui.pipeline.day import RunOptions
+    from scout_tui.publish.execute import Publisher
+    from scout_tui.publish.plan import PublishPlan
     from scout_tui.source.tree import SourceTree
+    from scout_tui.store.bundle import Bundle
 
-# The pipeline (every collector, 190 ms of imports) is imported where a run is made or
-# rendered, not by the console's start on a cached run.
+# What the console's start on a cached run never needs — the pipeline (every collector,
+# 190 ms of imports), publishing, GitHub, repro and bundle readers — is imported where it
+# is used: the start pays for what its first paint shows.
 
 
 @dataclass
@@ -126,6 +125,8 @@ class Session:
         (`reviewer_config_path`), and its decisions are filed under `bundle:<repo>/<experiment>`
         (where tomorrow's bundle finds them), never under a path the bundle names. `bundle`:
         the file as already read."""
+        from scout_tui.store.bundle import bundle_repository, read_bundle
+
         bundle = bundle if bundle is not None else read_bundle(path)
         session = cls.__new__(cls)
         session.options, session.warn = options, warn
@@ -158,6 +159,8 @@ class Session:
         project is the bundle's repository and experiment (else its repository; else the
         first: then publishing refuses, naming both repositories). Each configuration and
         each bundle is read once."""
+        from scout_tui.store.bundle import bundle_repository, read_bundle
+
         configs = [_load_checked(o, reviewer_config_path(o))[0] for o in candidates]
         sessions = []
         for path in paths:
@@ -215,6 +218,8 @@ class Session:
     def repro(self, finding: Finding, test: str | None = None) -> tuple[ReproArgv, Path]:
         """What `r` runs for the finding (for `test`, one of its failing tests; else the
         first with a repro), and where; ReproError says why nothing runs."""
+        from scout_tui.analysis.ci.repro import ReproError
+
         workdir = self.workdir()
         if workdir is None and self.bundle is not None:
             raise ReproError(
@@ -229,6 +234,8 @@ class Session:
         """The finding's repro (of `test`, when given) in one of the shapes scout runs. A
         bundle's stored commands are never used: they are derived again, by scout's
         parser, from the bundle's log excerpt."""
+        from scout_tui.analysis.ci.repro import ReproError, repro_argv
+
         if self.bundle is not None:
             command = self._excerpt_command(finding, test)
         elif test is not None:
@@ -242,6 +249,7 @@ class Session:
 
     def _excerpt_command(self, finding: Finding, test: str | None) -> str | None:
         from scout_tui.analysis.ci.cilog import analyse
+        from scout_tui.analysis.ci.repro import failure_repro
 
         kept = self.logs.log_file(finding)
         if kept is None:
@@ -305,6 +313,7 @@ class Session:
 
     def events(self, cancel: threading.Event | None = None) -> Iterator[Event]:
         """Collect, streaming every event; the finished run is cached (unless cancelled)."""
+        from scout_tui.collect.events import RunFinished, RunKeptApart
         from scout_tui.pipeline.day import run_events
 
         if self.bundle is not None:
@@ -337,6 +346,8 @@ class Session:
     ) -> RunResult:
         """The run just made (cached, or kept apart as poorer: `kept_apart` is then the
         day's fuller run, which stays the day's run)."""
+        from scout_tui.collect.events import RunFinished, RunKeptApart, RunWarning
+
         result = None
         self.kept_apart = None
         for event in self.events(cancel):
@@ -484,6 +495,7 @@ class Session:
     def report_markdown(self, run: RunResult) -> str:
         """`scout report`: every finding whole but for its long lists (the JSON has them)."""
         from scout_tui.pipeline.day import render_markdown
+        from scout_tui.report.render import Layout
 
         return render_markdown(run, Layout(list_items=self.config.report.max_list_items))
 
@@ -491,6 +503,7 @@ class Session:
         """The report as publishing posts it: cut to fit GitHub's comment limit with room
         for the board links publishing adds, and `room` characters more (a person's text)."""
         from scout_tui.pipeline.day import render_markdown
+        from scout_tui.report.render import COMMENT_LIMIT, ReportTooLong, fit_report
 
         board = self.config.board
         url = (
@@ -513,6 +526,8 @@ class Session:
     def plan(self, run: RunResult, board_items: list[BoardItem] | None = None) -> PublishPlan:
         """What publishing `run` (triaged) would do; with the board's items, the findings
         already on it are duplicates, not drafts."""
+        from scout_tui.publish.plan import plan_against_board
+
         if board_items is None:
             return plan_against_board(self.config, run, self.posted_markdown(run), None, None)
         publisher = self.publisher()
@@ -536,6 +551,9 @@ class Session:
     def published_at(self, day: date) -> datetime | None:
         """When `day`'s report comment was posted to this session's target from this state
         dir (None: not yet, or the journal cannot be read)."""
+        from scout_tui.publish.journal import Journal
+        from scout_tui.publish.target import Target
+
         target = Target.of(self.config, self.api_url, self.web_url)
         try:
             return Journal(self.state).done_at(target.journal_scope, day.isoformat(), "comment")
@@ -548,6 +566,9 @@ class Session:
 
     def _journaled_items(self) -> dict[str, str]:
         """The board items this state dir's publishes added (scout's, whoever the token)."""
+        from scout_tui.publish.journal import Journal
+        from scout_tui.publish.target import Target
+
         target = Target.of(self.config, self.api_url, self.web_url)
         try:
             return Journal(self.state).items(target.journal_scope)
@@ -594,6 +615,9 @@ class Session:
         ]
 
     def publisher(self, note: Callable[[str], None] = lambda message: None) -> Publisher:
+        from scout_tui.publish.execute import Publisher
+        from scout_tui.publish.target import Target
+
         if self.bundle is not None and self.repository != self.config.project.repo:
             raise UsageError(
                 f"the bundle is a run of {self.repository}; your configuration "

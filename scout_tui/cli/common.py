@@ -7,19 +7,16 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scout_tui.collect.events import (
-    CollectorFinished,
-    ConfigWarned,
-    Event,
-    FindingFound,
-    RunWarning,
-)
 from scout_tui.config.models import Config, ConfigError
 from scout_tui.config.profile import find_config, load_config
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, scrub
 from scout_tui.model import RunResult
 from scout_tui.session import Session, SessionOptions
+
+if TYPE_CHECKING:
+    from scout_tui.collect.events import Event
 
 
 def warn(message: str) -> None:
@@ -84,6 +81,8 @@ def _toplevel(path: Path) -> Path | None:
 
 def progress(event: Event) -> None:
     """A line on stderr per finished collector; with SCOUT_VERBOSE, one per finding."""
+    from scout_tui.collect.events import CollectorFinished, ConfigWarned, FindingFound, RunWarning
+
     if isinstance(event, CollectorFinished):
         state = event.state
         detail = {

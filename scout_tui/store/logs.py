@@ -10,10 +10,13 @@ import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scout_tui.errors import ScoutError
 from scout_tui.model import Finding
-from scout_tui.store.bundle import Bundle
+
+if TYPE_CHECKING:
+    from scout_tui.store.bundle import Bundle
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@ line, the body. Pure: text in, fields out, with a one-line reason when the heade
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from scout_tui.model import Finding, Priority
-from scout_tui.tui.screens.edit_finding import Edited
 
 GUIDE = (
     "<!-- scout: edit the title, the priority (P0, P1, P2 or none) and the body below "
@@ -16,6 +17,15 @@ PRIORITIES = {p.value.lower(): p for p in Priority}
 
 class BadDocument(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class Edited:
+    """What the reviewer typed over a finding, in the modal or in $EDITOR."""
+
+    title: str
+    priority: Priority | None
+    body: str
 
 
 def finding_document(finding: Finding) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from scout_tui.collect.events import Event
 from scout_tui.model import RunResult, TriageEntry
-from scout_tui.tui.proposal import PublishProposal
+
+if TYPE_CHECKING:  # collection and publishing load when they first run
+    from scout_tui.collect.events import Event
+    from scout_tui.tui.proposal import PublishProposal
 
 
 @dataclass

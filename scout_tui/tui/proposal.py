@@ -5,8 +5,10 @@ publish is confirmed)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from scout_tui.publish.plan import PublishPlan
+if TYPE_CHECKING:
+    from scout_tui.publish.plan import PublishPlan
 
 
 @dataclass(frozen=True)

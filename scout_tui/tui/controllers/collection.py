@@ -16,15 +16,18 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from textual.message import Message
 
-from scout_tui.collect.events import Event, from_json_line
 from scout_tui.errors import redact
 from scout_tui.github.auth import token_variable
 from scout_tui.session import SessionOptions
 from scout_tui.tui.messages import CollectionEnded, CollectionEvent
+
+if TYPE_CHECKING:
+    from scout_tui.collect.events import Event
 
 STDERR_KEPT = 40  # last lines of the child's stderr, for the error it ends with
 
@@ -68,6 +71,8 @@ class Collection:
 
     def events(self) -> Iterator[Event]:
         """Start the child and yield its events as they come; `ended` is set at the end."""
+        from scout_tui.collect.events import from_json_line
+
         env = dict(os.environ)
         if self.options.token:  # the demo's token; otherwise the child finds the user's
             env[token_variable(self.api_url)] = self.options.token

@@ -16,6 +16,7 @@ from scout_tui.session import Session
 from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
 from scout_tui.triage.store import Action, Change
+from scout_tui.tui.edit_document import Edited
 from scout_tui.tui.messages import (
     CheckoutStale,
     Decided,
@@ -24,7 +25,6 @@ from scout_tui.tui.messages import (
     Opened,
     PublishedElsewhere,
 )
-from scout_tui.tui.screens.edit_finding import Edited
 
 # Verbs that a badge says well enough: no toast for one finding (a toast costs a layout).
 QUIET_VERBS = {"accepted", "demoted", "promoted", "dropped"}

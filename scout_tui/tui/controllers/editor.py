@@ -18,8 +18,7 @@ from textual.app import SuspendNotSupported
 from textual.notifications import SeverityLevel
 
 from scout_tui.model import Finding
-from scout_tui.tui.edit_document import BadDocument, finding_document, parse_document
-from scout_tui.tui.screens.edit_finding import Edited
+from scout_tui.tui.edit_document import BadDocument, Edited, finding_document, parse_document
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,17 @@ from __future__ import annotations
 import queue
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from scout_tui.analysis.ci.repro import ReproArgv
 from scout_tui.model import Finding
 from scout_tui.repro.process import GRACE, ProcessGroup
 from scout_tui.tui.messages import ReproEnded
 from scout_tui.tui.widgets.log_pane import REPRO_LINES, ReproRun
+
+if TYPE_CHECKING:
+    from scout_tui.analysis.ci.repro import ReproArgv
 
 
 class ReproController:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -11,15 +9,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, TextArea
 
 from scout_tui.model import Finding, Priority
+from scout_tui.tui.edit_document import Edited
 
 NO_PRIORITY = "none"
-
-
-@dataclass(frozen=True)
-class Edited:
-    title: str
-    priority: Priority | None
-    body: str
 
 
 class EditFinding(ModalScreen[Edited | None]):

@@ -21,13 +21,6 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual.worker import get_current_worker
 
-from scout_tui.collect.events import (
-    FindingFound,
-    RunFinished,
-    RunKeptApart,
-    RunStarted,
-    RunWarning,
-)
 from scout_tui.model import Finding, RunResult, Section, TriageEntry
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
@@ -35,6 +28,7 @@ from scout_tui.tui.console import settle_memory
 from scout_tui.tui.controllers.collection import Collection
 from scout_tui.tui.controllers.decisions import DecisionQueue
 from scout_tui.tui.controllers.editor import edit_in_editor
+from scout_tui.tui.edit_document import Edited
 from scout_tui.tui.keys import binding
 from scout_tui.tui.messages import (
     CheckoutStale,
@@ -49,7 +43,6 @@ from scout_tui.tui.messages import (
     PublishedElsewhere,
 )
 from scout_tui.tui.screens.drop_reason import DropReason
-from scout_tui.tui.screens.edit_finding import Edited, EditFinding
 from scout_tui.tui.view import Filter, changed_decisions
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.finding_panes import FindingPanes
@@ -417,6 +410,8 @@ class TriageScreen(Screen[None]):
 
     def action_edit(self) -> None:
         if self._targets("edit") and (finding := self._cursor()) is not None:
+            from scout_tui.tui.screens.edit_finding import EditFinding  # TextArea: when used
+
             self.app.push_screen(EditFinding(finding), lambda e: self._record_edit(finding, e))
 
     def action_edit_external(self) -> None:
@@ -480,6 +475,14 @@ class TriageScreen(Screen[None]):
         collection.post_events(self.post_message)
 
     def on_collection_event(self, message: CollectionEvent) -> None:
+        from scout_tui.collect.events import (  # with the first collection
+            FindingFound,
+            RunFinished,
+            RunKeptApart,
+            RunStarted,
+            RunWarning,
+        )
+
         event = message.event
         self.query_one(CollectorsBar).follow(event)
         if isinstance(event, RunStarted):

@@ -4,19 +4,15 @@ has (shown in full from the palette)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.widgets import Static
 
-from scout_tui.collect.events import (
-    CollectorFinished,
-    CollectorStarted,
-    ConfigWarned,
-    Event,
-    Progress,
-    RunStarted,
-)
 from scout_tui.model import CollectorState, ConfigWarning, RunResult
-from scout_tui.tui.screens.preview import PreviewScreen
+
+if TYPE_CHECKING:
+    from scout_tui.collect.events import Event
 
 SYMBOLS = {
     "pending": ("·", "dim"),
@@ -62,6 +58,8 @@ class CollectorsBar(Static):
 
     def show_warnings(self) -> None:
         """The warnings in full (ctrl+p warnings)."""
+        from scout_tui.tui.screens.preview import PreviewScreen
+
         text = (
             "\n".join(f"- **{w.collector}**: {w.message}" for w in self.warnings)
             or "scout.toml matches the repository: nothing to say."
@@ -109,6 +107,14 @@ class CollectorsBar(Static):
 
     def follow(self, event: Event) -> None:
         """A collection's event, as far as the bar shows it."""
+        from scout_tui.collect.events import (  # with the first collection
+            CollectorFinished,
+            CollectorStarted,
+            ConfigWarned,
+            Progress,
+            RunStarted,
+        )
+
         if isinstance(event, RunStarted):
             self.set_states(event.collectors)
             self.set_warnings([])

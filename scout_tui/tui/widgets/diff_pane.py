@@ -3,7 +3,6 @@ highlighted by Pygments through Rich."""
 
 from __future__ import annotations
 
-from rich.syntax import Syntax
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -23,6 +22,8 @@ class DiffPane(VerticalScroll, can_focus=True):
         the end of a signature is what changed, and the pane does not scroll sideways."""
         diff = finding.evidence.diff if finding is not None else None
         if diff and diff != self._shown:  # the same again (a zoom): kept as scrolled
+            from rich.syntax import Syntax  # Pygments: with the first diff shown
+
             self._shown = diff
             self.query_one(Static).update(
                 Syntax(diff, "diff", theme="ansi_dark", word_wrap=True, background_color="default")

@@ -8,20 +8,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
 
-from scout_tui.analysis.ci.repro import ReproArgv, ReproError
 from scout_tui.model import Finding
 from scout_tui.repro.process import GRACE, ProcessGroup
 from scout_tui.session import Session
 from scout_tui.tui.controllers.repro import ReproController
 from scout_tui.tui.messages import ReproEnded
-from scout_tui.tui.screens.repro import ConfirmRepro, PickTest
 from scout_tui.tui.widgets.log_pane import ReproRun
+
+if TYPE_CHECKING:
+    from scout_tui.analysis.ci.repro import ReproArgv
 
 DRAIN_EVERY = 0.1  # seconds between takes of the output
 
@@ -69,6 +71,8 @@ class ReproFlow(Widget):
         self._with_test(finding, "Copy the repro", lambda test: self._copy(finding, test))
 
     def _with_test(self, finding: Finding, doing: str, then: Callable[[str | None], None]) -> None:
+        from scout_tui.tui.screens.repro import PickTest  # its modal, when it opens
+
         tests = list(finding.evidence.repros)
         if len(tests) < 2:
             then(None)
@@ -78,6 +82,9 @@ class ReproFlow(Widget):
         )
 
     def _ask(self, finding: Finding, test: str | None) -> None:
+        from scout_tui.analysis.ci.repro import ReproError
+        from scout_tui.tui.screens.repro import ConfirmRepro
+
         try:
             repro, workdir = self.session.repro(finding, test)
         except ReproError as exc:
@@ -91,6 +98,8 @@ class ReproFlow(Widget):
         self.app.push_screen(ConfirmRepro(repro.display(), str(workdir)), answered)
 
     def _copy(self, finding: Finding, test: str | None) -> None:
+        from scout_tui.analysis.ci.repro import ReproError
+
         repro = finding.evidence.repros.get(test) if test else finding.evidence.repro
         if self.session.bundle is not None:  # what `r` would run, never the bundle's string
             try:
