@@ -191,3 +191,58 @@ async def test_a_cache_without_a_glance_opens_the_whole_run(tmp_path) -> None:
             assert whole is not None and app.triage.run_result is not None
             assert len(tree(app).rows) == len(whole.findings)
             assert any(row.finding.body for row in tree(app).rows)
+
+
+def many(run, count: int):
+    """`run` with its findings repeated to `count`, each its own (title and fingerprint)."""
+    from scout_tui.model import Section, fingerprint
+
+    base = [f for f in run.findings if f.section is not Section.ALL_CLEAR]
+    findings = [
+        base[n % len(base)].model_copy(
+            update={
+                "title": f"{base[n % len(base)].title} #{n}",
+                "fingerprint": fingerprint("many", str(n)),
+            }
+        )
+        for n in range(count)
+    ]
+    return run.model_copy(update={"findings": findings})
+
+
+async def test_the_first_paint_adds_a_screen_of_nodes_and_the_rest_after(tmp_path) -> None:
+    """More findings than a screen: the first frame's nodes are the first screen's, the
+    rest come once it is drawn, each where a whole build puts it; anything that needs every
+    node (marking the filter's result) adds the rest first."""
+    from scout_tui.session import Session
+    from scout_tui.tui.app import ScoutApp
+    from scout_tui.tui.view import sections
+    from scout_tui.tui.widgets.findings_tree import FIRST_SCREEN
+    from tests.console import collected_demo, options, settle, tree
+
+    with collected_demo(tmp_path / "world") as demo:
+        session = Session(options(demo, tmp_path / "state"))
+        cached = session.cached_run()
+        assert cached is not None
+        run = many(cached, FIRST_SCREEN * 2 + 17)
+        app = ScoutApp(session, run)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            shown = tree(app)
+            expected = [row.fingerprint for view in sections(shown.rows) for row in view.rows]
+            assert list(shown._finding_nodes) == expected  # every node, in a whole build's order
+
+            def leaves(node):
+                for child in node.children:
+                    if child.data is not None and child.data.fingerprint:
+                        yield child.data.fingerprint
+                    yield from leaves(child)
+
+            assert list(leaves(shown.root)) == expected  # and under the right headers
+            # A second first paint, held before its frame: a screen of nodes, not all.
+            shown._finding_rows = {}
+            shown.show_findings(run.findings, {}, None)
+            assert FIRST_SCREEN <= len(shown._finding_nodes) < len(expected)
+            shown.action_mark_filtered()  # needs every node: added first
+            assert len(shown._finding_nodes) == len(expected)
+            assert len(shown.marked) == len(expected)

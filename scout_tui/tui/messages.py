@@ -29,16 +29,6 @@ class Opened(Message):
 
 
 @dataclass
-class Glanced(Message):
-    """The glance of the day's cached run (each finding's line, no body), read first so that
-    the tree paints before the whole run is; an `Opened` with the whole run follows."""
-
-    run: RunResult
-    entries: dict[str, TriageEntry]
-    filed: frozenset[str] = frozenset()
-
-
-@dataclass
 class CheckoutStale(Message):
     """The checkout is much older than today (said after the first paint: it reads git)."""
 

@@ -21,7 +21,6 @@ from scout_tui.tui.messages import (
     CheckoutStale,
     Decided,
     DecidedElsewhere,
-    Glanced,
     Opened,
     PublishedElsewhere,
 )
@@ -44,31 +43,13 @@ class DecisionQueue:
 
     # -- on the event loop ----------------------------------------------------------------
     def open(self, run: RunResult | None, load_cached: bool) -> None:
-        """Read the day's cached run (when `load_cached`) and the decisions: its glance
-        first when there is one (`Glanced`; the screen asks for the rest once it painted
-        it, `read_whole_run`), else the whole run (`Opened`)."""
-
-        def job() -> None:
-            if not (load_cached and self._glanced()):
-                self._opened(run, load_cached)
-
-        self._queue(job)
+        """Read the day's cached run (when `load_cached`) and the decisions."""
+        self._queue(lambda: self._opened(run, load_cached))
 
     def read_whole_run(self) -> None:
-        """After a glance is on screen: the whole run, as `open` reads it. Asked once the
-        glance is painted, as pydantic's validation holds the GIL until it is done."""
-        self._jobs.put(lambda: self._opened(None, True))
-
-    def _glanced(self) -> bool:
-        try:
-            glance = self.session.glance_run()
-            if glance is None:
-                return False
-            entries, filed = self.session.review.decisions(), self.session.filed()
-        except (StateError, ScoutError):  # said by the whole run's read
-            return False
-        self.post(Glanced(glance, entries, filed))
-        return True
+        """The day's cached run, after its glance is on screen (an `Opened` follows, as for
+        `open`). Asked once the glance is painted: pydantic's validation holds the GIL."""
+        self._queue(lambda: self._opened(None, True))
 
     def _opened(self, run: RunResult | None, load_cached: bool) -> None:
         found, entries, error, notice, published = run, {}, None, None, None

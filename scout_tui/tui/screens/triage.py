@@ -21,8 +21,10 @@ from textual.timer import Timer
 from textual.widgets import Input
 from textual.worker import get_current_worker
 
+from scout_tui.errors import ScoutError
 from scout_tui.model import Finding, RunResult, Section, TriageEntry
 from scout_tui.session import Session
+from scout_tui.store.state import StateError
 from scout_tui.triage import decisions as triage
 from scout_tui.tui.console import settle_memory
 from scout_tui.tui.controllers.collection import Collection
@@ -37,7 +39,6 @@ from scout_tui.tui.messages import (
     Decided,
     DecidedElsewhere,
     GitHubStatus,
-    Glanced,
     Opened,
     Published,
     PublishedElsewhere,
@@ -142,7 +143,8 @@ class TriageScreen(Screen[None]):
         status.where = f"{checkout}·{self.session.experiment.rsplit('/', 1)[-1]} {self.session.day}"
         self._record_decisions()
         status.busy = "opening the cached run…" if self.load_cached else ""
-        self.decisions.open(self.run_result, self.load_cached)
+        if not (self.load_cached and self._open_at_a_glance()):
+            self.decisions.open(self.run_result, self.load_cached)
         if self.collect_at_start:
             self.action_rerun()
         self.query_one(FindingsTree).focus()
@@ -165,15 +167,24 @@ class TriageScreen(Screen[None]):
         if section is not None and tree.select_section(section):
             tree.focus()
 
-    def on_glanced(self, message: Glanced) -> None:
-        """The tree from the run's glance; the whole run is read once this is painted."""
-        if self.run_result is None and self.collection is None:
-            self.glance = message.run
-            self.query_one(CollectorsBar).show_run(message.run)
-            self.query_one(StatusLine).collected_at = message.run.collected_at
-            self.query_one(FindingsTree).filed = message.filed
-            self._apply_entries(message.entries)
+    def _open_at_a_glance(self) -> bool:
+        """The tree from the cached run's glance (`store.cache.glance_of`: each finding's
+        line, a tenth of the run), read here so that the first frame holds it; the whole
+        run is read off the loop once that frame is painted. False: no glance to read."""
+        try:
+            glance = self.session.glance_run()
+            if glance is None:
+                return False
+            entries, filed = self.session.review.decisions(), self.session.filed()
+        except (StateError, ScoutError):  # the whole run's read says what is wrong
+            return False
+        self.glance = glance
+        self.query_one(CollectorsBar).show_run(glance)
+        self.query_one(StatusLine).collected_at = glance.collected_at
+        self.query_one(FindingsTree).filed = filed
+        self._apply_entries(entries)
         self.call_after_refresh(self.decisions.read_whole_run)
+        return True
 
     def on_opened(self, message: Opened) -> None:
         self.decisions.handled()

@@ -6,6 +6,8 @@ screen's action, which applies it to `targets()` (the marked findings, else the 
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
@@ -23,6 +25,7 @@ from scout_tui.tui.legible import legible
 from scout_tui.tui.view import (
     PRIORITY_ORDER,
     Filter,
+    Group,
     Row,
     SectionView,
     reviewed_count,
@@ -61,6 +64,9 @@ class NodeData:
 # What the reviewer did, at a glance and without colour: accepted (as is or changed) ✓,
 # merged ⇢, dropped ✗; ● is a mark.
 STATE_GLYPHS = {"dropped": "✗", "merged": "⇢"}
+# Nodes added before the first paint: more lines than any terminal shows; the rest (up to
+# thousands) once that frame is drawn.
+FIRST_SCREEN = 200
 BADGE_COLUMN = (10, 24)  # the badge column's narrowest and widest
 NARROWEST_TITLE = 16  # below this, the badges give way to the title
 SHORTEST_BADGE = 5  # cells a cut badge needs to say something ("sinc…")
@@ -137,6 +143,11 @@ def _line(row: Row) -> tuple[object, ...]:
     )
 
 
+def _grouped(view: SectionView, group: Group) -> bool:
+    """Whether the group's findings sit under a priority header of their own."""
+    return group.priority is not None and view.section in PRIORITIZED and len(view.groups) > 1
+
+
 def badges_cells(row: Row) -> int:
     return cell_len(" ".join(row.badges))
 
@@ -205,6 +216,7 @@ class FindingsTree(Tree[NodeData]):
         self._section_counts: dict[Section, list[int]] = {}  # reviewed, shown
         self._dirty_sections: set[Section] = set()
         self._finding_nodes: dict[str, TreeNode[NodeData]] = {}
+        self._rest: Iterator[bool] | None = None  # nodes the first paint left for later
         self._widest_badges = 0  # cells the widest badges of a line take
         self._collapsed: set[str] = {Section.ALL_CLEAR.value}
         self.rows: list[Row] = []  # every finding of the run, shown or filtered out
@@ -299,6 +311,7 @@ class FindingsTree(Tree[NodeData]):
         replaced under the same nodes when every line reads the same, as a rebuild of 5,000
         nodes is what the moment after the first paint must not cost. False: a line
         differs (or a filter is on), `show_findings` must rebuild."""
+        self.finish_building()
         rows = rows_of(findings, entries, filed=self.filed)
         if keep or [_line(row) for row in rows] != [_line(row) for row in self.rows]:
             return False
@@ -316,6 +329,7 @@ class FindingsTree(Tree[NodeData]):
         """Findings whose decision changed but not their place: relabelled alone (a rebuild
         of 5,000 nodes is what a keypress must not cost). The findings relabelled (a merge's
         target too); None: `show_findings` again. Every row must be shown (no filter)."""
+        self.finish_building()
         if not changed:
             return changed
         index = self._row_index
@@ -533,10 +547,12 @@ class FindingsTree(Tree[NodeData]):
                 (self._collapsed.discard if node.is_expanded else self._collapsed.add)(
                     node.data.section.value
                 )
+        first_paint = not self._finding_rows
+        self._rest = None  # a first paint's nodes still to add: of the tree now cleared
         self.clear()
         self._adding = True
         try:
-            self._add_views(views)
+            self._add_views(views, first_paint)
         finally:
             self._adding = False
         self._invalidate()
@@ -551,39 +567,66 @@ class FindingsTree(Tree[NodeData]):
             target = next(iter(self._finding_nodes.values()))
         self.call_after_refresh(self._place_cursor, target, line)
 
-    def _add_views(self, views: list[SectionView]) -> None:
+    def _add_views(self, views: list[SectionView], first_paint: bool) -> None:
+        """Every row's bookkeeping, and the nodes: on the first paint only those of the
+        first screen (FIRST_SCREEN lines), the rest once that frame is drawn."""
         self._finding_rows, self._finding_nodes, self._grouped = {}, {}, {}
         self._widest_badges = 0
         self._section_counts, self._dirty_sections = {}, set()
         for view in views:
             rows = view.rows
-            reviewed = sum(1 for row in rows if row.reviewed)
-            self._section_counts[view.section] = [reviewed, len(rows)]
+            self._section_counts[view.section] = [sum(1 for r in rows if r.reviewed), len(rows)]
+            for group in view.groups:
+                grouped = _grouped(view, group)
+                for row in group.rows:
+                    self._finding_rows[row.fingerprint] = row
+                    self._widest_badges = max(self._widest_badges, badges_cells(row))
+                    self._grouped[row.fingerprint] = grouped
+        nodes = self._grow(views)
+        for _ in itertools.islice(nodes, FIRST_SCREEN if first_paint else None):
+            pass
+        if next(nodes, False):  # more than a screen: the rest once the frame is drawn
+            self._rest = nodes
+            self.call_after_refresh(self.finish_building)
+
+    def _grow(self, views: list[SectionView]) -> Iterator[bool]:
+        """The nodes of `views`, in tree order; a step per finding's node."""
+        for view in views:
+            reviewed, shown = self._section_counts[view.section]
             section = self.root.add(
-                section_label(view.section, reviewed, len(rows)),
+                section_label(view.section, reviewed, shown),
                 NodeData(view.section),
                 expand=view.section.value not in self._collapsed,
             )
             for group in view.groups:
                 parent = section
-                if (
-                    group.priority is not None
-                    and view.section in PRIORITIZED
-                    and len(view.groups) > 1
-                ):
+                if _grouped(view, group):
+                    assert group.priority is not None
                     head = Text(group.priority.value, style=PRIORITY_STYLES[group.priority])
                     head.append(f" {len(group.rows)}", style="dim")
                     parent = section.add(
                         head, NodeData(view.section, priority=group.priority), expand=True
                     )
                 for row in group.rows:
-                    self._finding_rows[row.fingerprint] = row
-                    self._widest_badges = max(self._widest_badges, badges_cells(row))
-                    self._grouped[row.fingerprint] = parent is not section
                     self._finding_nodes[row.fingerprint] = parent.add_leaf(
                         leaf_label(row),
                         NodeData(view.section, row.fingerprint),
                     )
+                    yield True
+
+    def finish_building(self) -> None:
+        """The nodes the first paint left for later, added now (at once when anything
+        needs every node first: a move, a mark of all, the next unreviewed)."""
+        rest, self._rest = self._rest, None
+        if rest is None:
+            return
+        self._adding = True
+        try:
+            for _ in rest:
+                pass
+        finally:
+            self._adding = False
+        self._invalidate()
 
     def select_section(self, section: Section) -> bool:
         """The cursor on `section`'s header; False when the tree does not show it."""
@@ -669,6 +712,7 @@ class FindingsTree(Tree[NodeData]):
     def targets(self) -> list[str]:
         """The marked findings (those shown in tree order, then those a filter hides), else
         the cursor's."""
+        self.finish_building()
         if self.marked:
             shown = [fp for fp in self._finding_nodes if fp in self.marked]
             hidden = [fp for fp in self._row_index if fp in self.marked and fp not in shown]
@@ -714,6 +758,7 @@ class FindingsTree(Tree[NodeData]):
     # -- actions -----------------------------------------------------------------------------
     def action_mark(self) -> None:
         """The cursor's finding, or on a section or priority every finding under it."""
+        self.finish_building()
         node = self.cursor_node
         if node is None or node.data is None:
             return
@@ -724,6 +769,7 @@ class FindingsTree(Tree[NodeData]):
             self._toggle_marks(_leaves(node))
 
     def action_mark_filtered(self) -> None:
+        self.finish_building()
         self._toggle_marks(list(self._finding_nodes))
 
     def _toggle_marks(self, fingerprints: list[str]) -> None:
@@ -756,6 +802,7 @@ class FindingsTree(Tree[NodeData]):
     def action_next_unreviewed(self) -> None:
         """The next unreviewed finding below the cursor (on a header: the first under it, or
         after it), wrapping around."""
+        self.finish_building()
         order = _leaves(self.root)  # tree order (a moved finding's node sits where it went)
         if not order:
             return
