@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scout_tui.errors import UsageError, scrub
-from scout_tui.history.parse import is_report, parse_report, report_date
 from scout_tui.model import PriorReport
 
 if TYPE_CHECKING:
@@ -135,6 +134,8 @@ def load_prior_dir(folder: Path, warn: Callable[[str], None]) -> list[PriorRepor
         raise FileNotFoundError(f"prior reports folder not found: {folder}") from None
     except OSError as exc:  # the CLI reports a FileNotFoundError as a usage error
         raise FileNotFoundError(f"prior reports folder cannot be read: {folder}: {exc}") from None
+    from scout_tui.history.parse import is_report, report_date  # a run's, not a session's
+
     by_date: dict[date, tuple[PriorReport, Path]] = {}
     for entry in entries:
         path = Path(entry.path)
@@ -185,6 +186,8 @@ def _entry_is_dir(entry: os.DirEntry[str]) -> bool:
 @functools.lru_cache(maxsize=64)  # a replay reads its folder's reports back every day
 def _parsed(text: str, named: date, source: str) -> PriorReport:
     """`parse_report`, once per text: the report is shared, and no caller changes it."""
+    from scout_tui.history.parse import parse_report
+
     return parse_report(text, named, source=source)
 
 

@@ -14,7 +14,6 @@ from textual.screen import Screen
 from scout_tui.model import RunResult
 from scout_tui.session import Session
 from scout_tui.tui.keys import ACTIONS, binding, shown_key
-from scout_tui.tui.screens.experiments import ExperimentsScreen
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -45,7 +44,11 @@ class ScoutApp(App[int]):
         super().__init__()
         self.session = session
         self.demo = demo
-        self.overview = ExperimentsScreen([session, *more]) if more else None
+        self.overview = None
+        if more:  # several runs: their overview first
+            from scout_tui.tui.screens.experiments import ExperimentsScreen
+
+            self.overview = ExperimentsScreen([session, *more])
         self._triage = (
             None if more else TriageScreen(session, run, collect=collect, load_cached=load_cached)
         )

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping
 from textual.message import Message
 
 from scout_tui.errors import ScoutError, UsageError, redact
-from scout_tui.github.api import GitHubError
 from scout_tui.model import RunResult, Section, TriageEntry
 from scout_tui.session import Session
 from scout_tui.triage import decisions as triage
@@ -25,6 +24,8 @@ class PublishController:
         self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
     ) -> None:
         """What publishing `run` (or only its `reviewed` findings) would do: `Proposed`."""
+        from scout_tui.github.api import GitHubError  # with GitHub's first answer
+
         session = self.session
         try:
             publisher = session.publisher()
@@ -58,6 +59,8 @@ class PublishController:
 
     def publish(self, run: RunResult) -> None:
         """Publish `run`: a `PublishNote` per step, then `Published`."""
+        from scout_tui.github.api import GitHubError  # with GitHub's first answer
+
         try:
             outcome = self.session.publisher(note=self._note).publish(run)
         except UsageError as exc:  # refused before anything was written (a day it cannot post)
@@ -84,6 +87,8 @@ class PublishController:
 
     def _github_view(self) -> list[str]:
         """The board as GitHub now holds it."""
+        from scout_tui.github.api import GitHubError  # with GitHub's first answer
+
         config = self.session.config
         try:
             items = self.session.board_items()
@@ -102,6 +107,8 @@ class PublishController:
 
     def _comment_view(self, run: RunResult) -> list[str]:
         """The day's report comment as GitHub now holds it (read back, not as sent)."""
+        from scout_tui.github.api import GitHubError  # with GitHub's first answer
+
         issue = self.session.config.project.tracking_issue
         try:
             comment = self.session.publisher().todays_comment(run)
@@ -113,6 +120,8 @@ class PublishController:
 
     def check_github(self) -> None:
         """Whether GitHub answers, and the rate limit left: `GitHubStatus`."""
+        from scout_tui.github.api import GitHubError  # with GitHub's first answer
+
         github, reason = self.session.github()
         if github is None:
             self.post(GitHubStatus(False, reason))
