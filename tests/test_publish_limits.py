@@ -288,7 +288,7 @@ async def test_the_console_previews_what_would_be_posted(tmp_path, monkeypatch):
         full = app.session.report_markdown(app.triage.triaged_run())
         # A limit the demo's report fits only without room for its board links: what is
         # posted is folded, the full text is not.
-        monkeypatch.setattr("scout_tui.session.COMMENT_LIMIT", len(full))
+        monkeypatch.setattr("scout_tui.report.render.COMMENT_LIMIT", len(full))
         async with app.run_test(size=(100, 30)) as pilot:
             await settle(pilot, app)
             await pilot.press("p")

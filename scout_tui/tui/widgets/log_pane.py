@@ -5,15 +5,19 @@ that ignore OSC 52)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
-from textual.widgets import Log, Static, TextArea
+from textual.widgets import Log, Static
 
 from scout_tui.analysis.text.markdown import plain
 from scout_tui.model import Finding
+
+if TYPE_CHECKING:
+    from textual.widgets import TextArea
 
 REPRO_LINES = 5000  # the output kept on screen: the end of a long run is what matters
 
@@ -83,10 +87,7 @@ class LogPane(VerticalScroll, can_focus=True):
     def compose(self):
         yield Static(id="repro-status")
         yield Log(id="repro-output", max_lines=REPRO_LINES, auto_scroll=True)
-        yield Static(id="log-body")
-        repro = TextArea("", read_only=True, id="repro", show_line_numbers=False)
-        repro.can_focus = False  # no stop for tab where no key works: `c` copies it
-        yield repro
+        yield Static(id="log-body")  # the repro's own area comes with the first repro
 
     def on_mount(self) -> None:
         self.show_run(None)
@@ -147,8 +148,22 @@ class LogPane(VerticalScroll, can_focus=True):
             parts.append(Text("Repro (c copies it, r runs it):", style="bold"))
         self.shown = Group(*parts)
         self.query_one("#log-body", Static).update(self.shown)
-        repro = self.query_one(TextArea)
-        repro.display = bool(evidence.repro)
-        repro.load_text(evidence.repro or "")
+        if evidence.repro or self.query("#repro"):
+            repro = self._repro_area()
+            repro.display = bool(evidence.repro)
+            repro.load_text(evidence.repro or "")
         self.scroll_home(animate=False)
         return True
+
+    def _repro_area(self) -> TextArea:
+        """Where the repro command shows, selectable: made with the first repro shown (a
+        TextArea costs the console's start what no first screen needs)."""
+        from textual.widgets import TextArea
+
+        found = self.query(TextArea)
+        if found:
+            return found.first()
+        repro = TextArea("", read_only=True, id="repro", show_line_numbers=False)
+        repro.can_focus = False  # no stop for tab where no key works: `c` copies it
+        self.mount(repro)
+        return repro
