@@ -72,3 +72,34 @@ class Listener:
             do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _serve
 
         return Handler
+
+
+class SilentHost:
+    """A port that takes connections and never answers (a host behind a firewall that
+    lets the handshake through, a hung proxy); counts the connections it took."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self._socket.listen(16)
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self.connections = 0
+        self._held: list = []
+        threading.Thread(target=self._take, daemon=True).start()
+
+    def _take(self) -> None:
+        while True:
+            try:
+                connection, _ = self._socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            self._held.append(connection)
+
+    def close(self) -> None:
+        for connection in self._held:
+            connection.close()
+        self._socket.close()

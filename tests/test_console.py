@@ -48,6 +48,7 @@ from tests.console import (
 )
 from tests.console import visible_titles as titles
 from tests.github_world import scout_comments
+from tests.listener import SilentHost
 
 SIZE = (100, 32)
 
@@ -744,18 +745,23 @@ async def test_a_collection_runs_in_a_child_and_can_be_cancelled(tmp_path):
 
 
 async def test_a_first_collection_cancelled_is_shown_but_never_published(tmp_path):
+    # GitHub takes the connections and never answers: the collection is still running
+    # (its GitHub collectors wait out the 15 s timeout) when the local findings are in.
+    host = SilentHost()
     with collected_demo(tmp_path / "world") as demo:
-        app = ScoutApp(Session(options(demo, tmp_path / "state")), None)
+        app = ScoutApp(Session(options(demo, tmp_path / "state", api_url=host.url)), None)
         async with app.run_test(size=SIZE) as pilot:
             for _ in range(1000):
                 if app.triage.live:  # findings come in: the collectors are running
                     break
                 await pilot.pause(0.01)
+            assert app.triage.collection is not None
             await pilot.press("R")  # cancelled while it runs: nothing shown before it
             for _ in range(300):
                 await pilot.pause(0.1)
                 if app.triage.collection is None:
                     break
+            host.close()
             run = app.triage.run_result
             assert run is not None and run.cancelled
             await pilot.press("P")

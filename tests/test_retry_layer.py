@@ -21,6 +21,7 @@ from scout_tui.sandbox.github.http import Fault, FaultError, LocalGitHub
 from scout_tui.sandbox.github.world import World
 from tests.conftest import TODAY
 from tests.github_world import TOKEN
+from tests.listener import SilentHost
 
 REPO, ISSUE = "pytorch/torchtitan", 2856
 
@@ -267,37 +268,6 @@ def test_an_item_without_a_database_id_links_its_board():
     web = "https://github.com/orgs/pytorch/projects/161"
     assert board_item_url("https://github.com", board, known) == f"{web}?pane=issue&itemId=7"
     assert board_item_url("https://github.com", board, unknown) == web
-
-
-class SilentHost:
-    """A port that takes connections and never answers (a host behind a firewall that
-    lets the handshake through, a hung proxy); counts the connections it took."""
-
-    def __init__(self) -> None:
-        import socket
-        import threading
-
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self._socket.listen(16)
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        self.connections = 0
-        self._held: list = []
-        threading.Thread(target=self._take, daemon=True).start()
-
-    def _take(self) -> None:
-        while True:
-            try:
-                connection, _ = self._socket.accept()
-            except OSError:
-                return
-            self.connections += 1
-            self._held.append(connection)
-
-    def close(self) -> None:
-        for connection in self._held:
-            connection.close()
-        self._socket.close()
 
 
 def test_a_host_that_never_answers_is_unreachable_after_one_timeout():
