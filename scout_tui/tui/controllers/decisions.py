@@ -100,7 +100,7 @@ class DecisionQueue:
     def accept(self, findings: list[Finding]) -> None:
         self.decide(lambda: self.session.review.accept(findings), "accepted")
 
-    def move(self, findings: list[Finding], up: bool, select: str | None) -> None:
+    def move(self, findings: list[Finding], up: bool) -> None:
         def move() -> list[Change] | str:
             changes, stuck = self.session.review.move(findings, up)
             if stuck and not changes:
@@ -109,7 +109,7 @@ class DecisionQueue:
                 return f"already at the {'top' if up else 'bottom'}"
             return changes
 
-        self.decide(move, "promoted" if up else "demoted", select=select)
+        self.decide(move, "promoted" if up else "demoted")
 
     def drop(self, findings: list[Finding], reason: str) -> None:
         self.decide(lambda: self.session.review.drop(findings, reason), "dropped")

@@ -7,6 +7,7 @@ to a handler here, the only code that updates the widgets.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -59,6 +60,19 @@ LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
 PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
 
 
+def needs_whole_run(action: Callable[[TriageScreen], None]) -> Callable[[TriageScreen], None]:
+    """An action that reads a finding's body, files or evidence, which a glance has not:
+    pressed while the tree shows the glance, it reads the whole run first, on the loop (a
+    tenth of a second at 5,000 findings; the keys after it wait, in order)."""
+
+    @functools.wraps(action)
+    def acted(screen: TriageScreen) -> None:
+        if screen.glance is None or screen.take_whole_run():
+            action(screen)
+
+    return acted
+
+
 class TriageScreen(Screen[None]):
     BINDINGS = [
         # The finding shown, from whichever pane has the focus (the log pane says `c`, `r`).
@@ -107,18 +121,7 @@ class TriageScreen(Screen[None]):
         | {"copy_repro", "run_repro", "open_url", "open_log"}
     )
 
-    # What needs a finding's body, files or evidence, which a glance has not: disabled
-    # until the whole run is read (a tenth of a second after the first paint). Accepting,
-    # dropping, moving and undoing need only what a glance has (fingerprint, section,
-    # priority, title).
-    NEEDS_WHOLE_RUN = frozenset(
-        {"edit", "edit_external", "merge", "filter", "preview", "publish"}
-        | {"copy_repro", "run_repro", "open_url", "open_log"}
-    )
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.glance is not None and action in self.NEEDS_WHOLE_RUN:
-            return None  # shown, dimmed: a moment away
         above = self.app.screen is not self  # a modal, the log viewer
         return not (above and action in self.OWN_ACTIONS | {"unzoom_or_clear"})
 
@@ -199,11 +202,8 @@ class TriageScreen(Screen[None]):
         tree = self.query_one(FindingsTree)
         tree.filed = message.filed
         self._apply_entries(message.entries)
-        if glanced:  # the glance's rows become the whole run's, each with its body
-            if not tree.take_findings(self.findings, self.entries, self.filter or None):
-                self._show()
-            self._show_panes(tree.cursor_fingerprint)
-            self.refresh_bindings()
+        if glanced:
+            self._glance_replaced()
         if self._pending_section is not None:
             self.call_after_refresh(self._go_to_pending_section)
         if message.error:
@@ -219,6 +219,32 @@ class TriageScreen(Screen[None]):
         self.call_after_refresh(self.decisions.check_checkout)
         if self.load_cached:
             self.call_after_refresh(settle_memory)
+
+    def take_whole_run(self) -> bool:
+        """The whole run in place of the glance, read here and now: a key needs a body
+        before the worker's read is in (which then finds the run shown). False: the run
+        cannot be read (said)."""
+        try:
+            run = self.session.cached_run()
+        except (StateError, ScoutError) as exc:
+            run, why = None, str(exc)
+        else:
+            why = "the cached run is gone or unreadable"
+        if run is None:
+            self.notify(f"cannot read the whole run: {why}", severity="error", timeout=8)
+            return False
+        self.glance, self.run_result = None, run
+        self.query_one(CollectorsBar).show_run(run)
+        self.query_one(StatusLine).collected_at = run.collected_at
+        self._glance_replaced()
+        return True
+
+    def _glance_replaced(self) -> None:
+        """The glance's rows become the whole run's, each with its body."""
+        tree = self.query_one(FindingsTree)
+        if not tree.take_findings(self.findings, self.entries, self.filter or None):
+            self._show()
+        self._show_panes(tree.cursor_fingerprint)
 
     def on_checkout_stale(self, message: CheckoutStale) -> None:
         self.notify(message.said, severity="warning", timeout=10)
@@ -373,8 +399,10 @@ class TriageScreen(Screen[None]):
     def _move(self, up: bool) -> None:
         if findings := self._targets("promote" if up else "demote"):
             tree = self.query_one(FindingsTree)
+            # Shown at once, the cursor going with the finding: the store's answer then
+            # moves it no more (a key typed after it moves on from where the finding went).
             self._predict(findings, lambda f, entry: triage.move(f, entry, up))
-            self.decisions.move(findings, up, select=tree.cursor_fingerprint)
+            self.decisions.move(findings, up)
             tree.clear_marks()
 
     def action_drop(self) -> None:
@@ -391,6 +419,7 @@ class TriageScreen(Screen[None]):
 
         self.app.push_screen(DropReason(what), dropped)
 
+    @needs_whole_run
     def action_merge(self) -> None:
         if not self._targets("merge"):
             return
@@ -419,12 +448,14 @@ class TriageScreen(Screen[None]):
     def action_redo(self) -> None:
         self.decisions.redo()
 
+    @needs_whole_run
     def action_edit(self) -> None:
         if self._targets("edit") and (finding := self._cursor()) is not None:
             from scout_tui.tui.screens.edit_finding import EditFinding  # TextArea: when used
 
             self.app.push_screen(EditFinding(finding), lambda e: self._record_edit(finding, e))
 
+    @needs_whole_run
     def action_edit_external(self) -> None:
         if self._targets("edit_external") and (finding := self._cursor()) is not None:
             outcome = edit_in_editor(finding, self.app.suspend)
@@ -437,19 +468,23 @@ class TriageScreen(Screen[None]):
             self.decisions.edit(self._original(finding), finding, edited)
 
     # -- where a finding's evidence leads ------------------------------------------------------
+    @needs_whole_run
     def action_copy_repro(self) -> None:
         if (finding := self._one("copy_repro")) is not None:
             self.repro_flow.copy(finding)
 
+    @needs_whole_run
     def action_open_url(self) -> None:
         if (finding := self._one("open_url")) is not None:
             self.query_one(FindingPanes).open_url(finding)
 
+    @needs_whole_run
     def action_open_log(self) -> None:
         if targets := self._targets("open_log"):
             self.query_one(FindingPanes).open_log(self._cursor() or targets[0])
 
     # -- the repro ----------------------------------------------------------------------------
+    @needs_whole_run
     def action_run_repro(self) -> None:
         flow = self.repro_flow
         flow.toggle(None if flow.controller.running else self._one("run_repro"))
@@ -588,6 +623,7 @@ class TriageScreen(Screen[None]):
             run = run.model_copy(update={"findings": kept, "withheld": dict(withheld)})
         return run
 
+    @needs_whole_run
     def action_preview(self) -> None:
         run = self.triaged_run()
         if run is None:
@@ -595,6 +631,7 @@ class TriageScreen(Screen[None]):
             return
         self.publish_flow.preview(run)
 
+    @needs_whole_run
     def action_publish(self) -> None:
         run, reviewed = self.triaged_run(), self.triaged_run(reviewed_only=True)
         if run is None or reviewed is None or self.collection is not None:
@@ -629,6 +666,7 @@ class TriageScreen(Screen[None]):
         elif self.app.screen_stack[0] is not self:  # one of several runs: back to all of them
             self.app.pop_screen()
 
+    @needs_whole_run
     def action_filter(self) -> None:
         self.query_one(Workspace).open_filter()
 

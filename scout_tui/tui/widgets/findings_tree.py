@@ -527,8 +527,8 @@ class FindingsTree(Tree[NodeData]):
             if row_now.reviewed and section is not Section.ALL_CLEAR:
                 count[0] += sign
             self._dirty_sections.add(section)
-        if under_cursor:
-            self.call_after_refresh(self.move_cursor, moved)
+        if under_cursor:  # followed now: the next key moves on from where it went
+            self._place_cursor(moved, -1)
 
     def show(self, views: list[SectionView]) -> None:
         """Rebuild from the grouped rows, keeping the cursor's finding, the open sections
@@ -565,7 +565,9 @@ class FindingsTree(Tree[NodeData]):
             # (not whatever header now stands on its line). Just rebuilt, the nodes are
             # listed in the tree's order.
             target = next(iter(self._finding_nodes.values()))
-        self.call_after_refresh(self._place_cursor, target, line)
+        # Placed now, not after the frame: a key read before it would act on no finding, or
+        # on one the placing then moves away from.
+        self._place_cursor(target, line)
 
     def _add_views(self, views: list[SectionView], first_paint: bool) -> None:
         """Every row's bookkeeping, and the nodes: on the first paint only those of the
@@ -654,6 +656,7 @@ class FindingsTree(Tree[NodeData]):
         )
 
     def _place_cursor(self, target: TreeNode[NodeData] | None, line: int) -> None:
+        self._tree_lines  # noqa: B018 — lines laid out now, so that nodes know their line
         if target is not None:
             self.move_cursor(target)
         elif self.last_line >= 0:
@@ -749,6 +752,30 @@ class FindingsTree(Tree[NodeData]):
         if filtered and not self._finding_nodes:
             return "No finding matches the filter (escape clears it)."
         return "Select a finding."
+
+    async def _on_key(self, event: events.Key) -> None:
+        """Keys typed ahead (a burst over SSH: `/cuda`, `x` and a reason) are all handed to
+        the tree before the first one's action moves the focus. Each key's binding is found
+        here, in turn, so that the next key sees what this one did; a key that comes after
+        focus went elsewhere (the filter, a modal) goes there, never to a triage key."""
+        if self.app.focused is not self:
+            event.stop()
+            event.prevent_default()
+            self._hand_on(events.Key(event.key, event.character))
+            return
+        if await self.app._check_bindings(event.key):
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+    def _hand_on(self, key: events.Key) -> None:
+        """`key` to where the focus went; a modal just pushed has none yet: once it has."""
+        target = self.app.focused
+        if target is not None:
+            target._forward_event(key)
+        else:
+            self.app.call_after_refresh(self._hand_on, key)
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
         event.stop()

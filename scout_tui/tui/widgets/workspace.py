@@ -45,7 +45,9 @@ class Workspace(Horizontal):
     def open_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
-        box.focus()
+        # Focused now, not after the keys already read: `/abc` typed in one burst (over
+        # SSH it often comes so) is a filter's text, never `a` accepting.
+        self.screen.set_focus(box)
 
     def show_filter(self, text: str) -> None:
         """The filter's text, kept in view while it filters."""
