@@ -625,11 +625,24 @@ async def test_p_on_a_bundle_of_another_repository_says_why_it_cannot_publish(co
     assert len(scout_comments(demo.github.world, TODAY)) == before
 
 
-def test_a_small_bundle_of_millions_of_values_is_one_line_and_memory_stays_low(tmp_path):
-    """120 MiB of `[],` gzip to 120 KB; parsed whole they took 6 GB. Counted first."""
+@pytest.mark.parametrize(
+    ("value", "count"),
+    [
+        # 120 MiB of `[],` gzip to 120 KB; parsed whole they took 6 GB: counted first.
+        (b"[],", 40 << 20),
+        # 100 MiB of `"ab",`, 20 million strings: blanking them with a regex held a piece per
+        # string (4.5 GB); they are counted in place, and each string is a value.
+        (b'"ab",', 20 << 20),
+    ],
+    ids=["containers", "strings"],
+)
+def test_a_small_bundle_of_millions_of_values_is_one_line_and_memory_stays_low(
+    tmp_path, value, count
+):
     path = tmp_path / "values.json.gz"
-    body = b'{"bundle_version": 1, "x": [' + b"[]," * (40 << 20) + b"[]]}"
-    path.write_bytes(gzip.compress(body, compresslevel=9))
+    body = b'{"bundle_version": 1, "x": [' + value * count + value.rstrip(b",") + b"]}"
+    path.write_bytes(gzip.compress(body, compresslevel=6))
+    del body  # the child's peak is measured, not this process's pages it starts with
     command = [sys.executable, "-m", "scout_tui", "open", str(path), "--offline"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stderr = process.stderr.read()
@@ -640,20 +653,4 @@ def test_a_small_bundle_of_millions_of_values_is_one_line_and_memory_stays_low(t
         stderr == f"scout: error: {path}: holds more than 2,000,000 values: not a bundle "
         "scout opens\n"
     )
-    assert usage.ru_maxrss < 2 * MAX_DOCUMENT_BYTES // 1024 + 200 * 1024  # KiB: never 6 GB
-
-
-def test_a_small_bundle_of_millions_of_strings_is_refused_without_a_copy_each(tmp_path):
-    """100 MiB of `"ab",`: 20 million strings. Blanking them with a regex held a piece per
-    string (4.5 GB); they are counted in place, and each string is a value."""
-    path = tmp_path / "strings.json.gz"
-    body = b'{"bundle_version": 1, "x": [' + b'"ab",' * (20 << 20) + b'"ab"]}'
-    path.write_bytes(gzip.compress(body, compresslevel=6))
-    command = [sys.executable, "-m", "scout_tui", "open", str(path), "--offline"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    stderr = process.stderr.read()
-    process.stdout.close()
-    _, status, usage = os.wait4(process.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 2
-    assert stderr.endswith("holds more than 2,000,000 values: not a bundle scout opens\n")
-    assert usage.ru_maxrss < 2 * MAX_DOCUMENT_BYTES // 1024 + 200 * 1024  # KiB
+    assert usage.ru_maxrss < 2 * MAX_DOCUMENT_BYTES // 1024 + 200 * 1024  # KiB: never GBs
