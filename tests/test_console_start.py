@@ -347,3 +347,55 @@ async def test_the_first_paint_adds_a_screen_of_nodes_and_the_rest_after(tmp_pat
             shown.action_mark_filtered()  # needs every node: added first
             assert len(shown._finding_nodes) == len(expected)
             assert len(shown.marked) == len(expected)
+
+
+async def test_a_burst_of_decisions_ending_in_q_keeps_every_one(tmp_path) -> None:
+    """`a down a down a q` in one burst: each accept is recorded before the console quits —
+    a decision shown is a decision kept."""
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            shown = tree(app)
+
+            def finding_at(line: int) -> str | None:
+                node = shown.get_node_at_line(line)
+                return node.data.fingerprint if node is not None and node.data else None
+
+            start = next(
+                line
+                for line in range(shown.last_line)
+                if all(finding_at(line + n) for n in range(3))
+            )
+            chosen = [finding_at(start + n) for n in range(3)]
+            shown.select_fingerprint(chosen[0])
+            await pilot.pause(0.1)
+            burst(app, "a", "down", "a", "down", "a", "q")
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if not app.is_running:
+                    break
+        decided = app.session.review.decisions()
+    assert {fp for fp, entry in decided.items() if entry.decision == "accepted"} == set(chosen)
+
+
+async def test_a_dialog_answered_twice_in_a_burst_answers_once(tmp_path) -> None:
+    """Keys typed ahead of a closing dialog reach it after it answered (`x dup enter down x
+    dup2 enter`): it answers once, and the console does not fall over."""
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            first = tree(app).cursor_fingerprint
+            burst(app, "x", *"dup", "enter", "down", "x", *"dup2", "enter")
+            await pilot.pause(0.5)
+            await settle(pilot, app)
+            assert app.is_running
+            decided = app.session.review.decisions()
+            assert (decided[first].decision, decided[first].reason)[0] == "dropped"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import threading
 from collections.abc import Callable
 from datetime import date, datetime
 
@@ -36,6 +37,8 @@ class DecisionQueue:
         self.post = post
         self.pending = 0
         self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._running, self._ended = threading.Event(), threading.Event()  # the worker's run
+        self._worker_thread: int | None = None
         self._seen: int | None = None  # the store's version once this session's jobs ran
         self._day: date | None = None  # the run's day, once open: its publish is watched
         # When its report went out and the drafts filed from here, as last seen.
@@ -150,9 +153,13 @@ class DecisionQueue:
         """The screen has shown one job's message."""
         self.pending -= 1
 
-    def close(self) -> None:
-        """The worker ends after the jobs already queued (each a whole transaction)."""
+    def close(self, wait: float = 30.0) -> None:
+        """The worker ends once the jobs already queued are recorded (each a whole
+        transaction), waited for: a decision shown is a decision kept, however soon `q`
+        follows it."""
         self._jobs.put(None)
+        if self._running.is_set() and not self._in_worker():
+            self._ended.wait(wait)
 
     def _queue(self, job: Callable[[], None]) -> None:
         self.pending += 1
@@ -160,10 +167,25 @@ class DecisionQueue:
 
     # -- in the worker's thread -----------------------------------------------------------
     def run(self, cancelled: Callable[[], bool]) -> None:
-        while not cancelled():  # cancelled when the app exits, however it exits
+        """Until `close`, or cancelled (the app exits, however it exits) with no job left:
+        the jobs queued before either are recorded first."""
+        self._running.set()
+        self._worker_thread = threading.get_ident()
+        try:
+            self._record(cancelled)
+        finally:
+            self._ended.set()
+
+    def _in_worker(self) -> bool:
+        return threading.get_ident() == self._worker_thread
+
+    def _record(self, cancelled: Callable[[], bool]) -> None:
+        while True:
             try:
                 job = self._jobs.get(timeout=WATCH_EVERY)
             except queue.Empty:
+                if cancelled():
+                    return
                 self._watch()
                 continue
             if job is None:

@@ -6,11 +6,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from scout_tui.tui.screens.modal import Modal
 
-class DropReason(ModalScreen[str | None]):
+
+class DropReason(Modal[str | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="drop_cancel")]
 
     def __init__(self, what: str) -> None:
@@ -25,11 +26,11 @@ class DropReason(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.value.strip():
-            self.dismiss(event.value.strip())
+            self.answer(event.value.strip())
         else:  # said in the dialog itself: a toast would sit behind it
             self.query_one("#drop-hint", Label).update(
                 Text("a drop needs a reason: type why (escape cancels)", style="bold yellow")
             )
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Select, TextArea
 
 from scout_tui.model import Finding, Priority
 from scout_tui.tui.edit_document import Edited
+from scout_tui.tui.screens.modal import Modal
 
 NO_PRIORITY = "none"
 
 
-class EditFinding(ModalScreen[Edited | None]):
+class EditFinding(Modal[Edited | None]):
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="edit_save", priority=True),
         Binding("escape", "cancel", "Cancel", id="edit_cancel"),
@@ -49,7 +49,7 @@ class EditFinding(ModalScreen[Edited | None]):
             return
         chosen = self.query_one("#edit-priority", Select).value
         priority = None if chosen == NO_PRIORITY else Priority(str(chosen))
-        self.dismiss(Edited(title, priority, self.query_one("#edit-body", TextArea).text))
+        self.answer(Edited(title, priority, self.query_one("#edit-body", TextArea).text))
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)

@@ -11,10 +11,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from scout_tui.tui.keys import ACTIONS, shown_key
+from scout_tui.tui.screens.modal import Modal
 from scout_tui.tui.widgets.key_footer import KeyFooter
 
 COPY_NOTE = (
@@ -75,7 +75,7 @@ def help_text(keys: Mapping[str, str], width: int = WITH_IDS) -> Group:
     )
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Modal[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close", id="help_close")]
 
     def __init__(self, bindings: Mapping[str, ActiveBinding]) -> None:
@@ -91,4 +91,4 @@ class HelpScreen(ModalScreen[None]):
         yield KeyFooter()  # this modal's keys, over the tree's (which do nothing here)
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.answer(None)

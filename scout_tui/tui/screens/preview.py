@@ -14,10 +14,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from scout_tui.errors import ScoutError, UsageError
+from scout_tui.tui.screens.modal import Modal
 from scout_tui.tui.widgets.key_footer import KeyFooter
 
 
@@ -27,7 +27,7 @@ def comment_markdown(markdown: str) -> ConsoleRenderable:
     return CommentMarkdown(markdown)
 
 
-class PreviewScreen(ModalScreen[None]):
+class PreviewScreen(Modal[None]):
     BINDINGS = [Binding("escape,q,p", "close", "Close", id="preview_close")]
 
     @dataclass
@@ -71,4 +71,4 @@ class PreviewScreen(ModalScreen[None]):
         text.update(comment_markdown(message.markdown))
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.answer(None)

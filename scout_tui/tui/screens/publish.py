@@ -7,15 +7,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from scout_tui.tui.proposal import PublishProposal, proposal_markdown
+from scout_tui.tui.screens.modal import Modal
 
 CONFIRM_KEYS = "y/enter publish · r reviewed only · d dry run (escape comes back) · n/escape cancel"
 
 
-class ConfirmPublish(ModalScreen[str | None]):
+class ConfirmPublish(Modal[str | None]):
     """Dismissed with "all", "reviewed", "dry" or None."""
 
     BINDINGS = [
@@ -58,10 +58,10 @@ class ConfirmPublish(ModalScreen[str | None]):
                 timeout=4,
             )
             return
-        self.dismiss(choice)
+        self.answer(choice)
 
 
-class PublishProgress(ModalScreen[None]):
+class PublishProgress(Modal[None]):
     """Lines as the publish goes; then the links, and the issue and board as GitHub holds
     them. Closed with escape once it ends (a publish is never left half-way by a key)."""
 
@@ -92,6 +92,6 @@ class PublishProgress(ModalScreen[None]):
 
     def action_close(self) -> None:
         if self.finished:
-            self.dismiss(None)
+            self.answer(None)
         else:
             self.notify("publishing: it finishes on its own (every step is journaled)")

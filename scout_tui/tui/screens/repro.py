@@ -7,12 +7,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from scout_tui.analysis.ci.repro import ReproError, gpus_of, repro_argv
 from scout_tui.errors import visible
+from scout_tui.tui.screens.modal import Modal
 
 
 def gpus_asked(command: str) -> str:
@@ -26,7 +26,7 @@ def gpus_asked(command: str) -> str:
     return "1 GPU" if count == 1 else f"{count} GPUs"
 
 
-class ConfirmRepro(ModalScreen[bool]):
+class ConfirmRepro(Modal[bool]):
     BINDINGS = [
         Binding("y,enter", "run", "Run", id="repro_run"),
         Binding("n,escape", "cancel", "Cancel", id="repro_cancel"),
@@ -53,13 +53,13 @@ class ConfirmRepro(ModalScreen[bool]):
             yield Label("y/enter runs · n/escape cancels")
 
     def action_run(self) -> None:
-        self.dismiss(True)
+        self.answer(True)
 
     def action_cancel(self) -> None:
-        self.dismiss(False)
+        self.answer(False)
 
 
-class PickTest(ModalScreen[str | None]):
+class PickTest(Modal[str | None]):
     """Which failing test's repro: a CI failure names several, and the first is not always
     the one a reviewer wants to run."""
 
@@ -76,7 +76,7 @@ class PickTest(ModalScreen[str | None]):
             yield Label("enter picks · escape cancels")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        self.answer(event.option.id)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(None)
