@@ -29,6 +29,16 @@ WORKFLOWS_DIR = ".github/workflows"
 
 
 # -- test runners ----------------------------------------------------------------------------
+@pyast.per_tree
+def _script_kind(tree: ast.Module) -> str:
+    """ "runner" when the module's `__main__` block reaches a test entry, "script" when it
+    has one that does not, "" when it has none."""
+    block = _main_block(tree)
+    if block is None:
+        return ""
+    return "runner" if _runs_tests(tree, block) else "script"
+
+
 def _main_block(tree: ast.Module) -> ast.If | None:
     for node in tree.body:
         if (
@@ -101,10 +111,8 @@ def runners_not_in_ci(
         if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
             continue  # what pytest collects: `test_not_in_ci` and its kin say those
         tree = ctx.source.parse(path)
-        block = _main_block(tree) if tree is not None else None
-        if tree is None or block is None:
-            continue
-        if not (path.startswith(tests_dir + "/") or _runs_tests(tree, block)):
+        kind = _script_kind(tree) if tree is not None else ""
+        if not kind or (kind == "script" and not path.startswith(tests_dir + "/")):
             continue
         started, commented = _started(path, workflows)
         if not started:
@@ -169,6 +177,19 @@ def _lineage(classes: dict[str, ast.ClassDef], node: ast.ClassDef) -> list[ast.C
     return found
 
 
+@pyast.per_tree
+def _gated_runs(
+    tree: ast.Module, path: str, hardware: tuple[tuple[bool, tuple[int, int] | None], ...]
+) -> list[tuple[PytestItem, str, tuple[bool | None, ...]]]:
+    """(pytest item, its gates as written, whether it runs on each hardware) of every gated
+    test: True, False, or None when scout cannot tell."""
+    gates = Gates(tree)
+    return [
+        (item, words, tuple(runs_on(gates, conditions, Hardware(*hw)) for hw in hardware))
+        for item, conditions, words in _gated(tree, path)
+    ]
+
+
 def _gated(tree: ast.Module, path: str) -> list[tuple[PytestItem, list[Gate], str]]:
     """(pytest item, its hardware gates, the gates as written) of every gated test."""
     gates = Gates(tree)
@@ -216,14 +237,17 @@ def hardware_idle(
             continue  # `workflow_unreadable` says it
     runners = ctx.config.ci.runners
     unknown: dict[str, str] = {}  # job → why its hardware is unknown
+    every = sorted(
+        {(hw.gpu, hw.capability) for job in jobs for hw in _runner(runners, job) or []}, key=repr
+    )
     for path in paths:
         tree = ctx.source.parse(path)
         if tree is None:
             continue
-        gates = Gates(tree)
         idle: list[tuple[str, str, list[str]]] = []
         capable: set[str] = set()
-        for item, conditions, words in _gated(tree, path):
+        for item, words, verdicts_on in _gated_runs(tree, path, tuple(every)):
+            on = dict(zip(every, verdicts_on, strict=True))
             selecting = [
                 job
                 for job in jobs
@@ -239,7 +263,7 @@ def hardware_idle(
                     unknown[f"{job.workflow}:{job.name}"] = labels
                     verdicts.append(None)
                     continue
-                verdicts += [runs_on(gates, conditions, hw) for hw in hardware]
+                verdicts += [on[(hw.gpu, hw.capability)] for hw in hardware]
             if all(v is False for v in verdicts):
                 name = f"{item.cls}.{item.function}" if item.cls else item.function
                 jobs_of = sorted(
@@ -250,7 +274,7 @@ def hardware_idle(
                     if job.workflow not in ctx.config.ci.workflows:
                         continue  # suggest the experiment's own workflows
                     hardware = _runner(runners, job) or []
-                    if job.invocations and any(runs_on(gates, conditions, h) for h in hardware):
+                    if job.invocations and any(on[(h.gpu, h.capability)] for h in hardware):
                         capable.add(job.workflow)
         if idle:
             yield _idle_finding(ctx, collector, path, idle, sorted(capable))

@@ -24,6 +24,7 @@ from scout_tui.analysis.ci.workflows import (
     invocations,
     read_test_file,
 )
+from scout_tui.analysis.python import pyast
 from scout_tui.analysis.python.experiment_tests import suite_entries
 from scout_tui.analysis.text.markdown import code, fence
 from scout_tui.collect.base import Collector, CollectorContext, Kind, Lifetime, Need, Progress
@@ -59,18 +60,23 @@ def _reimports(ctx: CollectorContext, paths: list[str]) -> dict[tuple[str, str],
     found: dict[tuple[str, str], list[str]] = {}
     for path in paths:
         tree = ctx.source.parse(path)
-        if tree is None:
-            continue
-        for node in tree.body:
-            if not isinstance(node, ast.ImportFrom) or not node.module:
-                continue
-            homes = by_stem.get(node.module.rsplit(".", 1)[-1], [])
+        for module, names in _imported_as_is(tree) if tree is not None else []:
+            homes = by_stem.get(module.rsplit(".", 1)[-1], [])
             if len(homes) != 1 or homes[0] == path:
                 continue
-            for alias in node.names:
-                if alias.asname is None or alias.asname == alias.name:
-                    found.setdefault((homes[0], alias.name), []).append(path)
+            for name in names:
+                found.setdefault((homes[0], name), []).append(path)
     return found
+
+
+@pyast.per_tree
+def _imported_as_is(tree: ast.Module) -> list[tuple[str, list[str]]]:
+    """The module-level `from M import N` (not renamed): (M, the names N)."""
+    return [
+        (node.module, [a.name for a in node.names if a.asname is None or a.asname == a.name])
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module
+    ]
 
 
 def _commented_in(text: str, workflow: str, line: str) -> bool:

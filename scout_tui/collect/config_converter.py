@@ -160,23 +160,35 @@ def _rejecting_check(
     for path in ctx.source.grep_files(option):
         if path.rsplit("/", 1)[-1].removesuffix(".py") not in words:
             continue
-        for node in pyast.nodes(ctx.source.parse(path), ast.If):
-            assert isinstance(node, ast.If)
-            test = node.test
-            if not (
-                isinstance(test, ast.Compare)
-                and len(test.ops) == 1
-                and isinstance(test.comparators[0], ast.Constant)
-            ):
-                continue
-            against = ast.unparse(test.comparators[0])
-            rejects = (isinstance(test.ops[0], ast.NotEq) and against == needed) or (
-                isinstance(test.ops[0], ast.Eq) and against == forced
-            )
-            raises = [r for s in node.body for r in pyast.walk(s) if isinstance(r, ast.Raise)]
-            if rejects and any(option in ast.unparse(r) for r in raises):
-                return f"{path}:{node.lineno}"
+        tree = ctx.source.parse(path)
+        for line, equal, against, raises in _raising_checks(tree) if tree is not None else []:
+            rejects = against == (forced if equal else needed)
+            if rejects and any(option in raised for raised in raises):
+                return f"{path}:{line}"
     return None
+
+
+@pyast.per_tree
+def _raising_checks(tree: ast.Module) -> list[tuple[int, bool, str, list[str]]]:
+    """Each `if x == C:` / `if x != C:` against a constant whose body raises: (line, whether
+    it compares with `==`, C as written, each `raise` statement as written)."""
+    found = []
+    for node in pyast.nodes(tree, ast.If):
+        assert isinstance(node, ast.If)
+        test = node.test
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq | ast.NotEq)
+            and isinstance(test.comparators[0], ast.Constant)
+        ):
+            continue
+        raises = [r for s in node.body for r in pyast.walk(s) if isinstance(r, ast.Raise)]
+        if raises:
+            equal = isinstance(test.ops[0], ast.Eq)
+            against = ast.unparse(test.comparators[0])
+            found.append((node.lineno, equal, against, [ast.unparse(r) for r in raises]))
+    return found
 
 
 def _function(

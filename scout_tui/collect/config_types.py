@@ -6,11 +6,51 @@ what docs say against them."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from scout_tui.analysis.python import pyast
+from scout_tui.analysis.python.unused import class_fields, registers_subclasses
 from scout_tui.collect.base import CollectorContext
 
-ClassRef = tuple[str, ast.ClassDef]
+
+@dataclass(frozen=True)
+class ConfigClass:
+    """What scout reads of a config class, as plain data (kept per blob: a rescan follows
+    the classes without parsing their modules)."""
+
+    name: str
+    bases: tuple[str, ...]  # as written
+    annotated: tuple[tuple[str, str], ...]  # every `name: annotation` (a string's text)
+    own_fields: tuple[tuple[str, int], ...]  # `unused.class_fields`: public, not ClassVar
+    registers_subclasses: bool
+
+
+@pyast.per_tree
+def config_class(tree: ast.Module, qualname: str) -> ConfigClass | None:
+    """The class `qualname` names in the module; None when it names no class there."""
+    node = pyast.find(tree, qualname)
+    if not isinstance(node, ast.ClassDef):
+        return None
+    annotated = []
+    for statement in node.body:
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            annotation = statement.annotation
+            text = (
+                annotation.value
+                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str)
+                else ast.unparse(annotation)
+            )
+            annotated.append((statement.target.id, text))
+    return ConfigClass(
+        node.name,
+        tuple(ast.unparse(base) for base in node.bases),
+        tuple(annotated),
+        tuple(class_fields(node)),
+        registers_subclasses(node),
+    )
+
+
+ClassRef = tuple[str, ConfigClass]
 
 
 class ConfigTypes:
@@ -30,9 +70,9 @@ class ConfigTypes:
 
     def _resolve(self, path: str, qualname: str, depth: int) -> ClassRef | None:
         tree = self.ctx.source.parse(path)
-        node = pyast.find(tree, qualname)
-        if isinstance(node, ast.ClassDef):
-            return path, node
+        found = config_class(tree, qualname) if tree is not None else None
+        if found is not None:
+            return path, found
         head, _, rest = qualname.partition(".")
         origin = pyast.import_map(tree).get(head)
         if origin is None or depth > 6:
@@ -55,18 +95,13 @@ class ConfigTypes:
         found: dict[str, tuple[ast.expr, str]] = {}
         if depth < 6:
             for base in node.bases:
-                parent = self.resolve(path, ast.unparse(base), 0)
+                parent = self.resolve(path, base, 0)
                 if parent is not None:
                     found.update(self.fields(parent, depth + 1))
-        for statement in node.body:
-            if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-                annotation = statement.annotation
-                if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-                    parsed = pyast.parse_expression(annotation.value)
-                    if parsed is None:
-                        continue
-                    annotation = parsed
-                found[statement.target.id] = (annotation, path)
+        for name, text in node.annotated:
+            annotation = pyast.parse_expression(text)
+            if annotation is not None:
+                found[name] = (annotation, path)
         return found
 
     @staticmethod
@@ -143,13 +178,23 @@ def extending_configs(ctx: CollectorContext, roots: list[str]) -> list[str]:
         text = ctx.source.read(path) or ""
         if not any(name.rsplit(".", 1)[-1] in text for name in names):
             continue  # cheap: most modules never name a root config
-        stack: list[tuple[str, ast.AST]] = [("", ctx.source.parse(path) or ast.Module([], []))]
-        while stack:
-            prefix, node = stack.pop()
-            for child in getattr(node, "body", []):
-                if isinstance(child, ast.ClassDef):
-                    qualname = f"{prefix}{child.name}"
-                    if any(ast.unparse(base) in names for base in child.bases):
-                        found.append(f"{path}::{qualname}")
-                    stack.append((qualname + ".", child))
+        tree = ctx.source.parse(path)
+        for qualname, bases in class_bases(tree) if tree is not None else []:
+            if any(base in names for base in bases):
+                found.append(f"{path}::{qualname}")
     return sorted(found)
+
+
+@pyast.per_tree
+def class_bases(tree: ast.Module) -> list[tuple[str, list[str]]]:
+    """(qualname, bases as written) of the module's classes, those nested in classes too."""
+    found = []
+    stack: list[tuple[str, ast.AST]] = [("", tree)]
+    while stack:
+        prefix, node = stack.pop()
+        for child in getattr(node, "body", []):
+            if isinstance(child, ast.ClassDef):
+                qualname = f"{prefix}{child.name}"
+                found.append((qualname, [ast.unparse(base) for base in child.bases]))
+                stack.append((qualname + ".", child))
+    return found

@@ -102,7 +102,8 @@ def _passes_with_keys(ctx: CollectorContext, files: list[str]) -> list[PassDef]:
     defined = {
         d.name: d.path
         for d in found
-        if isinstance(pyast.find(ctx.source.parse(d.path), d.name), ast.FunctionDef)
+        if (tree := ctx.source.parse(d.path)) is not None
+        and (pyast.definition_of(tree, d.name) or ("",))[0] == "def"
     }
     return [
         replace(d, keys=keys[d.name])
@@ -355,8 +356,8 @@ class CoverageCollector(Collector):
             for path in ctx.source.glob(experiment, file_name):
                 tree = ctx.source.parse(path)
                 for name in sorted(pyast.public_names(tree)):
-                    node = pyast.find(tree, name)
-                    if not isinstance(node, ast.FunctionDef):
+                    kind, line = (tree and pyast.definition_of(tree, name)) or ("", 0)
+                    if kind != "def":
                         continue
                     if not any(name in text for text in (unit, integ, workflows)):
                         if scripts is None:
@@ -369,7 +370,7 @@ class CoverageCollector(Collector):
                         if name in scripts:
                             by_scripts.append(name)  # a benchmark's config, run on purpose
                             continue
-                        unused.append((name, path, node.lineno))
+                        unused.append((name, path, line))
         if not unused:
             return
         # A fixed list read every day is noise: the configs registered since the baseline

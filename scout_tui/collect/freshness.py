@@ -14,6 +14,7 @@ from scout_tui.analysis.python import pyast, shapes
 from scout_tui.analysis.python.freshness import (
     Patch,
     monkey_patches,
+    patches_anything,
     private_imports,
     public_candidates,
     signature_mismatch,
@@ -65,7 +66,10 @@ class FreshnessCollector(Collector):
         yield Progress(self.name, 1, 4, "monkey-patches")
         stable: list[Finding] = []
         for path in files:
-            for patch in monkey_patches(path, ctx.source.parse(path)):
+            tree = ctx.source.parse(path)
+            if tree is None or not patches_anything(tree):
+                continue
+            for patch in monkey_patches(path, tree):
                 finding = self._patch(ctx, patch)
                 if isinstance(finding, Unchecked):
                     yield finding

@@ -139,6 +139,7 @@ def stream(
         yield from _stream_processes(ctx, groups, network)
     else:
         yield from _stream_threads(ctx, collectors, take_turns=True)
+    ctx.source.blobs.facts.flush()
 
 
 def _networked(cls: type[Collector], ctx: CollectorContext) -> bool:
@@ -244,6 +245,7 @@ def _child(ctx: CollectorContext, group: list[type[Collector]], out: Any, cancel
     local = dataclasses.replace(ctx, source=source, cancelled=local_cancel)
     for event in _stream_threads(local, group):
         out.put(event)
+    source.blobs.facts.flush()
     out.put(_CHILD_DONE)
 
 

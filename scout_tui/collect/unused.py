@@ -10,7 +10,6 @@ to code outside the repository) counts as a use: a false "dead" costs more than 
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
 from fnmatch import fnmatch
@@ -22,12 +21,10 @@ from scout_tui.analysis.python.definitions import pass_definitions
 from scout_tui.analysis.python.unused import (
     Defined,
     Field,
-    class_fields,
     dynamic_module_suffixes,
     is_builtin_class,
     passed_whole,
     read_names,
-    registers_subclasses,
     top_level_definitions,
 )
 from scout_tui.analysis.text.markdown import code
@@ -144,16 +141,16 @@ class UnusedCollector(Collector):
         while pending:
             where, base, depth = pending.pop()
             tree = ctx.source.parse(where)
-            local = pyast.find(tree, base)
-            if is_builtin_class(base) and local is None and base not in pyast.import_map(tree):
+            defined_here = tree is not None and pyast.definition_of(tree, base) is not None
+            if is_builtin_class(base) and not defined_here and base not in pyast.import_map(tree):
                 continue
             ref = ConfigTypes(ctx).resolve(where, base)
             if ref is None or depth >= _MAX_BASES:
                 return False
             home, node = ref
-            if registers_subclasses(node):
+            if node.registers_subclasses:
                 return False
-            pending += [(home, ast.unparse(b), depth + 1) for b in node.bases]
+            pending += [(home, b, depth + 1) for b in node.bases]
         return True
 
     # --- options nothing reads ----------------------------------------------------------
@@ -186,7 +183,7 @@ class UnusedCollector(Collector):
                 for path, node in self._lineage(types, ref):
                     if not path.startswith(experiment) or path.startswith(tests_dir):
                         continue
-                    for name, line in class_fields(node):
+                    for name, line in node.own_fields:
                         fields.setdefault(
                             (path, line), Field(name, node.name, path, line, prefix + name)
                         )
@@ -215,7 +212,7 @@ class UnusedCollector(Collector):
             pending += [
                 parent
                 for base in node.bases
-                for parent in [types.resolve(path, ast.unparse(base))]
+                for parent in [types.resolve(path, base)]
                 if parent is not None
             ]
         return found

@@ -65,6 +65,7 @@ from scout_tui.report.board import Scout, board_index
 from scout_tui.report.render import FULL, Layout, render_report
 from scout_tui.source.answers import GitAnswers
 from scout_tui.source.blobs import BlobStore
+from scout_tui.source.facts import FileFacts
 from scout_tui.source.records import NotARepository
 from scout_tui.source.tree import SourceTree
 from scout_tui.store.cache import Cache
@@ -157,10 +158,13 @@ class Prepared:
 
 
 def blob_store(options: RunOptions) -> BlobStore:
-    """A store for the runs over one history, what git answered at commit ids kept in the
-    cache dir from run to run (tomorrow's rescan at an unchanged tree reads it)."""
-    path = options.cache.git_answers_path() if options.cache is not None else None
-    return BlobStore(GitAnswers(path))
+    """A store for the runs over one history, what git answered at commit ids and what the
+    analyses read in each blob kept in the cache dir from run to run (tomorrow's rescan at
+    an unchanged tree reads them)."""
+    cache = options.cache
+    answers = cache.git_answers_path() if cache is not None else None
+    facts = cache.file_facts_path() if cache is not None else None
+    return BlobStore(GitAnswers(answers), FileFacts(facts))
 
 
 def prepare(options: RunOptions, cancel: threading.Event | None = None) -> Prepared:

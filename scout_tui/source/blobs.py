@@ -9,6 +9,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from scout_tui.source.answers import GitAnswers
+from scout_tui.source.facts import FileFacts
 from scout_tui.source.records import TreeIndex
 
 T = TypeVar("T")
@@ -20,10 +21,12 @@ class BlobStore:
     scrubbed text and parsed tree (and why it was not read or parsed, when it was not),
     and each commit's file index. A file unchanged across 30 dated runs is read and parsed
     once. Thread-safe; process-local (a forked process works on its own copy). `answers`:
-    what git said at commit ids, kept on disk from run to run (none: nothing kept)."""
+    what git said at commit ids, and `facts`: what the analyses read in each blob, both
+    kept on disk from run to run (none: nothing kept)."""
 
-    def __init__(self, answers: GitAnswers | None = None) -> None:
+    def __init__(self, answers: GitAnswers | None = None, facts: FileFacts | None = None) -> None:
         self.answers = answers if answers is not None else GitAnswers(None)
+        self.facts = facts if facts is not None else FileFacts(None)
         self._lock = threading.Lock()
         self._text: dict[str, str | None] = {}
         self._trees: dict[str, ast.Module | None] = {}

@@ -20,6 +20,7 @@ import git
 from scout_tui.analysis.python import pyast
 from scout_tui.errors import Cancelled, clean, redact, scrub
 from scout_tui.source.blobs import BlobStore
+from scout_tui.source.facts import PARSES
 from scout_tui.source.records import SUBMODULE, NotARepository, TreeIndex
 
 # Past any source file or doc: a bigger file is data, or hostile, and is not read.
@@ -159,16 +160,30 @@ class GitObjects:
     def _parse(self, blob: str, text: str | None, path: str) -> ast.Module | None:
         """The one place a file is parsed (once per blob, in the store): one that `ast`
         cannot take is skipped (as if absent) and noted, so the run says so once and every
-        collector goes on."""
+        collector goes on. A blob an earlier run parsed is parsed again only when an
+        analysis looks into it that no kept fact answers (`pyast.Module`)."""
         if text is None:
             return None
+        facts = self.blobs.facts
+
+        def parse() -> ast.Module:
+            return pyast.parse(text, path)
 
         def load() -> ast.Module | None:
+            why = facts.get(blob, PARSES)
+            if why == "":
+                return pyast.kept_module(blob, facts, parse)
+            if isinstance(why, str):
+                self.blobs.note(blob, why)
+                return None
             try:
-                return pyast.parse(text, path)
+                tree = parse()
             except pyast.Unparsable as exc:
+                facts.put(blob, PARSES, str(exc))
                 self.blobs.note(blob, str(exc))
                 return None
+            facts.put(blob, PARSES, "")
+            return pyast.keep_facts_of(tree, blob, facts)
 
         tree = self.blobs.tree(blob, load)
         why = self.blobs.why(blob)

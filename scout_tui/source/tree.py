@@ -24,11 +24,11 @@ from typing import Literal
 
 import git
 
-from scout_tui.errors import clean, scrub
+from scout_tui.errors import clean, redact, scrub
 from scout_tui.model import Checkout
 from scout_tui.source import objects
 from scout_tui.source.blobs import BlobStore
-from scout_tui.source.objects import _plain, _too_big
+from scout_tui.source.objects import _plain, _too_big, names_commits
 from scout_tui.source.records import LINK, Entry
 from scout_tui.source.whereabouts import GitWhereabouts
 
@@ -292,13 +292,29 @@ class SourceTree(GitWhereabouts):
     def grep_files(self, text: str) -> list[str]:
         """The Python files of the work tree (of the scanned commit, for a tree `at` one)
         that contain `text` (a fixed string)."""
-        at = [self.at] if self.at is not None else []
-        try:  # the work tree's answer is never kept: `at` empty
+        at = self._grep_at()
+        try:  # a changed work tree's answer is never kept: `at` empty
             out = self._git_at(at, "grep", "-l", "-F", "-e", text, *at, "--", "*.py")
         except git.GitCommandError:  # git grep exits 1 when nothing matches
             return []
-        prefix = f"{self.at}:" if self.at is not None else ""
+        prefix = f"{at[0]}:" if at else ""
         return sorted(line.removeprefix(prefix) for line in out.splitlines() if line)
+
+    def _grep_at(self) -> list[str]:
+        """What a grep reads: the scanned commit; for the work tree, HEAD's commit id when
+        no tracked file differs from it (the same files: git's answer is then kept by
+        commit id, and tomorrow's rescan of an unchanged checkout asks git nothing), else
+        nothing (the work tree itself)."""
+        if self.at is not None:
+            return [self.at]
+        with self._lock:
+            if not hasattr(self, "_unchanged_head"):
+                try:
+                    self.repo.git.diff_index("--quiet", "HEAD", "--")
+                    self._unchanged_head: str | None = self.repo.head.commit.hexsha
+                except (git.GitCommandError, ValueError):  # changed, or no commit yet
+                    self._unchanged_head = None
+            return [self._unchanged_head] if self._unchanged_head else []
 
     def grep_words(self, words: list[str], pathspecs: tuple[str, ...] = ()) -> list[Hit]:
         """Every line of the scanned tree's files (those `pathspecs` match; all when none)
@@ -308,24 +324,30 @@ class SourceTree(GitWhereabouts):
         names = sorted({word for word in words if word.isidentifier()})
         if not names:
             return []
-        at = [self.at] if self.at is not None else []
+        at = self._grep_at()
+        kept = self.blobs.answers if at and names_commits(at[0]) else None
         # One alternation: git's fixed-string search slows with hundreds of `-e` patterns
         # under `-w` (seconds on a large repository); one extended regex does not. In
         # batches: one argument may not pass 128 KiB.
         out = ""
         for start in range(0, len(names), 1000):
             pattern = "(" + "|".join(names[start : start + 1000]) + ")"
-            with self._lock:
-                try:
-                    _, found, _ = self.repo.git.grep(
-                        *("-I", "-n", "-w", "-E", "-z", "-e", pattern, *at, "--", *pathspecs),
-                        with_extended_output=True,
-                        with_exceptions=False,
-                    )
-                except git.GitCommandError:
-                    continue
+            args = ("-I", "-n", "-w", "-E", "-z", "-e", pattern, *at, "--", *pathspecs)
+            key = (*self._answers_scope(), "grep", *args) if kept is not None else ()
+            found = kept.get(key) if kept is not None else None
+            if not isinstance(found, str):
+                with self._lock:
+                    try:
+                        status, found, _ = self.repo.git.grep(
+                            *args, with_extended_output=True, with_exceptions=False
+                        )
+                    except git.GitCommandError:
+                        continue
+                found = redact(found)
+                if kept is not None and status in (0, 1):  # all read: no blob was missing
+                    kept.put(key, found)
             out += found + "\n"
-        prefix = f"{self.at}:" if self.at is not None else ""
+        prefix = f"{at[0]}:" if at else ""
         hits = []
         for line in out.splitlines():
             path, _, rest = line.partition("\0")

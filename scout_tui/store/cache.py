@@ -34,6 +34,7 @@ from scout_tui.model import Checkout, CollectorState, Finding, RunResult
 CACHE_VERSION = "v2"  # v2: runs keyed by checkout; triage moved to the state store
 DB_NAME = "cache.db"  # diskcache's
 GIT_ANSWERS = "git-answers.sqlite"  # what git answered at commit ids (source.answers)
+FILE_FACTS = "file-facts.sqlite"  # what the analyses read in each blob (source.facts)
 M = TypeVar("M", bound=BaseModel)
 _SQLITE_ERRORS = (sqlite3.Error, OSError, EOFError)
 
@@ -373,11 +374,9 @@ class Cache:
             "read_only": self.read_only,
             "bytes": self._store.volume(),
             # what git answered at commit ids, kept for rescans (`cache clear` removes it)
-            "git_answers_bytes": sum(
-                path.stat().st_size
-                for path in self.directory.glob(f"{GIT_ANSWERS}*")
-                if path.is_file()
-            ),
+            "git_answers_bytes": self._volume(GIT_ANSWERS),
+            # what the analyses read in each file, kept for rescans (`cache clear` too)
+            "file_facts_bytes": self._volume(FILE_FACTS),
             "entries": len(keys),
             "runs": sorted({day["day"] for day in days}),
             "days": days,
@@ -419,16 +418,30 @@ class Cache:
     def git_answers_path(self) -> Path | None:
         """Where what git answered at commit ids is kept from run to run (see
         `source.answers`); None when the cache cannot be written."""
+        return self._kept_path(GIT_ANSWERS)
+
+    def file_facts_path(self) -> Path | None:
+        """Where what the analyses read in each blob is kept from run to run (see
+        `source.facts`); None when the cache cannot be written."""
+        return self._kept_path(FILE_FACTS)
+
+    def _kept_path(self, name: str) -> Path | None:
         if self.read_only or isinstance(self._store, _NoStore):
             return None
-        return self.directory / GIT_ANSWERS
+        return self.directory / name
+
+    def _volume(self, name: str) -> int:
+        return sum(
+            path.stat().st_size for path in self.directory.glob(f"{name}*") if path.is_file()
+        )
 
     def clear(self) -> int:
         removed = self._store.clear()
-        for name in (GIT_ANSWERS, f"{GIT_ANSWERS}-wal", f"{GIT_ANSWERS}-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                (self.directory / name).unlink()
-                removed += name == GIT_ANSWERS
+        for kept in (GIT_ANSWERS, FILE_FACTS):
+            for name in (kept, f"{kept}-wal", f"{kept}-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    (self.directory / name).unlink()
+                    removed += name == kept
         blobs = self.directory / "blobs"
         if blobs.is_dir():
             removed += sum(1 for p in blobs.rglob("*") if p.is_file())

@@ -55,6 +55,7 @@ def _sentences(line: int, text: str) -> list[tuple[int, str]]:
     return found
 
 
+@pyast.per_tree
 def python_prose(text: str, tree: ast.Module | None) -> list[tuple[int, str]]:
     """A module's docstrings and comment blocks (consecutive `#` lines), with first lines."""
     blocks: list[tuple[int, str]] = []

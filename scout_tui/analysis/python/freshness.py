@@ -61,6 +61,13 @@ def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
     return found
 
 
+@pyast.per_tree
+def patches_anything(tree: ast.Module) -> bool:
+    """Whether `monkey_patches` finds any (most modules patch nothing: kept, so a rescan
+    reads only the modules that do)."""
+    return bool(monkey_patches("", tree))
+
+
 def signature_mismatch(patch: list[shapes.Param], upstream: list[shapes.Param]) -> list[str]:
     """What a replacement function lacks to be called the way upstream's method is."""
     if any(p.kind in ("*args", "**kwargs") for p in patch):

@@ -1,16 +1,18 @@
 """Python read with `ast`: parsing (depth-checked), finding a definition, properties, public
 names, imports, and results derived from a tree kept as long as the tree lives
-(`per_tree`). Pure functions over parsed modules; a definition's shape is `shapes.py`'s."""
+(`per_tree`, and kept in the cache dir by blob id when the tree came from one: see
+`Module`). Pure functions over parsed modules; a definition's shape is `shapes.py`'s."""
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,6 +32,55 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     """The module's tree, or Unparsable: invalid Python, NUL bytes, or nested too deeply
     for the parser or for the recursive walks that read the tree afterwards."""
     return _checked(text, filename, "exec")  # type: ignore[return-value]
+
+
+class FactKeeper(Protocol):
+    """Where the results of `per_tree` analyses are kept by blob id from run to run (the
+    cache dir's `source.facts.FileFacts`)."""
+
+    def get(self, blob: str, key: str) -> Any:
+        """The kept value, or MISSING."""
+
+    def put(self, blob: str, key: str, value: Any) -> None: ...
+
+
+MISSING: Any = object()  # what a FactKeeper answers for a fact it does not hold
+_LOADING = threading.Lock()
+
+
+class Module(ast.Module):
+    """A module whose blob was parsed by an earlier run: it is parsed again only when
+    something looks into it (its `body`). Every `per_tree` answer kept for its blob is read
+    without that, so a rescan at an unchanged tree parses only what no kept answer covers."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in ("body", "type_ignores"):
+            raise AttributeError(name)
+        with _LOADING:
+            if "body" not in self.__dict__:
+                load = self.__dict__.pop("_scout_load")
+                try:
+                    tree = load()
+                except Unparsable:  # it parsed when its facts were kept: another Python
+                    tree = ast.Module([], [])
+                self.body, self.type_ignores = tree.body, tree.type_ignores
+                index = _INDEX.pop(tree, None)  # the depth check's walk indexed it
+                if index is not None:
+                    _INDEX[self] = index
+        return self.__dict__[name]
+
+
+def kept_module(blob: str, keeper: FactKeeper, load: Callable[[], ast.Module]) -> Module:
+    """A module of this blob, parsed by `load` when first looked into."""
+    module = Module.__new__(Module)  # no __init__: `body` stays unset until it is loaded
+    module.__dict__.update(_scout_load=load, _scout_blob=blob, _scout_facts=keeper)
+    return module
+
+
+def keep_facts_of(tree: ast.Module, blob: str, keeper: FactKeeper) -> ast.Module:
+    """`tree` (parsed from `blob`), its `per_tree` answers kept by `keeper`."""
+    tree.__dict__.update(_scout_blob=blob, _scout_facts=keeper)
+    return tree
 
 
 def parse_expression(text: str) -> ast.expr | None:
@@ -143,18 +194,6 @@ def is_constructor(node: ast.FunctionDef | ast.AsyncFunctionDef, cls: str = "") 
     return any(isinstance(n, ast.Call) and ast.unparse(n.func) in builders for n in ast.walk(node))
 
 
-def public_names(tree: ast.Module | None) -> set[str]:
-    """Top-level public functions and classes (and what `__all__` lists, when it exists)."""
-    if tree is None:
-        return set()
-    names = {
-        node.name
-        for node in tree.body
-        if isinstance(node, Definition) and not node.name.startswith("_")
-    }
-    return names
-
-
 @dataclass(frozen=True)
 class Import:
     module: str
@@ -169,7 +208,6 @@ class Import:
 _INDEX: weakref.WeakKeyDictionary[ast.Module, dict[type, list[ast.AST]]] = (
     weakref.WeakKeyDictionary()
 )
-_IMPORTS: weakref.WeakKeyDictionary[ast.Module, list[Import]] = weakref.WeakKeyDictionary()
 
 
 # tree → key → (weak references to the key's trees, files read, result)
@@ -195,8 +233,17 @@ def per_tree(function: F) -> F:
         known = _known(key, trees)
         if known is not None:
             return known[1]
+        fact = _fact_of(function, args, trees)
+        if fact is not None:
+            keeper, blob, name = fact
+            found = keeper.get(blob, name)
+            if found is not MISSING:
+                _keep(key, trees, (), found)
+                return found
         found = function(*args)
         _keep(key, trees, (), found)
+        if fact is not None:
+            keeper.put(blob, name, found)
         return found
 
     return kept  # type: ignore[return-value]
@@ -232,6 +279,48 @@ def per_tree_read(function: F) -> F:
         return found
 
     return kept  # type: ignore[return-value]
+
+
+class _NotByBlob(Exception):
+    """An argument that does not name what it is by content (a tree without a blob id, an
+    object): the call's answer is kept in memory only."""
+
+
+def _fact_of(
+    function: Callable[..., Any], args: Sequence[Any], trees: list[ast.AST]
+) -> tuple[FactKeeper, str, str] | None:
+    """(keeper, blob, fact name) under which this call's answer is kept across runs: the
+    function and its arguments, trees named by blob id; None when it cannot be."""
+    keeper = trees[0].__dict__.get("_scout_facts")
+    if keeper is None:
+        return None
+    try:
+        named = repr(tuple(_by_blob(arg) for arg in args))
+    except _NotByBlob:
+        return None
+    digest = hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return keeper, trees[0].__dict__["_scout_blob"], f"{function.__qualname__}:{digest}"
+
+
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _by_blob(arg: Any) -> Any:
+    if isinstance(arg, ast.AST):
+        blob = arg.__dict__.get("_scout_blob")
+        if blob is None:
+            raise _NotByBlob
+        return ("blob", blob)
+    kind = type(arg)
+    if kind in _PLAIN:
+        return arg
+    if kind is dict:
+        return ("dict", *((_by_blob(k), _by_blob(v)) for k, v in arg.items()))
+    if kind is list or kind is tuple:
+        return (kind.__name__, *map(_by_blob, arg))
+    if kind is set or kind is frozenset:
+        return ("set", *sorted(repr(_by_blob(item)) for item in arg))
+    raise _NotByBlob
 
 
 def _key_of(function: Callable[..., Any], args: Sequence[Any]) -> tuple[Any, list[ast.AST]] | None:
@@ -373,50 +462,66 @@ def nodes(tree: ast.Module | None, *types: type[ast.AST]) -> list[ast.AST]:
         cache[tree] = index
 
     def of(kind: type[ast.AST]) -> list[ast.AST]:
-        return [tree] if kind is type(tree) else index.get(kind, [])
+        return [tree] if kind is type(tree) or kind is ast.Module else index.get(kind, [])
 
     if len(types) == 1:
         return of(types[0])
     return [node for kind in types for node in of(kind)]
 
 
-_IDENTIFIERS: weakref.WeakKeyDictionary[ast.Module, frozenset[str]] = weakref.WeakKeyDictionary()
+@per_tree
+def public_names(tree: ast.Module | None) -> frozenset[str]:
+    """Top-level public functions and classes."""
+    if tree is None:
+        return frozenset()
+    return frozenset(
+        node.name
+        for node in tree.body
+        if isinstance(node, Definition) and not node.name.startswith("_")
+    )
 
 
+@per_tree
+def definition_of(tree: ast.Module, qualname: str) -> tuple[str, int] | None:
+    """What `qualname` is in the module (`find`'s way) and its line: ("class", 3),
+    ("def", 10), ("async def", 12); None when the module does not define it."""
+    node = find(tree, qualname)
+    if node is None:
+        return None
+    kind = {ast.ClassDef: "class", ast.FunctionDef: "def"}.get(type(node), "async def")
+    return kind, node.lineno
+
+
+@per_tree
 def identifiers(tree: ast.Module | None) -> frozenset[str]:
     """Every name the module mentions: names, attributes, imported names (last part), and
     the functions and classes it defines."""
     if tree is None:
         return frozenset()
-    cached = _IDENTIFIERS.get(tree)
-    if cached is None:
-        found = {n.id for n in nodes(tree, ast.Name) if isinstance(n, ast.Name)}
-        found |= {n.attr for n in nodes(tree, ast.Attribute) if isinstance(n, ast.Attribute)}
-        found |= {(i.asname or i.name or i.module).rsplit(".", 1)[-1] for i in imports(tree)}
-        found |= {
-            n.name
-            for n in nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-            if isinstance(n, Definition)
-        }
-        cached = _IDENTIFIERS[tree] = frozenset(found)
-    return cached
+    found = {n.id for n in nodes(tree, ast.Name) if isinstance(n, ast.Name)}
+    found |= {n.attr for n in nodes(tree, ast.Attribute) if isinstance(n, ast.Attribute)}
+    found |= {(i.asname or i.name or i.module).rsplit(".", 1)[-1] for i in imports(tree)}
+    found |= {
+        n.name
+        for n in nodes(tree, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        if isinstance(n, Definition)
+    }
+    return frozenset(found)
 
 
+@per_tree
 def imports(tree: ast.Module | None) -> list[Import]:
     """Every import in the module, nested ones included, in source order."""
     if tree is None:
         return []
-    cached = _IMPORTS.get(tree)
-    if cached is None:
-        cached = []
-        for node in nodes(tree, ast.ImportFrom, ast.Import):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                cached += [Import(node.module, a.name, a.asname, node.lineno) for a in node.names]
-            elif isinstance(node, ast.Import):
-                cached += [Import(a.name, "", a.asname, node.lineno) for a in node.names]
-        cached.sort(key=lambda item: item.line)
-        _IMPORTS[tree] = cached
-    return cached
+    found = []
+    for node in nodes(tree, ast.ImportFrom, ast.Import):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found += [Import(node.module, a.name, a.asname, node.lineno) for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [Import(a.name, "", a.asname, node.lineno) for a in node.names]
+    found.sort(key=lambda item: item.line)
+    return found
 
 
 def import_map(tree: ast.Module | None) -> dict[str, str]:

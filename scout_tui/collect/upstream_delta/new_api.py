@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 
 from scout_tui.analysis.python import pyast
 from scout_tui.analysis.text.markdown import code
@@ -217,7 +217,7 @@ def _not_renamed(new: ast.Module | None, old: ast.Module | None, appeared: list[
     of as many public ones of the same kind the module no longer defines (`TrainContext` →
     `SpmdContext`) are an old API under new names, not new ones."""
 
-    def kinds(tree: ast.Module | None, names: set[str]) -> dict[str, str]:
+    def kinds(tree: ast.Module | None, names: Set[str]) -> dict[str, str]:
         return {
             node.name: "class" if isinstance(node, ast.ClassDef) else "function"
             for node in (tree.body if tree is not None else [])
