@@ -17,7 +17,7 @@ from fnmatch import fnmatch
 import git
 
 from scout_tui.analysis.python import pyast
-from scout_tui.analysis.python.config_functions import entry_combos
+from scout_tui.analysis.python.config_functions import module_combos
 from scout_tui.analysis.python.definitions import (
     PassDef,
     branch_options,
@@ -445,14 +445,15 @@ class CoverageCollector(Collector):
                     "scout.toml at where they went.",
                 )
                 continue
-            for override in override_definitions(tree):
-                if override.disabled:
+            for name, line, disabled, combos, unread in module_combos(
+                path, tree, pattern, ctx.source.parse
+            ):
+                if disabled:
                     continue
-                combos, unread = entry_combos(ctx.source.parse, path, tree, override, pattern)
-                blind += [f"{path}::{override.name or override.line}: {f}" for f in unread]
+                blind += [f"{path}::{name or line}: {f}" for f in unread]
                 for combo in combos:
                     if combo:
-                        core.setdefault(combo, f"{path}::{override.name}")
+                        core.setdefault(combo, f"{path}::{name}")
         # A run that sets no degree still runs the default (FSDP over every GPU); a run of a
         # larger combination goes through the smaller one's code too.
         default = frozenset(ctx.config.coverage.default_parallelism)
@@ -460,13 +461,12 @@ class CoverageCollector(Collector):
         own_tree = ctx.source.parse(integration) if integration else None
         # An entry switched off still says the experiment means to run that combination:
         # the disabled tests' list says it is off, not this one.
-        for override in override_definitions(own_tree):
-            if own_tree is not None:
-                combos, unread = entry_combos(
-                    ctx.source.parse, integration, own_tree, override, pattern
-                )
+        if own_tree is not None and integration:
+            for name, line, _, combos, unread in module_combos(
+                integration, own_tree, pattern, ctx.source.parse
+            ):
                 ours |= {combo or default for combo in combos}
-                blind += [f"{integration}::{override.name or override.line}: {f}" for f in unread]
+                blind += [f"{integration}::{name or line}: {f}" for f in unread]
         key = (integration or "integration",)
         if blind:
             # Not "no parallelism": what those entries run is unknown, and said so.

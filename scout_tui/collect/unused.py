@@ -224,8 +224,9 @@ class UnusedCollector(Collector):
         names = {f.name for f in fields}
         files: dict[str, set[str]] = {}
         read: set[str] = set()
+        pattern = _words(names)
         for hit in ctx.source.grep_words(sorted(names), ("*.py",)):
-            for name in _words(names).findall(hit.text):
+            for name in pattern.findall(hit.text):
                 files.setdefault(hit.path, set()).add(name)
         for path, here in sorted(files.items()):
             left = frozenset(here - read)

@@ -13,7 +13,11 @@ import re
 from collections.abc import Callable
 
 from scout_tui.analysis.python import pyast
-from scout_tui.analysis.python.experiment_tests import Override, parallelism_combo
+from scout_tui.analysis.python.experiment_tests import (
+    Override,
+    override_definitions,
+    parallelism_combo,
+)
 
 Parse = Callable[[str], ast.Module | None]
 _FIELD = re.compile(r"\.parallelism\.([A-Za-z_]\w*)$")
@@ -177,3 +181,16 @@ def entry_combos(
         else:
             combos.append(parallelism_combo([*override.strings, *as_flags(fields)], pattern))
     return combos, blind
+
+
+@pyast.per_tree_read
+def module_combos(
+    path: str, tree: ast.Module, pattern: str, parse: Parse
+) -> list[tuple[str, int, bool, list[frozenset[str]], list[str]]]:
+    """`entry_combos` of each integration entry of the module: (its name, line, whether it
+    is switched off, the combinations it runs, the functions scout could not read)."""
+    found = []
+    for override in override_definitions(tree):
+        combos, unread = entry_combos(parse, path, tree, override, pattern)
+        found.append((override.name, override.line, override.disabled, combos, unread))
+    return found

@@ -356,6 +356,7 @@ def _strings(test: ast.Compare) -> list[str]:
     ]
 
 
+@pyast.per_tree
 def branch_options(modules: dict[str, ast.Module], name: str) -> set[tuple[str, str]]:
     """The (option, value) pairs of the `if`s around each use of `name` in its function that
     compare an option to a string (`if cfg.compile.mode == "full":`, or a local bound to the
@@ -378,6 +379,7 @@ def branch_options(modules: dict[str, ast.Module], name: str) -> set[tuple[str, 
     return found
 
 
+@pyast.per_tree
 def branch_values(modules: dict[str, ast.Module], name: str) -> set[str]:
     """The string literals the `if`s around each use of `name` compare against
     (`if jit_pass_name == "auto_bucketing":`): the words a test selects the pass by."""

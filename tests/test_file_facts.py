@@ -1,0 +1,182 @@
+"""What the analyses read in each file, kept by blob id in the cache dir: tomorrow's rescan
+at an unchanged tree parses only what no kept fact answers, and says exactly what a cold
+run says; a changed file is read afresh."""
+
+from __future__ import annotations
+
+import ast
+import sqlite3
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from scout_tui.analysis.python import pyast
+from scout_tui.collect.config_types import ConfigClass
+from scout_tui.config.profile import load_config
+from scout_tui.model import Priority, Section
+from scout_tui.pipeline.day import RunOptions, blob_store, render_markdown, run
+from scout_tui.sandbox.demo.sample import Sample
+from scout_tui.source import facts as facts_module
+from scout_tui.source.facts import FileFacts, NotPlain, decode, encode
+from scout_tui.store.cache import FILE_FACTS, Cache
+from tests.conftest import TODAY
+
+
+def _options(world: Sample, cache: Path, day=TODAY, dated: bool = True) -> RunOptions:
+    return RunOptions(
+        repo=world.repo,
+        config=load_config(world.config),
+        as_of=day if dated else None,
+        prior_dir=world.priors,
+        offline=True,
+        today=day,
+        cache=Cache(cache),
+    )
+
+
+def _run(options: RunOptions, monkeypatch: pytest.MonkeyPatch) -> tuple[str, int]:
+    """The day's report, and how many files it parsed (a fresh store, as a new `scout
+    collect` process has)."""
+    parsed: list[str] = []
+    real = pyast.parse
+
+    def counted(text: str, filename: str = "<unknown>") -> ast.Module:
+        parsed.append(filename)
+        return real(text, filename)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(pyast, "parse", counted)
+        report = render_markdown(run(replace(options, blobs=blob_store(options))))
+    return report, len(parsed)
+
+
+@pytest.mark.parametrize("dated", [True, False], ids=["a dated run", "the work tree"])
+def test_the_next_days_rescan_parses_what_no_kept_fact_answers_and_says_the_same(
+    fresh_world: Sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dated: bool
+) -> None:
+    kept = tmp_path / "kept"
+    _run(_options(fresh_world, kept, dated=dated), monkeypatch)
+    tomorrow = TODAY + timedelta(days=1)
+    rescan, rescan_parsed = _run(_options(fresh_world, kept, tomorrow, dated), monkeypatch)
+    cold, cold_parsed = _run(_options(fresh_world, tmp_path / "cold", tomorrow, dated), monkeypatch)
+    assert rescan == cold  # byte for byte
+    assert cold_parsed > 10
+    # What still parses: modules an analysis looks into directly, or whose answers hold a
+    # tree's nodes (kept in memory only).
+    assert rescan_parsed < cold_parsed, (rescan_parsed, cold_parsed)
+
+
+def test_a_changed_file_is_read_afresh(
+    fresh_world: Sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = tmp_path / "kept"
+    before, _ = _run(_options(fresh_world, kept, dated=False), monkeypatch)
+    module = next(
+        path
+        for path in sorted((fresh_world.repo / "torchtitan/experiments").rglob("*.py"))
+        if "test" not in path.name and path.name != "__init__.py"
+    )
+    module.write_text(
+        module.read_text(encoding="utf-8") + "\n\ndef scout_probe_nobody_calls():\n    pass\n",
+        encoding="utf-8",
+    )
+    rescan, _ = _run(_options(fresh_world, kept, dated=False), monkeypatch)
+    cold, _ = _run(_options(fresh_world, tmp_path / "cold", dated=False), monkeypatch)
+    assert rescan == cold
+    assert "scout_probe_nobody_calls" in rescan and "scout_probe_nobody_calls" not in before
+
+
+@dataclass(frozen=True)
+class Point:  # not scout's own: not plain data
+    x: int
+
+
+def test_plain_values_come_back_as_they_went() -> None:
+    values = [
+        None,
+        [1, "a", 2.5, True],
+        ("tuple", ("nested",)),
+        frozenset({"a", "b"}),
+        {"set"},
+        {("tuple", "key"): [frozenset({1})]},
+        pyast.Import("torch", "nn", None, 3),
+        ConfigClass("Job", ("Base",), (("steps", "int"),), (("steps", 4),), False),
+        [Section.ACTION_ITEMS, Priority.P1],
+    ]
+    for value in values:
+        back = decode(encode(value))
+        assert back == value and type(back) is type(value)
+
+
+@pytest.mark.parametrize(
+    "value", [ast.parse("x = 1"), Path("/etc"), object(), {1: ast.Pass()}, Point(1)]
+)
+def test_what_is_not_plain_data_is_kept_in_memory_only(value: object) -> None:
+    with pytest.raises(NotPlain):
+        encode(value)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"c": "os:system", "v": []},  # not scout's
+        {"c": "builtins:object", "v": []},
+        {"c": "scout_tui.never_imported:Thing", "v": []},  # a fact never imports a module
+        {"c": "tests.test_file_facts:Point", "v": [1]},  # not scout's
+        {"c": "scout_tui.analysis.python.pyast:Import", "v": ["torch"]},  # fields short
+        {"e": "scout_tui.collect.config_types:ConfigClass", "v": "x"},  # not an enum
+        {"x": 1},
+    ],
+)
+def test_data_that_is_not_a_kept_value_is_refused(data: dict) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        decode(data)
+
+
+def test_facts_outlive_the_process_and_not_a_change_of_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / FILE_FACTS
+    first = FileFacts(path)
+    assert first.get("b1", "k") is pyast.MISSING
+    first.put("b1", "k", ("a", frozenset({"b"})))
+    first.put("b1", "tree", ast.parse("x = 1"))  # not plain: not kept
+    first.flush()
+    again = FileFacts(path)
+    assert again.get("b1", "k") == ("a", frozenset({"b"}))
+    assert again.get("b1", "tree") is pyast.MISSING
+    # Another process's facts of the same blob are merged, not overwritten.
+    other = FileFacts(path)
+    other.put("b1", "other", 1)
+    other.flush()
+    assert FileFacts(path).get("b1", "k") == ("a", frozenset({"b"}))
+    # Scout's analysis code changed (or Python did): every fact is found afresh.
+    monkeypatch.setattr(facts_module, "_DIGEST", ["another-version"])
+    assert FileFacts(path).get("b1", "k") is pyast.MISSING
+
+
+def test_a_damaged_facts_file_is_made_anew_and_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / FILE_FACTS
+    path.write_bytes(b"not a database" * 100)
+    facts = FileFacts(path)
+    assert facts.get("b1", "k") is pyast.MISSING
+    facts.put("b1", "k", 1)
+    facts.flush()
+    assert FileFacts(path).get("b1", "k") == 1
+    with sqlite3.connect(path) as db:  # a damaged row: found again
+        db.execute("UPDATE facts SET value = '{not json'")
+    assert FileFacts(path).get("b1", "k") is pyast.MISSING
+
+
+def test_cache_info_counts_the_facts_and_clear_removes_them(
+    fresh_world: Sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = tmp_path / "kept"
+    _run(_options(fresh_world, kept), monkeypatch)
+    cache = Cache(kept)
+    assert cache.info()["file_facts_bytes"] > 0
+    cache.clear()
+    assert not list(kept.rglob(f"{FILE_FACTS}*"))
+    assert Cache(kept).info()["file_facts_bytes"] == 0
