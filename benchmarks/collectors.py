@@ -226,7 +226,9 @@ def main() -> None:
     print(f"ratio             {ours_m / floor_m:.2f}x the floor (target: within 2x)")
     rescan_m = statistics.median(rescans)
     runs = ", ".join(f"{s:.2f}" for s in rescans)
-    print(f"rescan, same tree median {rescan_m:.2f} s  (runs: {runs}; git's answers and file facts kept)")
+    print(
+        f"rescan, same tree median {rescan_m:.2f} s  (runs: {runs}; git's answers, file facts kept)"
+    )
     print(f"ratio             {rescan_m / floor_m:.2f}x the floor (target: within 0.3x)")
     print(
         f"cold process      median {statistics.median(cold):.2f} s wall for `scout collect` "
