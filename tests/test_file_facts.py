@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import sqlite3
+import subprocess
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
@@ -20,6 +21,7 @@ from scout_tui.pipeline.day import RunOptions, blob_store, render_markdown, run
 from scout_tui.sandbox.demo.sample import Sample
 from scout_tui.source import facts as facts_module
 from scout_tui.source.facts import FileFacts, NotPlain, decode, encode
+from scout_tui.source.tree import SourceTree
 from scout_tui.store.cache import FILE_FACTS, Cache
 from tests.conftest import TODAY
 
@@ -180,3 +182,72 @@ def test_cache_info_counts_the_facts_and_clear_removes_them(
     cache.clear()
     assert not list(kept.rglob(f"{FILE_FACTS}*"))
     assert Cache(kept).info()["file_facts_bytes"] == 0
+
+
+def test_a_huge_integer_literal_is_not_kept_and_breaks_nothing(tmp_path: Path) -> None:
+    with pytest.raises(NotPlain):
+        encode({"seed": int("f" * 4000, 16)})
+    facts = FileFacts(tmp_path / FILE_FACTS)
+    facts.put("b1", "seed", int("f" * 4000, 16))
+    facts.put("b1", "k", 1)
+    facts.flush()
+    assert FileFacts(tmp_path / FILE_FACTS).get("b1", "k") == 1
+
+
+def test_a_token_in_a_kept_value_never_reaches_the_file(tmp_path: Path) -> None:
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    facts = FileFacts(tmp_path / FILE_FACTS)
+    facts.put("b1", "paths", [f"pkg/{token}.py"])
+    facts.flush()
+    assert token.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_a_module_whose_parse_was_interrupted_parses_when_looked_into_again() -> None:
+    calls: list[int] = []
+
+    def load() -> ast.Module:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return ast.parse("x = 1")
+
+    module = pyast.kept_module("b1", FileFacts(None), load)
+    with pytest.raises(KeyboardInterrupt):
+        _ = module.body
+    assert [type(node).__name__ for node in module.body] == ["Assign"]
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["none", "edited", "skip-worktree", "assume-unchanged", "filter", "autocrlf"],
+)
+def test_a_work_tree_grep_reads_head_only_when_the_checkout_is_heads(
+    tmp_path: Path, change: str
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "a.py").write_text("def probe():\n    pass\n", encoding="utf-8")
+    (repo / "b.py").write_text("x = 1\n", encoding="utf-8")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    if change == "edited":
+        (repo / "b.py").write_text("x = probe\n", encoding="utf-8")
+    elif change in ("skip-worktree", "assume-unchanged"):
+        _git(repo, "update-index", f"--{change}", "b.py")
+    elif change == "filter":
+        _git(repo, "config", "filter.lfs.smudge", "git-lfs smudge -- %f")
+    elif change == "autocrlf":
+        _git(repo, "config", "core.autocrlf", "true")
+    source = SourceTree(repo)
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    assert source._grep_at() == ([head] if change == "none" else [])
+    expected = ["a.py", "b.py"] if change == "edited" else ["a.py"]
+    assert sorted({hit.path for hit in source.grep_words(["probe"])}) == expected
+    assert source.grep_files("probe") == expected

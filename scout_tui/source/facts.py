@@ -9,9 +9,11 @@ parses nothing a kept answer covers.
 
 Values are plain data as JSON, tagged where JSON has no such type (tuples, sets, dicts
 with any keys, scout's own dataclasses and enums), never pickle: the cache is data, not
-code. A fact is keyed by the code that found it (a digest of scout's analysis sources) and
-Python's version: an upgrade, or an edited rule, reads every file afresh. Values come from
-scrubbed text: no token reaches the file.
+code, redacted as it is written (a file's path may hold a token). A fact is keyed by the
+code that found it (a digest of scout's analysis sources) and
+Python's version: an upgrade, or an edited rule, reads every file afresh. An answer about
+several files is kept in a row of its own (by the digest of all their blob ids), so a row
+does not grow with each day's combination and an unused one is dropped.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from scout_tui.analysis.python.pyast import MISSING
+from scout_tui.errors import redact
 from scout_tui.source.kept import KeptTable
 
+_BIG = 10**4000  # Python's JSON writes no integer of more than 4,300 digits
 PARSES = "parses"  # the fact of a blob's parse: "" when `ast` takes it, else why not
 _CODE = ("analysis", "collect", "source")  # the packages whose code finds the facts
 
@@ -47,6 +51,7 @@ class FileFacts(KeptTable):
         super().__init__(path)
         self._rows: dict[str, dict[str, Any]] = {}  # blob → fact → encoded value
         self._new: dict[str, dict[str, Any]] = {}
+        self._read: set[str] = set()  # rows found on disk: kept alive while they are used
 
     def get(self, blob: str, key: str) -> Any:
         if self._off:
@@ -73,10 +78,12 @@ class FileFacts(KeptTable):
             self._new.setdefault(blob, {})[key] = data
 
     def flush(self) -> None:
-        """Write the facts found since the last flush."""
+        """Write the facts found since the last flush, and mark the rows read as used (a
+        row is dropped 14 days after it was last written or used)."""
         with self._lock:
             new, self._new = self._new, {}
-            if not new:
+            read, self._read = self._read - set(new), set()
+            if not new and not read:
                 return
             db = self._connection()
             if db is None:
@@ -86,10 +93,18 @@ class FileFacts(KeptTable):
                 with db:
                     for blob, facts in new.items():
                         row = {**self._stored(db, blob), **facts}
+                        try:  # a path may hold a token: redacted before it is written
+                            text = redact(json.dumps(row, separators=(",", ":")))
+                        except (ValueError, RecursionError):
+                            continue
                         db.execute(
                             "INSERT OR REPLACE INTO facts (key, value, written) VALUES (?, ?, ?)",
-                            (_row_key(blob), json.dumps(row, separators=(",", ":")), now),
+                            (_row_key(blob), text, now),
                         )
+                    db.executemany(
+                        "UPDATE facts SET written = ? WHERE key = ? AND written < ?",
+                        [(now, _row_key(blob), now - 86400) for blob in sorted(read)],
+                    )
             except sqlite3.Error:
                 self._turn_off()
 
@@ -102,6 +117,8 @@ class FileFacts(KeptTable):
             except sqlite3.Error:
                 self._turn_off()
                 row = self._rows[blob] = {}
+            if row:
+                self._read.add(blob)
         return row
 
     @staticmethod
@@ -139,6 +156,8 @@ def code_digest() -> str:
 def encode(value: Any) -> Any:
     """`value` as JSON data; NotPlain when it is not plain data."""
     kind = type(value)
+    if kind is int and not -_BIG < value < _BIG:
+        raise NotPlain("an integer past JSON's digits")  # a hostile literal: 0xfff…
     if kind is str or kind is int or kind is bool or kind is float or value is None:
         return value
     if kind is list:

@@ -309,12 +309,34 @@ class SourceTree(GitWhereabouts):
             return [self.at]
         with self._lock:
             if not hasattr(self, "_unchanged_head"):
-                try:
-                    self.repo.git.diff_index("--quiet", "HEAD", "--")
-                    self._unchanged_head: str | None = self.repo.head.commit.hexsha
-                except (git.GitCommandError, ValueError):  # changed, or no commit yet
-                    self._unchanged_head = None
+                self._unchanged_head: str | None = self._head_if_unchanged()
             return [self._unchanged_head] if self._unchanged_head else []
+
+    def _head_if_unchanged(self) -> str | None:
+        git_ = self.repo.git
+        try:
+            git_.diff_index("--quiet", "HEAD", "--")
+            head = self.repo.head.commit.hexsha
+        except (git.GitCommandError, ValueError):  # changed, or no commit yet
+            return None
+        # A file git does not look at in the work tree (sparse, skip-worktree, assume-
+        # unchanged) may differ from HEAD unseen; a filter or CRLF conversion rewrites
+        # what is checked out: then the work tree is what is grepped.
+        if any(not e.startswith("H ") for e in git_.ls_files("-v", "-z").split("\0") if e):
+            return None
+        _, configured, _ = git_.config(
+            "--get-regexp",
+            r"^filter\.|^core\.autocrlf$",
+            with_extended_output=True,
+            with_exceptions=False,
+        )
+        if any(
+            line.startswith("filter.") or line.split()[-1].lower() in ("true", "1", "yes", "on")
+            for line in configured.splitlines()
+            if line.strip()
+        ):
+            return None
+        return head
 
     def grep_words(self, words: list[str], pathspecs: tuple[str, ...] = ()) -> list[Hit]:
         """Every line of the scanned tree's files (those `pathspecs` match; all when none)

@@ -58,12 +58,12 @@ class Module(ast.Module):
             raise AttributeError(name)
         with _LOADING:
             if "body" not in self.__dict__:
-                load = self.__dict__.pop("_scout_load")
                 try:
-                    tree = load()
+                    tree = self.__dict__["_scout_load"]()
                 except Unparsable:  # it parsed when its facts were kept: another Python
                     tree = ast.Module([], [])
                 self.body, self.type_ignores = tree.body, tree.type_ignores
+                del self.__dict__["_scout_load"]  # (kept until loaded: an interrupt retries)
                 index = _INDEX.pop(tree, None)  # the depth check's walk indexed it
                 if index is not None:
                     _INDEX[self] = index
@@ -311,7 +311,12 @@ def _fact_of(
     except _NotByBlob:
         return None
     digest = hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return keeper, trees[0].__dict__["_scout_blob"], f"{function.__qualname__}:{digest}"
+    name = f"{function.__module__}.{function.__qualname__}:{digest}"
+    # An answer about several trees has a row of its own: a module's row would otherwise
+    # gather every day's combination of the others.
+    blobs = {tree.__dict__.get("_scout_blob") for tree in trees}
+    row = trees[0].__dict__["_scout_blob"] if len(blobs) == 1 else f"of:{digest}"
+    return keeper, row, name
 
 
 _PLAIN = (str, int, float, bool, type(None))
@@ -331,7 +336,7 @@ def _by_blob(arg: Any) -> Any:
     if kind is list or kind is tuple:
         return (kind.__name__, *map(_by_blob, arg))
     if kind is set or kind is frozenset:
-        return ("set", *sorted(repr(_by_blob(item)) for item in arg))
+        return (kind.__name__, *sorted(repr(_by_blob(item)) for item in arg))
     raise _NotByBlob
 
 
