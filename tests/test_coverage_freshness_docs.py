@@ -76,7 +76,7 @@ def test_monkey_patch_detection_and_signature_check():
         ("A.other", False, True),
     ]
     upstream = signature(ast.parse("def f(self, x, *, y=None, scale=1): ...").body[0])
-    assert signature_mismatch(signature(patches[0].function), upstream) == [
+    assert signature_mismatch(list(patches[0].signature), upstream) == [
         "upstream has `scale` (keyword-only); the patch does not"
     ]
     tolerant = signature(ast.parse("def g(self, *args, **kwargs): ...").body[0])

@@ -20,6 +20,8 @@ from scout_tui.model import Priority, Section
 from scout_tui.pipeline.day import RunOptions, blob_store, render_markdown, run
 from scout_tui.sandbox.demo.sample import Sample
 from scout_tui.source import facts as facts_module
+from scout_tui.source.answers import GitAnswers
+from scout_tui.source.blobs import BlobStore
 from scout_tui.source.facts import FileFacts, NotPlain, decode, encode
 from scout_tui.source.tree import SourceTree
 from scout_tui.store.cache import FILE_FACTS, Cache
@@ -225,29 +227,58 @@ def _git(repo: Path, *args: str) -> str:
 
 @pytest.mark.parametrize(
     "change",
-    ["none", "edited", "skip-worktree", "assume-unchanged", "filter", "autocrlf"],
+    [
+        "none",
+        "edited",
+        "deleted",
+        "staged",
+        "untracked",
+        "skip-worktree",
+        "assume-unchanged",
+        "filter",
+        "autocrlf",
+    ],
 )
-def test_a_work_tree_grep_reads_head_only_when_the_checkout_is_heads(
+def test_a_work_tree_grep_says_what_git_grep_of_the_work_tree_says(
     tmp_path: Path, change: str
 ) -> None:
+    """Read as HEAD's commit (kept by its id) plus the files that differ from it, grepped
+    as they are: the same lines as a grep of the work tree, whatever the checkout holds."""
     repo = tmp_path / "repo"
     repo.mkdir()
     _git(repo, "init", "-q")
     (repo / "a.py").write_text("def probe():\n    pass\n", encoding="utf-8")
-    (repo / "b.py").write_text("x = 1\n", encoding="utf-8")
+    (repo / "b.py").write_text("x = probe\n", encoding="utf-8")
+    (repo / "c.md").write_text("no word here\n", encoding="utf-8")
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
     if change == "edited":
-        (repo / "b.py").write_text("x = probe\n", encoding="utf-8")
+        (repo / "b.py").write_text("x = 1\n", encoding="utf-8")
+        (repo / "c.md").write_text("the probe, now\n", encoding="utf-8")
+    elif change == "deleted":
+        (repo / "b.py").unlink()
+    elif change in ("staged", "untracked"):
+        (repo / "d.py").write_text("probe()\n", encoding="utf-8")
+        if change == "staged":
+            _git(repo, "add", "d.py")
     elif change in ("skip-worktree", "assume-unchanged"):
         _git(repo, "update-index", f"--{change}", "b.py")
+        (repo / "b.py").write_text("y = 2\n", encoding="utf-8")
     elif change == "filter":
         _git(repo, "config", "filter.lfs.smudge", "git-lfs smudge -- %f")
     elif change == "autocrlf":
         _git(repo, "config", "core.autocrlf", "true")
-    source = SourceTree(repo)
-    head = _git(repo, "rev-parse", "HEAD").strip()
-    assert source._grep_at() == ([head] if change == "none" else [])
-    expected = ["a.py", "b.py"] if change == "edited" else ["a.py"]
-    assert sorted({hit.path for hit in source.grep_words(["probe"])}) == expected
-    assert source.grep_files("probe") == expected
+    work_tree = subprocess.run(
+        ["git", "-C", str(repo), "grep", "-n", "-w", "probe"], capture_output=True, text=True
+    ).stdout.splitlines()
+    expected = sorted(tuple(line.split(":", 2)[:2]) for line in work_tree)
+    for _ in range(2):  # the second run reads the kept answer at HEAD
+        source = SourceTree(repo, blobs=BlobStore(GitAnswers(tmp_path / "answers.sqlite")))
+        hits = source.grep_words(["probe"])
+        assert sorted((hit.path, str(hit.line)) for hit in hits) == expected
+        python = sorted({path for path, _ in expected if path.endswith(".py")})
+        assert source.grep_files("probe") == python
+        assert sorted({hit.path for hit in source.grep_words(["probe"], ("*.py",))}) == python
+    at, changed, _ = source._grep_plan()
+    assert bool(at) == (change not in ("filter", "autocrlf"))
+    assert bool(changed) == (change in ("edited", "deleted", "staged", "assume-unchanged"))

@@ -7,12 +7,15 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from git import GitCommandError
 
 from scout_tui.analysis.python import pyast, shapes
+from scout_tui.analysis.python.config_functions import Parse
 from scout_tui.analysis.python.experiment_tests import comment_above, override_definitions
 from scout_tui.analysis.python.freshness import (
+    Forced,
     constants_set,
     converter_drift,
     converter_uses,
@@ -44,10 +47,8 @@ def config_conflicts(ctx: CollectorContext, collector: str) -> Iterator[Finding]
     or in the base config it converts: that combination is broken by construction."""
     freshness = ctx.config.freshness
     conv_path, _, conv_name = freshness.config_converter.partition("::")
-    converter = pyast.find(ctx.source.parse(conv_path), conv_name) if conv_name else None
-    if not isinstance(converter, ast.FunctionDef):
-        return
-    forced = forced_values(converter)
+    conv_tree = ctx.source.parse(conv_path) if conv_name else None
+    forced = _forced(conv_tree, conv_name) if conv_tree is not None else []
     if not forced:
         return
     names = set(ctx.config.coverage.config_registries)
@@ -58,83 +59,72 @@ def config_conflicts(ctx: CollectorContext, collector: str) -> Iterator[Finding]
     ]
     for path in registries:
         tree = ctx.source.parse(path)
-        for function, base_name in converter_uses(tree, conv_name):
-            base = _function(ctx, path, tree, base_name)
-            if base is None:
-                continue
-            base_path, base_function = base
-            for force in forced:
-                others = [
-                    (v, line)
-                    for v, line in constants_set(base_function, force.name)
-                    if v != force.value
-                ]
-                if not others or constants_set(function, force.name):
-                    continue  # agrees, or the registered config sets it back itself
-                value, line = others[0]
-                flag = f"{force.field}.{force.name}"
-                words = set(re.findall(r"\w+", ast.unparse(base_function) + ast.unparse(function)))
-                check = _rejecting_check(ctx, force.name, value, force.value, words)
-                places = (
-                    f"{code(function.name)} ({code(f'{path}:{function.lineno}')}) "
-                    f"converts {code(base_name)}, which sets {code(flag)} to "
-                    f"{code(value)} ({code(f'{base_path}:{line}')}); {code(conv_name)} "
-                    f"forces it to {code(force.value)} "
-                    f"({code(f'{conv_path}:{force.line}')})."
+        if tree is None:
+            continue
+        for conflict in _conflicts(tree, path, conv_name, tuple(forced), ctx.source.parse):
+            function, base_name, base_path, force, value, line, words = conflict
+            flag = f"{force.field}.{force.name}"
+            check = _rejecting_check(ctx, force.name, value, force.value, set(words))
+            places = (
+                f"{code(function.name)} ({code(f'{path}:{function.line}')}) "
+                f"converts {code(base_name)}, which sets {code(flag)} to "
+                f"{code(value)} ({code(f'{base_path}:{line}')}); {code(conv_name)} "
+                f"forces it to {code(force.value)} "
+                f"({code(f'{conv_path}:{force.line}')})."
+            )
+            files = [
+                FileRef(path=path, line=function.line),
+                FileRef(path=base_path, line=line),
+                FileRef(path=conv_path, line=force.line),
+            ]
+            try:  # since when the converter forces it: the commit that broke it
+                # The forcing line as written (`spmd_backend="partial_dtensor",`):
+                # the last commit that changed how often it appears added it.
+                written = (ctx.source.read(conv_path) or "").splitlines()
+                needle = (
+                    written[force.line - 1].strip().rstrip(",")
+                    if 0 < force.line <= len(written)
+                    else ""
                 )
-                files = [
-                    FileRef(path=path, line=function.lineno),
-                    FileRef(path=base_path, line=line),
-                    FileRef(path=conv_path, line=force.line),
-                ]
-                try:  # since when the converter forces it: the commit that broke it
-                    # The forcing line as written (`spmd_backend="partial_dtensor",`):
-                    # the last commit that changed how often it appears added it.
-                    written = (ctx.source.read(conv_path) or "").splitlines()
-                    needle = (
-                        written[force.line - 1].strip().rstrip(",")
-                        if 0 < force.line <= len(written)
-                        else ""
-                    )
-                    since = (
-                        ctx.source.pickaxe(needle, conv_path, ctx.head_commit or "HEAD")
-                        if needle
-                        else None
-                    )
-                except GitCommandError:
-                    since = None
-                if since is not None:
-                    places += (
-                        f" The converter forces it since {code(since.sha[:10])} ({since.summary})."
-                    )
-                if check is not None:  # something on its path rejects the forced value
-                    yield ctx.finding(
-                        collector,
-                        "config_conflict",
-                        (path, function.name, flag),
-                        f"{code(function.name)} cannot run as configured: "
-                        f"{code(conv_name)} forces {code(flag)} = {code(force.value)}, its "
-                        f"base sets {code(value)}",
-                        places + f" {code(check)} rejects anything but {code(value)}: the "
-                        "combination is broken by construction.",
-                        suggested_fix=f"Set {code(flag)} back in {code(function.name)} "
-                        "after the conversion, or stop forcing it in the converter.",
-                        files=files,
-                        items=[f"{flag}: {value} → {force.value}"],
-                    )
-                elif not _runs_in_ci(ctx, function.name):
-                    # It runs in CI as it is: it works, the override is the choice.
-                    yield ctx.finding(
-                        collector,
-                        "config_mismatch",
-                        (path, function.name, flag),
-                        f"{code(function.name)} runs with {code(flag)} = "
-                        f"{code(force.value)}, not the {code(value)} its base sets",
-                        places + " No check on its path rejects that value and no enabled "
-                        "integration test runs it: confirm the override is meant for it.",
-                        files=files,
-                        items=[f"{flag}: {value} → {force.value}"],
-                    )
+                since = (
+                    ctx.source.pickaxe(needle, conv_path, ctx.head_commit or "HEAD")
+                    if needle
+                    else None
+                )
+            except GitCommandError:
+                since = None
+            if since is not None:
+                places += (
+                    f" The converter forces it since {code(since.sha[:10])} ({since.summary})."
+                )
+            if check is not None:  # something on its path rejects the forced value
+                yield ctx.finding(
+                    collector,
+                    "config_conflict",
+                    (path, function.name, flag),
+                    f"{code(function.name)} cannot run as configured: "
+                    f"{code(conv_name)} forces {code(flag)} = {code(force.value)}, its "
+                    f"base sets {code(value)}",
+                    places + f" {code(check)} rejects anything but {code(value)}: the "
+                    "combination is broken by construction.",
+                    suggested_fix=f"Set {code(flag)} back in {code(function.name)} "
+                    "after the conversion, or stop forcing it in the converter.",
+                    files=files,
+                    items=[f"{flag}: {value} → {force.value}"],
+                )
+            elif not _runs_in_ci(ctx, function.name):
+                # It runs in CI as it is: it works, the override is the choice.
+                yield ctx.finding(
+                    collector,
+                    "config_mismatch",
+                    (path, function.name, flag),
+                    f"{code(function.name)} runs with {code(flag)} = "
+                    f"{code(force.value)}, not the {code(value)} its base sets",
+                    places + " No check on its path rejects that value and no enabled "
+                    "integration test runs it: confirm the override is meant for it.",
+                    files=files,
+                    items=[f"{flag}: {value} → {force.value}"],
+                )
 
 
 def _runs_in_ci(ctx: CollectorContext, name: str) -> bool:
@@ -191,8 +181,53 @@ def _raising_checks(tree: ast.Module) -> list[tuple[int, bool, str, list[str]]]:
     return found
 
 
+@pyast.per_tree
+def _forced(converter_tree: ast.Module, name: str) -> list[Forced]:
+    """What the converter `name` forces; none when the module defines no such function."""
+    converter = pyast.find(converter_tree, name)
+    return forced_values(converter) if isinstance(converter, ast.FunctionDef) else []
+
+
+@dataclass(frozen=True)
+class Converted:
+    """A registered config function that converts another's config."""
+
+    name: str
+    line: int
+
+
+@pyast.per_tree_read
+def _conflicts(
+    tree: ast.Module, path: str, converter: str, forced: tuple[Forced, ...], parse: Parse
+) -> list[tuple[Converted, str, str, Forced, str, int, frozenset[str]]]:
+    """Each forced value a registered config's base sets otherwise, and its own body does
+    not set back: (the registered function, its base's name and file, the forced value,
+    the base's value and line, the words both functions hold)."""
+    found = []
+    for function, base_name in converter_uses(tree, converter):
+        base = _function(parse, path, tree, base_name)
+        if base is None:
+            continue
+        base_path, base_function = base
+        for force in forced:
+            others = [
+                (v, line)
+                for v, line in constants_set(base_function, force.name)
+                if v != force.value
+            ]
+            if not others or constants_set(function, force.name):
+                continue  # agrees, or the registered config sets it back itself
+            value, line = others[0]
+            words = frozenset(
+                re.findall(r"\w+", ast.unparse(base_function) + ast.unparse(function))
+            )
+            converted = Converted(function.name, function.lineno)
+            found.append((converted, base_name, base_path, force, value, line, words))
+    return found
+
+
 def _function(
-    ctx: CollectorContext, path: str, tree: ast.Module | None, name: str
+    parse: Parse, path: str, tree: ast.Module | None, name: str
 ) -> tuple[str, ast.FunctionDef] | None:
     """A function named in `path`: defined there, or imported from the repository."""
     local = pyast.find(tree, name)
@@ -206,10 +241,42 @@ def _function(
         module.replace(".", "/") + ".py",
         module.replace(".", "/") + "/__init__.py",
     ):
-        found = pyast.find(ctx.source.parse(candidate), attribute)
+        found = pyast.find(parse(candidate), attribute)
         if isinstance(found, ast.FunctionDef):
             return candidate, found
     return None
+
+
+@pyast.per_tree
+def _converted_fields(
+    converter_tree: ast.Module, converter: str, base_tree: ast.Module, base: str
+) -> dict[str, str] | None:
+    """How the converter treats each field of the base config ("copied", "dropped",
+    "rebuilt", "overridden"); None when either is not where scout.toml says."""
+    function = pyast.find(converter_tree, converter)
+    config = pyast.find(base_tree, base)
+    if not isinstance(function, ast.FunctionDef) or not isinstance(config, ast.ClassDef):
+        return None
+    return converter_drift(function, list(shapes.dataclass_fields(config)))
+
+
+@pyast.per_tree
+def _drift(
+    converter_tree: ast.Module, converter: str, base_tree: ast.Module, base: str, text: str
+) -> tuple[int, dict[str, str], frozenset[str]] | None:
+    """(the converter's line, the fields it does not copy and how, those it explains);
+    None when either is not where scout.toml says. `text`: the converter's module."""
+    status = _converted_fields(converter_tree, converter, base_tree, base)
+    function = pyast.find(converter_tree, converter)
+    if status is None or not isinstance(function, ast.FunctionDef):
+        return None
+    changed = {name: how for name, how in status.items() if how != "copied"}
+    # An override the converter explains (a comment above it, its docstring) is a
+    # choice, not drift: one FYI line. Unexplained drops and rebuilds are the finding.
+    lines = text.splitlines()
+    docstring = ast.get_docstring(function) or ""
+    explained = frozenset(n for n in changed if _explained(lines, function, n, docstring))
+    return function.lineno, changed, explained
 
 
 def config_drift(ctx: CollectorContext, collector: str) -> Finding | None:
@@ -218,30 +285,24 @@ def config_drift(ctx: CollectorContext, collector: str) -> Finding | None:
         return None
     conv_path, _, conv_name = freshness.config_converter.partition("::")
     base_path, _, base_name = freshness.base_config.partition("::")
-    converter = pyast.find(ctx.source.parse(conv_path), conv_name)
-    base = pyast.find(ctx.source.parse(base_path), base_name)
-    if not isinstance(converter, ast.FunctionDef) or not isinstance(base, ast.ClassDef):
+    conv_tree, base_tree = ctx.source.parse(conv_path), ctx.source.parse(base_path)
+    if conv_tree is None or base_tree is None:
         return None
-    fields = list(shapes.dataclass_fields(base))
-    status = converter_drift(converter, fields)
-    changed = {name: how for name, how in status.items() if how != "copied"}
+    drift = _drift(conv_tree, conv_name, base_tree, base_name, ctx.source.read(conv_path) or "")
+    if drift is None:
+        return None
+    converter_line, changed, explained = drift
     if not changed:
         return None
-    # An override the converter explains (a comment above it, its docstring) is a
-    # choice, not drift: one FYI line. Unexplained drops and rebuilds are the finding.
-    lines = (ctx.source.read(conv_path) or "").splitlines()
-    docstring = ast.get_docstring(converter) or ""
-    explained = {name for name in changed if _explained(lines, converter, name, docstring)}
     order = {"dropped": 0, "rebuilt": 1, "overridden": 2}
     ranked = sorted(changed.items(), key=lambda kv: (kv[0] in explained, order[kv[1]], kv[0]))
     words = {"dropped": "drops", "rebuilt": "replaces wholesale", "overridden": "overrides"}
     unexplained = [(n, how) for n, how in ranked if n not in explained]
     # What the converter began to override inside the window is the news of the list.
     before: dict[str, str] = {}
-    if ctx.baseline_commit:
-        old = pyast.find(ctx.source.parse_at(ctx.baseline_commit, conv_path), conv_name)
-        if isinstance(old, ast.FunctionDef):
-            before = converter_drift(old, fields)
+    old_tree = ctx.source.parse_at(ctx.baseline_commit, conv_path) if ctx.baseline_commit else None
+    if old_tree is not None:
+        before = _converted_fields(old_tree, conv_name, base_tree, base_name) or {}
     fresh = (
         [name for name, how in ranked if before.get(name, "copied") != how]
         if ctx.baseline_commit
@@ -267,7 +328,7 @@ def config_drift(ctx: CollectorContext, collector: str) -> Finding | None:
             f"{code(conv_name)} overrides {count} of the base config, each explained "
             f"in the converter{news}",
             f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}",
-            files=[FileRef(path=conv_path, line=converter.lineno)],
+            files=[FileRef(path=conv_path, line=converter_line)],
             items=[f"{name}: {how}" for name, how in ranked],
             aliases=[fingerprint("config_drift", freshness.config_converter)],
         )
@@ -281,6 +342,6 @@ def config_drift(ctx: CollectorContext, collector: str) -> Finding | None:
         f"How {code(conv_name)} treats the fields of {code(base_name)}:\n\n{rows}\n\n"
         "A dropped or wholesale-replaced field ignores what the user configured; none of "
         "these says why.",
-        files=[FileRef(path=conv_path, line=converter.lineno)],
+        files=[FileRef(path=conv_path, line=converter_line)],
         items=[f"{name}: {how}" for name, how in ranked],
     )

@@ -7,20 +7,19 @@ file pairs, and how the config converter treats each base-config field.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterator
 
-from scout_tui.analysis.python import pyast, shapes
+from scout_tui.analysis.python import shapes
 from scout_tui.analysis.python.freshness import (
     Patch,
     monkey_patches,
-    patches_anything,
     private_imports,
     public_candidates,
     signature_mismatch,
     similar_functions,
     still_reached,
     torch_attributes,
+    upstream_signature,
 )
 from scout_tui.analysis.python.torch_api import TorchIndex
 from scout_tui.analysis.text.markdown import code
@@ -66,10 +65,7 @@ class FreshnessCollector(Collector):
         yield Progress(self.name, 1, 4, "monkey-patches")
         stable: list[Finding] = []
         for path in files:
-            tree = ctx.source.parse(path)
-            if tree is None or not patches_anything(tree):
-                continue
-            for patch in monkey_patches(path, tree):
+            for patch in monkey_patches(path, ctx.source.parse(path)):
                 finding = self._patch(ctx, patch)
                 if isinstance(finding, Unchecked):
                     yield finding
@@ -121,10 +117,11 @@ class FreshnessCollector(Collector):
             return None  # patching something outside this repository (torch, say)
         key = (patch.label,)
         files = [FileRef(path=patch.path, line=patch.line), FileRef(path=upstream_path)]
-        upstream = pyast.find(ctx.source.parse(upstream_path), patch.label)
+        upstream_tree = ctx.source.parse(upstream_path)
         if ctx.source.unreadable(upstream_path):
             return Unchecked(key)  # not known to be stale or fit: the warning names the file
-        if upstream is None or isinstance(upstream, ast.ClassDef):
+        current = upstream_signature(upstream_tree, patch.label) if upstream_tree else None
+        if current is None:
             return ctx.finding(
                 self.name,
                 "stale_monkey_patch",
@@ -145,16 +142,14 @@ class FreshnessCollector(Collector):
             )
         if patch.function is None:
             return None
-        current = shapes.signature(upstream)
-        problems = signature_mismatch(shapes.signature(patch.function), current)
+        problems = signature_mismatch(list(patch.signature), list(current))
         if not problems:
             return ctx.finding(
                 self.name, "monkey_patch_stable", key, f"{patch.label} patch", "signature-stable"
             )
         diff = (
-            f"upstream: {shapes.format_signature(patch.label, current)}\n"
-            "patch:    "
-            + shapes.format_signature(patch.function.name, shapes.signature(patch.function))
+            f"upstream: {shapes.format_signature(patch.label, list(current))}\n"
+            "patch:    " + shapes.format_signature(patch.function, list(patch.signature))
         )
         return ctx.finding(
             self.name,
@@ -162,7 +157,7 @@ class FreshnessCollector(Collector):
             key,
             f"Monkey-patch of {code(patch.label)} is stale: {problems[0]}",
             "\n".join(f"- {problem}" for problem in problems),
-            suggested_fix=f"Update {code(patch.function.name)} in {code(patch.path)} to the "
+            suggested_fix=f"Update {code(patch.function)} in {code(patch.path)} to the "
             "current upstream signature.",
             files=files,
             items=problems,

@@ -101,16 +101,15 @@ class UnusedCollector(Collector):
         if not candidates:
             return
         names = {d.name for d in candidates}
-        definitions = {(d.path, d.line) for d in candidates}
+        defined_on: dict[tuple[str, int], set[str]] = {}
+        for d in candidates:
+            defined_on.setdefault((d.path, d.line), set()).add(d.name)
         named: set[str] = set()
         pattern = _words(names)
         for hit in ctx.source.grep_words(sorted(names)):
-            if (hit.path, hit.line) in definitions:
-                # The definition's own line names it; another name on it still counts.
-                own = {d.name for d in candidates if (d.path, d.line) == (hit.path, hit.line)}
-                named |= set(pattern.findall(hit.text)) - own
-                continue
-            named |= set(pattern.findall(hit.text))
+            # The definition's own line names it; another name on it still counts.
+            own = defined_on.get((hit.path, hit.line), set())
+            named |= set(pattern.findall(hit.text)) - own
         dead = sorted(
             (d for d in candidates if d.name not in named), key=lambda d: (d.path, d.line)
         )

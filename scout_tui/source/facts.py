@@ -25,6 +25,7 @@ import json
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ class FileFacts(KeptTable):
 
     def __init__(self, path: Path | None) -> None:
         super().__init__(path)
-        self._rows: dict[str, dict[str, Any]] = {}  # blob → fact → encoded value
+        self._rows: dict[str, dict[str, Any]] = {}  # blob → fact → value
         self._new: dict[str, dict[str, Any]] = {}
         self._read: set[str] = set()  # rows found on disk: kept alive while they are used
 
@@ -57,14 +58,7 @@ class FileFacts(KeptTable):
         if self._off:
             return MISSING
         with self._lock:
-            row = self._row(blob)
-            if key not in row:
-                return MISSING
-            data = row[key]
-        try:
-            return decode(data)
-        except (NotPlain, ValueError, TypeError, KeyError, AttributeError):
-            return MISSING  # damaged, or a class that changed: found again
+            return self._row(blob).get(key, MISSING)
 
     def put(self, blob: str, key: str, value: Any) -> None:
         if self._off:
@@ -74,7 +68,7 @@ class FileFacts(KeptTable):
         except (NotPlain, RecursionError):
             return
         with self._lock:
-            self._row(blob)[key] = data
+            self._row(blob)[key] = value
             self._new.setdefault(blob, {})[key] = data
 
     def flush(self) -> None:
@@ -113,7 +107,7 @@ class FileFacts(KeptTable):
         if row is None:
             db = self._connection()
             try:
-                row = self._rows[blob] = self._stored(db, blob) if db is not None else {}
+                row = self._rows[blob] = self._stored(db, blob, _tagged) if db is not None else {}
             except sqlite3.Error:
                 self._turn_off()
                 row = self._rows[blob] = {}
@@ -122,14 +116,17 @@ class FileFacts(KeptTable):
         return row
 
     @staticmethod
-    def _stored(db: sqlite3.Connection, blob: str) -> dict[str, Any]:
+    def _stored(
+        db: sqlite3.Connection, blob: str, hook: Callable[[dict[str, Any]], Any] | None = None
+    ) -> dict[str, Any]:
+        """The blob's row: as written (to merge into), or its values decoded by `hook`."""
         found = db.execute("SELECT value FROM facts WHERE key = ?", (_row_key(blob),)).fetchone()
         if found is None:
             return {}
         try:
-            row = json.loads(found[0])
-        except (ValueError, TypeError):
-            return {}  # damaged: found again, then written anew
+            row = json.loads(found[0], object_hook=hook)
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            return {}  # damaged, or a class that changed: found again, then written anew
         return row if isinstance(row, dict) else {}
 
 
@@ -180,34 +177,41 @@ def encode(value: Any) -> Any:
 
 def decode(data: Any) -> Any:
     """The value `encode` wrote; ValueError (or TypeError) when the data is not its."""
-    if type(data) is list:
-        return [decode(item) for item in data]
-    if type(data) is not dict:
-        return data
-    if "t" in data:
-        return tuple(decode(item) for item in data["t"])
-    if "f" in data:
-        return frozenset(decode(item) for item in data["f"])
-    if "s" in data:
-        return {decode(item) for item in data["s"]}
-    if "d" in data:
-        return {decode(k): decode(v) for k, v in data["d"]}
-    if "e" in data:
-        kind = _class(data["e"])
-        if not issubclass(kind, enum.Enum):
-            raise ValueError(data["e"])
-        return kind(decode(data["v"]))
-    if "c" in data:
-        kind = _class(data["c"])
-        fields = dataclasses.fields(kind) if dataclasses.is_dataclass(kind) else ()
-        values = data["v"]
-        if not fields or len(values) != len(fields):
-            raise ValueError(data["c"])
-        made: Any = object.__new__(kind)
-        for field, item in zip(fields, values, strict=True):
-            object.__setattr__(made, field.name, decode(item))
-        return made
-    raise ValueError("not an encoded value")
+    if type(data) is dict and not data.keys() & {"t", "f", "s", "d", "e", "c"}:
+        raise ValueError("not an encoded value")  # `encode` writes no bare object
+    return json.loads(json.dumps(data), object_hook=_tagged)
+
+
+def _tagged(data: dict[str, Any]) -> Any:
+    """A JSON object `encode` wrote as the value it stands for (its items decoded already:
+    `json` calls this innermost first); a row's own object is left as it is."""
+    if len(data) == 1:
+        tag, value = next(iter(data.items()))
+        if tag == "t":
+            return tuple(value)
+        if tag == "f":
+            return frozenset(value)
+        if tag == "s":
+            return set(value)
+        if tag == "d":
+            return {key: item for key, item in value}
+    elif len(data) == 2 and "v" in data:
+        if "e" in data:
+            kind = _class(data["e"])
+            if not issubclass(kind, enum.Enum):
+                raise ValueError(data["e"])
+            return kind(data["v"])
+        if "c" in data:
+            kind = _class(data["c"])
+            fields = dataclasses.fields(kind) if dataclasses.is_dataclass(kind) else ()
+            values = data["v"]
+            if not fields or len(values) != len(fields):
+                raise ValueError(data["c"])
+            made: Any = object.__new__(kind)
+            for field, item in zip(fields, values, strict=True):
+                object.__setattr__(made, field.name, item)
+            return made
+    return data  # not a value `encode` writes: a row (fact name → value)
 
 
 def _ours(kind: type) -> bool:

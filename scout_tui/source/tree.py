@@ -35,6 +35,9 @@ from scout_tui.source.whereabouts import GitWhereabouts
 MAX_LINKS = 40  # symlinks followed in one path before it counts as a loop (Linux's limit)
 
 
+MAX_REGREPPED = 500  # files differing from HEAD grepped by name; past it, the whole work tree
+
+
 @dataclass(frozen=True)
 class Hit:
     """A line `grep_words` found: its file, line number (from 1) and text."""
@@ -292,51 +295,7 @@ class SourceTree(GitWhereabouts):
     def grep_files(self, text: str) -> list[str]:
         """The Python files of the work tree (of the scanned commit, for a tree `at` one)
         that contain `text` (a fixed string)."""
-        at = self._grep_at()
-        try:  # a changed work tree's answer is never kept: `at` empty
-            out = self._git_at(at, "grep", "-l", "-F", "-e", text, *at, "--", "*.py")
-        except git.GitCommandError:  # git grep exits 1 when nothing matches
-            return []
-        prefix = f"{at[0]}:" if at else ""
-        return sorted(line.removeprefix(prefix) for line in out.splitlines() if line)
-
-    def _grep_at(self) -> list[str]:
-        """What a grep reads: the scanned commit; for the work tree, HEAD's commit id when
-        no tracked file differs from it (the same files: git's answer is then kept by
-        commit id, and tomorrow's rescan of an unchanged checkout asks git nothing), else
-        nothing (the work tree itself)."""
-        if self.at is not None:
-            return [self.at]
-        with self._lock:
-            if not hasattr(self, "_unchanged_head"):
-                self._unchanged_head: str | None = self._head_if_unchanged()
-            return [self._unchanged_head] if self._unchanged_head else []
-
-    def _head_if_unchanged(self) -> str | None:
-        git_ = self.repo.git
-        try:
-            git_.diff_index("--quiet", "HEAD", "--")
-            head = self.repo.head.commit.hexsha
-        except (git.GitCommandError, ValueError):  # changed, or no commit yet
-            return None
-        # A file git does not look at in the work tree (sparse, skip-worktree, assume-
-        # unchanged) may differ from HEAD unseen; a filter or CRLF conversion rewrites
-        # what is checked out: then the work tree is what is grepped.
-        if any(not e.startswith("H ") for e in git_.ls_files("-v", "-z").split("\0") if e):
-            return None
-        _, configured, _ = git_.config(
-            "--get-regexp",
-            r"^filter\.|^core\.autocrlf$",
-            with_extended_output=True,
-            with_exceptions=False,
-        )
-        if any(
-            line.startswith("filter.") or line.split()[-1].lower() in ("true", "1", "yes", "on")
-            for line in configured.splitlines()
-            if line.strip()
-        ):
-            return None
-        return head
+        return sorted(self._grep(("-l", "-F", "-e", text), ("*.py",)))
 
     def grep_words(self, words: list[str], pathspecs: tuple[str, ...] = ()) -> list[Hit]:
         """Every line of the scanned tree's files (those `pathspecs` match; all when none)
@@ -344,36 +303,100 @@ class SourceTree(GitWhereabouts):
         scripts. A file git cannot read (a blob missing from a partial clone) is left out,
         the others still answer."""
         names = sorted({word for word in words if word.isidentifier()})
-        if not names:
-            return []
-        at = self._grep_at()
-        kept = self.blobs.answers if at and names_commits(at[0]) else None
+        hits = []
         # One alternation: git's fixed-string search slows with hundreds of `-e` patterns
         # under `-w` (seconds on a large repository); one extended regex does not. In
         # batches: one argument may not pass 128 KiB.
-        out = ""
         for start in range(0, len(names), 1000):
             pattern = "(" + "|".join(names[start : start + 1000]) + ")"
-            args = ("-I", "-n", "-w", "-E", "-z", "-e", pattern, *at, "--", *pathspecs)
-            key = (*self._answers_scope(), "grep", *args) if kept is not None else ()
-            found = kept.get(key) if kept is not None else None
-            if not isinstance(found, str):
-                with self._lock:
-                    try:
-                        status, found, _ = self.repo.git.grep(
-                            *args, with_extended_output=True, with_exceptions=False
-                        )
-                    except git.GitCommandError:
-                        continue
-                found = redact(found)
-                if kept is not None and status in (0, 1):  # all read: no blob was missing
-                    kept.put(key, found)
-            out += found + "\n"
-        prefix = f"{at[0]}:" if at else ""
-        hits = []
-        for line in out.splitlines():
-            path, _, rest = line.partition("\0")
-            number, _, text = rest.partition("\0")
-            if number.isdigit():
-                hits.append(Hit(path.removeprefix(prefix), int(number), scrub(text)))
+            for line in self._grep(("-I", "-n", "-w", "-E", "-z", "-e", pattern), pathspecs):
+                path, _, rest = line.partition("\0")
+                number, _, text = rest.partition("\0")
+                if number.isdigit():
+                    hits.append(Hit(path, int(number), scrub(text)))
         return hits
+
+    def _grep(self, args: tuple[str, ...], pathspecs: tuple[str, ...]) -> list[str]:
+        """The lines `git grep <args>` prints over the scanned tree's files that
+        `pathspecs` match, each starting with the file's path from the top. The work
+        tree is read as HEAD's commit (whose answer is kept by its id: tomorrow's rescan
+        asks git nothing) plus, grepped as they are, the files that differ from it."""
+        at, changed, skipped = self._grep_plan()
+        differing = sorted(
+            path
+            for path in changed
+            if not pathspecs or any(fnmatch.fnmatchcase(path, spec) for spec in pathspecs)
+        )
+        if len(differing) > MAX_REGREPPED:  # a long command line: the work tree at once
+            return self._grep_run(args, [], pathspecs)
+        lines = self._grep_run(args, at, pathspecs)
+        if at and self.at is None:
+            lines = [
+                line
+                for line in lines
+                if (path := line.split("\0", 1)[0]) not in changed and path not in skipped
+            ]
+            if differing:  # (a deleted one matches no file: git greps none)
+                lines += self._grep_run(args, [], tuple(differing))
+        return lines
+
+    def _grep_run(
+        self, args: tuple[str, ...], at: list[str], pathspecs: tuple[str, ...]
+    ) -> list[str]:
+        kept = self.blobs.answers if at and names_commits(at[0]) else None
+        command = (*args, *at, "--", *pathspecs)
+        key = (*self._answers_scope(), "grep", *command) if kept is not None else ()
+        found = kept.get(key) if kept is not None else None
+        if not isinstance(found, str):
+            with self._lock:
+                try:
+                    status, found, _ = self.repo.git.grep(
+                        *command, with_extended_output=True, with_exceptions=False
+                    )
+                except git.GitCommandError:
+                    return []
+            found = redact(found)
+            if kept is not None and status in (0, 1):  # all read: no blob was missing
+                kept.put(key, found)
+        prefix = f"{at[0]}:" if at else ""
+        return [line.removeprefix(prefix) for line in found.splitlines() if line]
+
+    def _grep_plan(self) -> tuple[list[str], frozenset[str], frozenset[str]]:
+        """What a grep reads: the scanned commit; for the work tree, HEAD's commit id, the
+        files that may differ from it (changed, added, deleted, assumed unchanged: grepped
+        as they are), and those a sparse checkout skips (which a work-tree grep skips too);
+        the work tree alone (no commit) when a filter or CRLF conversion rewrites what is
+        checked out, or there is no commit yet."""
+        if self.at is not None:
+            return [self.at], frozenset(), frozenset()
+        with self._lock:
+            if not hasattr(self, "_plan"):
+                self._plan = self._work_tree_plan()
+            return self._plan
+
+    def _work_tree_plan(self) -> tuple[list[str], frozenset[str], frozenset[str]]:
+        git_ = self.repo.git
+        _, configured, _ = git_.config(
+            "--get-regexp",
+            r"^filter\.|^core\.autocrlf$",
+            with_extended_output=True,
+            with_exceptions=False,
+        )
+        nothing: frozenset[str] = frozenset()
+        if any(
+            line.startswith("filter.") or line.split()[-1].lower() in ("true", "1", "yes", "on")
+            for line in configured.splitlines()
+            if line.strip()
+        ):
+            return [], nothing, nothing
+        try:
+            head = self.repo.head.commit.hexsha
+            differ = git_.diff_index("--name-only", "-z", "--no-renames", "HEAD", "--")
+            listed = git_.ls_files("-v", "-z")
+        except (git.GitCommandError, ValueError):  # no commit yet
+            return [], nothing, nothing
+        entries = [entry for entry in listed.split("\0") if entry]
+        skipped = {entry[2:] for entry in entries if entry.startswith("S ")}
+        changed = {path for path in differ.split("\0") if path} - skipped
+        changed |= {entry[2:] for entry in entries if entry[0] not in "HS"}
+        return [head], frozenset(changed), frozenset(skipped)

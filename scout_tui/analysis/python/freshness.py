@@ -16,14 +16,16 @@ class Patch:
     line: int
     target: str  # dotted origin of the patched class, e.g. torchtitan.models.x.FlexAttention
     method: str
-    function: ast.FunctionDef | None  # the replacement, when defined in the same module
+    function: str | None  # the replacement's name, when defined in the same module
     wraps_original: bool  # `C.m = wrap(C.m)`: follows whatever signature upstream has
+    signature: tuple[shapes.Param, ...] = ()  # the replacement's
 
     @property
     def label(self) -> str:
         return f"{self.target.rsplit('.', 1)[-1]}.{self.method}"
 
 
+@pyast.per_tree
 def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
     """`Class.method = fn` and `setattr(Class, "method", fn)` on imported classes."""
     if tree is None:
@@ -57,15 +59,20 @@ def monkey_patches(path: str, tree: ast.Module | None) -> list[Patch]:
             continue
         replacement = functions.get(value.id) if isinstance(value, ast.Name) else None
         wraps = f"{target}.{method}" in ast.unparse(value)
-        found.append(Patch(path, node.lineno, imports[target], method, replacement, wraps))
+        fn_name = replacement.name if replacement is not None else None
+        params = tuple(shapes.signature(replacement)) if replacement is not None else ()
+        found.append(Patch(path, node.lineno, imports[target], method, fn_name, wraps, params))
     return found
 
 
 @pyast.per_tree
-def patches_anything(tree: ast.Module) -> bool:
-    """Whether `monkey_patches` finds any (most modules patch nothing: kept, so a rescan
-    reads only the modules that do)."""
-    return bool(monkey_patches("", tree))
+def upstream_signature(tree: ast.Module, qualname: str) -> tuple[shapes.Param, ...] | None:
+    """The signature of the function (or method) `qualname`; None when the module defines
+    none by that name (or it is a class)."""
+    node = pyast.find(tree, qualname)
+    if node is None or isinstance(node, ast.ClassDef):
+        return None
+    return tuple(shapes.signature(node))
 
 
 def signature_mismatch(patch: list[shapes.Param], upstream: list[shapes.Param]) -> list[str]:

@@ -337,6 +337,10 @@ def _by_blob(arg: Any) -> Any:
         return (kind.__name__, *map(_by_blob, arg))
     if kind is set or kind is frozenset:
         return (kind.__name__, *sorted(repr(_by_blob(item)) for item in arg))
+    params = getattr(kind, "__dataclass_params__", None)
+    if params is not None and params.frozen:  # a value object: named by its fields
+        fields = [_by_blob(getattr(arg, name)) for name in kind.__dataclass_fields__]
+        return (f"{kind.__module__}.{kind.__qualname__}", *fields)
     raise _NotByBlob
 
 

@@ -142,6 +142,7 @@ def script_claims(markdown: str) -> list[Claim]:
     return found
 
 
+@pyast.per_tree
 def script_breaks(path: str, tree: ast.Module | None, root_packages: set[str]) -> str | None:
     """Why `python path` fails where `python -m` works: run as a script, the file's folder
     heads sys.path, not the checkout — a relative import, or a package of the repository's
