@@ -5,6 +5,7 @@ run says; a changed file is read afresh."""
 from __future__ import annotations
 
 import ast
+import re
 import sqlite3
 import subprocess
 from dataclasses import dataclass, replace
@@ -237,6 +238,7 @@ def _git(repo: Path, *args: str) -> str:
         "assume-unchanged",
         "filter",
         "autocrlf",
+        "odd names",
     ],
 )
 def test_a_work_tree_grep_says_what_git_grep_of_the_work_tree_says(
@@ -250,8 +252,17 @@ def test_a_work_tree_grep_says_what_git_grep_of_the_work_tree_says(
     (repo / "a.py").write_text("def probe():\n    pass\n", encoding="utf-8")
     (repo / "b.py").write_text("x = probe\n", encoding="utf-8")
     (repo / "c.md").write_text("no word here\n", encoding="utf-8")
+    odd = ["café.py", "*.py", ":b.py", ":!a.py", "new\nline.py", "tab\tname.py"]
+    if change == "odd names":  # quoted by git, read as patterns, or split as lines
+        for name in odd:
+            (repo / name).write_text("probe = 1\n", encoding="utf-8")
     _git(repo, "add", "-A")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    if change == "odd names":
+        for name in odd[:3]:
+            (repo / name).write_text("edited = 2\n", encoding="utf-8")
+        for name in odd[3:]:
+            (repo / name).unlink()
     if change == "edited":
         (repo / "b.py").write_text("x = 1\n", encoding="utf-8")
         (repo / "c.md").write_text("the probe, now\n", encoding="utf-8")
@@ -269,9 +280,11 @@ def test_a_work_tree_grep_says_what_git_grep_of_the_work_tree_says(
     elif change == "autocrlf":
         _git(repo, "config", "core.autocrlf", "true")
     work_tree = subprocess.run(
-        ["git", "-C", str(repo), "grep", "-n", "-w", "probe"], capture_output=True, text=True
-    ).stdout.splitlines()
-    expected = sorted(tuple(line.split(":", 2)[:2]) for line in work_tree)
+        ["git", "-C", str(repo), "grep", "-z", "-n", "-w", "probe"], capture_output=True, text=True
+    ).stdout
+    expected = sorted(
+        (path, line) for path, line, _ in re.findall(r"([^\0]*)\0(\d+)\0(.*)\n", work_tree)
+    )
     for _ in range(2):  # the second run reads the kept answer at HEAD
         source = SourceTree(repo, blobs=BlobStore(GitAnswers(tmp_path / "answers.sqlite")))
         hits = source.grep_words(["probe"])
@@ -281,4 +294,6 @@ def test_a_work_tree_grep_says_what_git_grep_of_the_work_tree_says(
         assert sorted({hit.path for hit in source.grep_words(["probe"], ("*.py",))}) == python
     at, changed, _ = source._grep_plan()
     assert bool(at) == (change not in ("filter", "autocrlf"))
-    assert bool(changed) == (change in ("edited", "deleted", "staged", "assume-unchanged"))
+    assert bool(changed) == (
+        change in ("edited", "deleted", "staged", "assume-unchanged", "odd names")
+    )

@@ -87,19 +87,31 @@ def test_a_token_in_a_commit_message_never_reaches_the_kept_answers(
     assert not any(TOKEN.encode() in path.read_bytes() for path in files)
 
 
-def test_the_work_trees_answers_are_never_kept(fresh_world: Sample, tmp_path: Path) -> None:
+def test_a_work_tree_grep_keeps_only_heads_answer(fresh_world: Sample, tmp_path: Path) -> None:
+    """The work tree is grepped as HEAD's commit plus the files that differ from it: only
+    HEAD's answer is kept (the one a grep at that commit keeps), and an edit is seen."""
     answers = GitAnswers(tmp_path / GIT_ANSWERS)
     source = SourceTree(fresh_world.repo, blobs=blob_store_of(answers))
-    assert source.grep_files("def ") != []
-    assert answers.get(("anything",)) is None
-    rows = sqlite3.connect(tmp_path / GIT_ANSWERS).execute("SELECT count(*) FROM answers")
-    assert rows.fetchone() == (0,)
+    found = source.grep_files("def ")
+    assert found != []
+
+    def kept() -> int:
+        rows = sqlite3.connect(tmp_path / GIT_ANSWERS).execute("SELECT count(*) FROM answers")
+        return rows.fetchone()[0]
+
+    assert kept() == 1
     head = source.head()
     assert head is not None
     at_head = SourceTree(fresh_world.repo, at=head, blobs=blob_store_of(answers))
-    assert at_head.grep_files("def ") == source.grep_files("def ")
-    rows = sqlite3.connect(tmp_path / GIT_ANSWERS).execute("SELECT count(*) FROM answers")
-    assert rows.fetchone() == (1,)  # a commit's tree: kept
+    assert at_head.grep_files("def ") == found
+    assert kept() == 1  # the same answer
+    edited = fresh_world.repo / found[0]
+    edited.write_text("x = 1\n", encoding="utf-8")
+    (fresh_world.repo / "new_module.py").write_text("def new(): ...\n", encoding="utf-8")
+    subprocess.run(["git", "add", "new_module.py"], cwd=fresh_world.repo, check=True)
+    again = SourceTree(fresh_world.repo, blobs=blob_store_of(answers)).grep_files("def ")
+    assert again == sorted([*found[1:], "new_module.py"])
+    assert kept() == 1
 
 
 def test_a_damaged_answers_file_is_made_anew_and_the_run_goes_on(

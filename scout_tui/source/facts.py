@@ -25,7 +25,6 @@ import json
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from scout_tui.source.kept import KeptTable
 
 _BIG = 10**4000  # Python's JSON writes no integer of more than 4,300 digits
 PARSES = "parses"  # the fact of a blob's parse: "" when `ast` takes it, else why not
-_CODE = ("analysis", "collect", "source")  # the packages whose code finds the facts
+_CODE = ("analysis", "collect", "source", "model.py")  # the code that finds the facts
 
 
 class NotPlain(Exception):
@@ -58,14 +57,24 @@ class FileFacts(KeptTable):
         if self._off:
             return MISSING
         with self._lock:
-            return self._row(blob).get(key, MISSING)
+            row = self._row(blob)
+            if key not in row:
+                return MISSING
+            value = row[key]
+            if type(value) is _Written:  # decoded on first use: one bad value costs itself
+                try:
+                    value = row[key] = json.loads(value, object_hook=_tagged)
+                except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                    del row[key]  # damaged, or a class that changed: found again
+                    return MISSING
+            return value
 
     def put(self, blob: str, key: str, value: Any) -> None:
         if self._off:
             return
         try:
-            data = encode(value)
-        except (NotPlain, RecursionError):
+            data = json.dumps(encode(value), separators=(",", ":"))
+        except (NotPlain, RecursionError, ValueError):
             return
         with self._lock:
             self._row(blob)[key] = value
@@ -87,10 +96,8 @@ class FileFacts(KeptTable):
                 with db:
                     for blob, facts in new.items():
                         row = {**self._stored(db, blob), **facts}
-                        try:  # a path may hold a token: redacted before it is written
-                            text = redact(json.dumps(row, separators=(",", ":")))
-                        except (ValueError, RecursionError):
-                            continue
+                        # A path may hold a token: redacted before it is written.
+                        text = redact(json.dumps(row, separators=(",", ":")))
                         db.execute(
                             "INSERT OR REPLACE INTO facts (key, value, written) VALUES (?, ?, ?)",
                             (_row_key(blob), text, now),
@@ -107,27 +114,32 @@ class FileFacts(KeptTable):
         if row is None:
             db = self._connection()
             try:
-                row = self._rows[blob] = self._stored(db, blob, _tagged) if db is not None else {}
+                stored = self._stored(db, blob) if db is not None else {}
             except sqlite3.Error:
                 self._turn_off()
-                row = self._rows[blob] = {}
+                stored = {}
+            row = self._rows[blob] = {
+                key: _Written(value) for key, value in stored.items() if type(value) is str
+            }
             if row:
                 self._read.add(blob)
         return row
 
     @staticmethod
-    def _stored(
-        db: sqlite3.Connection, blob: str, hook: Callable[[dict[str, Any]], Any] | None = None
-    ) -> dict[str, Any]:
-        """The blob's row: as written (to merge into), or its values decoded by `hook`."""
+    def _stored(db: sqlite3.Connection, blob: str) -> dict[str, Any]:
+        """The blob's row as written: fact name → the value's JSON."""
         found = db.execute("SELECT value FROM facts WHERE key = ?", (_row_key(blob),)).fetchone()
         if found is None:
             return {}
         try:
-            row = json.loads(found[0], object_hook=hook)
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-            return {}  # damaged, or a class that changed: found again, then written anew
+            row = json.loads(found[0])
+        except (ValueError, TypeError, RecursionError):
+            return {}  # damaged: found again, then written anew
         return row if isinstance(row, dict) else {}
+
+
+class _Written(str):
+    """A value's JSON as read from its row, not decoded yet."""
 
 
 def _row_key(blob: str) -> str:
@@ -143,7 +155,8 @@ def code_digest() -> str:
         digest = hashlib.sha256(sys.version.encode())
         package = Path(__file__).resolve().parent.parent
         for name in _CODE:
-            for path in sorted((package / name).rglob("*.py")):
+            code = package / name
+            for path in [code] if code.is_file() else sorted(code.rglob("*.py")):
                 digest.update(path.relative_to(package).as_posix().encode() + b"\0")
                 digest.update(path.read_bytes())
         _DIGEST.append(digest.hexdigest()[:24])
@@ -177,14 +190,12 @@ def encode(value: Any) -> Any:
 
 def decode(data: Any) -> Any:
     """The value `encode` wrote; ValueError (or TypeError) when the data is not its."""
-    if type(data) is dict and not data.keys() & {"t", "f", "s", "d", "e", "c"}:
-        raise ValueError("not an encoded value")  # `encode` writes no bare object
     return json.loads(json.dumps(data), object_hook=_tagged)
 
 
 def _tagged(data: dict[str, Any]) -> Any:
     """A JSON object `encode` wrote as the value it stands for (its items decoded already:
-    `json` calls this innermost first); a row's own object is left as it is."""
+    `json` calls this innermost first)."""
     if len(data) == 1:
         tag, value = next(iter(data.items()))
         if tag == "t":
@@ -211,7 +222,7 @@ def _tagged(data: dict[str, Any]) -> Any:
             for field, item in zip(fields, values, strict=True):
                 object.__setattr__(made, field.name, item)
             return made
-    return data  # not a value `encode` writes: a row (fact name → value)
+    raise ValueError("not an encoded value")
 
 
 def _ours(kind: type) -> bool:

@@ -295,13 +295,13 @@ class SourceTree(GitWhereabouts):
     def grep_files(self, text: str) -> list[str]:
         """The Python files of the work tree (of the scanned commit, for a tree `at` one)
         that contain `text` (a fixed string)."""
-        return sorted(self._grep(("-l", "-F", "-e", text), ("*.py",)))
+        return sorted(path for path, _ in self._grep(("-l", "-z", "-F", "-e", text), ("*.py",)))
 
     def grep_words(self, words: list[str], pathspecs: tuple[str, ...] = ()) -> list[Hit]:
         """Every line of the scanned tree's files (those `pathspecs` match; all when none)
         holding one of `words` (identifiers) as a whole word, any kind of file: code, docs, configs,
         scripts. A file git cannot read (a blob missing from a partial clone) is left out,
-        the others still answer."""
+        the others still answer. `pathspecs`: globs of paths (`*.py`)."""
         names = sorted({word for word in words if word.isidentifier()})
         hits = []
         # One alternation: git's fixed-string search slows with hundreds of `-e` patterns
@@ -309,18 +309,18 @@ class SourceTree(GitWhereabouts):
         # batches: one argument may not pass 128 KiB.
         for start in range(0, len(names), 1000):
             pattern = "(" + "|".join(names[start : start + 1000]) + ")"
-            for line in self._grep(("-I", "-n", "-w", "-E", "-z", "-e", pattern), pathspecs):
-                path, _, rest = line.partition("\0")
-                number, _, text = rest.partition("\0")
+            args = ("-I", "-n", "-w", "-E", "-z", "-e", pattern)
+            for path, line in self._grep(args, pathspecs):
+                number, _, text = line.partition("\0")
                 if number.isdigit():
                     hits.append(Hit(path, int(number), scrub(text)))
         return hits
 
-    def _grep(self, args: tuple[str, ...], pathspecs: tuple[str, ...]) -> list[str]:
-        """The lines `git grep <args>` prints over the scanned tree's files that
-        `pathspecs` match, each starting with the file's path from the top. The work
-        tree is read as HEAD's commit (whose answer is kept by its id: tomorrow's rescan
-        asks git nothing) plus, grepped as they are, the files that differ from it."""
+    def _grep(self, args: tuple[str, ...], pathspecs: tuple[str, ...]) -> list[tuple[str, str]]:
+        """(path from the top, the rest of its record) for each record `git grep -z <args>`
+        prints over the scanned tree's files that `pathspecs` match. The work tree is read
+        as HEAD's commit (whose answer is kept by its id: tomorrow's rescan asks git
+        nothing) plus, grepped as they are, the files that differ from it."""
         at, changed, skipped = self._grep_plan()
         differing = sorted(
             path
@@ -329,20 +329,17 @@ class SourceTree(GitWhereabouts):
         )
         if len(differing) > MAX_REGREPPED:  # a long command line: the work tree at once
             return self._grep_run(args, [], pathspecs)
-        lines = self._grep_run(args, at, pathspecs)
+        records = self._grep_run(args, at, pathspecs)
         if at and self.at is None:
-            lines = [
-                line
-                for line in lines
-                if (path := line.split("\0", 1)[0]) not in changed and path not in skipped
-            ]
-            if differing:  # (a deleted one matches no file: git greps none)
-                lines += self._grep_run(args, [], tuple(differing))
-        return lines
+            records = [r for r in records if r[0] not in changed and r[0] not in skipped]
+            if differing:  # each by its name, not as a pattern (a deleted one: no file)
+                literal = tuple(f":(literal){path}" for path in differing)
+                records += self._grep_run(args, [], literal)
+        return records
 
     def _grep_run(
         self, args: tuple[str, ...], at: list[str], pathspecs: tuple[str, ...]
-    ) -> list[str]:
+    ) -> list[tuple[str, str]]:
         kept = self.blobs.answers if at and names_commits(at[0]) else None
         command = (*args, *at, "--", *pathspecs)
         key = (*self._answers_scope(), "grep", *command) if kept is not None else ()
@@ -351,7 +348,10 @@ class SourceTree(GitWhereabouts):
             with self._lock:
                 try:
                     status, found, _ = self.repo.git.grep(
-                        *command, with_extended_output=True, with_exceptions=False
+                        *command,
+                        with_extended_output=True,
+                        with_exceptions=False,
+                        strip_newline_in_stdout=False,
                     )
                 except git.GitCommandError:
                     return []
@@ -359,7 +359,7 @@ class SourceTree(GitWhereabouts):
             if kept is not None and status in (0, 1):  # all read: no blob was missing
                 kept.put(key, found)
         prefix = f"{at[0]}:" if at else ""
-        return [line.removeprefix(prefix) for line in found.splitlines() if line]
+        return [(path.removeprefix(prefix), rest) for path, rest in _records(found, "-l" in args)]
 
     def _grep_plan(self) -> tuple[list[str], frozenset[str], frozenset[str]]:
         """What a grep reads: the scanned commit; for the work tree, HEAD's commit id, the
@@ -400,3 +400,24 @@ class SourceTree(GitWhereabouts):
         changed = {path for path in differ.split("\0") if path} - skipped
         changed |= {entry[2:] for entry in entries if entry[0] not in "HS"}
         return [head], frozenset(changed), frozenset(skipped)
+
+
+def _records(out: str, names_only: bool) -> list[tuple[str, str]]:
+    """`git grep -z` output as (path, rest) records: `-l` prints `path\\0` per file, `-n`
+    prints `path\\0line\\0text\\n` per line (a path may hold a newline; a text cannot)."""
+    if names_only:
+        return [(path, "") for path in out.split("\0") if path]
+    records = []
+    position = 0
+    while position < len(out):
+        path_end = out.find("\0", position)
+        if path_end < 0:
+            break
+        number_end = out.find("\0", path_end + 1)
+        if number_end < 0:
+            break
+        line_end = out.find("\n", number_end + 1)
+        line_end = len(out) if line_end < 0 else line_end
+        records.append((out[position:path_end], out[path_end + 1 : line_end]))
+        position = line_end + 1
+    return records
