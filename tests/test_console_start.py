@@ -382,9 +382,10 @@ async def test_a_burst_of_decisions_ending_in_q_keeps_every_one(tmp_path) -> Non
     assert {fp for fp, entry in decided.items() if entry.decision == "accepted"} == set(chosen)
 
 
-async def test_a_dialog_answered_twice_in_a_burst_answers_once(tmp_path) -> None:
-    """Keys typed ahead of a closing dialog reach it after it answered (`x dup enter down x
-    dup2 enter`): it answers once, and the console does not fall over."""
+async def test_keys_typed_past_a_dialogs_answer_reach_what_comes_next(tmp_path) -> None:
+    """`x dup enter down x dup2 enter` in one burst: the keys after the first enter reach
+    the dialog before it has answered; held there, they go to the tree once it has, and
+    the second drop is made with its own reason."""
     from tests.console import settle, tree
 
     with held_at_a_glance(tmp_path) as (app, _):
@@ -398,4 +399,26 @@ async def test_a_dialog_answered_twice_in_a_burst_answers_once(tmp_path) -> None
             await settle(pilot, app)
             assert app.is_running
             decided = app.session.review.decisions()
-            assert (decided[first].decision, decided[first].reason)[0] == "dropped"
+            dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
+            assert dropped[first] == "dup"
+            assert sorted(dropped.values()) == ["dup", "dup2"]
+
+
+async def test_keys_after_an_enter_that_did_not_answer_stay_in_the_dialog(tmp_path) -> None:
+    """`x enter dup enter`: the first enter (no reason yet) does not answer; the keys held
+    after it go on to the dialog, which is still there, and the drop has its reason."""
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            first = tree(app).cursor_fingerprint
+            burst(app, "x", "enter", *"dup", "enter", "down")
+            await pilot.pause(1.0)
+            await settle(pilot, app)
+            decided = app.session.review.decisions()
+            dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
+            assert dropped == {first: "dup"}
+            assert tree(app).cursor_fingerprint not in (None, first)  # `down` reached the tree

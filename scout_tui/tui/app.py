@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -14,6 +15,7 @@ from textual.screen import Screen
 from scout_tui.model import RunResult
 from scout_tui.session import Session
 from scout_tui.tui.keys import ACTIONS, binding, shown_key
+from scout_tui.tui.screens.modal import Modal
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -68,6 +70,19 @@ class ScoutApp(App[int]):
 
     def get_default_screen(self) -> Screen[Any]:
         return self.overview or self.triage
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key to a dialog goes through it: held once a key that may answer it went in
+        (`Modal.deliver`), so that keys typed past it reach what comes next."""
+        modal = self.screen if self._screen_stack else None
+        if not isinstance(event, events.Key) or event.is_forwarded or not isinstance(modal, Modal):
+            await super().on_event(event)
+            return
+        if modal.holding and not await self._check_bindings(event.key, priority=True):
+            modal.hold(event)
+            return
+        await super().on_event(event)
+        modal.heard(event.key)
 
     def notify(self, message: str, *, markup: bool = False, **options: Any) -> None:
         """Notifications carry data (titles, paths, errors): never read as Rich markup,

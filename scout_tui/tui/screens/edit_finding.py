@@ -15,6 +15,7 @@ NO_PRIORITY = "none"
 
 
 class EditFinding(Modal[Edited | None]):
+    ENTER_ANSWERS = False  # a new line in the text
     BINDINGS = [
         Binding("ctrl+s", "save", "Save", id="edit_save", priority=True),
         Binding("escape", "cancel", "Cancel", id="edit_cancel"),

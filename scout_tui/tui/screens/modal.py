@@ -1,18 +1,76 @@
-"""A modal that answers once."""
+"""A modal that answers once, and holds the keys typed past the key that answers it."""
 
 from __future__ import annotations
 
 from typing import TypeVar
 
+from textual import events
+from textual.binding import Binding
 from textual.screen import ModalScreen
+from textual.widget import Widget
 
 ResultType = TypeVar("ResultType")
+# A key that may answer (enter on an empty reason does not) holds the keys after it this
+# long at most: then they go on to the modal, which is still there.
+HOLD_AT_MOST = 0.5
 
 
 class Modal(ModalScreen[ResultType]):
+    """Keys typed in one burst over SSH (`x dup enter down x dup2 enter`) reach a modal
+    before it has read the one that answers it: held from that key on, they go where the
+    focus goes once it has answered (the tree, the next dialog), not into the closing
+    dialog. The app and the tree hand keys in through `deliver`."""
+
+    # Whether enter may answer: a dialog's input submits with it; a text area does not.
+    ENTER_ANSWERS = True
+    _late: list[events.Key] | None = None
+    _holds = 0
+
     def answer(self, result: ResultType) -> None:
         """Dismissed with `result`, once: keys read in the same burst as the one that
-        answered (over SSH, `x reason enter x reason enter`) reach the modal after it closed
-        and must not answer again — Textual would pop a screen no longer there."""
+        answered reach the modal after it closed and must not answer again — Textual would
+        pop a screen no longer there. The keys held go on once it has gone."""
         if self.is_current:
             self.dismiss(result)
+            self.app.call_after_refresh(self.release_keys)
+
+    @property
+    def holding(self) -> bool:
+        return self._late is not None
+
+    def deliver(self, key: events.Key, target: Widget) -> None:
+        """`key` to `target` (the modal's focus), or held after a key that may answer."""
+        if self._late is not None:
+            self._late.append(key)
+            return
+        target._forward_event(key)
+        self.heard(key.key)
+
+    def heard(self, key: str) -> None:
+        """After a key that may answer, hold the keys that follow."""
+        if self._late is None and self._answers_on(key):
+            self._late = []
+            self._holds += 1
+            hold = self._holds
+            self.app.set_timer(HOLD_AT_MOST, lambda: self.release_keys(hold))
+
+    def hold(self, key: events.Key) -> None:
+        assert self._late is not None
+        self._late.append(key)
+
+    def release_keys(self, hold: int | None = None) -> None:
+        """The keys held, to the app in order: to where the focus is now (this modal,
+        when the key did not answer after all)."""
+        if hold is not None and hold != self._holds:
+            return  # a later hold's keys: released when that one ends
+        late, self._late = self._late, None
+        for key in late or []:
+            self.app.post_message(events.Key(key.key, key.character))
+
+    def _answers_on(self, key: str) -> bool:
+        keys = {
+            name.strip()
+            for found in self.BINDINGS
+            for name in (found.key if isinstance(found, Binding) else found[0]).split(",")
+        }
+        return key in keys or (key == "enter" and self.ENTER_ANSWERS)
