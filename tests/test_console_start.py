@@ -422,3 +422,107 @@ async def test_keys_after_an_enter_that_did_not_answer_stay_in_the_dialog(tmp_pa
             dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
             assert dropped == {first: "dup"}
             assert tree(app).cursor_fingerprint not in (None, first)  # `down` reached the tree
+
+
+async def test_a_key_after_next_unreviewed_acts_where_it_went(tmp_path) -> None:
+    """`n x dup enter` in one burst drops the finding `n` moved to, not the one before."""
+    from scout_tui.tui.widgets.findings_tree import _leaves
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            shown = tree(app)
+            first = shown.cursor_fingerprint
+            order = _leaves(shown.root)
+            after = order[order.index(first) + 1 :] + order[: order.index(first)]
+            expected = next(fp for fp in after if not shown._finding_rows[fp].reviewed)
+            burst(app, "n", "x", *"dup", "enter")
+            await pilot.pause(0.5)
+            await settle(pilot, app)
+            decided = app.session.review.decisions()
+            dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
+            assert dropped == {expected: "dup"}
+
+
+async def test_keys_typed_after_publish_answer_its_question(tmp_path) -> None:
+    """`P n down a` in one burst: publish asks GitHub before its question is up; `n` is the
+    question's answer (nothing published), and `down a` act on the tree after it."""
+    from scout_tui.tui.widgets.findings_tree import _leaves
+    from tests.console import collected_demo, console, settle, tree
+
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            shown = tree(app)
+            order = _leaves(shown.root)
+            start = next(
+                n
+                for n, fp in enumerate(order[:-1])
+                if not shown._finding_rows[order[n + 1]].reviewed
+                and shown._finding_nodes[order[n + 1]].line == shown._finding_nodes[fp].line + 1
+            )
+            shown.select_fingerprint(order[start])
+            await pilot.pause(0.1)
+            before = dict(app.session.review.decisions())
+            burst(app, "P", "n", "down", "a")
+            for _ in range(100):
+                await pilot.pause(0.1)
+                if app.session.review.decisions() != before:
+                    break
+            await settle(pilot, app)
+            assert app.screen is app.triage  # the question was answered: no dialog left
+            decided = app.session.review.decisions()
+            changed = {fp for fp, e in decided.items() if before.get(fp) != e}
+            assert changed == {order[start + 1]}
+            assert decided[order[start + 1]].decision == "accepted"
+
+
+async def test_escape_then_a_letter_read_as_alt_closes_the_dialog_and_acts(tmp_path) -> None:
+    """A terminal reads `escape a` typed within ~50 ms as alt+a: in the drop dialog that
+    is escape (cancel) then `a` (accept), not an `a` typed into the reason."""
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            first = tree(app).cursor_fingerprint
+            burst(app, "x", "alt+a")
+            await pilot.pause(0.5)
+            await settle(pilot, app)
+            assert app.screen is app.triage
+            decided = app.session.review.decisions()
+            assert {fp: e.decision for fp, e in decided.items()} == {first: "accepted"}
+
+
+async def test_a_reason_typed_after_x_with_nothing_to_drop_runs_no_keys(tmp_path) -> None:
+    """`x dup enter` on a section's header: nothing to drop, and the reason typed with it
+    is not taken as keys (`u` would undo the decision before, `p` open the preview)."""
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            shown = tree(app)
+            first = shown.cursor_fingerprint
+            await pilot.press("a")
+            await settle(pilot, app)
+            shown.move_cursor(shown.root.children[0])  # a section's header
+            await pilot.pause(0.1)
+            burst(app, "x", *"dup", "enter")
+            await pilot.pause(0.5)
+            await settle(pilot, app)
+            assert app.screen is app.triage
+            decided = app.session.review.decisions()
+            assert {fp: e.decision for fp, e in decided.items()} == {first: "accepted"}
+            burst(app, "u")  # a key typed later is a key again
+            await pilot.pause(0.5)
+            await settle(pilot, app)
+            assert not app.session.review.decisions()

@@ -78,6 +78,10 @@ class ScoutApp(App[int]):
         if not isinstance(event, events.Key) or event.is_forwarded or not isinstance(modal, Modal):
             await super().on_event(event)
             return
+        if event.key.startswith("alt+") and len(split := modal.unalt(event)) > 1:
+            for key in split:
+                await self.on_event(key)
+            return
         if modal.holding and not await self._check_bindings(event.key, priority=True):
             modal.hold(event)
             return

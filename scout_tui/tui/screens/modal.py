@@ -38,8 +38,23 @@ class Modal(ModalScreen[ResultType]):
     def holding(self) -> bool:
         return self._late is not None
 
+    def unalt(self, key: events.Key) -> list[events.Key]:
+        """A terminal sends `escape` then a letter within ~50 ms as alt+letter: in a dialog
+        that escape closes, nobody means alt+letter (it would be typed into the reason):
+        escape, then the letter."""
+        if not key.key.startswith("alt+") or not self._answers_on("escape"):
+            return [key]
+        rest = key.key.removeprefix("alt+")
+        return [events.Key("escape", "\x1b"), events.Key(rest, rest if len(rest) == 1 else None)]
+
     def deliver(self, key: events.Key, target: Widget) -> None:
         """`key` to `target` (the modal's focus), or held after a key that may answer."""
+        if key.key.startswith("alt+"):
+            split = self.unalt(key)
+            if len(split) > 1:
+                for part in split:
+                    self.deliver(part, target)
+                return
         if self._late is not None:
             self._late.append(key)
             return

@@ -150,7 +150,9 @@ class TriageScreen(Screen[None]):
             self.decisions.open(self.run_result, self.load_cached)
         if self.collect_at_start:
             self.action_rerun()
-        self.query_one(FindingsTree).focus()
+        # Focused now, not after this handler (`focus()` waits a turn): a key typed at the
+        # first frame goes to the tree, whose key routing keeps a burst in order.
+        self.set_focus(self.query_one(FindingsTree), scroll_visible=False)
         self.set_interval(30, status.refresh)  # the run's age
 
     @work(thread=True, exclusive=True, group="triage", exit_on_error=False)
@@ -407,7 +409,8 @@ class TriageScreen(Screen[None]):
 
     def action_drop(self) -> None:
         findings = self._targets("drop")
-        if not findings:
+        if not findings:  # the reason typed after `x` must not run as keys (`u` undoes)
+            self.query_one(FindingsTree).skip_typed_answer()
             return
         what = f"{len(findings)} findings" if len(findings) > 1 else "this finding"
 
@@ -607,6 +610,8 @@ class TriageScreen(Screen[None]):
 
     def on_publish_flow_busy(self, message: PublishFlow.Busy) -> None:
         self.query_one(StatusLine).busy = message.text
+        if not message.text:  # the question is up (its dialog pushed), or will not be
+            self.query_one(FindingsTree).release_keys()
 
     def triaged_run(self, reviewed_only: bool = False) -> RunResult | None:
         if self.run_result is None:
@@ -645,7 +650,12 @@ class TriageScreen(Screen[None]):
                 timeout=6,
             )
             return
-        self.publish_flow.propose(run, reviewed, dict(self.entries))
+        # Keys typed after `P` (`P n`, `P escape`) are the question's, not the tree's: held
+        # until it is up (GitHub is asked first), or until it is known there is none.
+        tree = self.query_one(FindingsTree)
+        tree.hold_keys()
+        if not self.publish_flow.propose(run, reviewed, dict(self.entries)):
+            tree.release_keys()
 
     # -- zoom, filter ---------------------------------------------------------------------------
     def action_zoom(self) -> None:

@@ -7,6 +7,7 @@ screen's action, which applies it to `targets()` (the marked findings, else the 
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -185,6 +186,11 @@ def section_label(section: Section, reviewed: int, count: int) -> Text:
     return label
 
 
+# How long after a dialog's key that found nothing to act on the keys typed with it (its
+# answer, up to an enter) are skipped: a burst, not the reviewer's next deliberate key.
+SKIP_TYPED_ANSWER = 0.3
+
+
 class FindingsTree(Tree[NodeData]):
     BINDING_GROUP_TITLE = "Triage"
     BINDINGS = [
@@ -194,6 +200,8 @@ class FindingsTree(Tree[NodeData]):
         binding("next_unreviewed"),
         Binding("enter", "toggle_node", "Open/close", show=False),
     ]
+    _held: list[events.Key] | None = None  # keys waiting for a dialog that comes later
+    _skip_until = 0.0  # (monotonic) keys typed for a dialog that did not open, skipped
 
     @dataclass
     class FindingHighlighted(Message):
@@ -704,7 +712,9 @@ class FindingsTree(Tree[NodeData]):
             if not parent.is_expanded:  # expand() rebuilds every line, open or not
                 parent.expand()
             parent = parent.parent
-        self.call_after_refresh(self.move_cursor, node)
+        # Now, not after a refresh: the next key of a burst (`n x`) acts where this one went.
+        self._tree_lines  # noqa: B018 — lines laid out now, so that the node knows its line
+        self.move_cursor(node)
         return True
 
     # -- what the cursor is on ---------------------------------------------------------------
@@ -754,11 +764,41 @@ class FindingsTree(Tree[NodeData]):
             return "No finding matches the filter (escape clears it)."
         return "Select a finding."
 
+    def skip_typed_answer(self) -> None:
+        """A key that opens a dialog found nothing to act on: the keys typed with it, up to
+        an enter or escape (`x dup enter` on a header), were the dialog's, not commands."""
+        self._skip_until = time.monotonic() + SKIP_TYPED_ANSWER
+
+    def _skipped(self, key: str) -> bool:
+        if time.monotonic() > self._skip_until:
+            return False
+        if key in ("enter", "escape"):
+            self._skip_until = 0.0
+        return True
+
+    def hold_keys(self) -> None:
+        """Keys typed after one whose dialog comes later (publish asks GitHub first) wait
+        for it, in order, instead of acting on the tree meanwhile."""
+        if self._held is None:
+            self._held = []
+
+    def release_keys(self) -> None:
+        """The keys held, in order, to where the focus is now (the dialog, or the tree)."""
+        held, self._held = self._held, None
+        for key in held or []:
+            self._forward_event(events.Key(key.key, key.character))
+
     async def _on_key(self, event: events.Key) -> None:
         """Keys typed ahead (a burst over SSH: `/cuda`, `x` and a reason) are all handed to
         the tree before the first one's action moves the focus. Each key's binding is found
         here, in turn, so that the next key sees what this one did; a key that comes after
         focus went elsewhere (the filter, a modal) goes there, never to a triage key."""
+        if self._held is not None or self._skipped(event.key):
+            event.stop()
+            event.prevent_default()
+            if self._held is not None:
+                self._held.append(event)
+            return
         if self.app.focused is not self:
             event.stop()
             event.prevent_default()

@@ -64,9 +64,10 @@ class PublishFlow(Widget):
 
     def propose(
         self, run: RunResult, reviewed: RunResult, entries: Mapping[str, TriageEntry]
-    ) -> None:
+    ) -> bool:
         """Ask GitHub what publishing `run` (or only its `reviewed` findings) would do, then
-        the reviewer. Never a past day's run of a bundle, nor without GitHub."""
+        the reviewer. Never a past day's run of a bundle, nor without GitHub. Whether it
+        asks (then `Busy("")` says when the question is up, or why there is none)."""
         if self.session.bundle is not None and is_past_day(run.date):
             self.notify(
                 f"the run of {run.date} is a past day's (a replay, an old "
@@ -74,15 +75,16 @@ class PublishFlow(Widget):
                 severity="error",
                 timeout=6,
             )
-            return
+            return False
         if self.github_ok is False:
             self.notify(
                 f"publishing needs GitHub: {self.github_detail}", severity="error", timeout=6
             )
-            return
+            return False
         self._runs = {"all": run, "reviewed": reviewed}
         self.post_message(self.Busy("preparing the publish…"))
         self._propose(run, reviewed, entries)
+        return True
 
     @work(thread=True, group="publish", exit_on_error=False)
     def _propose(
