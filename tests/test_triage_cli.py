@@ -51,6 +51,8 @@ def test_each_action_then_undo_and_redo_across_processes(args):
     assert scout("triage", "drop", fyi, "--reason", "noise for us", *args).returncode == 0
     report = scout("report", *args).stdout
     assert fyi not in report  # dropped: not published
+    [line] = [row for row in scout("triage", "list", *args).stdout.splitlines() if fyi in row]
+    assert line.endswith("(why: noise for us)")  # the text listing says why, too
 
     done = scout("triage", "undo", *args)
     title = " ".join(listing(args)[fyi]["title"].replace("`", "").split())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from scout_tui.cli.common import open_session, progress
 from scout_tui.cli.output import write_output
-from scout_tui.errors import EXIT_FAILURE, EXIT_OK, UsageError
+from scout_tui.errors import EXIT_FAILURE, EXIT_OK, UsageError, clean
 from scout_tui.model import Priority, RunResult, Section
 from scout_tui.session import Session
 from scout_tui.store.state import StateStore
@@ -197,9 +197,11 @@ def _list(
         label = d.label or "-"
         if d.label == "merged" and d.entry and d.entry.merged_into:
             label = f"merged→{d.entry.merged_into.rsplit('-', 1)[-1][:6]}"
+        why = d.entry.reason if d.label == "dropped" and d.entry and d.entry.reason else ""
         out.append(
             f"{d.original.fingerprint:<{width}}  {d.current.section.value:<15} "
             f"{priority:<2}  {label:<14} {d.current.title}"
+            + (f"  (why: {' '.join(clean(why).split())})" if why else "")
         )
     write_output("\n".join(out), None)
     return EXIT_OK
