@@ -127,3 +127,32 @@ def test_a_finalizer_failing_on_what_ctrl_c_left_half_built_prints_nothing(tmp_p
         )
         assert done.stdout == "end\n"
         assert ("AttributeError" in done.stderr) is said, done.stderr
+
+
+def test_ctrl_c_landing_in_a_finalizer_interrupts_the_main_flow(tmp_path):
+    """A Ctrl-C that lands in a finalizer (`__del__` raises KeyboardInterrupt there) is
+    raised again in the main flow, not inside the unraisable hook (which Python would print
+    as "Exception ignored in sys.unraisablehook", the interrupt lost)."""
+    script = tmp_path / "finalizer.py"
+    script.write_text(
+        "import signal, sys\n"
+        "from scout_tui import cli\n"
+        "signal.signal(signal.SIGINT, cli._on_sigint)\n"
+        "sys.unraisablehook = cli._unraisable\n"
+        "class Held:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "import time\n"
+        "try:\n"
+        "    Held()\n"
+        "    deadline = time.monotonic() + 5\n"
+        "    while time.monotonic() < deadline:  # the main flow goes on\n"
+        "        pass\n"
+        "    print('not interrupted', flush=True)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted in the main flow', flush=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert done.stdout == "interrupted in the main flow\n"
+    assert "Exception ignored" not in done.stderr, done.stderr

@@ -8,19 +8,38 @@ never import Textual.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import gc
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
+from types import FrameType
 
 from scout_tui.errors import EXIT_INTERRUPTED, note_sigint, sigint_received  # tiny, no imports
 
 
-def _on_sigint(signum: int, frame: object) -> None:
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
     note_sigint()
+    if _within_hook(frame):  # raised here, Python would print it as ignored and go on
+        _thread.start_new_thread(_interrupt_soon, ())  # again, once out of the hook
+        return
     raise KeyboardInterrupt
+
+
+def _interrupt_soon() -> None:
+    time.sleep(0.005)
+    signal.raise_signal(signal.SIGINT)  # (handled by the main thread, wherever it is then)
+
+
+def _within_hook(frame: FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code is _unraisable.__code__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
@@ -29,6 +48,8 @@ def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
     failing on an object the interrupt left half-built (GitPython's config parser, stopped
     in its `__init__`) is the interrupt's debris, not news: not printed."""
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        # Raised again for the main flow: `_on_sigint` sees it comes inside this hook
+        # (where it would be printed as "Exception ignored" and lost) and waits it out.
         signal.raise_signal(signal.SIGINT)
         return
     if sigint_received():
