@@ -526,3 +526,75 @@ async def test_a_reason_typed_after_x_with_nothing_to_drop_runs_no_keys(tmp_path
             await pilot.pause(0.5)
             await settle(pilot, app)
             assert not app.session.review.decisions()
+
+
+async def test_a_filter_typed_ahead_with_its_enter_then_a_key(tmp_path) -> None:
+    """`/ cuda enter a` in one burst: the filter is "cuda" (the `a` after its enter is not
+    typed into it), and `a` accepts the first finding it shows."""
+    from textual.widgets import Input
+
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            burst(app, "/", *"cuda", "enter", "a")
+            await pilot.pause(0.5)
+            await settle(pilot, app)
+            assert app.query_one("#filter", Input).value == "cuda"
+            shown = tree(app)
+            assert app.focused is shown
+            decided = app.session.review.decisions()
+            assert {fp: e.decision for fp, e in decided.items()} == {
+                shown.cursor_fingerprint: "accepted"
+            }
+
+
+async def test_an_edit_typed_ahead_with_tab_and_its_save_key(tmp_path) -> None:
+    """`e`, then in one burst a title's end, tab to the next field, ctrl+s: saved as typed
+    (tab and the save key are keys, not lost), and `down a` act on the tree after."""
+    from tests.console import settle, tree
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            shown = tree(app)
+            first = shown.cursor_fingerprint
+            title = shown.row(first).finding.title
+            burst(app, "e", "end", *" EDITED", "tab", "ctrl+s", "down", "a")
+            for _ in range(40):
+                await pilot.pause(0.1)
+                if len(app.session.review.decisions()) == 2:
+                    break
+            await settle(pilot, app)
+            decided = app.session.review.decisions()
+            assert decided[first].title == title + " EDITED"
+            assert [e.decision for fp, e in decided.items() if fp != first] == ["accepted"]
+
+
+async def test_keys_typed_after_a_dry_run_come_back_to_the_question(tmp_path) -> None:
+    """`P d escape n down a` in one burst: the dry run, escape back to the question, `n`
+    answers it (nothing published), `down a` act on the tree."""
+    from tests.console import collected_demo, console, settle, tree
+
+    with collected_demo(tmp_path / "world") as demo:
+        app = console(demo, tmp_path / "state")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, app)
+            shown = tree(app)
+            before = dict(app.session.review.decisions())
+            burst(app, "P", "d", "escape", "n", "down", "a")
+            for _ in range(100):
+                await pilot.pause(0.1)
+                if app.session.review.decisions() != before:
+                    break
+            await settle(pilot, app)
+            assert app.screen is app.triage
+            changed = {
+                fp for fp, e in app.session.review.decisions().items() if before.get(fp) != e
+            }
+            assert changed == {shown.cursor_fingerprint}

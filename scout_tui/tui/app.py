@@ -4,6 +4,7 @@ screen does the work (`tui/screens/triage.py`); work off the event loop lives in
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -11,11 +12,13 @@ from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Input
 
 from scout_tui.model import RunResult
 from scout_tui.session import Session
 from scout_tui.tui.keys import ACTIONS, binding, shown_key
-from scout_tui.tui.screens.modal import Modal
+from scout_tui.tui.screens.modal import HOLD_AT_MOST, Modal
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -72,21 +75,59 @@ class ScoutApp(App[int]):
         return self.overview or self.triage
 
     async def on_event(self, event: events.Event) -> None:
-        """A key to a dialog goes through it: held once a key that may answer it went in
-        (`Modal.deliver`), so that keys typed past it reach what comes next."""
-        modal = self.screen if self._screen_stack else None
-        if not isinstance(event, events.Key) or event.is_forwarded or not isinstance(modal, Modal):
+        """Keys typed ahead act in order, each where the keys before it left things: a key
+        to a dialog goes through it (held once a key that may answer it went in:
+        `Modal.deliver`), and keys after an enter or escape in an input (the filter) wait
+        until the focus has left it — not typed into it."""
+        if not isinstance(event, events.Key) or event.is_forwarded or not self._screen_stack:
             await super().on_event(event)
             return
-        if event.key.startswith("alt+") and len(split := modal.unalt(event)) > 1:
-            for key in split:
-                await self.on_event(key)
+        modal = self.screen
+        if self._input_held is not None or (isinstance(modal, Modal) and modal.holding):
+            if not await self._check_bindings(event.key, priority=True):
+                if self._input_held is not None:
+                    self._input_held.append(event)
+                elif isinstance(modal, Modal):
+                    modal.hold(event)
             return
-        if modal.holding and not await self._check_bindings(event.key, priority=True):
-            modal.hold(event)
+        if isinstance(modal, Modal) and event.key.startswith("alt+"):
+            split = modal.unalt(event)
+            if len(split) > 1:
+                for key in split:
+                    await self.on_event(key)
+                return
+        focused = self.focused
+        if isinstance(modal, Modal) and focused is not None and modal.acts_at_once(event.key):
+            # A dialog's priority key (ctrl+s saves) would act before the keys typed just
+            # ahead of it reach its fields: it waits for them, in the focus's queue.
+            focused.call_later(self._after_typed, event.key, event.character, modal)
+            modal.heard(event.key)
             return
         await super().on_event(event)
-        modal.heard(event.key)
+        if isinstance(modal, Modal):
+            modal.heard(event.key)
+        elif isinstance(focused, Input) and event.key in ("enter", "escape"):
+            self._hold_until_focus_leaves(focused)
+
+    async def _after_typed(self, key: str, character: str | None, modal: Modal[Any]) -> None:
+        if modal.is_current:
+            await super().on_event(events.Key(key, character))
+
+    _input_held: list[events.Key] | None = None
+
+    def _hold_until_focus_leaves(self, widget: Widget) -> None:
+        self._input_held = []
+        deadline = time.monotonic() + HOLD_AT_MOST
+
+        def check() -> None:
+            if self.focused is widget and time.monotonic() < deadline:
+                self.call_after_refresh(check)
+                return
+            held, self._input_held = self._input_held, None
+            for key in held or []:
+                self.post_message(events.Key(key.key, key.character))
+
+        self.call_after_refresh(check)
 
     def notify(self, message: str, *, markup: bool = False, **options: Any) -> None:
         """Notifications carry data (titles, paths, errors): never read as Rich markup,

@@ -7,7 +7,6 @@ from typing import TypeVar
 from textual import events
 from textual.binding import Binding
 from textual.screen import ModalScreen
-from textual.widget import Widget
 
 ResultType = TypeVar("ResultType")
 # A key that may answer (enter on an empty reason does not) holds the keys after it this
@@ -17,22 +16,27 @@ HOLD_AT_MOST = 0.5
 
 class Modal(ModalScreen[ResultType]):
     """Keys typed in one burst over SSH (`x dup enter down x dup2 enter`) reach a modal
-    before it has read the one that answers it: held from that key on, they go where the
-    focus goes once it has answered (the tree, the next dialog), not into the closing
-    dialog. The app and the tree hand keys in through `deliver`."""
+    before it has read the one that answers it: held from that key on (the app asks
+    `heard` after each key it hands in, and `hold`s the next), they go where the focus goes
+    once it has answered (the tree, the next dialog), not into the closing dialog."""
 
     # Whether enter may answer: a dialog's input submits with it; a text area does not.
     ENTER_ANSWERS = True
     _late: list[events.Key] | None = None
     _holds = 0
+    _answered = False
 
     def answer(self, result: ResultType) -> None:
         """Dismissed with `result`, once: keys read in the same burst as the one that
         answered reach the modal after it closed and must not answer again — Textual would
         pop a screen no longer there. The keys held go on once it has gone."""
         if self.is_current:
+            callbacks = self._result_callbacks
+            requester = callbacks[-1].requester if callbacks else None
+            self._answered = True
             self.dismiss(result)
-            self.app.call_after_refresh(self.release_keys)
+            # After the answer's callback (which may open the next dialog), in its queue.
+            (requester or self.app).call_next(self.release_keys)
 
     @property
     def holding(self) -> bool:
@@ -46,20 +50,6 @@ class Modal(ModalScreen[ResultType]):
             return [key]
         rest = key.key.removeprefix("alt+")
         return [events.Key("escape", "\x1b"), events.Key(rest, rest if len(rest) == 1 else None)]
-
-    def deliver(self, key: events.Key, target: Widget) -> None:
-        """`key` to `target` (the modal's focus), or held after a key that may answer."""
-        if key.key.startswith("alt+"):
-            split = self.unalt(key)
-            if len(split) > 1:
-                for part in split:
-                    self.deliver(part, target)
-                return
-        if self._late is not None:
-            self._late.append(key)
-            return
-        target._forward_event(key)
-        self.heard(key.key)
 
     def heard(self, key: str) -> None:
         """After a key that may answer, hold the keys that follow."""
@@ -78,9 +68,22 @@ class Modal(ModalScreen[ResultType]):
         when the key did not answer after all)."""
         if hold is not None and hold != self._holds:
             return  # a later hold's keys: released when that one ends
+        if self._answered and self in self.app.screen_stack:  # popped a moment later
+            self.app.call_after_refresh(self.release_keys, hold)
+            return
         late, self._late = self._late, None
         for key in late or []:
             self.app.post_message(events.Key(key.key, key.character))
+
+    def acts_at_once(self, key: str) -> bool:
+        """Whether `key` is one of the dialog's priority bindings (acted on by the app as it
+        is read, before the keys already handed to the dialog's fields)."""
+        return any(
+            isinstance(found, Binding)
+            and found.priority
+            and key in (name.strip() for name in found.key.split(","))
+            for found in self.BINDINGS
+        )
 
     def _answers_on(self, key: str) -> bool:
         keys = {

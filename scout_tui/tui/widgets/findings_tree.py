@@ -23,7 +23,6 @@ from textual.widgets.tree import TreeNode
 from scout_tui.model import PRIORITIZED, SECTIONS, Finding, Priority, Section, TriageEntry
 from scout_tui.tui.keys import binding
 from scout_tui.tui.legible import legible
-from scout_tui.tui.screens.modal import Modal
 from scout_tui.tui.view import (
     PRIORITY_ORDER,
     Filter,
@@ -811,15 +810,13 @@ class FindingsTree(Tree[NodeData]):
         await super()._on_key(event)
 
     def _hand_on(self, key: events.Key) -> None:
-        """`key` to where the focus went; a modal just pushed has none yet: once it has. A
-        dialog takes it through `Modal.deliver` (held past a key that answers it)."""
-        target = self.app.focused
-        if target is None:
+        """`key` to where the focus went, as the terminal's next key: the app routes it
+        (its bindings, a dialog's hold, the focused input); a modal just pushed has no
+        focus yet: once it has."""
+        if self.app.focused is None:
             self.app.call_after_refresh(self._hand_on, key)
-        elif isinstance(target.screen, Modal):
-            target.screen.deliver(key, target)
         else:
-            target._forward_event(key)
+            self.app.post_message(events.Key(key.key, key.character))
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
         event.stop()
