@@ -18,7 +18,7 @@ from textual.widgets import Input
 from scout_tui.model import RunResult
 from scout_tui.session import Session
 from scout_tui.tui.keys import ACTIONS, binding, shown_key
-from scout_tui.tui.screens.modal import HOLD_AT_MOST, Modal
+from scout_tui.tui.screens.modal import HOLD_AT_MOST, Modal, typed
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -111,7 +111,7 @@ class ScoutApp(App[int]):
 
     async def _after_typed(self, key: str, character: str | None, modal: Modal[Any]) -> None:
         if modal.is_current:
-            await super().on_event(events.Key(key, character))
+            await super().on_event(typed(self, key, character))
 
     _input_held: list[events.Key] | None = None
 
@@ -125,7 +125,7 @@ class ScoutApp(App[int]):
                 return
             held, self._input_held = self._input_held, None
             for key in held or []:
-                self.post_message(events.Key(key.key, key.character))
+                self.post_message(typed(self, key.key, key.character))
 
         self.call_after_refresh(check)
 

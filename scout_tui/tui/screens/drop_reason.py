@@ -31,6 +31,7 @@ class DropReason(Modal[str | None]):
             self.query_one("#drop-hint", Label).update(
                 Text("a drop needs a reason: type why (escape cancels)", style="bold yellow")
             )
+            self.declined()
 
     def action_cancel(self) -> None:
         self.answer(None)

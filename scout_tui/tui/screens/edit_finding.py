@@ -47,6 +47,7 @@ class EditFinding(Modal[Edited | None]):
         title = self.query_one("#edit-title", Input).value
         if not title.strip():
             self.notify("a title cannot be empty", severity="warning")
+            self.declined()
             return
         chosen = self.query_one("#edit-priority", Select).value
         priority = None if chosen == NO_PRIORITY else Priority(str(chosen))

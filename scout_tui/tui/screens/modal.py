@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from textual import events
+from textual.app import App
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
@@ -12,6 +13,16 @@ ResultType = TypeVar("ResultType")
 # A key that may answer (enter on an empty reason does not) holds the keys after it this
 # long at most: then they go on to the modal, which is still there.
 HOLD_AT_MOST = 0.5
+HOLD_BOUND = 5.0  # after one of its bindings' keys: it answers; this only if it never does
+
+
+def typed(app: App[Any], key: str, character: str | None) -> events.Key:
+    """A key as if the terminal typed it now: from the app, so that it bubbles up to the app
+    (whose bindings act on it) whichever widget makes it — a key made inside a dialog
+    would stop at the dialog, its bindings never looked at."""
+    made = events.Key(key, character)
+    made.set_sender(app)
+    return made
 
 
 class Modal(ModalScreen[ResultType]):
@@ -49,7 +60,10 @@ class Modal(ModalScreen[ResultType]):
         if not key.key.startswith("alt+") or not self._answers_on("escape"):
             return [key]
         rest = key.key.removeprefix("alt+")
-        return [events.Key("escape", "\x1b"), events.Key(rest, rest if len(rest) == 1 else None)]
+        return [
+            typed(self.app, "escape", "\x1b"),
+            typed(self.app, rest, rest if len(rest) == 1 else None),
+        ]
 
     def heard(self, key: str) -> None:
         """After a key that may answer, hold the keys that follow."""
@@ -57,7 +71,16 @@ class Modal(ModalScreen[ResultType]):
             self._late = []
             self._holds += 1
             hold = self._holds
-            self.app.set_timer(HOLD_AT_MOST, lambda: self.release_keys(hold))
+            # One of its bindings answers, or says it `declined` (the keys go on then); an
+            # enter it does not bind may do neither: then they go on to the dialog soon.
+            wait = HOLD_AT_MOST if key == "enter" and not self._bound(key) else HOLD_BOUND
+            self.app.set_timer(wait, lambda: self.release_keys(hold))
+
+    def declined(self) -> None:
+        """The key that may have answered did not (an empty reason, a refused choice): the
+        keys held after it go on to the dialog now."""
+        if self._late is not None:
+            self.release_keys()
 
     def hold(self, key: events.Key) -> None:
         assert self._late is not None
@@ -73,7 +96,7 @@ class Modal(ModalScreen[ResultType]):
             return
         late, self._late = self._late, None
         for key in late or []:
-            self.app.post_message(events.Key(key.key, key.character))
+            self.app.post_message(typed(self.app, key.key, key.character))
 
     def acts_at_once(self, key: str) -> bool:
         """Whether `key` is one of the dialog's priority bindings (acted on by the app as it
@@ -86,9 +109,11 @@ class Modal(ModalScreen[ResultType]):
         )
 
     def _answers_on(self, key: str) -> bool:
-        keys = {
+        return self._bound(key) or (key == "enter" and self.ENTER_ANSWERS)
+
+    def _bound(self, key: str) -> bool:
+        return key in {
             name.strip()
             for found in self.BINDINGS
             for name in (found.key if isinstance(found, Binding) else found[0]).split(",")
         }
-        return key in keys or (key == "enter" and self.ENTER_ANSWERS)

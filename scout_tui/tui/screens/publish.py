@@ -57,6 +57,7 @@ class ConfirmPublish(Modal[str | None]):
                 severity="warning",
                 timeout=4,
             )
+            self.declined()
             return
         self.answer(choice)
 
@@ -95,3 +96,4 @@ class PublishProgress(Modal[None]):
             self.answer(None)
         else:
             self.notify("publishing: it finishes on its own (every step is journaled)")
+            self.declined()

@@ -326,7 +326,11 @@ class TriageScreen(Screen[None]):
     # -- decisions --------------------------------------------------------------------------
     def on_decided(self, message: Decided) -> None:
         self.decisions.handled()
-        if message.entries is not None:
+        # What the store held after this decision: not yet the decisions shown after it
+        # (typed ahead, still queued), whose own answer comes next — applied, it would
+        # take them back for a moment, and a key read meanwhile (`n`) would act on that.
+        latest = not self.decisions.pending or message.severity == "error"
+        if message.entries is not None and latest:
             self._apply_entries(message.entries)
         if message.select:
             self.query_one(FindingsTree).select_fingerprint(message.select)

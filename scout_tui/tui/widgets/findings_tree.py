@@ -23,6 +23,7 @@ from textual.widgets.tree import TreeNode
 from scout_tui.model import PRIORITIZED, SECTIONS, Finding, Priority, Section, TriageEntry
 from scout_tui.tui.keys import binding
 from scout_tui.tui.legible import legible
+from scout_tui.tui.screens.modal import typed
 from scout_tui.tui.view import (
     PRIORITY_ORDER,
     Filter,
@@ -785,7 +786,7 @@ class FindingsTree(Tree[NodeData]):
         """The keys held, in order, to where the focus is now (the dialog, or the tree)."""
         held, self._held = self._held, None
         for key in held or []:
-            self._forward_event(events.Key(key.key, key.character))
+            self._forward_event(typed(self.app, key.key, key.character))
 
     async def _on_key(self, event: events.Key) -> None:
         """Keys typed ahead (a burst over SSH: `/cuda`, `x` and a reason) are all handed to
@@ -801,7 +802,7 @@ class FindingsTree(Tree[NodeData]):
         if self.app.focused is not self:
             event.stop()
             event.prevent_default()
-            self._hand_on(events.Key(event.key, event.character))
+            self._hand_on(typed(self.app, event.key, event.character))
             return
         if await self.app._check_bindings(event.key):
             event.stop()
@@ -816,7 +817,7 @@ class FindingsTree(Tree[NodeData]):
         if self.app.focused is None:
             self.app.call_after_refresh(self._hand_on, key)
         else:
-            self.app.post_message(events.Key(key.key, key.character))
+            self.app.post_message(typed(self.app, key.key, key.character))
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
         event.stop()
