@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -117,6 +117,20 @@ def test_a_run_is_kept_with_its_glance(tmp_path: Path, sample_world) -> None:
     assert lines(glance.findings) == lines(run.findings)
     whole = session.cache.get_run(run.checkout, run.experiment, run.date)
     assert whole is not None and whole.findings == run.findings
+
+
+@asynccontextmanager
+async def console_open(tmp_path: Path):
+    """The console on a run cached with its glance, the whole run read and shown: (app,
+    pilot)."""
+    from tests.console import settle
+
+    with held_at_a_glance(tmp_path) as (app, _):
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for_glance(pilot, app)
+            app.release()
+            await settle(pilot, app)
+            yield app, pilot
 
 
 def burst(app, *keys: str) -> None:
@@ -388,20 +402,16 @@ async def test_keys_typed_past_a_dialogs_answer_reach_what_comes_next(tmp_path) 
     the second drop is made with its own reason."""
     from tests.console import settle, tree
 
-    with held_at_a_glance(tmp_path) as (app, _):
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for_glance(pilot, app)
-            app.release()
-            await settle(pilot, app)
-            first = tree(app).cursor_fingerprint
-            burst(app, "x", *"dup", "enter", "down", "x", *"dup2", "enter")
-            await pilot.pause(0.5)
-            await settle(pilot, app)
-            assert app.is_running
-            decided = app.session.review.decisions()
-            dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
-            assert dropped[first] == "dup"
-            assert sorted(dropped.values()) == ["dup", "dup2"]
+    async with console_open(tmp_path) as (app, pilot):
+        first = tree(app).cursor_fingerprint
+        burst(app, "x", *"dup", "enter", "down", "x", *"dup2", "enter")
+        await pilot.pause(0.5)
+        await settle(pilot, app)
+        assert app.is_running
+        decided = app.session.review.decisions()
+        dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
+        assert dropped[first] == "dup"
+        assert sorted(dropped.values()) == ["dup", "dup2"]
 
 
 async def test_keys_after_an_enter_that_did_not_answer_stay_in_the_dialog(tmp_path) -> None:
@@ -409,19 +419,15 @@ async def test_keys_after_an_enter_that_did_not_answer_stay_in_the_dialog(tmp_pa
     after it go on to the dialog, which is still there, and the drop has its reason."""
     from tests.console import settle, tree
 
-    with held_at_a_glance(tmp_path) as (app, _):
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for_glance(pilot, app)
-            app.release()
-            await settle(pilot, app)
-            first = tree(app).cursor_fingerprint
-            burst(app, "x", "enter", *"dup", "enter", "down")
-            await pilot.pause(1.0)
-            await settle(pilot, app)
-            decided = app.session.review.decisions()
-            dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
-            assert dropped == {first: "dup"}
-            assert tree(app).cursor_fingerprint not in (None, first)  # `down` reached the tree
+    async with console_open(tmp_path) as (app, pilot):
+        first = tree(app).cursor_fingerprint
+        burst(app, "x", "enter", *"dup", "enter", "down")
+        await pilot.pause(1.0)
+        await settle(pilot, app)
+        decided = app.session.review.decisions()
+        dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
+        assert dropped == {first: "dup"}
+        assert tree(app).cursor_fingerprint not in (None, first)  # `down` reached the tree
 
 
 async def test_a_key_after_next_unreviewed_acts_where_it_went(tmp_path) -> None:
@@ -429,22 +435,18 @@ async def test_a_key_after_next_unreviewed_acts_where_it_went(tmp_path) -> None:
     from scout_tui.tui.widgets.findings_tree import _leaves
     from tests.console import settle, tree
 
-    with held_at_a_glance(tmp_path) as (app, _):
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for_glance(pilot, app)
-            app.release()
-            await settle(pilot, app)
-            shown = tree(app)
-            first = shown.cursor_fingerprint
-            order = _leaves(shown.root)
-            after = order[order.index(first) + 1 :] + order[: order.index(first)]
-            expected = next(fp for fp in after if not shown._finding_rows[fp].reviewed)
-            burst(app, "n", "x", *"dup", "enter")
-            await pilot.pause(0.5)
-            await settle(pilot, app)
-            decided = app.session.review.decisions()
-            dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
-            assert dropped == {expected: "dup"}
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        first = shown.cursor_fingerprint
+        order = _leaves(shown.root)
+        after = order[order.index(first) + 1 :] + order[: order.index(first)]
+        expected = next(fp for fp in after if not shown._finding_rows[fp].reviewed)
+        burst(app, "n", "x", *"dup", "enter")
+        await pilot.pause(0.5)
+        await settle(pilot, app)
+        decided = app.session.review.decisions()
+        dropped = {fp: e.reason for fp, e in decided.items() if e.decision == "dropped"}
+        assert dropped == {expected: "dup"}
 
 
 async def test_keys_typed_after_publish_answer_its_question(tmp_path) -> None:
@@ -486,18 +488,14 @@ async def test_escape_then_a_letter_read_as_alt_closes_the_dialog_and_acts(tmp_p
     is escape (cancel) then `a` (accept), not an `a` typed into the reason."""
     from tests.console import settle, tree
 
-    with held_at_a_glance(tmp_path) as (app, _):
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for_glance(pilot, app)
-            app.release()
-            await settle(pilot, app)
-            first = tree(app).cursor_fingerprint
-            burst(app, "x", "alt+a")
-            await pilot.pause(0.5)
-            await settle(pilot, app)
-            assert app.screen is app.triage
-            decided = app.session.review.decisions()
-            assert {fp: e.decision for fp, e in decided.items()} == {first: "accepted"}
+    async with console_open(tmp_path) as (app, pilot):
+        first = tree(app).cursor_fingerprint
+        burst(app, "x", "alt+a")
+        await pilot.pause(0.5)
+        await settle(pilot, app)
+        assert app.screen is app.triage
+        decided = app.session.review.decisions()
+        assert {fp: e.decision for fp, e in decided.items()} == {first: "accepted"}
 
 
 async def test_a_reason_typed_after_x_with_nothing_to_drop_runs_no_keys(tmp_path) -> None:
@@ -505,27 +503,23 @@ async def test_a_reason_typed_after_x_with_nothing_to_drop_runs_no_keys(tmp_path
     is not taken as keys (`u` would undo the decision before, `p` open the preview)."""
     from tests.console import settle, tree
 
-    with held_at_a_glance(tmp_path) as (app, _):
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for_glance(pilot, app)
-            app.release()
-            await settle(pilot, app)
-            shown = tree(app)
-            first = shown.cursor_fingerprint
-            await pilot.press("a")
-            await settle(pilot, app)
-            shown.move_cursor(shown.root.children[0])  # a section's header
-            await pilot.pause(0.1)
-            burst(app, "x", *"dup", "enter")
-            await pilot.pause(0.5)
-            await settle(pilot, app)
-            assert app.screen is app.triage
-            decided = app.session.review.decisions()
-            assert {fp: e.decision for fp, e in decided.items()} == {first: "accepted"}
-            burst(app, "u")  # a key typed later is a key again
-            await pilot.pause(0.5)
-            await settle(pilot, app)
-            assert not app.session.review.decisions()
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        first = shown.cursor_fingerprint
+        await pilot.press("a")
+        await settle(pilot, app)
+        shown.move_cursor(shown.root.children[0])  # a section's header
+        await pilot.pause(0.1)
+        burst(app, "x", *"dup", "enter")
+        await pilot.pause(0.5)
+        await settle(pilot, app)
+        assert app.screen is app.triage
+        decided = app.session.review.decisions()
+        assert {fp: e.decision for fp, e in decided.items()} == {first: "accepted"}
+        burst(app, "u")  # a key typed later is a key again
+        await pilot.pause(0.5)
+        await settle(pilot, app)
+        assert not app.session.review.decisions()
 
 
 async def test_a_filter_typed_ahead_with_its_enter_then_a_key(tmp_path) -> None:
@@ -535,21 +529,17 @@ async def test_a_filter_typed_ahead_with_its_enter_then_a_key(tmp_path) -> None:
 
     from tests.console import settle, tree
 
-    with held_at_a_glance(tmp_path) as (app, _):
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for_glance(pilot, app)
-            app.release()
-            await settle(pilot, app)
-            burst(app, "/", *"cuda", "enter", "a")
-            await pilot.pause(0.5)
-            await settle(pilot, app)
-            assert app.query_one("#filter", Input).value == "cuda"
-            shown = tree(app)
-            assert app.focused is shown
-            decided = app.session.review.decisions()
-            assert {fp: e.decision for fp, e in decided.items()} == {
-                shown.cursor_fingerprint: "accepted"
-            }
+    async with console_open(tmp_path) as (app, pilot):
+        burst(app, "/", *"cuda", "enter", "a")
+        await pilot.pause(0.5)
+        await settle(pilot, app)
+        assert app.query_one("#filter", Input).value == "cuda"
+        shown = tree(app)
+        assert app.focused is shown
+        decided = app.session.review.decisions()
+        assert {fp: e.decision for fp, e in decided.items()} == {
+            shown.cursor_fingerprint: "accepted"
+        }
 
 
 async def test_an_edit_typed_ahead_with_tab_and_its_save_key(tmp_path) -> None:
@@ -557,23 +547,19 @@ async def test_an_edit_typed_ahead_with_tab_and_its_save_key(tmp_path) -> None:
     (tab and the save key are keys, not lost), and `down a` act on the tree after."""
     from tests.console import settle, tree
 
-    with held_at_a_glance(tmp_path) as (app, _):
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_for_glance(pilot, app)
-            app.release()
-            await settle(pilot, app)
-            shown = tree(app)
-            first = shown.cursor_fingerprint
-            title = shown.row(first).finding.title
-            burst(app, "e", "end", *" EDITED", "tab", "ctrl+s", "down", "a")
-            for _ in range(40):
-                await pilot.pause(0.1)
-                if len(app.session.review.decisions()) == 2:
-                    break
-            await settle(pilot, app)
-            decided = app.session.review.decisions()
-            assert decided[first].title == title + " EDITED"
-            assert [e.decision for fp, e in decided.items() if fp != first] == ["accepted"]
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        first = shown.cursor_fingerprint
+        title = shown.row(first).finding.title
+        burst(app, "e", "end", *" EDITED", "tab", "ctrl+s", "down", "a")
+        for _ in range(40):
+            await pilot.pause(0.1)
+            if len(app.session.review.decisions()) == 2:
+                break
+        await settle(pilot, app)
+        decided = app.session.review.decisions()
+        assert decided[first].title == title + " EDITED"
+        assert [e.decision for fp, e in decided.items() if fp != first] == ["accepted"]
 
 
 async def test_keys_typed_after_a_dry_run_come_back_to_the_question(tmp_path) -> None:

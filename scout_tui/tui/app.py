@@ -5,6 +5,7 @@ screen does the work (`tui/screens/triage.py`); work off the event loop lives in
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -47,6 +48,8 @@ class ScoutApp(App[int]):
         console's start), collecting when there is none; else show `run`, or collect.
         `more`: other bundles' sessions; then an overview of them all comes first."""
         super().__init__()
+        # A dialog's priority keys sent the way the keys typed before them went.
+        self._after_typed: weakref.WeakSet[events.Key] = weakref.WeakSet()
         self.session = session
         self.demo = demo
         self.overview = None
@@ -98,9 +101,12 @@ class ScoutApp(App[int]):
                 return
         focused = self.focused
         if isinstance(modal, Modal) and focused is not None and modal.acts_at_once(event.key):
-            # A dialog's priority key (ctrl+s saves) would act before the keys typed just
-            # ahead of it reach its fields: it waits for them, in the focus's queue.
-            focused.call_later(self._after_typed, event.key, event.character, modal)
+            # A dialog's priority key (ctrl+s saves) would act at once, before the keys typed
+            # just ahead of it (the text, a tab) reach its fields: it goes the way they go,
+            # through the focus and back up here, and acts when it arrives (`_on_key`).
+            after = typed(self, event.key, event.character)
+            self._after_typed.add(after)
+            focused._forward_event(after)
             modal.heard(event.key)
             return
         await super().on_event(event)
@@ -109,9 +115,12 @@ class ScoutApp(App[int]):
         elif isinstance(focused, Input) and event.key in ("enter", "escape"):
             self._hold_until_focus_leaves(focused)
 
-    async def _after_typed(self, key: str, character: str | None, modal: Modal[Any]) -> None:
-        if modal.is_current:
-            await super().on_event(typed(self, key, character))
+    async def _on_key(self, event: events.Key) -> None:
+        """(Textual runs `App._on_key` after this one, unless it is prevented.)"""
+        if event in self._after_typed:
+            self._after_typed.discard(event)
+            if await self._check_bindings(event.key, priority=True):
+                event.prevent_default()
 
     _input_held: list[events.Key] | None = None
 
