@@ -16,7 +16,6 @@ import pytest
 
 from scout_tui.analysis.python import pyast
 from scout_tui.collect.config_types import ConfigClass
-from scout_tui.config.profile import load_config
 from scout_tui.model import Priority, Section
 from scout_tui.pipeline.day import RunOptions, blob_store, render_markdown, run
 from scout_tui.sandbox.demo.sample import Sample
@@ -25,20 +24,15 @@ from scout_tui.source.answers import GitAnswers
 from scout_tui.source.blobs import BlobStore
 from scout_tui.source.facts import FileFacts, NotPlain, decode, encode
 from scout_tui.source.tree import SourceTree
-from scout_tui.store.cache import FILE_FACTS, Cache
+from scout_tui.store.cache import FILE_FACTS
 from tests.conftest import TODAY
+from tests.test_git_answers import _options as dated_options
 
 
 def _options(world: Sample, cache: Path, day=TODAY, dated: bool = True) -> RunOptions:
-    return RunOptions(
-        repo=world.repo,
-        config=load_config(world.config),
-        as_of=day if dated else None,
-        prior_dir=world.priors,
-        offline=True,
-        today=day,
-        cache=Cache(cache),
-    )
+    """A run of `day` (dated: as it was; else the work tree, as a morning's run)."""
+    options = dated_options(world, cache, day)
+    return options if dated else replace(options, as_of=None)
 
 
 def _run(options: RunOptions, monkeypatch: pytest.MonkeyPatch) -> tuple[str, int]:
@@ -173,18 +167,6 @@ def test_a_damaged_facts_file_is_made_anew_and_loses_nothing(tmp_path: Path) -> 
     with sqlite3.connect(path) as db:  # a damaged row: found again
         db.execute("UPDATE facts SET value = '{not json'")
     assert FileFacts(path).get("b1", "k") is pyast.MISSING
-
-
-def test_cache_info_counts_the_facts_and_clear_removes_them(
-    fresh_world: Sample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    kept = tmp_path / "kept"
-    _run(_options(fresh_world, kept), monkeypatch)
-    cache = Cache(kept)
-    assert cache.info()["file_facts_bytes"] > 0
-    cache.clear()
-    assert not list(kept.rglob(f"{FILE_FACTS}*"))
-    assert Cache(kept).info()["file_facts_bytes"] == 0
 
 
 def test_a_huge_integer_literal_is_not_kept_and_breaks_nothing(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from scout_tui.sandbox.demo.sample import Sample
 from scout_tui.source.answers import GitAnswers
 from scout_tui.source.blobs import BlobStore
 from scout_tui.source.tree import SourceTree
-from scout_tui.store.cache import GIT_ANSWERS, Cache
+from scout_tui.store.cache import FILE_FACTS, GIT_ANSWERS, Cache
 from tests.collector_run import commit_all
 from tests.conftest import TODAY
 
@@ -129,14 +129,19 @@ def test_a_damaged_answers_file_is_made_anew_and_the_run_goes_on(
     assert rows[0] > 0  # written anew
 
 
-def test_cache_clear_removes_the_kept_answers(fresh_world: Sample, tmp_path: Path) -> None:
+def test_cache_clear_removes_the_kept_answers_and_facts(
+    fresh_world: Sample, tmp_path: Path
+) -> None:
     kept = tmp_path / "kept"
     _run(_options(fresh_world, kept))
     cache = Cache(kept)
     assert cache.info()["git_answers_bytes"] > 0
+    assert cache.info()["file_facts_bytes"] > 0  # what each file says (source.facts)
     cache.clear()
-    assert not list(kept.rglob(f"{GIT_ANSWERS}*"))
+    for name in (GIT_ANSWERS, FILE_FACTS):
+        assert not list(kept.rglob(f"{name}*"))
     assert Cache(kept).info()["git_answers_bytes"] == 0
+    assert Cache(kept).info()["file_facts_bytes"] == 0
 
 
 def blob_store_of(answers: GitAnswers) -> BlobStore:

@@ -78,10 +78,10 @@ class ScoutApp(App[int]):
         return self.overview or self.triage
 
     async def on_event(self, event: events.Event) -> None:
-        """Keys typed ahead act in order, each where the keys before it left things: a key
-        to a dialog goes through it (held once a key that may answer it went in:
-        `Modal.deliver`), and keys after an enter or escape in an input (the filter) wait
-        until the focus has left it — not typed into it."""
+        """Keys typed ahead act in order, each where the keys before it left things: keys
+        to a dialog are held once a key that may answer it went in (`Modal.heard`), until it
+        has answered and gone, or declined; keys after an enter or escape in an input (the
+        filter) wait until the focus has left it — not typed into it."""
         if not isinstance(event, events.Key) or event.is_forwarded or not self._screen_stack:
             await super().on_event(event)
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, TypeVar
 
 from textual import events
@@ -101,19 +102,27 @@ class Modal(ModalScreen[ResultType]):
     def acts_at_once(self, key: str) -> bool:
         """Whether `key` is one of the dialog's priority bindings (acted on by the app as it
         is read, before the keys already handed to the dialog's fields)."""
-        return any(
-            isinstance(found, Binding)
-            and found.priority
-            and key in (name.strip() for name in found.key.split(","))
-            for found in self.BINDINGS
-        )
+        return key in _binding_keys(type(self))[1]
 
     def _answers_on(self, key: str) -> bool:
         return self._bound(key) or (key == "enter" and self.ENTER_ANSWERS)
 
     def _bound(self, key: str) -> bool:
-        return key in {
+        return key in _binding_keys(type(self))[0]
+
+
+@functools.cache
+def _binding_keys(kind: type[Modal[Any]]) -> tuple[frozenset[str], frozenset[str]]:
+    """The keys a dialog class binds, and those of its priority bindings (read once: asked
+    on every key)."""
+    bound: set[str] = set()
+    priority: set[str] = set()
+    for found in kind.BINDINGS:
+        keys = {
             name.strip()
-            for found in self.BINDINGS
             for name in (found.key if isinstance(found, Binding) else found[0]).split(",")
         }
+        bound |= keys
+        if isinstance(found, Binding) and found.priority:
+            priority |= keys
+    return frozenset(bound), frozenset(priority)
