@@ -4,6 +4,7 @@ it alike), and neither GitPython nor markdown-it is imported until the tree is o
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -584,3 +585,45 @@ async def test_keys_typed_after_a_dry_run_come_back_to_the_question(tmp_path) ->
                 fp for fp, e in app.session.review.decisions().items() if before.get(fp) != e
             }
             assert changed == {shown.cursor_fingerprint}
+
+
+async def test_keys_typed_after_undo_act_on_what_it_undid(tmp_path) -> None:
+    """`- u down a` in one burst ends as the same keys typed one at a time: the demote is
+    undone (the store answers undo, nothing predicts it), and `down a` wait for that answer
+    instead of acting on the finding where the demote had put it."""
+    from scout_tui.model import Priority
+    from scout_tui.tui.widgets.findings_tree import _leaves
+    from tests.console import settle, tree
+
+    async def accepted_after(keys_at_once: bool, where: Path) -> set[str]:
+        async with console_open(where) as (app, pilot):
+            shown = tree(app)
+            # A finding with another of its priority below it: the demote moves it away.
+            rows = [shown.row(fp) for fp in _leaves(shown.root)]
+            start = next(
+                row.fingerprint
+                for row, below in itertools.pairwise(rows)
+                if (row.finding.section, row.finding.priority)
+                == (below.finding.section, below.finding.priority)
+                and row.finding.priority is not Priority.P2
+            )
+            shown.select_fingerprint(start)
+            await settle(pilot, app)
+            keys = ("-", "u", "down", "a")
+            if keys_at_once:
+                burst(app, *keys)
+            else:
+                for key in keys:
+                    await pilot.press(key)
+                    await settle(pilot, app)
+            for _ in range(100):
+                await pilot.pause(0.05)
+                decided = app.session.review.decisions()
+                if any(e.decision == "accepted" for e in decided.values()):
+                    break
+            await settle(pilot, app)
+            return {fp for fp, e in decided.items() if e.decision == "accepted"}
+
+    slowly = await accepted_after(False, tmp_path / "slowly")
+    assert len(slowly) == 1
+    assert await accepted_after(True, tmp_path / "at-once") == slowly

@@ -58,6 +58,7 @@ from scout_tui.tui.widgets.workspace import Workspace
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
 PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
+STORE_ANSWER_HOLD = 2.0  # seconds, at most, keys typed after undo wait for the store's answer
 
 
 def needs_whole_run(action: Callable[[TriageScreen], None]) -> Callable[[TriageScreen], None]:
@@ -105,6 +106,7 @@ class TriageScreen(Screen[None]):
         self.collection: Collection | None = None
         self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
         self._panes_timer: Timer | None = None
+        self._store_answer_hold: Timer | None = None  # keys held until undo is answered
         self._last_highlight = 0.0
         self._live_dirty = False
         self._pending_section: Section | None = None  # where the overview asked to open
@@ -336,6 +338,8 @@ class TriageScreen(Screen[None]):
             self.query_one(FindingsTree).select_fingerprint(message.select)
         if message.said:
             self.notify(message.said, severity=message.severity, timeout=3)  # type: ignore[arg-type]
+        if not self.decisions.pending:
+            self._store_answered()
 
     def on_decided_elsewhere(self, message: DecidedElsewhere) -> None:
         if self.decisions.pending:  # this session's own answer carries the store's state
@@ -450,10 +454,27 @@ class TriageScreen(Screen[None]):
         self.decisions.merge(parts, original, select=target.fingerprint)
 
     def action_undo(self) -> None:
-        self.decisions.undo()
+        self._keys_wait_for(self.decisions.undo)
 
     def action_redo(self) -> None:
-        self.decisions.redo()
+        self._keys_wait_for(self.decisions.redo)
+
+    def _keys_wait_for(self, ask: Callable[[], None]) -> None:
+        """Undo and redo are the store's to answer (the last action may be another
+        session's): nothing predicts them, so the keys typed after them wait for that
+        answer, and act where it put the findings, as they would typed one at a time."""
+        tree = self.query_one(FindingsTree)
+        tree.hold_keys()
+        if self._store_answer_hold is not None:
+            self._store_answer_hold.stop()
+        self._store_answer_hold = self.set_timer(STORE_ANSWER_HOLD, self._store_answered)
+        ask()
+
+    def _store_answered(self) -> None:
+        if self._store_answer_hold is not None:
+            self._store_answer_hold.stop()
+            self._store_answer_hold = None
+            self.query_one(FindingsTree).release_keys()
 
     @needs_whole_run
     def action_edit(self) -> None:
