@@ -40,6 +40,7 @@ COMMANDS = {  # command → "module:function", imported only when run
     "stats": "scout_tui.cli.triage:cmd_stats",
     "ci-log": "scout_tui.cli.ci:cmd_ci_log",
     "repro": "scout_tui.cli.ci:cmd_repro",
+    "bisect": "scout_tui.cli.bisect:cmd_bisect",
     "torch-commit": "scout_tui.cli.ci:cmd_torch_commit",
     "help": "scout_tui.cli.dispatch:cmd_help",
     "completion": "scout_tui.cli.dispatch:cmd_completion",

@@ -191,6 +191,10 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
         "--cache-dir": {},
     },
     "repro": {"--repo": dict(help="where to run it (default: here)")},
+    "bisect": {
+        "--repo": dict(help="the checkout the repro runs in (default: here)"),
+        "--cache-dir": dict(help="where the environments, logs and results are kept"),
+    },
     "torch-commit": {
         "--repo": dict(help="checkout (for its scout.toml)"),
         "--config": dict(help="scout.toml"),
@@ -613,6 +617,64 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print it as JSON: command, cwd, ngpu, test"
     )
     _add_globals(repro, "repro", depth=1)
+
+    bisect = sub.add_parser(
+        "bisect",
+        help="the first torch nightly that fails the repro, on this box",
+        description="Binary search over the torch nightlies after --good up to --bad: each "
+        "tried nightly installed in an environment of its own under the cache dir, the repro "
+        "run there; ends with the first bad nightly, the last good one and their PyTorch "
+        "commits. Results are kept: the same command run again resumes. Exit 0: found; 1: "
+        "could not decide (does not reproduce here, or only untestable nightlies left); "
+        "2: bad usage; 130: interrupted.",
+    )
+    bisect.add_argument(
+        "--good",
+        required=True,
+        metavar="V",
+        help="the last nightly CI passed with: 2.13.0.dev20260612 or 2026-06-12",
+    )
+    bisect.add_argument("--bad", required=True, metavar="V", help="a nightly that fails")
+    bisect.add_argument(
+        "--command",
+        dest="command_line",
+        required=True,
+        help="the repro, in one of the shapes `scout repro` takes (./run_train.sh with NGPU=n, "
+        "torchrun … script.py, pytest path.py::test)",
+    )
+    bisect.add_argument(
+        "--index-url",
+        help="the nightly index (default: nightly_index in your config file, then scout's "
+        "default); never a checkout's: the index decides what code runs",
+    )
+    bisect.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        metavar="S",
+        help="seconds a run may take before it counts as untestable (1800)",
+    )
+    bisect.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        metavar="K",
+        help="run each nightly K times; any failure fails it (intermittent failures)",
+    )
+    bisect.add_argument(
+        "--verify-good",
+        action="store_true",
+        help="run --good too instead of trusting CI that it passes",
+    )
+    bisect.add_argument(
+        "--keep-envs",
+        type=int,
+        default=2,
+        metavar="N",
+        help="environments kept under the cache dir (2; each can be GBs)",
+    )
+    bisect.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_globals(bisect, "bisect", depth=1)
 
     commit = sub.add_parser("torch-commit", help="the PyTorch commit a nightly was built from")
     commit.add_argument("version", help="e.g. 2.13.0.dev20260819+cu130")

@@ -387,10 +387,11 @@ class UserConfig(_Strict):
     """The user's own settings, which no checkout can change: where the token may go."""
 
     api_url: str | None = None
+    nightly_index: str | None = None  # where `scout bisect` installs nightlies from
     trust: TrustConfig = TrustConfig()
     keys: dict[str, str] = {}
 
-    _urls = field_validator("api_url")(_url)
+    _urls = field_validator("api_url", "nightly_index")(_url)
 
     def trusted(self) -> set[Origin]:
         chosen = [_trusted_origin(entry) for entry in self.trust.hosts]

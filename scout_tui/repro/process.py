@@ -22,6 +22,7 @@ from pathlib import Path
 
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL: torchrun forwards SIGTERM to its workers
 _RUNNING: weakref.WeakSet[ProcessGroup] = weakref.WeakSet()
+_STOPS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def stop_all(grace: float = 2.0) -> None:
@@ -36,19 +37,30 @@ class ProcessGroup:
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
         self.argv = argv
-        self.process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.pgid = self.process.pid  # the session leader's pid is the group's id
         self.cancelled = False
         self._lock = threading.Lock()
-        _RUNNING.add(self)
+        # A Ctrl-C while the command starts would leave it running with no one to stop
+        # it (the caller never gets the group): held until the group is known.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            self.pgid = self.process.pid  # the session leader's pid is the group's id
+            _RUNNING.add(self)
+        finally:
+            try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held Ctrl-C acts here
+            except BaseException:
+                if hasattr(self, "pgid"):
+                    self.stop(grace=2.0)
+                raise
 
     def lines(self) -> Iterator[str]:
         """The output (stdout and stderr together) as it comes, until the command ends."""

@@ -1,9 +1,12 @@
 """A small HTTP file server on 127.0.0.1 with a PEP 503 index and optional Range support,
-standing in for the nightly wheel index in tests, the demo and benchmarks. It counts the
+standing in for the nightly wheel index in tests, the demo and benchmarks (PEP 691's JSON
+page too, when asked). It counts the
 body bytes it sends, so a test can assert what a lookup cost."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import threading
 from dataclasses import dataclass, field
@@ -19,6 +22,27 @@ class Served:
     bytes_sent: int = 0
     requests: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    json: bool = False  # PEP 691's JSON page when asked for it (else PEP 503's HTML only)
+    digests: dict[str, str] = field(default_factory=dict)
+
+
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def _hash(served: Served, name: str) -> dict[str, str]:
+    """The file's sha256, as an index gives it (pip checks it)."""
+    with served.lock:
+        if name not in served.digests:
+            try:
+                served.digests[name] = hashlib.sha256(served.files[name].read_bytes()).hexdigest()
+            except OSError:  # a name listed with no file behind it: listed with no hash
+                return {}
+        return {"sha256": served.digests[name]}
+
+
+def _fragment(served: Served, name: str) -> str:
+    digest = _hash(served, name).get("sha256")
+    return f"#sha256={digest}" if digest else ""
 
 
 def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
@@ -32,6 +56,8 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            if self.command == "HEAD":  # as an index answers it: the headers alone
+                return
             self.wfile.write(body)
             with served.lock:
                 served.bytes_sent += len(body)
@@ -41,9 +67,17 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
                 served.requests.append(f"{self.path} {self.headers.get('Range', '')}".strip())
             path = unquote(self.path.split("?", 1)[0])
             if path.rstrip("/") == "/simple/torch":
+                names = sorted(served.files)
+                if served.json and SIMPLE_JSON in self.headers.get("Accept", ""):
+                    files = [
+                        {"filename": n, "url": f"/files/{quote(n)}", "hashes": _hash(served, n)}
+                        for n in names
+                    ]
+                    page = {"meta": {"api-version": "1.0"}, "name": "torch", "files": files}
+                    self._send(200, json.dumps(page).encode(), {"Content-Type": SIMPLE_JSON})
+                    return
                 links = "".join(
-                    f'<a href="/files/{quote(name)}#sha256=0">{name}</a><br/>'
-                    for name in sorted(served.files)
+                    f'<a href="/files/{quote(n)}{_fragment(served, n)}">{n}</a><br/>' for n in names
                 )
                 body = f"<html><body>{links}</body></html>".encode()
                 self._send(200, body, {"Content-Type": "text/html"})
@@ -67,6 +101,8 @@ def _handler(served: Served) -> type[BaseHTTPRequestHandler]:
                 body,
                 {"Content-Range": f"bytes {start}-{end}/{size}", "Accept-Ranges": "bytes"},
             )
+
+        do_HEAD = do_GET  # uv asks a wheel's size first
 
     return Handler
 

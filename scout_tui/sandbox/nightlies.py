@@ -1,0 +1,111 @@
+"""Stand-in torch nightlies: small wheels pip and uv really install, each with a
+`torch/version.py` naming its PyTorch commit, a `torchrun` that runs a script, and a
+behaviour that changes at one nightly (`torch.compile` raising), for the bisect's tests,
+its benchmark and the demo."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+FAILURE = "torch._dynamo.exc.Unsupported: graph break on aten.scatter_reduce at layer 3"
+
+
+@dataclass(frozen=True)
+class Build:
+    """What one stand-in nightly does when the repro calls `torch.compile`."""
+
+    version: str  # 2.13.0.dev20260612
+    commit: str
+    behaviour: str = "pass"  # pass | fail | other-error | hang | uninstallable
+
+
+def wheel_tag() -> str:
+    """A tag this interpreter installs: its own CPython ABI on manylinux x86_64."""
+    interpreter = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    return f"{interpreter}-{interpreter}-manylinux_2_17_x86_64"
+
+
+_INIT = '''"""A stand-in torch nightly."""
+import time
+
+from torch.version import __version__, git_version
+
+BEHAVIOUR = {behaviour!r}
+
+
+def compile(fn):
+    if BEHAVIOUR == "fail":
+        raise RuntimeError({failure!r})
+    if BEHAVIOUR == "other-error":
+        raise ImportError("cannot import name 'flex_attention' from 'torch.nn.attention'")
+    if BEHAVIOUR == "hang":
+        time.sleep(3600)
+    return fn
+'''
+
+_RUN = '''"""torchrun, standing in: runs the script once, as rank 0."""
+import runpy
+import sys
+
+
+def main():
+    args = sys.argv[1:]
+    while args and args[0].startswith("-"):
+        name = args.pop(0)
+        if "=" not in name and name != "--standalone":
+            args.pop(0)
+    sys.argv = args
+    runpy.run_path(args[0], run_name="__main__")
+'''
+
+
+def stand_in_wheel(folder: Path, build: Build) -> Path:
+    """The wheel file of `build` in `folder`; `uninstallable` requires a project no index
+    has, so its install fails."""
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"torch-{build.version}-{wheel_tag()}.whl"
+    info = f"torch-{build.version}.dist-info"
+    requires = "Requires-Dist: scout-missing-dependency==1.0\n"
+    files = {
+        "torch/__init__.py": _INIT.format(behaviour=build.behaviour, failure=FAILURE),
+        "torch/version.py": f"__version__ = '{build.version}'\ngit_version = '{build.commit}'\n",
+        "torch/run.py": _RUN,
+        f"{info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: torch\nVersion: {build.version}\n"
+            + (requires if build.behaviour == "uninstallable" else "")
+        ),
+        f"{info}/WHEEL": (
+            f"Wheel-Version: 1.0\nGenerator: scout-sandbox\nRoot-Is-Purelib: false\n"
+            f"Tag: {wheel_tag()}\n"
+        ),
+        f"{info}/entry_points.txt": "[console_scripts]\ntorchrun = torch.run:main\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    record.append(f"{info}/RECORD,,")
+    files[f"{info}/RECORD"] = "\n".join(record) + "\n"
+    with zipfile.ZipFile(folder / name, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+    return folder / name
+
+
+def nightly_builds(
+    first_day: int, count: int, first_bad: int, behaviours: dict[int, str] | None = None
+) -> list[Build]:
+    """`count` nightlies of June 2026 from `first_day`, passing before index `first_bad`
+    and failing from it; `behaviours` overrides some (index → behaviour)."""
+    builds = []
+    for index in range(count):
+        day = first_day + index
+        behaviour = (behaviours or {}).get(index, "fail" if index >= first_bad else "pass")
+        commit = hashlib.sha1(f"nightly {day}".encode()).hexdigest()
+        builds.append(Build(f"2.13.0.dev202606{day:02d}", commit, behaviour))
+    return builds

@@ -1,0 +1,243 @@
+"""`scout bisect` end to end: a local PEP 503/691 index serving stand-in torch nightlies,
+real environments built with pip and with uv, the repro run in each, the first bad nightly
+found in 1 + ceil(log2 n) runs; install failures, hangs and other errors are could-not-test
+and stepped around; the same command run again resumes from the kept results."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from scout_tui.sandbox.demo.file_server import FileServer, Served
+from scout_tui.sandbox.nightlies import FAILURE, nightly_builds, stand_in_wheel
+
+pytestmark = pytest.mark.slow
+
+TRAIN = """import torch
+
+step = torch.compile(lambda x: x + 1)
+print("loss", step(1))
+"""
+
+
+@contextmanager
+def nightly_index(folder: Path, builds, json_pages: bool = False):
+    served = Served(json=json_pages)
+    for build in builds:
+        path = stand_in_wheel(folder, build)
+        served.files[path.name] = path
+    with FileServer(served) as url:
+        yield url, served
+
+
+def checkout(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "train.py").write_text(TRAIN)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    subprocess.run(["git", "-C", str(path), "add", "."], check=True)
+    subprocess.run(
+        ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "a"],
+        check=True,
+    )
+    return path
+
+
+def scout(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "scout_tui", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=600,
+    )
+
+
+def bisect_args(repo: Path, cache: Path, url: str, good: str, bad: str, *more: str) -> list[str]:
+    return [
+        "bisect",
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--command",
+        "torchrun --nproc_per_node=1 train.py",
+        "--index-url",
+        url,
+        "--repo",
+        str(repo),
+        "--cache-dir",
+        str(cache),
+        "--json",
+        *more,
+    ]
+
+
+def without_uv() -> dict[str, str]:
+    """PATH without uv: the venv + pip path."""
+    uv = shutil.which("uv")
+    if uv is None:
+        return {}
+    folders = os.environ["PATH"].split(os.pathsep)
+    return {"PATH": os.pathsep.join(f for f in folders if Path(f) != Path(uv).parent)}
+
+
+def with_uv() -> dict[str, str]:
+    """PATH with the test extra's uv first (the suite may run with no venv activated)."""
+    from uv import find_uv_bin  # the test extra's: both installers are tested
+
+    folder = str(Path(find_uv_bin()).parent)
+    return {"PATH": os.pathsep.join([folder, os.environ.get("PATH", "")])}
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_the_first_bad_nightly_in_one_plus_log2_n_runs(tmp_path, tool) -> None:
+    env = without_uv() if tool == "pip" else with_uv()
+    builds = nightly_builds(first_day=1, count=7, first_bad=4)  # good: day 1, n = 6
+    repo = checkout(tmp_path / "repo")
+    with nightly_index(tmp_path / "wheels", builds, json_pages=tool == "uv") as (url, _):
+        done = scout(
+            *bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version),
+            env=env,
+        )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    n = len(builds) - 1
+    assert found["first_bad"] == {"version": builds[4].version, "commit": builds[4].commit}
+    assert found["last_good"] == {"version": builds[3].version, "commit": builds[3].commit}
+    assert len(found["runs"]) <= 1 + math.ceil(math.log2(n))
+    assert found["runs"][0]["nightly"] == builds[-1].version  # reproduced at the bad end first
+    assert found["could_not_test"] == []
+    assert found["compare_url"].endswith(f"{builds[3].commit}...{builds[4].commit}")
+    assert f"building an environment for torch {builds[-1].version} with {tool}" in done.stderr
+    log = Path(found["runs"][0]["log"]).read_text()
+    assert FAILURE.split(":")[0] in log
+    # At most --keep-envs environments stay.
+    assert len(list((tmp_path / "cache" / "bisect" / "envs").iterdir())) <= 2
+
+
+def test_untestable_nightlies_are_stepped_around_and_named(tmp_path) -> None:
+    """An install failure, a hang (past --timeout) and a different error are could-not-test:
+    none is taken for the failure, each costs one run more, each is named."""
+    behaviours = {3: "uninstallable", 4: "other-error", 5: "hang"}
+    builds = nightly_builds(first_day=1, count=9, first_bad=6, behaviours=behaviours)
+    repo = checkout(tmp_path / "repo")
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+        args = bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version)
+        done = scout(*args, "--timeout", "5", env=without_uv())
+    found = json.loads(done.stdout)
+    untestable = {item["nightly"]: item["why"] for item in found["could_not_test"]}
+    assert found["first_bad"]["version"] == builds[6].version, done.stderr
+    assert found["last_good"]["version"] == builds[2].version or builds[5].version in untestable
+    assert done.returncode in (0, 1)
+    if done.returncode == 1:  # only untestable nightlies are left between the bounds
+        assert found["decision"] == "narrowed"
+    for why in untestable.values():
+        assert why.startswith(("the install failed", "a different error", "timed out"))
+    n = len(builds) - 1
+    assert len(found["runs"]) <= 1 + math.ceil(math.log2(n)) + len(untestable)
+
+
+def test_a_second_run_resumes_from_the_kept_results(tmp_path) -> None:
+    builds = nightly_builds(first_day=1, count=5, first_bad=2)
+    repo = checkout(tmp_path / "repo")
+    with nightly_index(tmp_path / "wheels", builds) as (url, served):
+        args = bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version)
+        first = scout(*args, env=without_uv())
+        asked = len(served.requests)
+        again = scout(*args, env=without_uv())
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    assert json.loads(again.stdout)["first_bad"] == json.loads(first.stdout)["first_bad"]
+    assert "kept from an earlier run" in again.stderr
+    assert "building an environment" not in again.stderr
+    assert served.requests[asked:] == ["/simple/torch/"]  # the index listed, nothing installed
+
+
+def test_it_does_not_reproduce_here(tmp_path) -> None:
+    builds = nightly_builds(first_day=1, count=4, first_bad=99)  # every nightly passes
+    repo = checkout(tmp_path / "repo")
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+        args = bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version)
+        done = scout(*args, env=without_uv())
+    assert done.returncode == 1
+    found = json.loads(done.stdout)
+    assert found["decision"] == "does not reproduce"
+    assert len(found["runs"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"--good": "yesterday"}, "neither a nightly version"),
+        ({"--bad": "2.13.0"}, "not a nightly"),
+        ({"--command": "rm -rf build"}, "not a repro scout runs"),
+        ({"--runs": "0"}, "positive"),
+    ],
+)
+def test_bad_usage_is_exit_2_before_anything_is_installed(tmp_path, change, said) -> None:
+    flags = {"--good": "2026-06-01", "--bad": "2026-06-05", "--command": "pytest t.py::test"}
+    flags |= change
+    words = [word for pair in flags.items() for word in pair]
+    done = scout("bisect", *words, "--repo", str(tmp_path), "--cache-dir", str(tmp_path / "c"))
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def running(marker: str) -> list[int]:
+    """Processes whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in cmdline and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_ctrl_c_leaves_no_process_and_the_same_command_resumes(tmp_path) -> None:
+    import signal
+    import time
+
+    builds = nightly_builds(first_day=1, count=6, first_bad=3, behaviours={2: "hang"})
+    repo = checkout(tmp_path / "repo")
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+        args = bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version)
+        started = subprocess.Popen(
+            [sys.executable, "-m", "scout_tui", *args, "--timeout", "600"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **without_uv()},
+        )
+        said = []
+        assert started.stderr is not None
+        for text in started.stderr:  # until the hanging nightly's repro runs
+            said.append(text)
+            if f"torch {builds[2].version}: running" in text:
+                break
+        for _ in range(100):
+            if running(str(repo / "train.py")) or running("train.py"):
+                break
+            time.sleep(0.05)
+        started.send_signal(signal.SIGINT)
+        rest = started.communicate(timeout=60)[1]
+        assert started.returncode == 130, "".join(said) + rest
+        time.sleep(0.5)
+        assert running(f"torch-{builds[2].version}") == []  # no repro left on the box
+        again = scout(*args, "--timeout", "5", env=without_uv())
+    assert f"torch {builds[-1].version}: fail (kept from an earlier run" in again.stderr
+    found = json.loads(again.stdout)
+    assert found["first_bad"]["version"] == builds[3].version, again.stderr
+    assert [item["nightly"] for item in found["could_not_test"]] == [builds[2].version]
