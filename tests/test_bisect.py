@@ -119,8 +119,14 @@ def test_the_first_bad_nightly_in_one_plus_log2_n_runs(tmp_path, tool) -> None:
     assert f"building an environment for torch {builds[-1].version} with {tool}" in done.stderr
     log = Path(found["runs"][0]["log"]).read_text()
     assert FAILURE.split(":")[0] in log
-    # At most --keep-envs environments stay.
-    assert len(list((tmp_path / "cache" / "bisect" / "envs").iterdir())) <= 2
+    # At most --keep-envs environments stay, listed with their size, removed by a clear.
+    info = json.loads(
+        scout("cache", "info", "--cache-dir", str(tmp_path / "cache"), "--json").stdout
+    )
+    kept = info["bisect_environments"]
+    assert 1 <= len(kept) <= 2 and all(env["bytes"] > 10_000 for env in kept)
+    assert scout("cache", "clear", "--cache-dir", str(tmp_path / "cache")).returncode == 0
+    assert not (tmp_path / "cache" / "bisect").exists()
 
 
 def test_untestable_nightlies_are_stepped_around_and_named(tmp_path) -> None:

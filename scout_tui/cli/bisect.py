@@ -15,7 +15,7 @@ from scout_tui.nightlies.bisect import Found, Request, bisect
 from scout_tui.nightlies.envs import Environments, Recipe
 from scout_tui.nightlies.index import nightly
 from scout_tui.nightlies.wheels import NightlyError
-from scout_tui.store.cache import default_cache_dir
+from scout_tui.store.cache import Cache
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
@@ -52,7 +52,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     )
     if argv.env:
         request = _with_env(request, argv.env)
-    root = (args.cache_dir or default_cache_dir()) / "bisect"
+    root = Cache(args.cache_dir).bisect_dir()  # `cache info` lists it, `cache clear` empties it
     environments = Environments(root / "envs", args.keep_envs)
 
     def say(message: str) -> None:

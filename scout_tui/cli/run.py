@@ -391,12 +391,18 @@ def cmd_cache(args: argparse.Namespace) -> int:
         write_output(dumps({**info, **kept_apart}), None)
     else:
         days = info.pop("days")
+        environments = info.pop("bisect_environments")
         lines = [
             f"{key}: {', '.join(map(str, value)) if isinstance(value, list) else value}"
             for key, value in info.items()
         ]
         assert isinstance(days, list)
         lines += [f"  {_day_line(day)}" for day in days]
+        assert isinstance(environments, list)
+        lines += [
+            f"bisect environment: {env['path']} ({env['bytes'] / 2**20:,.0f} MiB)"
+            for env in environments
+        ]
         lines.append(
             f"state store (decisions, publish journal; never cleared): {state}"
             + ("" if state.is_file() else " (none yet)")

@@ -83,10 +83,6 @@ class Environments:
             return []
         return [p for p in sorted(self.root.iterdir()) if p.is_dir()]
 
-    def listed(self) -> list[tuple[Path, int]]:
-        """The environments kept, with their size in bytes."""
-        return [(p, _size(p)) for p in self.paths()]
-
     def get(
         self, nightly: Nightly, recipe: Recipe, say: Callable[[str], None] = lambda _: None
     ) -> Environment:
@@ -166,14 +162,3 @@ def _run(argv: Sequence[str]) -> None:
         output = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
         last = output.splitlines()[-1] if output else f"exit {done.returncode}"
         raise InstallFailed(redact(last)[:OUTPUT_KEPT])
-
-
-def _size(path: Path) -> int:
-    total = 0
-    for folder, _, files in os.walk(path):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(folder, name)).st_size
-            except OSError:
-                continue
-    return total

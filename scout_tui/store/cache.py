@@ -35,6 +35,7 @@ CACHE_VERSION = "v2"  # v2: runs keyed by checkout; triage moved to the state st
 DB_NAME = "cache.db"  # diskcache's
 GIT_ANSWERS = "git-answers.sqlite"  # what git answered at commit ids (source.answers)
 FILE_FACTS = "file-facts.sqlite"  # what the analyses read in each blob (source.facts)
+BISECT = "bisect"  # `scout bisect`: an environment per nightly (GBs each), logs, results
 M = TypeVar("M", bound=BaseModel)
 _SQLITE_ERRORS = (sqlite3.Error, OSError, EOFError)
 
@@ -377,6 +378,8 @@ class Cache:
             "git_answers_bytes": self._volume(GIT_ANSWERS),
             # what the analyses read in each file, kept for rescans (`cache clear` too)
             "file_facts_bytes": self._volume(FILE_FACTS),
+            # `scout bisect`'s environments, each with its size (`cache clear` removes them)
+            "bisect_environments": self._environments(),
             "entries": len(keys),
             "runs": sorted({day["day"] for day in days}),
             "days": days,
@@ -430,6 +433,19 @@ class Cache:
             return None
         return self.directory / name
 
+    def bisect_dir(self) -> Path:
+        return self.directory / BISECT
+
+    def _environments(self) -> list[dict[str, object]]:
+        envs = self.bisect_dir() / "envs"
+        if not envs.is_dir():
+            return []
+        return [
+            {"path": str(path), "bytes": _tree_bytes(path)}
+            for path in sorted(envs.iterdir())
+            if path.is_dir()
+        ]
+
     def _volume(self, name: str) -> int:
         return sum(
             path.stat().st_size for path in self.directory.glob(f"{name}*") if path.is_file()
@@ -442,11 +458,20 @@ class Cache:
                 with contextlib.suppress(FileNotFoundError):
                     (self.directory / name).unlink()
                     removed += name == kept
-        blobs = self.directory / "blobs"
-        if blobs.is_dir():
-            removed += sum(1 for p in blobs.rglob("*") if p.is_file())
-            shutil.rmtree(blobs, ignore_errors=True)
+        for folder in (self.directory / "blobs", self.bisect_dir()):
+            if folder.is_dir():
+                removed += sum(1 for p in folder.rglob("*") if p.is_file())
+                shutil.rmtree(folder, ignore_errors=True)
         return removed
+
+
+def _tree_bytes(path: Path) -> int:
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total
 
 
 def kept_apart_note(poorer: RunResult, kept: RunResult) -> str:
