@@ -75,6 +75,8 @@ def bisect_args(repo: Path, cache: Path, url: str, good: str, bad: str, *more: s
         str(repo),
         "--cache-dir",
         str(cache),
+        "--state-dir",
+        str(cache.parent / "state"),
         "--json",
         *more,
     ]
@@ -247,3 +249,34 @@ def test_ctrl_c_leaves_no_process_and_the_same_command_resumes(tmp_path) -> None
     found = json.loads(again.stdout)
     assert found["first_bad"]["version"] == builds[3].version, again.stderr
     assert [item["nightly"] for item in found["could_not_test"]] == [builds[2].version]
+
+
+def test_one_run_at_a_time_on_a_box(tmp_path) -> None:
+    """A bisect, or a repro run, while another holds the box's GPUs is refused at once,
+    naming the holder; the lock goes with its holder however it ends."""
+    from scout_tui.repro.lock import BoxLock
+
+    repo = checkout(tmp_path / "repo")
+    state = tmp_path / "state"
+    args = bisect_args(
+        repo, tmp_path / "cache", "http://127.0.0.1:9/simple", "2026-06-01", "2026-06-03"
+    )
+    with BoxLock(state, "scout bisect 2026-05-01..2026-05-09: pytest t.py::test"):
+        done = scout(*args)
+        assert done.returncode == 1
+        assert (
+            "another run holds this box's GPUs (scout bisect 2026-05-01..2026-05-09" in done.stderr
+        )
+        repro = scout(
+            "repro",
+            "--command",
+            "torchrun train.py",
+            "--run",
+            "--repo",
+            str(repo),
+            "--state-dir",
+            str(state),
+        )
+        assert repro.returncode == 1 and "one repro or bisect at a time" in repro.stderr
+    done = scout(*args)  # released: it goes on (to the index, which is not there)
+    assert "another run" not in done.stderr and "cannot reach" in done.stderr

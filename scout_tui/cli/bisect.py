@@ -15,7 +15,9 @@ from scout_tui.nightlies.bisect import Found, Request, bisect
 from scout_tui.nightlies.envs import Environments, Recipe
 from scout_tui.nightlies.index import nightly
 from scout_tui.nightlies.wheels import NightlyError
+from scout_tui.repro.lock import BoxLock
 from scout_tui.store.cache import Cache
+from scout_tui.store.state import StateStore
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
@@ -62,10 +64,12 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"  | {text}", file=sys.stderr, flush=True)
 
+    holder = f"scout bisect {args.good}..{args.bad}: {command}"
     try:
-        verdict, found = bisect(
-            request, index_url, root, environments, shipped.torch.compare_url, say, line
-        )
+        with BoxLock(StateStore(args.state_dir).directory, holder):
+            verdict, found = bisect(
+                request, index_url, root, environments, shipped.torch.compare_url, say, line
+            )
     except NightlyError as exc:
         raise ScoutError(str(exc)) from None
     if args.json:

@@ -12,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 from scout_tui.analysis.ci.cilog import LogAnalysis, analyse
 from scout_tui.analysis.ci.log_input import LogInputError, open_log
 from scout_tui.analysis.ci.repro import (
+    ReproArgv,
     ReproError,
     failure_repro,
     gpus_of,
@@ -27,8 +28,10 @@ from scout_tui.model import RegressionRow
 from scout_tui.nightlies.regression import commit_for, regression_range
 from scout_tui.nightlies.wheels import NightlyError
 from scout_tui.report.render import render_item
+from scout_tui.repro.lock import BoxLock
 from scout_tui.repro.process import ProcessGroup
 from scout_tui.store.cache import Cache
+from scout_tui.store.state import StateStore
 
 
 def _analyse(path: str, experiment: str) -> LogAnalysis:
@@ -166,10 +169,15 @@ def cmd_repro(args: argparse.Namespace) -> int:
     if not args.run:
         write_output(repro, None)
         return EXIT_OK
+    with BoxLock(StateStore(args.state_dir).directory, f"scout repro --run: {argv.display()}"):
+        return _run_repro(argv, Path(args.repo))
+
+
+def _run_repro(argv: ReproArgv, repo: Path) -> int:
     print(f"$ {argv.display()}", file=sys.stderr, flush=True)
     try:
         # Its own process group: Ctrl-C stops torchrun's workers too, not the shell alone.
-        group = ProcessGroup(argv.argv, Path(args.repo), env=argv.env)
+        group = ProcessGroup(argv.argv, repo, env=argv.env)
     except OSError as exc:
         print(f"scout: error: cannot run the repro: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -190,10 +190,14 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
         "--offline": dict(help="no regression-range look-ups"),
         "--cache-dir": {},
     },
-    "repro": {"--repo": dict(help="where to run it (default: here)")},
+    "repro": {
+        "--repo": dict(help="where to run it (default: here)"),
+        "--state-dir": dict(help="where the lock of the box's GPUs is (one run at a time)"),
+    },
     "bisect": {
         "--repo": dict(help="the checkout the repro runs in (default: here)"),
         "--cache-dir": dict(help="where the environments, logs and results are kept"),
+        "--state-dir": dict(help="where the lock of the box's GPUs is (one run at a time)"),
     },
     "torch-commit": {
         "--repo": dict(help="checkout (for its scout.toml)"),

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from scout_tui.errors import ScoutError
 from scout_tui.model import Finding
+from scout_tui.repro.lock import BoxLock
 from scout_tui.repro.process import GRACE, ProcessGroup
 from scout_tui.tui.messages import ReproEnded
 from scout_tui.tui.widgets.log_pane import REPRO_LINES, ReproRun
@@ -21,8 +23,10 @@ if TYPE_CHECKING:
 
 
 class ReproController:
-    def __init__(self, post: Callable[[Message], object]) -> None:
+    def __init__(self, post: Callable[[Message], object], state_dir: Path) -> None:
         self.post = post
+        self.state_dir = state_dir
+        self._box: BoxLock | None = None
         self.run: ReproRun | None = None  # the last repro run from the console
         self.group: ProcessGroup | None = None
         self._lines: queue.SimpleQueue[str] = queue.SimpleQueue()
@@ -32,8 +36,19 @@ class ReproController:
         return self.group is not None
 
     def start(self, finding: Finding, repro: ReproArgv, workdir: Path) -> ProcessGroup:
-        """Start it (OSError: it could not start); `read` it in a worker."""
-        self.group = ProcessGroup(repro.argv, workdir, env=repro.env)
+        """Start it (OSError: it could not start, or another run holds the box's GPUs);
+        `read` it in a worker."""
+        box = BoxLock(self.state_dir, f"a repro from the console: {repro.display()[:80]}")
+        try:
+            box.acquire()
+        except ScoutError as exc:
+            raise OSError(str(exc)) from None
+        try:
+            self.group = ProcessGroup(repro.argv, workdir, env=repro.env)
+        except BaseException:
+            box.release()
+            raise
+        self._box = box
         self.run = ReproRun(finding.fingerprint, repro.display())
         return self.group
 
@@ -60,6 +75,9 @@ class ReproController:
         """The run as ended; what to say about it (None: there was no run)."""
         self.drain()
         self.group = None
+        if self._box is not None:
+            self._box.release()
+            self._box = None
         run = self.run
         if run is None:
             return None

@@ -44,7 +44,7 @@ class ReproFlow(Widget):
     def __init__(self, session: Session) -> None:
         super().__init__(id="repro-flow")
         self.session = session
-        self.controller = ReproController(self.post_message)
+        self.controller = ReproController(self.post_message, session.state.directory)
         self._timer: Timer | None = None
 
     @property
