@@ -136,6 +136,16 @@ class Evidence(_Model):
         default_factory=dict,
         description="Each failing test's repro, by test name (`repro` is the first one's).",
     )
+    test_classes: dict[str, str] = Field(
+        default_factory=dict,
+        description="How each failing test failed over the window: recurring, intermittent "
+        "or new failure.",
+    )
+    test_reasons: dict[str, str] = Field(
+        default_factory=dict,
+        description="Why each failing test's run ended, when its log says: `rc=1`, "
+        "`timed out after 600s`.",
+    )
     context: str | None = None
     urls: list[str] = Field(default_factory=list)
     log_path: str | None = Field(

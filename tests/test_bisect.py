@@ -280,3 +280,70 @@ def test_one_run_at_a_time_on_a_box(tmp_path) -> None:
         assert repro.returncode == 1 and "one repro or bisect at a time" in repro.stderr
     done = scout(*args)  # released: it goes on (to the index, which is not there)
     assert "another run" not in done.stderr and "cannot reach" in done.stderr
+
+
+def cached_ci_failure(repo: Path, cache: Path, good: str, bad: str, *, intermittent: bool):
+    """The day's run of `repo` in `cache`, holding a CI failure finding with a regression
+    range (its nightlies with a build label, as the index names them) and two tests' repros."""
+    from datetime import UTC, datetime
+
+    from scout_tui.model import Evidence, Finding, Priority, RegressionRow, RunResult, Section
+    from scout_tui.model import fingerprint as fp
+    from scout_tui.session import Session, SessionOptions
+
+    session = Session(SessionOptions(repo=repo, cache_dir=cache, offline=True))
+    assert session.checkout is not None
+    failure = Finding(
+        collector="ci_failures",
+        kind="ci_failure",
+        section=Section.CI_FAILURES,
+        priority=Priority.P0,
+        title="`integration.yaml` failing on torch " + bad,
+        fingerprint=fp("ci_failure", "integration.yaml"),
+        evidence=Evidence(
+            failing_tests=["llama3_compile", "flux"],
+            regression=[
+                RegressionRow(nightly=f"{good}+cu130", status="pass"),
+                RegressionRow(nightly=f"{bad}+cu130", status="fail"),
+            ],
+            repro="torchrun --nproc_per_node=1 train.py",
+            repros={
+                "llama3_compile": "torchrun --nproc_per_node=1 train.py",
+                "flux": "torchrun --nproc_per_node=1 flux.py",
+            },
+            test_classes={"llama3_compile": "intermittent" if intermittent else "new failure"},
+        ),
+    )
+    now = datetime.now(UTC)
+    run = RunResult(
+        date=session.day,
+        since=now,
+        repo=str(repo),
+        checkout=session.checkout,
+        experiment=session.experiment,
+        collected_at=now,
+        findings=[failure],
+    )
+    session.cache.put_run(run)
+
+
+def test_the_days_ci_failure_gives_the_range_the_repro_and_the_runs(tmp_path) -> None:
+    """With no --good/--bad/--command: the day's CI failure's regression range and its first
+    test's repro; an intermittent failure runs each nightly 3 times, and says so."""
+    builds = nightly_builds(first_day=1, count=5, first_bad=2)
+    repo = checkout(tmp_path / "repo")
+    cache = tmp_path / "cache"
+    cached_ci_failure(repo, cache, builds[0].version, builds[-1].version, intermittent=True)
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+        args = ["bisect", "--index-url", url, "--repo", str(repo), "--cache-dir", str(cache)]
+        args += ["--state-dir", str(tmp_path / "state"), "--json"]
+        done = scout(*args, env=without_uv())
+        other = scout(*args, "--test", "nope", env=without_uv())
+    assert done.returncode == 0, done.stderr
+    assert f"from {builds[0].version} (passed in CI) to {builds[-1].version}" in done.stderr
+    assert "each nightly is run 3 times" in done.stderr
+    assert "(run 3 of 3)" in done.stderr  # a passing nightly, run three times
+    assert json.loads(done.stdout)["first_bad"]["version"] == builds[2].version
+    assert other.returncode == 2 and "no CI failure with a regression range" in other.stderr
+    nothing = scout("bisect", "--repo", str(tmp_path / "repo"), "--cache-dir", str(tmp_path / "c2"))
+    assert nothing.returncode == 2 and "collect the day's run first" in nothing.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from scout_tui.analysis.ci.repro import ReproError, repro_argv, repro_command
@@ -14,25 +15,45 @@ from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
 from scout_tui.nightlies.bisect import Found, Request, bisect
 from scout_tui.nightlies.envs import Environments, Recipe
 from scout_tui.nightlies.index import nightly
+from scout_tui.nightlies.trial import Expected
 from scout_tui.nightlies.wheels import NightlyError
 from scout_tui.repro.lock import BoxLock
 from scout_tui.store.cache import Cache
 from scout_tui.store.state import StateStore
 
 
+@dataclass(frozen=True)
+class Failure:
+    """What is bisected: the nightly pair, the repro, and how CI saw the failure."""
+
+    good: str
+    bad: str
+    command: str
+    runs: int = 1
+    timeout_is_failure: bool = False
+    said: tuple[str, ...] = ()  # what was taken from the day's run, told before the first run
+
+
 def cmd_bisect(args: argparse.Namespace) -> int:
     for flag, text in (("--good", args.good), ("--bad", args.bad)):
+        if text is None:
+            continue
         try:
             nightly(text)
         except ValueError as exc:
             raise UsageError(f"{flag}: {exc}") from None
-    if args.runs < 1 or args.keep_envs < 1 or args.timeout <= 0:
+    if (args.runs is not None and args.runs < 1) or args.keep_envs < 1 or args.timeout <= 0:
         raise UsageError("--runs, --keep-envs and --timeout take a positive number")
+    if args.test and args.command_line:
+        raise UsageError("--test picks a failing test's repro; --command gives one: not both")
+    failure = _failure(args)
     try:
-        command = repro_command(args.command_line)
+        command = repro_command(failure.command)
         argv = repro_argv(command)
     except ReproError as exc:
         raise UsageError(str(exc)) from None
+    for said in failure.said:
+        print(f"scout: {said}", file=sys.stderr)
     repo = Path(args.repo).resolve()
     shipped = load_config(None)
     # The index decides what code runs: the user's choice or scout's, never a checkout's.
@@ -40,16 +61,17 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     requirements = tuple(p for p in (repo / "requirements.txt",) if p.is_file())
     interpreter = f"cp{sys.version_info.major}{sys.version_info.minor}"
     request = Request(
-        good=args.good,
-        bad=args.bad,
+        good=failure.good,
+        bad=failure.bad,
         argv=[*argv.argv],
         command=command,
         cwd=repo,
         head=_head(repo),
         recipe=Recipe(index_url, requirements, ("pytest",) if argv.argv[0] == "pytest" else ()),
         timeout=args.timeout,
-        runs=args.runs,
+        runs=args.runs or failure.runs,
         verify_good=args.verify_good,
+        expected=Expected(timeout_is_failure=failure.timeout_is_failure),
         python_tag=interpreter,
     )
     if argv.env:
@@ -64,7 +86,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"  | {text}", file=sys.stderr, flush=True)
 
-    holder = f"scout bisect {args.good}..{args.bad}: {command}"
+    holder = f"scout bisect {failure.good}..{failure.bad}: {command}"
     try:
         with BoxLock(StateStore(args.state_dir).directory, holder):
             verdict, found = bisect(
@@ -77,6 +99,58 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     else:
         write_output(_summary(found), None)
     return EXIT_OK if verdict.found else EXIT_FAILURE
+
+
+def _failure(args: argparse.Namespace) -> Failure:
+    """The flags given, the rest from the day's CI failure finding of the checkout: its
+    regression range (the last passing and the failing nightly), the failing test's repro
+    (`--test`, else the first), three runs a nightly when CI saw the test intermittent, a
+    timeout counted as the failure when CI's run of it timed out."""
+    if args.good and args.bad and args.command_line:
+        return Failure(args.good, args.bad, args.command_line)
+    from scout_tui.session import Session, SessionOptions
+
+    options = SessionOptions(
+        repo=Path(args.repo),
+        config=getattr(args, "config", None),
+        cache_dir=args.cache_dir,
+        state_dir=args.state_dir,
+        offline=True,
+    )
+    run = Session(options).cached_run()
+    missing = [f for f, v in (("--good", args.good), ("--bad", args.bad)) if v is None]
+    missing += [] if args.command_line else ["--command (or --test)"]
+    ask = f"give {', '.join(missing)}, or collect the day's run first (`scout collect`)"
+    if run is None:
+        raise UsageError(f"no run of today for {args.repo}: {ask}")
+    for finding in run.findings:
+        evidence = finding.evidence
+        rows = {row.status: row.nightly for row in evidence.regression}
+        if finding.kind != "ci_failure" or not evidence.repros:
+            continue
+        test = args.test or next(iter(evidence.repros))
+        if test not in evidence.repros:
+            continue
+        if not (args.good or rows.get("pass")) or not (args.bad or rows.get("fail")):
+            continue
+        good, bad = args.good or _version(rows["pass"]), args.bad or _version(rows["fail"])
+        said = [f"bisecting {finding.title} — {test}, from {good} (passed in CI) to {bad}"]
+        runs = 1
+        if evidence.test_classes.get(test) == "intermittent":
+            runs = 3
+            said.append("CI saw it fail intermittently: each nightly is run 3 times (--runs)")
+        timed_out = "timed out" in evidence.test_reasons.get(test, "")
+        if timed_out:
+            said.append("CI's run of it timed out: a timeout here counts as the failure")
+        command = args.command_line or evidence.repros[test]
+        return Failure(good, bad, command, runs, timed_out, tuple(said))
+    which = f" for the test {args.test}" if args.test else ""
+    raise UsageError(f"no CI failure with a regression range and a repro{which} today: {ask}")
+
+
+def _version(nightly_: str) -> str:
+    """A regression row's nightly as the bisect names it (its build label dropped)."""
+    return nightly_.split("+", 1)[0]
 
 
 def _with_env(request: Request, env: dict[str, str]) -> Request:

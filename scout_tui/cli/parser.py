@@ -634,18 +634,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bisect.add_argument(
         "--good",
-        required=True,
         metavar="V",
-        help="the last nightly CI passed with: 2.13.0.dev20260612 or 2026-06-12",
+        help="the last nightly CI passed with: 2.13.0.dev20260612 or 2026-06-12 (default: the "
+        "day's CI failure's last passing nightly)",
     )
-    bisect.add_argument("--bad", required=True, metavar="V", help="a nightly that fails")
+    bisect.add_argument(
+        "--bad", metavar="V", help="a nightly that fails (default: the CI failure's nightly)"
+    )
     bisect.add_argument(
         "--command",
         dest="command_line",
-        required=True,
         help="the repro, in one of the shapes `scout repro` takes (./run_train.sh with NGPU=n, "
-        "torchrun … script.py, pytest path.py::test)",
+        "torchrun … script.py, pytest path.py::test); default: the CI failure's",
     )
+    bisect.add_argument("--test", help="which failing test of the CI failure (default: the first)")
     bisect.add_argument(
         "--index-url",
         help="the nightly index (default: nightly_index in your config file, then scout's "
@@ -661,9 +663,9 @@ def build_parser() -> argparse.ArgumentParser:
     bisect.add_argument(
         "--runs",
         type=int,
-        default=1,
         metavar="K",
-        help="run each nightly K times; any failure fails it (intermittent failures)",
+        help="run each nightly K times; any failure fails it (default 1; 3 when CI saw the "
+        "failure intermittent)",
     )
     bisect.add_argument(
         "--verify-good",

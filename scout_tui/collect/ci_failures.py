@@ -54,11 +54,13 @@ def ci_finding(
     compare_url: str | None = None,
     *,
     classes: dict[str, str] | None = None,
+    kinds: dict[str, str] | None = None,
     notes: list[str] | None = None,
     urls: list[str] | None = None,
 ) -> Finding | None:
     """One finding per failing workflow (or log), never one per failing test. `classes`:
-    per test, how it failed over the window; `notes`: lines said after the failures."""
+    per test, how it failed over the window, said; `kinds`: the class alone ("intermittent");
+    `notes`: lines said after the failures."""
     if not analysis.failures:
         return None
     rule = config.rule("ci_failure")
@@ -111,6 +113,8 @@ def ci_finding(
             compare_url=compare_url,
             repro=next(iter(repros.values()), None),
             repros=repros,
+            test_classes=dict(kinds or {}),
+            test_reasons=reasons,
             urls=list(urls or []),
             log_path=first.log,
             log_offset=first.root_offset,
@@ -204,6 +208,7 @@ class CiFailureCollector(Collector):
             rows,
             compare,
             classes=per_test,
+            kinds={s.test: c.kind for s, c in classes.items()},
             notes=notes,
             urls=[latest.run.url],
         )
