@@ -627,3 +627,57 @@ async def test_keys_typed_after_undo_act_on_what_it_undid(tmp_path) -> None:
     slowly = await accepted_after(False, tmp_path / "slowly")
     assert len(slowly) == 1
     assert await accepted_after(True, tmp_path / "at-once") == slowly
+
+
+async def test_keys_read_while_the_tree_holds_keys_for_a_dialog_go_after_them(tmp_path) -> None:
+    """`P d escape n` as a terminal sends it (`escape n` arrive as alt+n, and later than
+    `P d`): whether `alt+n` is read before the tree has handed `d` to the question, or after
+    it has but before `d` arrived, it goes after `d` — the dry run, escape back to the
+    question, `n` cancels — never escape cancelling the question and `n` moving the tree."""
+    from textual import events
+
+    from scout_tui.tui.screens.publish import ConfirmPublish
+    from scout_tui.tui.screens.triage import TriageScreen
+    from tests.console import collected_demo, console, settle, tree
+
+    busy = TriageScreen.on_publish_flow_busy
+
+    def slow_busy(screen, message) -> None:  # the loop late to release the held keys
+        screen.set_timer(0.3, lambda: busy(screen, message))
+
+    for resent in (False, True):
+        with (
+            collected_demo(tmp_path / f"world-{resent}") as demo,
+            pytest.MonkeyPatch.context() as patch,
+        ):
+            if not resent:
+                patch.setattr(TriageScreen, "on_publish_flow_busy", slow_busy)
+            app = console(demo, tmp_path / f"state-{resent}")
+            async with app.run_test(size=(120, 40)) as pilot:
+                await settle(pilot, app)
+                first = tree(app).cursor_fingerprint
+                before = dict(app.session.review.decisions())
+                if resent:  # the question up, then alt+n queued ahead of a re-sent `d`
+                    burst(app, "P")
+                    for _ in range(100):
+                        await pilot.pause(0.02)
+                        if isinstance(app.screen, ConfirmPublish):
+                            break
+                    await pilot.pause(0.1)
+                    read = events.Key("alt+n", None)  # in the app's queue before `d` is
+                    read.set_sender(app)
+                    app.post_message(read)
+                    app.key_order.resend([events.Key("d", "d")])
+                else:  # alt+n read while the tree still holds `d` for the question
+                    burst(app, "P", "d")
+                    for _ in range(100):
+                        await pilot.pause(0.01)
+                        if isinstance(app.screen, ConfirmPublish):
+                            break
+                    assert tree(app).holding_keys
+                    burst(app, "alt+n")
+                await pilot.pause(1.0)
+                await settle(pilot, app)
+                assert app.screen is app.triage  # the dry run and the question both gone
+                assert tree(app).cursor_fingerprint == first  # `n` never reached the tree
+                assert app.session.review.decisions() == before

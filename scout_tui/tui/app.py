@@ -19,7 +19,7 @@ from textual.widgets import Input
 from scout_tui.model import RunResult
 from scout_tui.session import Session
 from scout_tui.tui.keys import ACTIONS, binding, shown_key
-from scout_tui.tui.screens.modal import HOLD_AT_MOST, Modal, typed
+from scout_tui.tui.screens.modal import HOLD_AT_MOST, KeyOrder, Modal, typed
 from scout_tui.tui.screens.triage import TriageScreen
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -50,6 +50,7 @@ class ScoutApp(App[int]):
         super().__init__()
         # A dialog's priority keys sent the way the keys typed before them went.
         self._after_typed: weakref.WeakSet[events.Key] = weakref.WeakSet()
+        self.key_order = KeyOrder(self)  # keys re-sent go before those read after them
         self.session = session
         self.demo = demo
         self.overview = None
@@ -85,7 +86,23 @@ class ScoutApp(App[int]):
         if not isinstance(event, events.Key) or event.is_forwarded or not self._screen_stack:
             await super().on_event(event)
             return
+        if self.key_order.waits(event):  # read after keys re-sent, not yet handled: after them
+            return
+        try:
+            await self._route(event)
+        finally:
+            self.key_order.handled()
+
+    async def _route(self, event: events.Key) -> None:
         modal = self.screen
+        shown = self.shown_triage()
+        tree = shown.query_one(FindingsTree) if shown is not None and shown.is_mounted else None
+        if tree is not None and tree.holding_keys and self.focused is not tree:
+            # Keys the tree holds for a dialog that is up but has not had them yet (`P d`):
+            # a key read now goes after them, not straight to the dialog.
+            if not await self._check_bindings(event.key, priority=True):
+                tree.hold(event)
+            return
         if self._input_held is not None or (isinstance(modal, Modal) and modal.holding):
             if not await self._check_bindings(event.key, priority=True):
                 if self._input_held is not None:
@@ -97,7 +114,7 @@ class ScoutApp(App[int]):
             split = modal.unalt(event)
             if len(split) > 1:
                 for key in split:
-                    await self.on_event(key)
+                    await self._route(key)
                 return
         focused = self.focused
         if isinstance(modal, Modal) and focused is not None and modal.acts_at_once(event.key):
@@ -133,8 +150,7 @@ class ScoutApp(App[int]):
                 self.call_after_refresh(check)
                 return
             held, self._input_held = self._input_held, None
-            for key in held or []:
-                self.post_message(typed(self, key.key, key.character))
+            self.key_order.resend(held or [])
 
         self.call_after_refresh(check)
 

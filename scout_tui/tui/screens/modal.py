@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import functools
+import time
 from typing import Any, TypeVar
 
 from textual import events
@@ -24,6 +26,59 @@ def typed(app: App[Any], key: str, character: str | None) -> events.Key:
     made = events.Key(key, character)
     made.set_sender(app)
     return made
+
+
+RESENT_WAIT = 1.0  # seconds keys read after re-sent ones wait for them, at most
+
+
+class KeyOrder:
+    """Keys held back (for a dialog, an answer) and sent to the app again go before the
+    keys the terminal sent after them: a key already in the app's queue when they are
+    re-sent waits behind them instead of passing them (`P d escape n`: the escape and `n`
+    must reach the question after `d` has, not before)."""
+
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+        self._resent: collections.deque[events.Key] = collections.deque()
+        self._behind: list[events.Key] = []
+        self._since = 0.0
+
+    def resend(self, keys: list[events.Key]) -> None:
+        for key in keys:
+            again = typed(self.app, key.key, key.character)
+            self._resent.append(again)
+            self.app.post_message(again)
+        self._since = time.monotonic()
+
+    def waits(self, event: events.Key) -> bool:
+        """Whether `event` must wait behind keys re-sent before it (it is kept, and sent
+        again after them)."""
+        if not self._resent:
+            return False
+        if event is self._resent[0]:
+            self._resent.popleft()
+            return False
+        if time.monotonic() - self._since > RESENT_WAIT:  # a re-sent key was lost
+            self._resent.clear()
+            return False
+        self._behind.append(event)
+        return True
+
+    def handled(self) -> None:
+        """After each key: once the re-sent keys have all arrived, those that waited go."""
+        if not self._resent and self._behind:
+            behind, self._behind = self._behind, []
+            self.resend(behind)
+
+
+def resend(app: App[Any], keys: list[events.Key]) -> None:
+    """`keys` to the app again, before any key read after them (the app's `KeyOrder`)."""
+    order = getattr(app, "key_order", None)
+    if isinstance(order, KeyOrder):
+        order.resend(keys)
+    else:
+        for key in keys:
+            app.post_message(typed(app, key.key, key.character))
 
 
 class Modal(ModalScreen[ResultType]):
@@ -96,8 +151,7 @@ class Modal(ModalScreen[ResultType]):
             self.app.call_after_refresh(self.release_keys, hold)
             return
         late, self._late = self._late, None
-        for key in late or []:
-            self.app.post_message(typed(self.app, key.key, key.character))
+        resend(self.app, late or [])
 
     def acts_at_once(self, key: str) -> bool:
         """Whether `key` is one of the dialog's priority bindings (acted on by the app as it

@@ -23,7 +23,7 @@ from textual.widgets.tree import TreeNode
 from scout_tui.model import PRIORITIZED, SECTIONS, Finding, Priority, Section, TriageEntry
 from scout_tui.tui.keys import binding
 from scout_tui.tui.legible import legible
-from scout_tui.tui.screens.modal import typed
+from scout_tui.tui.screens.modal import resend, typed
 from scout_tui.tui.view import (
     PRIORITY_ORDER,
     Filter,
@@ -782,11 +782,23 @@ class FindingsTree(Tree[NodeData]):
         if self._held is None:
             self._held = []
 
+    @property
+    def holding_keys(self) -> bool:
+        return self._held is not None
+
+    def hold(self, key: events.Key) -> None:
+        """A key read while keys are held: after them, in order."""
+        assert self._held is not None
+        self._held.append(key)
+
     def release_keys(self) -> None:
         """The keys held, in order, to where the focus is now (the dialog, or the tree)."""
         held, self._held = self._held, None
-        for key in held or []:
-            self._forward_event(typed(self.app, key.key, key.character))
+        if self.app.focused is self:
+            for key in held or []:
+                self._forward_event(typed(self.app, key.key, key.character))
+        else:  # a dialog's: through the app, before any key read meanwhile
+            resend(self.app, held or [])
 
     async def _on_key(self, event: events.Key) -> None:
         """Keys typed ahead (a burst over SSH: `/cuda`, `x` and a reason) are all handed to
@@ -817,7 +829,7 @@ class FindingsTree(Tree[NodeData]):
         if self.app.focused is None:
             self.app.call_after_refresh(self._hand_on, key)
         else:
-            self.app.post_message(typed(self.app, key.key, key.character))
+            resend(self.app, [key])
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
         event.stop()
