@@ -681,3 +681,36 @@ async def test_keys_read_while_the_tree_holds_keys_for_a_dialog_go_after_them(tm
                 assert app.screen is app.triage  # the dry run and the question both gone
                 assert tree(app).cursor_fingerprint == first  # `n` never reached the tree
                 assert app.session.review.decisions() == before
+
+
+async def test_a_refused_merge_leaves_no_mark_on_screen(tmp_path) -> None:
+    """`space` on a finding, `m` on a dropped one: the store refuses the merge and the marks
+    are gone — from the status line and from the drawn lines alike (a ● left on screen
+    would say the next merge takes a finding it does not)."""
+    from tests.console import settle, tree
+
+    def drawn(shown, fingerprint: str) -> str:
+        y = shown._finding_nodes[fingerprint].line - int(shown.scroll_offset.y)
+        return shown.render_line(y).text
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        order = [fp for fp in shown._finding_nodes]
+        marked, dropped = order[0], order[1]
+        shown.select_fingerprint(dropped)
+        await pilot.press("x", *"dup", "enter")
+        await settle(pilot, app)
+        shown.select_fingerprint(marked)
+        await pilot.press("space")
+        await settle(pilot, app)
+        assert "●" in drawn(shown, marked)
+        shown.select_fingerprint(dropped)
+        await pilot.press("m")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if not app.triage.decisions.pending:
+                break
+        await settle(pilot, app)
+        assert marked not in app.session.review.decisions()  # nothing merged
+        assert not shown.marked
+        assert "●" not in drawn(shown, marked)

@@ -877,7 +877,12 @@ class FindingsTree(Tree[NodeData]):
         self.post_message(self.MarksChanged(len(self.marked)))
 
     def clear_marks(self) -> None:
-        self.marked.clear()
+        """No mark left, on screen too (a refused decision changes no line: its marks'
+        glyphs would stay while the status line said none is marked)."""
+        if self.marked:
+            self.marked.clear()
+            self._line_cache.clear()
+            self.refresh()
         self.post_message(self.MarksChanged(0))
 
     def action_next_unreviewed(self) -> None:
