@@ -714,3 +714,28 @@ async def test_a_refused_merge_leaves_no_mark_on_screen(tmp_path) -> None:
         assert marked not in app.session.review.decisions()  # nothing merged
         assert not shown.marked
         assert "●" not in drawn(shown, marked)
+
+
+async def test_while_findings_stream_in_the_cursor_stays_on_the_first(tmp_path) -> None:
+    """A collection shows findings as they come: the cursor is on the first finding of the
+    tree, not on whichever was found first, until the reviewer moves it; from then on a
+    rebuild keeps it where they put it."""
+    from scout_tui.model import Section
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown, screen = tree(app), app.triage
+        findings, entries = list(screen.findings), dict(screen.entries)
+        found_first = [f for f in findings if f.section is Section.ACTION_ITEMS][-1]
+        shown.show_findings([found_first], entries, None)
+        assert shown.cursor_fingerprint == found_first.fingerprint
+        shown.show_findings(findings, entries, None)
+        first = next(iter(shown._finding_nodes))
+        assert first != found_first.fingerprint
+        assert shown.cursor_fingerprint == first
+        await pilot.press("down")
+        await settle(pilot, app)
+        chosen = shown.cursor_fingerprint
+        assert chosen != first
+        shown.show_findings(findings, entries, None)
+        assert shown.cursor_fingerprint == chosen

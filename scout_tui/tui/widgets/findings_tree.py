@@ -219,6 +219,7 @@ class FindingsTree(Tree[NodeData]):
         self.show_root = False
         self.guide_depth = 2
         self.marked: set[str] = set()
+        self._cursor_chosen = False  # a key or a click moved it: rebuilds keep it where it is
         self.filed: frozenset[str] = frozenset()  # drafts filed by publishes from here
         self._finding_rows: dict[str, Row] = {}
         self._grouped: dict[str, bool] = {}
@@ -574,6 +575,10 @@ class FindingsTree(Tree[NodeData]):
             # (not whatever header now stands on its line). Just rebuilt, the nodes are
             # listed in the tree's order.
             target = next(iter(self._finding_nodes.values()))
+        if not self._cursor_chosen and self._finding_nodes:
+            # Findings still streaming in, the reviewer not yet at the keys: the cursor stays
+            # on the first finding, not on whichever came first.
+            target = next(iter(self._finding_nodes.values()))
         # Placed now, not after the frame: a key read before it would act on no finding, or
         # on one the placing then moves away from.
         self._place_cursor(target, line)
@@ -707,6 +712,7 @@ class FindingsTree(Tree[NodeData]):
         node = self._finding_nodes.get(fingerprint)
         if node is None:
             return False
+        self._cursor_chosen = True
         parent = node.parent
         while parent is not None:
             if not parent.is_expanded:  # expand() rebuilds every line, open or not
@@ -776,6 +782,9 @@ class FindingsTree(Tree[NodeData]):
             self._skip_until = 0.0
         return True
 
+    async def _on_click(self, event: events.Click) -> None:
+        self._cursor_chosen = True
+
     def hold_keys(self) -> None:
         """Keys typed after one whose dialog comes later (publish asks GitHub first) wait
         for it, in order, instead of acting on the tree meanwhile."""
@@ -805,6 +814,7 @@ class FindingsTree(Tree[NodeData]):
         the tree before the first one's action moves the focus. Each key's binding is found
         here, in turn, so that the next key sees what this one did; a key that comes after
         focus went elsewhere (the filter, a modal) goes there, never to a triage key."""
+        self._cursor_chosen = True  # the reviewer is at the keys: the cursor is theirs
         if self._held is not None or self._skipped(event.key):
             event.stop()
             event.prevent_default()
