@@ -854,8 +854,8 @@ async def test_a_notification_from_a_widget_is_never_read_as_markup(demo, tmp_pa
 
 
 async def test_a_section_header_or_the_filter_s_result_is_marked_in_one_key(demo, tmp_path):
-    """`space` on a section header marks all under it (again: unmarks); on a priority
-    header, that priority's; `*` marks what the filter shows."""
+    """`space` on a section header marks all under it and moves past them (on it again:
+    unmarks); on a priority header, that priority's; `*` marks what the filter shows."""
     state = tmp_path / "state"
     app = console(demo, state)
     async with app.run_test(size=SIZE) as pilot:
@@ -875,6 +875,12 @@ async def test_a_section_header_or_the_filter_s_result_is_marked_in_one_key(demo
         await pilot.pause(0.05)
         await pilot.press("space")
         assert findings_tree.marked == under and len(under) > 1
+        last = carried
+        while last.is_expanded and last.children:
+            last = last.children[-1]
+        assert findings_tree.cursor_line == last.line + 1  # past what it marked
+        findings_tree.move_cursor(carried)
+        await pilot.pause(0.05)
         await pilot.press("space")
         assert not findings_tree.marked
         p2 = next(child for child in carried.children if "P2" in child.label.plain)
@@ -884,7 +890,10 @@ async def test_a_section_header_or_the_filter_s_result_is_marked_in_one_key(demo
         assert findings_tree.marked == {
             fp for fp in under if findings_tree.row(fp).finding.priority is Priority.P2
         }
+        findings_tree.move_cursor(p2)
+        await pilot.pause(0.05)
         await pilot.press("space")
+        assert not findings_tree.marked
         # The filter's result, then a bulk action on it.
         await pilot.press("slash")
         await pilot.press(*"p2", "enter")

@@ -856,8 +856,14 @@ class FindingsTree(Tree[NodeData]):
         if node.data.fingerprint is not None:
             self._toggle_marks([node.data.fingerprint])
             self.action_cursor_down()
-        else:
+        else:  # past what it marked: `space space` on two headers marks both
             self._toggle_marks(_leaves(node))
+            last = node
+            while last.is_expanded and last.children:
+                last = last.children[-1]
+            self._tree_lines  # noqa: B018 — lines laid out now: the next key acts from there
+            if last.line < self.last_line:
+                self.move_cursor_to_line(last.line + 1)
 
     def action_mark_filtered(self) -> None:
         self.finish_building()
