@@ -739,3 +739,26 @@ async def test_while_findings_stream_in_the_cursor_stays_on_the_first(tmp_path) 
         assert chosen != first
         shown.show_findings(findings, entries, None)
         assert shown.cursor_fingerprint == chosen
+
+
+async def test_undo_and_redo_take_the_cursor_to_what_they_changed(tmp_path) -> None:
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        order = list(shown._finding_nodes)
+        far, top = order[-1], order[0]
+        shown.select_fingerprint(far)
+        await pilot.press("a")
+        await settle(pilot, app)
+        for key, state in (("u", None), ("U", "accepted")):
+            shown.select_fingerprint(top)
+            await pilot.press(key)
+            for _ in range(50):
+                await pilot.pause(0.05)
+                if not app.triage.decisions.pending:
+                    break
+            await settle(pilot, app)
+            decided = app.session.review.decisions().get(far)
+            assert (decided.decision if decided else None) == state
+            assert shown.cursor_fingerprint == far

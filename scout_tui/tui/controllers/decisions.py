@@ -142,12 +142,23 @@ class DecisionQueue:
         )
 
     def undo(self) -> None:
-        origin = self.session.options.origin
-        self.decide(lambda: undo_said(self.session.review.undo(), "undid", "undo", origin), "")
+        self._step(self.session.review.undo, "undid", "undo")
 
     def redo(self) -> None:
+        self._step(self.session.review.redo, "redid", "redo")
+
+    def _step(self, step: Callable[[], Action | None], done: str, op: str) -> None:
+        """Undo or redo, said; the cursor goes to the finding it changed (the first of
+        them), which may be far from where the reviewer is now."""
         origin = self.session.options.origin
-        self.decide(lambda: undo_said(self.session.review.redo(), "redid", "redo", origin), "")
+
+        def job() -> None:
+            action = step()
+            select = action.changes[0].fingerprint if action and action.changes else None
+            said = undo_said(action, done, op, origin)
+            self.post(Decided(self.session.review.decisions(), said, select=select))
+
+        self._queue(job)
 
     def handled(self) -> None:
         """The screen has shown one job's message."""
