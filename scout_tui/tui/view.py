@@ -62,15 +62,8 @@ def badges(
     `filed`: a publish from here filed its Backlog draft since the run was collected."""
     finding, entry = decided.original, decided.entry
     out = []
-    if finding.status is Status.NEW:
-        out.append("new")
-    elif finding.status is Status.CARRIED:
-        since = finding.first_reported.isoformat() if finding.first_reported else "earlier"
-        out.append(f"since {since}")
-    if finding.board is not None:
-        out.append(f"board: {finding.board.status or 'no status'}")
-    elif filed:
-        out.append("board: filed")
+    # What the reviewer decided first: in a narrow terminal the column keeps its start,
+    # and "demoted" or "edited" is what tells one ✓ from another.
     if decided.label:
         label = decided.label
         if label == "merged" and entry is not None and entry.merged_into:
@@ -81,6 +74,15 @@ def badges(
                 else (f"merged into {entry.merged_into.rsplit('-', 1)[-1][:6]}")
             )
         out.append(label)
+    if finding.status is Status.NEW:
+        out.append("new")
+    elif finding.status is Status.CARRIED:
+        since = finding.first_reported.isoformat() if finding.first_reported else "earlier"
+        out.append(f"since {since}")
+    if finding.board is not None:
+        out.append(f"board: {finding.board.status or 'no status'}")
+    elif filed:
+        out.append("board: filed")
     if absorbed:
         out.append(f"+{absorbed} merged")
     return tuple(out)
