@@ -10,6 +10,7 @@ import hashlib
 import sys
 import zipfile
 from dataclasses import dataclass
+from datetime import date, timedelta
 from pathlib import Path
 
 FAILURE = "torch._dynamo.exc.Unsupported: graph break on aten.scatter_reduce at layer 3"
@@ -100,12 +101,12 @@ def stand_in_wheel(folder: Path, build: Build) -> Path:
 def nightly_builds(
     first_day: int, count: int, first_bad: int, behaviours: dict[int, str] | None = None
 ) -> list[Build]:
-    """`count` nightlies of June 2026 from `first_day`, passing before index `first_bad`
-    and failing from it; `behaviours` overrides some (index → behaviour)."""
+    """`count` daily nightlies from June `first_day`, 2026, passing before index
+    `first_bad` and failing from it; `behaviours` overrides some (index → behaviour)."""
     builds = []
     for index in range(count):
-        day = first_day + index
+        day = date(2026, 6, 1) + timedelta(days=first_day - 1 + index)
         behaviour = (behaviours or {}).get(index, "fail" if index >= first_bad else "pass")
         commit = hashlib.sha1(f"nightly {day}".encode()).hexdigest()
-        builds.append(Build(f"2.13.0.dev202606{day:02d}", commit, behaviour))
+        builds.append(Build(f"2.13.0.dev{day:%Y%m%d}", commit, behaviour))
     return builds
