@@ -347,3 +347,39 @@ def test_the_days_ci_failure_gives_the_range_the_repro_and_the_runs(tmp_path) ->
     assert other.returncode == 2 and "no CI failure with a regression range" in other.stderr
     nothing = scout("bisect", "--repo", str(tmp_path / "repo"), "--cache-dir", str(tmp_path / "c2"))
     assert nothing.returncode == 2 and "collect the day's run first" in nothing.stderr
+
+
+def test_repro_runs_in_a_nightlys_environment(tmp_path) -> None:
+    """`scout repro --run --nightly V` (a version or a day): the repro in that nightly's
+    environment, the one bisect kept reused — how a maintainer checks a fix."""
+    builds = nightly_builds(first_day=1, count=3, first_bad=2)
+    repo = checkout(tmp_path / "repo")
+    cache, state = tmp_path / "cache", tmp_path / "state"
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+
+        def repro(nightly: str) -> subprocess.CompletedProcess:
+            return scout(
+                "repro",
+                "--command",
+                "torchrun --nproc_per_node=1 train.py",
+                "--run",
+                "--nightly",
+                nightly,
+                "--index-url",
+                url,
+                "--repo",
+                str(repo),
+                "--cache-dir",
+                str(cache),
+                "--state-dir",
+                str(state),
+                env=with_uv(),
+            )
+
+        good, bad = repro(builds[1].version), repro("2026-06-03")
+        again = repro(builds[1].version)
+    assert good.returncode == 0 and "loss 2" in good.stdout, good.stderr
+    assert bad.returncode != 0 and FAILURE.split(":")[0] in bad.stdout + bad.stderr
+    assert "building an environment" not in again.stderr  # kept, reused
+    refused = scout("repro", "--command", "torchrun train.py", "--nightly", "2026-06-01")
+    assert refused.returncode == 2 and "give --run too" in refused.stderr

@@ -62,7 +62,10 @@ COMMANDS: dict[tuple[str, ...], tuple[list[str], set[str]]] = {
     ("open",): (["run.json"], EVERY - {"--date", "--prior"}),
     ("cache",): (["info"], {"--cache-dir"}),
     ("ci-log",): (["ci.log"], {"--repo", "--config", "--offline", "--cache-dir"}),
-    ("repro",): (["--command", "pytest tests/test_a.py::test_b"], {"--repo", "--state-dir"}),
+    ("repro",): (
+        ["--command", "pytest tests/test_a.py::test_b"],
+        {"--repo", "--cache-dir", "--state-dir"},
+    ),
     ("bisect",): (
         ["--good", "2026-06-01", "--bad", "2026-06-02", "--command", "pytest t.py::test"],
         {"--repo", "--cache-dir", "--state-dir"},

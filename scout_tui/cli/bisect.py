@@ -8,13 +8,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from scout_tui.analysis.ci.repro import ReproError, repro_argv, repro_command
+from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro_command
 from scout_tui.cli.output import dumps, write_output
 from scout_tui.config.profile import load_config, load_user_config
 from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
 from scout_tui.nightlies.bisect import Found, Request, bisect
-from scout_tui.nightlies.envs import Environments, Recipe
-from scout_tui.nightlies.index import nightly
+from scout_tui.nightlies.envs import Environments, InstallFailed, Recipe
+from scout_tui.nightlies.index import list_nightlies, nightly, resolve
 from scout_tui.nightlies.trial import Expected
 from scout_tui.nightlies.wheels import NightlyError
 from scout_tui.repro.lock import BoxLock
@@ -55,11 +55,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     for said in failure.said:
         print(f"scout: {said}", file=sys.stderr)
     repo = Path(args.repo).resolve()
-    shipped = load_config(None)
-    # The index decides what code runs: the user's choice or scout's, never a checkout's.
-    index_url = args.index_url or load_user_config().nightly_index or shipped.torch.nightly_index
-    requirements = tuple(p for p in (repo / "requirements.txt",) if p.is_file())
-    interpreter = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    index_url = chosen_index(args.index_url)
     request = Request(
         good=failure.good,
         bad=failure.bad,
@@ -67,15 +63,14 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         command=command,
         cwd=repo,
         head=_head(repo),
-        recipe=Recipe(index_url, requirements, ("pytest",) if argv.argv[0] == "pytest" else ()),
+        recipe=recipe_for(repo, argv, index_url),
+        env=dict(argv.env),
         timeout=args.timeout,
         runs=args.runs or failure.runs,
         verify_good=args.verify_good,
         expected=Expected(timeout_is_failure=failure.timeout_is_failure),
-        python_tag=interpreter,
+        python_tag=f"cp{sys.version_info.major}{sys.version_info.minor}",
     )
-    if argv.env:
-        request = _with_env(request, argv.env)
     root = Cache(args.cache_dir).bisect_dir()  # `cache info` lists it, `cache clear` empties it
     environments = Environments(root / "envs", args.keep_envs)
 
@@ -90,7 +85,13 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     try:
         with BoxLock(StateStore(args.state_dir).directory, holder):
             verdict, found = bisect(
-                request, index_url, root, environments, shipped.torch.compare_url, say, line
+                request,
+                index_url,
+                root,
+                environments,
+                load_config(None).torch.compare_url,
+                say,
+                line,
             )
     except NightlyError as exc:
         raise ScoutError(str(exc)) from None
@@ -153,11 +154,39 @@ def _version(nightly_: str) -> str:
     return nightly_.split("+", 1)[0]
 
 
-def _with_env(request: Request, env: dict[str, str]) -> Request:
-    from dataclasses import replace
+def chosen_index(flag: str | None) -> str:
+    """The nightly index: `--index-url`, else the user's own config, else scout's default.
+    Never a checkout's scout.toml or a bundle's: the index decides what code runs."""
+    return flag or load_user_config().nightly_index or load_config(None).torch.nightly_index
 
-    # NGPU=n ./run_train.sh: the assignment goes to the command's environment, not argv.
-    return replace(request, argv=["env", *(f"{k}={v}" for k, v in env.items()), *request.argv])
+
+def recipe_for(repo: Path, argv: ReproArgv, index_url: str) -> Recipe:
+    """torch from the index, the checkout's requirements file, pytest for a pytest repro."""
+    requirements = tuple(p for p in (repo / "requirements.txt",) if p.is_file())
+    return Recipe(index_url, requirements, ("pytest",) if argv.argv[0] == "pytest" else ())
+
+
+def nightly_environment(
+    wanted: str, repo: Path, argv: ReproArgv, index_flag: str | None, cache_dir: Path | None
+) -> dict[str, str]:
+    """What running in `wanted`'s environment sets (built if need be, bisect's own kept
+    ones reused): `scout repro --run --nightly V`, the way a maintainer checks a fix."""
+    try:
+        asked = nightly(wanted)
+    except ValueError as exc:
+        raise UsageError(f"--nightly: {exc}") from None
+    index_url = chosen_index(index_flag)
+    try:
+        found = resolve(asked, list_nightlies(index_url), index_url)
+        root = Cache(cache_dir).bisect_dir()
+        env = Environments(root / "envs").get(
+            found,
+            recipe_for(repo, argv, index_url),
+            lambda m: print(f"scout: {m}", file=sys.stderr),
+        )
+    except (NightlyError, InstallFailed) as exc:
+        raise ScoutError(f"torch {wanted}: {exc}") from None
+    return env.variables()
 
 
 def _head(repo: Path) -> str:

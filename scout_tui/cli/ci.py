@@ -129,6 +129,8 @@ def cmd_ci_log(args: argparse.Namespace) -> int:
 def cmd_repro(args: argparse.Namespace) -> int:
     if args.json and args.run:
         raise UsageError("--json prints the repro; --run runs it: one or the other")
+    if args.nightly and not args.run:
+        raise UsageError("--nightly says where --run runs the repro: give --run too")
     test = None
     if args.command_line is not None:
         try:
@@ -169,15 +171,24 @@ def cmd_repro(args: argparse.Namespace) -> int:
     if not args.run:
         write_output(repro, None)
         return EXIT_OK
+    repo = Path(args.repo)
     with BoxLock(StateStore(args.state_dir).directory, f"scout repro --run: {argv.display()}"):
-        return _run_repro(argv, Path(args.repo))
+        run_env = dict(argv.env)
+        if args.nightly:  # in that nightly's environment (bisect's own, when it has one)
+            from scout_tui.cli.bisect import nightly_environment
+
+            nightly_env = nightly_environment(
+                args.nightly, repo.resolve(), argv, args.index_url, args.cache_dir
+            )
+            run_env = {**nightly_env, **run_env}
+        return _run_repro(argv, repo, run_env)
 
 
-def _run_repro(argv: ReproArgv, repo: Path) -> int:
+def _run_repro(argv: ReproArgv, repo: Path, variables: dict[str, str]) -> int:
     print(f"$ {argv.display()}", file=sys.stderr, flush=True)
     try:
         # Its own process group: Ctrl-C stops torchrun's workers too, not the shell alone.
-        group = ProcessGroup(argv.argv, repo, env=argv.env)
+        group = ProcessGroup(argv.argv, repo, env=variables)
     except OSError as exc:
         print(f"scout: error: cannot run the repro: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -192,6 +192,7 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
     },
     "repro": {
         "--repo": dict(help="where to run it (default: here)"),
+        "--cache-dir": dict(help="where --nightly's environments are kept"),
         "--state-dir": dict(help="where the lock of the box's GPUs is (one run at a time)"),
     },
     "bisect": {
@@ -617,6 +618,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     repro.add_argument("--test", help="which failing test (default: the first)")
     repro.add_argument("--run", action="store_true", help="run it in --repo, streaming output")
+    repro.add_argument(
+        "--nightly",
+        metavar="V",
+        help="with --run: in that torch nightly's environment (2.13.0.dev20260612 or "
+        "2026-06-12; built under the cache dir, or the one `scout bisect` kept)",
+    )
+    repro.add_argument("--index-url", help="with --nightly: the nightly index (as bisect's)")
     repro.add_argument(
         "--json", action="store_true", help="print it as JSON: command, cwd, ngpu, test"
     )

@@ -33,6 +33,7 @@ class Request:
     cwd: Path
     head: str  # the checkout's commit: part of the results' key
     recipe: Recipe
+    env: dict[str, str] = field(default_factory=dict)  # NGPU=8 of `NGPU=8 ./run_train.sh`
     timeout: float = 1800.0
     runs: int = 1  # each nightly run this many times: fails if any run fails
     verify_good: bool = False
@@ -181,7 +182,15 @@ def _try(
         counted = f" (run {attempt + 1} of {request.runs})" if request.runs > 1 else ""
         say(f"torch {name}: running{counted}: {request.command}")
         trial = run_trial(
-            env, request.argv, request.cwd, log, request.timeout, expected, request.experiment, line
+            env,
+            request.argv,
+            request.cwd,
+            log,
+            request.timeout,
+            expected,
+            request.experiment,
+            line,
+            request.env,
         )
         if trial.outcome is not Outcome.PASS:
             break  # one failure is enough: an intermittent failure seldom shows twice

@@ -59,6 +59,7 @@ def run_trial(
     expected: Expected,
     experiment: str = "",
     line: Callable[[str], None] = lambda _: None,
+    variables: dict[str, str] | None = None,
 ) -> Trial:
     """Run `argv` with the environment active, its output to `log` (and `line`), stopped
     as a whole group after `timeout` seconds; KeyboardInterrupt stops it and propagates."""
@@ -75,7 +76,7 @@ def run_trial(
     timer = threading.Timer(timeout, expire)
     timer.daemon = True
     try:
-        group = ProcessGroup(argv, cwd, env.variables())
+        group = ProcessGroup(argv, cwd, {**env.variables(), **(variables or {})})
         timer.start()
         with log.open("w", encoding="utf-8") as out:
             for text in group.lines():
