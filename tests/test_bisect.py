@@ -383,3 +383,36 @@ def test_repro_runs_in_a_nightlys_environment(tmp_path) -> None:
     assert "building an environment" not in again.stderr  # kept, reused
     refused = scout("repro", "--command", "torchrun train.py", "--nightly", "2026-06-01")
     assert refused.returncode == 2 and "give --run too" in refused.stderr
+
+
+def test_the_commits_between_are_counted_by_githubs_compare(tmp_path) -> None:
+    """Online: `commits_between` from GitHub's compare API (the real client over HTTP to
+    the local GitHub); offline: null, with the reason."""
+    from scout_tui.sandbox.github.http import LocalGitHub
+    from scout_tui.sandbox.github.world import Account, Repository, Token, World
+
+    builds = nightly_builds(first_day=1, count=4, first_bad=2)
+    history = [builds[0].commit, "a" * 40, builds[1].commit, *("b" * 39 + c for c in "cde")]
+    history += [builds[2].commit, builds[3].commit]  # 4 commits after the last good one
+    world = World(
+        accounts=[Account(login="maintainer", id=1), Account(login="pytorch", id=2)],
+        tokens=[Token(token="tok-bisect", login="maintainer")],
+        repositories=[Repository(full_name="pytorch/pytorch", id=3, history=history)],
+    )
+    repo = checkout(tmp_path / "repo")
+    with (
+        nightly_index(tmp_path / "wheels", builds) as (url, _),
+        LocalGitHub(world) as github,
+    ):
+        args = bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version)
+        online = scout(
+            *args, "--api-url", github.url, env={"GH_ENTERPRISE_TOKEN": "tok-bisect", **with_uv()}
+        )
+        offline = scout(*args, "--offline", env=with_uv())
+    found = json.loads(online.stdout)
+    assert found["last_good"]["commit"] == builds[1].commit, online.stderr
+    assert found["commits_between"] == 4, (found["commits_between_why"], online.stderr)
+    assert found["commits_between_why"] is None
+    assert any("/compare/" in entry.path for entry in github.log)
+    found = json.loads(offline.stdout)
+    assert found["commits_between"] is None and found["commits_between_why"] == "skipped — offline"

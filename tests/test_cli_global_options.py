@@ -68,7 +68,7 @@ COMMANDS: dict[tuple[str, ...], tuple[list[str], set[str]]] = {
     ),
     ("bisect",): (
         ["--good", "2026-06-01", "--bad", "2026-06-02", "--command", "pytest t.py::test"],
-        {"--repo", "--cache-dir", "--state-dir"},
+        {"--repo", "--cache-dir", "--state-dir", "--offline", "--api-url"},
     ),
     ("torch-commit",): (["2.13.0.dev20260819+cu130"], {"--repo", "--config", "--cache-dir"}),
     ("serve-github",): ([], set()),

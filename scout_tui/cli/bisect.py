@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,14 +86,16 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     holder = f"scout bisect {failure.good}..{failure.bad}: {command}"
     try:
         with BoxLock(StateStore(args.state_dir).directory, holder):
+            compare_url = load_config(None).torch.compare_url
             verdict, found = bisect(
                 request,
                 index_url,
                 root,
                 environments,
-                load_config(None).torch.compare_url,
+                compare_url,
                 say,
                 line,
+                _commit_counter(args, compare_url),
             )
     except NightlyError as exc:
         raise ScoutError(str(exc)) from None
@@ -152,6 +156,36 @@ def _failure(args: argparse.Namespace) -> Failure:
 def _version(nightly_: str) -> str:
     """A regression row's nightly as the bisect names it (its build label dropped)."""
     return nightly_.split("+", 1)[0]
+
+
+def _commit_counter(
+    args: argparse.Namespace, compare_url: str
+) -> Callable[[str, str], tuple[int | None, str | None]]:
+    """How many PyTorch commits lie between two nightlies' commits, from GitHub's compare
+    API on the API the user chose; (None, why) offline, with no token, or on an error."""
+    match = re.search(r"://[^/]+/([\w.-]+/[\w.-]+)/compare/", compare_url)
+
+    def count(old: str, new: str) -> tuple[int | None, str | None]:
+        if args.offline:
+            return None, "skipped — offline"
+        if match is None:
+            return None, f"skipped — no repository in the compare URL {compare_url}"
+        from scout_tui.config.endpoints import reviewer_config
+        from scout_tui.github.api import GitHubError
+        from scout_tui.github.auth import find_token, missing_token
+        from scout_tui.github.client import GitHubClient
+
+        config, endpoints = reviewer_config(None, args.api_url)
+        token = find_token(endpoints.api_url)
+        if token is None:
+            return None, f"skipped — {missing_token(endpoints.api_url)}"
+        client = GitHubClient(endpoints.api_url, token, config.github)
+        try:
+            return client.commits_between(match.group(1), old, new), None
+        except GitHubError as exc:
+            return None, f"skipped — {exc}"
+
+    return count
 
 
 def chosen_index(flag: str | None) -> str:

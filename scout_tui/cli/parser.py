@@ -196,6 +196,8 @@ COMMAND_GLOBALS: dict[str | None, dict[str, dict[str, Any]]] = {
         "--state-dir": dict(help="where the lock of the box's GPUs is (one run at a time)"),
     },
     "bisect": {
+        "--offline": dict(help="no GitHub (the commits between the two nightlies not counted)"),
+        "--api-url": {},
         "--repo": dict(help="the checkout the repro runs in (default: here)"),
         "--cache-dir": dict(help="where the environments, logs and results are kept"),
         "--state-dir": dict(help="where the lock of the box's GPUs is (one run at a time)"),

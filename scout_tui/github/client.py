@@ -458,6 +458,17 @@ class GitHubClient(Transport):
             raise
         return ((data or {}).get("author") or {}).get("login")
 
+    def commits_between(self, repo: str, old: str, new: str) -> int:
+        """How many commits `new` has that `old` has not (GitHub's compare): two commits'
+        answer never changes, so it is kept for good."""
+        data = self._get(
+            f"/repos/{repo}/compare/{old}...{new}",
+            None,
+            f"comparing {old[:12]}...{new[:12]}",
+            final=lambda d: True,
+        )
+        return int((data or {}).get("total_commits") or 0)
+
     def search_issues(self, query: str, limit: int) -> list[IssueState]:
         items = self._pages(
             "/search/issues", {"q": query}, f"searching {query!r}", items="items", limit=limit

@@ -97,6 +97,7 @@ def bisect(
     compare_url: str,
     say: Callable[[str], None],
     line: Callable[[str], None] = lambda _: None,
+    count: Callable[[str, str], tuple[int | None, str | None]] | None = None,
 ) -> tuple[Verdict, Found]:
     """Search to the first bad nightly (NightlyError when the index cannot say which
     nightlies there are; KeyboardInterrupt leaves the results so far kept)."""
@@ -130,6 +131,10 @@ def bisect(
     found = _outcome(
         request, verdict, trials, len(candidates), most, index_url, compare_url, cache_dir, say
     )
+    if found.compare_url and count is not None:
+        old, new = (found.last_good or {}).get("commit"), (found.first_bad or {}).get("commit")
+        if old and new:
+            found.commits_between, found.commits_between_why = count(old, new)
     return verdict, found
 
 
@@ -227,7 +232,7 @@ def _outcome(
         last_good=end(verdict.last_good),
         compare_url=compare,
         commits_between=None,
-        commits_between_why="skipped — counting the commits needs GitHub's compare API"
+        commits_between_why="not asked: counting the commits needs GitHub's compare API"
         if compare
         else "no compare: a commit is unknown",
         runs=[

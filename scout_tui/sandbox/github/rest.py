@@ -359,6 +359,29 @@ def get_commit(world: World, repo: Repository, sha: str, base: str, **_: Any) ->
     )
 
 
+@_route("GET", REPO + r"/compare/(?P<old>[0-9a-f]{7,40})\.\.\.(?P<new>[0-9a-f]{7,40})")
+def compare(world: World, repo: Repository, old: str, new: str, base: str, **_: Any) -> Response:
+    """The commits reachable from `new` and not from `old` (a linear history here)."""
+
+    def at(sha: str) -> int | None:
+        return next((n for n, known in enumerate(repo.history) if known.startswith(sha)), None)
+
+    first, last = at(old), at(new)
+    if first is None or last is None:
+        return Response(404, {"message": "Not Found", "documentation_url": DOCS})
+    ahead = max(0, last - first)
+    return Response(
+        200,
+        {
+            "status": "ahead" if ahead else "identical",
+            "ahead_by": ahead,
+            "behind_by": 0,
+            "total_commits": ahead,
+            "html_url": f"{base}/{repo.full_name}/compare/{old}...{new}",
+        },
+    )
+
+
 @_route("GET", REPO + r"/pulls/(?P<number>\d+)")
 def get_pull(world: World, repo: Repository, number: str, base: str, **_: Any) -> Response:
     issue = _issue_or_404(repo, number)

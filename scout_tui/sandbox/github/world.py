@@ -121,6 +121,7 @@ class Repository(_Model):
     workflows: list[Workflow] = []
     runs: list[Run] = []
     commit_authors: dict[str, str] = {}  # commit sha → login of its author on GitHub
+    history: list[str] = []  # commit shas, oldest first: what `compare` counts between
 
     def issue(self, number: int) -> Issue | None:
         return next((i for i in self.issues if i.number == number), None)
