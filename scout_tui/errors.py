@@ -10,6 +10,12 @@ from __future__ import annotations
 import re
 from typing import IO, Any
 
+# Where a GitHub token may come from: redacted wherever text enters, never passed on to a
+# repro (code from the nightly index and the checkout runs there).
+TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")
+ENTERPRISE_TOKEN_VARIABLES = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+SECRET_VARIABLES = TOKEN_VARIABLES + ENTERPRISE_TOKEN_VARIABLES
+
 EXIT_OK = 0
 EXIT_FAILURE = 1  # anything else; with --strict, a skipped or failed collector
 EXIT_USAGE = 2  # bad usage or configuration

@@ -150,3 +150,20 @@ def test_scout_repro_run_stopped_leaves_no_worker(tmp_path: Path, stand_in, sign
     assert "starting 2 workers" in out
     assert "scout: interrupted" in err
     assert wait_for(lambda: not running(worker)), f"the worker survived: {why}"
+
+
+def test_a_repro_never_sees_a_github_token(tmp_path, monkeypatch) -> None:
+    """A repro runs code from the nightly index and the checkout: the token scout found in
+    the environment is not passed on to it."""
+    import sys
+
+    from scout_tui.repro.process import ProcessGroup
+
+    monkeypatch.setenv("GH_TOKEN", "ghp_" + "x" * 36)
+    monkeypatch.setenv("GITHUB_ENTERPRISE_TOKEN", "ghe-token")
+    monkeypatch.setenv("SCOUT_KEPT", "yes")
+    names = ("GH_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "SCOUT_KEPT")
+    show = f"import os; print(*(os.environ.get(n) for n in {names!r}))"
+    group = ProcessGroup([sys.executable, "-c", show], tmp_path)
+    assert list(group.lines()) == ["None None yes"]
+    assert group.wait() == 0

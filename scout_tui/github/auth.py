@@ -14,11 +14,12 @@ import subprocess
 from urllib.parse import urlsplit
 
 from scout_tui.config.models import GITHUB_API, origin_of
-from scout_tui.errors import register_secret
-
-TOKEN_VARIABLES = ("GH_TOKEN", "GITHUB_TOKEN")
-ENTERPRISE_TOKEN_VARIABLES = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
-SECRET_VARIABLES = TOKEN_VARIABLES + ENTERPRISE_TOKEN_VARIABLES
+from scout_tui.errors import (  # the names live with the redaction they feed
+    ENTERPRISE_TOKEN_VARIABLES,
+    SECRET_VARIABLES,
+    TOKEN_VARIABLES,
+    register_secret,
+)
 
 
 def register_environment_tokens() -> None:

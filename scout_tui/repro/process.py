@@ -11,6 +11,7 @@ grace period. It runs as an argv list, never through a shell: a command comes fr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -19,6 +20,9 @@ import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from scout_tui.errors import SECRET_VARIABLES
 
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL: torchrun forwards SIGTERM to its workers
 _RUNNING: weakref.WeakSet[ProcessGroup] = weakref.WeakSet()
@@ -36,13 +40,15 @@ def stop_all(grace: float = 2.0) -> None:
 class ProcessGroup:
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> None:
         environment = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        for name in SECRET_VARIABLES:  # a repro needs no GitHub token: nightly code runs here
+            environment.pop(name, None)
         self.argv = argv
         self.cancelled = False
         self._lock = threading.Lock()
         # A Ctrl-C while the command starts would leave it running with no one to stop
-        # it (the caller never gets the group): held until the group is known.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
-        try:
+        # it (the caller never gets the group): its handler waits until the group is known.
+        # (Not a blocked signal mask: the command would inherit it and ignore SIGTERM.)
+        with _stops_deferred() as deferred:
             self.process = subprocess.Popen(
                 argv,
                 cwd=cwd,
@@ -54,13 +60,11 @@ class ProcessGroup:
             )
             self.pgid = self.process.pid  # the session leader's pid is the group's id
             _RUNNING.add(self)
-        finally:
-            try:
-                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held Ctrl-C acts here
-            except BaseException:
-                if hasattr(self, "pgid"):
-                    self.stop(grace=2.0)
-                raise
+        try:
+            deferred.deliver()  # a Ctrl-C that came meanwhile acts now
+        except BaseException:
+            self.stop(grace=2.0)
+            raise
 
     def lines(self) -> Iterator[str]:
         """The output (stdout and stderr together) as it comes, until the command ends."""
@@ -121,6 +125,42 @@ class ProcessGroup:
         except ProcessLookupError:
             return False
         return True
+
+
+class _Deferred:
+    def __init__(self) -> None:
+        self.caught: list[int] = []
+        self.previous: dict[int, Any] = {}
+
+    def hold(self, signum: int, frame: object) -> None:
+        self.caught.append(signum)
+
+    def deliver(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        self.previous = {}
+        for signum in self.caught:
+            signal.raise_signal(signum)  # to the handler that was there before
+        self.caught = []
+
+
+@contextlib.contextmanager
+def _stops_deferred() -> Iterator[_Deferred]:
+    """Ctrl-C, SIGTERM and SIGHUP kept while the block runs, to be delivered after it
+    (`deliver`); in another thread than the main one, where no handler runs: nothing to do."""
+    deferred = _Deferred()
+    if threading.current_thread() is threading.main_thread():
+        for signum in _STOPS:
+            handler = signal.getsignal(signum)
+            if handler is not signal.SIG_IGN and handler is not None:
+                deferred.previous[signum] = handler
+                signal.signal(signum, deferred.hold)
+    try:
+        yield deferred
+    except BaseException:
+        for held, handler in deferred.previous.items():
+            signal.signal(held, handler)
+        raise
 
 
 def _group_has_runners(pgid: int) -> bool:
