@@ -683,10 +683,10 @@ async def test_keys_read_while_the_tree_holds_keys_for_a_dialog_go_after_them(tm
                 assert app.session.review.decisions() == before
 
 
-async def test_a_refused_merge_leaves_no_mark_on_screen(tmp_path) -> None:
-    """`space` on a finding, `m` on a dropped one: the store refuses the merge and the marks
-    are gone — from the status line and from the drawn lines alike (a ● left on screen
-    would say the next merge takes a finding it does not)."""
+async def test_a_refused_merge_keeps_the_marks_as_shown(tmp_path) -> None:
+    """`space` on a finding, `m` on a dropped one: refused at once, naming the finding by its
+    title; the marks stay, on the status line and on screen alike; cleared, they leave no
+    ● drawn (the lines are drawn from a cache)."""
     from tests.console import settle, tree
 
     def drawn(shown, fingerprint: str) -> str:
@@ -706,13 +706,16 @@ async def test_a_refused_merge_leaves_no_mark_on_screen(tmp_path) -> None:
         assert "●" in drawn(shown, marked)
         shown.select_fingerprint(dropped)
         await pilot.press("m")
-        for _ in range(50):
-            await pilot.pause(0.05)
-            if not app.triage.decisions.pending:
-                break
         await settle(pilot, app)
+        title = shown.row(dropped).finding.title.replace("`", "")
+        said = [n.message for n in app._notifications]
+        assert any("cannot merge into" in m and "it is dropped" in m for m in said), said
+        assert not any(dropped in m for m in said)  # by its title, not its fingerprint
+        assert any(title[:20] in m.replace("`", "") for m in said), said
         assert marked not in app.session.review.decisions()  # nothing merged
-        assert not shown.marked
+        assert shown.marked == {marked} and "●" in drawn(shown, marked)
+        shown.clear_marks()
+        await settle(pilot, app)
         assert "●" not in drawn(shown, marked)
 
 
@@ -762,3 +765,74 @@ async def test_undo_and_redo_take_the_cursor_to_what_they_changed(tmp_path) -> N
             decided = app.session.review.decisions().get(far)
             assert (decided.decision if decided else None) == state
             assert shown.cursor_fingerprint == far
+
+
+async def test_keys_that_reach_a_dialog_before_its_field_has_focus_are_typed_into_it(
+    tmp_path,
+) -> None:
+    """The reason typed right after `x` can reach the app when the dialog is up but its
+    field not focused yet: kept until it is, never lost (the reason stays `dup`, not `up`)."""
+    from scout_tui.tui.screens.modal import typed
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        first = tree(app).cursor_fingerprint
+        app.triage.action_drop()  # the dialog pushed: its input not focused until mounted
+        assert app.focused is None or app.focused is tree(app)
+        for key in (*"dup", "enter"):
+            app.post_message(typed(app, key, key if len(key) == 1 else None))
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if app.screen is app.triage and not app.triage.decisions.pending:
+                break
+        await settle(pilot, app)
+        decided = app.session.review.decisions()
+        assert decided[first].decision == "dropped"
+        assert decided[first].reason == "dup"
+
+
+async def test_accept_and_next_under_a_filter_that_drops_the_finding(tmp_path) -> None:
+    """`/unreviewed` then `A` on the only unreviewed finding of its priority: the accept
+    takes it (and its group) off the tree; the cursor goes to the next unreviewed finding,
+    not one past it."""
+    from scout_tui.tui.widgets.findings_tree import _leaves
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        await pilot.press("slash", *"unreviewed", "enter")
+        await settle(pilot, app)
+        shown = tree(app)
+        alone = next(  # the only finding of its priority: the accept takes the group away
+            _leaves(group)[0]
+            for section in shown.root.children
+            for group in section.children
+            if group.data is not None
+            and group.data.fingerprint is None
+            and len(_leaves(group)) == 1
+            and _leaves(group)[0] != _leaves(shown.root)[-1]
+        )
+        shown.select_fingerprint(alone)
+        await settle(pilot, app)
+        order = _leaves(shown.root)  # every one unreviewed: the filter shows no other
+        expected = order[order.index(alone) + 1]
+        await pilot.press("A")
+        await settle(pilot, app)
+        assert app.session.review.decisions()[alone].decision == "accepted"
+        assert shown.cursor_fingerprint == expected
+
+
+async def test_a_finding_an_edit_takes_out_of_the_filter_leaves_the_cursor_near(tmp_path) -> None:
+    """The cursor's finding no longer shown after a rebuild: the cursor goes to the finding
+    after it, not to the top of the tree."""
+    from scout_tui.tui.widgets.findings_tree import _leaves
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown, screen = tree(app), app.triage
+        order = _leaves(shown.root)
+        middle = order[len(order) // 2]
+        shown.select_fingerprint(middle)
+        await settle(pilot, app)
+        kept = [f for f in screen.findings if f.fingerprint != middle]
+        shown.show_findings(kept, dict(screen.entries), None)
+        assert shown.cursor_fingerprint == order[len(order) // 2 + 1]

@@ -117,6 +117,14 @@ class ScoutApp(App[int]):
                     await self._route(key)
                 return
         focused = self.focused
+        if isinstance(modal, Modal) and focused is None:
+            # Just pushed, its field not focused yet: the key would reach the screen alone
+            # and be lost (the first letter of a reason typed ahead).
+            def ready(modal: Modal[Any] = modal) -> bool:
+                return self.focused is not None or self.screen is not modal
+
+            if self.key_order.park(event, ready):
+                return
         if isinstance(modal, Modal) and focused is not None and modal.acts_at_once(event.key):
             # A dialog's priority key (ctrl+s saves) would act at once, before the keys typed
             # just ahead of it (the text, a tab) reach its fields: it goes the way they go,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import collections
 import functools
 import time
+import weakref
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from textual import events
@@ -42,6 +44,10 @@ class KeyOrder:
         self._resent: collections.deque[events.Key] = collections.deque()
         self._behind: list[events.Key] = []
         self._since = 0.0
+        self._parked: list[events.Key] = []
+        self._parked_at = 0.0
+        self._ready: Callable[[], bool] = lambda: True
+        self._unparked: weakref.WeakSet[events.Key] = weakref.WeakSet()
 
     def resend(self, keys: list[events.Key]) -> None:
         for key in keys:
@@ -50,13 +56,39 @@ class KeyOrder:
             self.app.post_message(again)
         self._since = time.monotonic()
 
-    def waits(self, event: events.Key) -> bool:
-        """Whether `event` must wait behind keys re-sent before it (it is kept, and sent
-        again after them)."""
-        if not self._resent:
+    def park(self, event: events.Key, ready: Callable[[], bool]) -> bool:
+        """A key that came before where it goes could take it (a dialog just pushed, its
+        field not focused yet: the key would be lost): kept, and the keys after it, until
+        `ready()` (RESENT_WAIT at most). False: it was parked once already."""
+        if event in self._unparked:
             return False
-        if event is self._resent[0]:
+        self._parked.append(event)
+        if len(self._parked) == 1:
+            self._ready, self._parked_at = ready, time.monotonic()
+            self.app.call_after_refresh(self._unpark)
+        return True
+
+    def _unpark(self) -> None:
+        if not self._ready() and time.monotonic() - self._parked_at < RESENT_WAIT:
+            self.app.call_after_refresh(self._unpark)
+            return
+        parked, self._parked = self._parked, []
+        start = len(self._resent)
+        self.resend(parked)
+        self._unparked.update(list(self._resent)[start:])
+
+    def waits(self, event: events.Key) -> bool:
+        """Whether `event` must wait behind keys re-sent or parked before it (it is kept,
+        and sent again after them)."""
+        if self._resent and event is self._resent[0]:
             self._resent.popleft()
+            return False
+        if self._parked:
+            if event in self._resent:  # re-sent before: its place is now behind the parked
+                self._resent.remove(event)
+            self._parked.append(event)
+            return True
+        if not self._resent:
             return False
         if time.monotonic() - self._since > RESENT_WAIT:  # a re-sent key was lost
             self._resent.clear()

@@ -397,8 +397,14 @@ class TriageScreen(Screen[None]):
             self.query_one(FindingsTree).clear_marks()
 
     def action_accept_next(self) -> None:
+        tree = self.query_one(FindingsTree)
+        # Chosen before the accept: under a filter it may take the finding (and its
+        # section) off the tree, and the cursor lands on the next one already.
+        accepted = frozenset(tree.marked | {tree.cursor_fingerprint or ""})
+        following = tree.next_unreviewed(skip=accepted)
         self.action_accept()
-        self.query_one(FindingsTree).action_next_unreviewed()
+        if following is None or not tree.select_fingerprint(following):
+            tree.action_next_unreviewed()
 
     def action_demote(self) -> None:
         self._move(up=False)
@@ -447,6 +453,16 @@ class TriageScreen(Screen[None]):
                 "mark findings with space, then put the cursor on the one they join and press m",
                 severity="warning",
                 timeout=4,
+            )
+            return
+        decided = self.entries.get(target.fingerprint)
+        if decided is not None and decided.decision in ("dropped", "merged"):
+            # Refused here, the marks kept: the store would refuse it by fingerprint.
+            self.notify(
+                f"cannot merge into “{target.title[:60]}”: it is {decided.decision} — accept "
+                "it first, or put the cursor on the finding to merge into",
+                severity="warning",
+                timeout=5,
             )
             return
         original = self._original(target)

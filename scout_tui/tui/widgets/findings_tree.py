@@ -546,6 +546,11 @@ class FindingsTree(Tree[NodeData]):
         keep = self.cursor_fingerprint
         line = self.cursor_line
         cursor = self.cursor_node
+        # Where the cursor goes if its finding is no longer shown (an edit or a decision
+        # took it out of the filter): the finding after it, else the one before.
+        order = _leaves(self.root) if keep is not None else []
+        at = order.index(keep) if keep in order else 0
+        nearest = order[at + 1 :] + order[:at][::-1]
         # A section or priority header under the cursor stays under it when still shown.
         header = (
             (cursor.data.section, cursor.data.priority, cursor.parent is self.root)
@@ -568,6 +573,10 @@ class FindingsTree(Tree[NodeData]):
         self._invalidate()
         self.marked &= set(self._row_index)  # a filter hides marks, never drops them
         target = self._finding_nodes.get(keep) if keep else None
+        if target is None and keep is not None:
+            target = next(
+                (self._finding_nodes[fp] for fp in nearest if fp in self._finding_nodes), None
+            )
         if target is None and header is not None:
             target = self._header(*header)
         if target is None and self._finding_nodes and (keep is not None or line <= 0):
@@ -904,10 +913,18 @@ class FindingsTree(Tree[NodeData]):
     def action_next_unreviewed(self) -> None:
         """The next unreviewed finding below the cursor (on a header: the first under it, or
         after it), wrapping around."""
+        found = self.next_unreviewed()
+        if found is None:
+            self.notify("every finding is reviewed")
+        else:
+            self.select_fingerprint(found)
+
+    def next_unreviewed(self, skip: frozenset[str] = frozenset()) -> str | None:
+        """What `action_next_unreviewed` goes to, `skip` left out (those being decided)."""
         self.finish_building()
         order = _leaves(self.root)  # tree order (a moved finding's node sits where it went)
         if not order:
-            return
+            return None
         node, cursor = self.cursor_node, self.cursor_fingerprint
         if cursor in self._finding_nodes:
             start = order.index(cursor) + 1
@@ -920,10 +937,11 @@ class FindingsTree(Tree[NodeData]):
             )
         for fp in order[start:] + order[:start]:
             row = self._finding_rows[fp]
+            if fp in skip:
+                continue
             if not row.reviewed and row.finding.section is not Section.ALL_CLEAR:
-                self.select_fingerprint(fp)
-                return
-        self.notify("every finding is reviewed")
+                return fp
+        return None
 
     # The triage keys: each asks the app, naming the findings it applies to.
 
