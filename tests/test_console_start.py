@@ -836,3 +836,24 @@ async def test_a_finding_an_edit_takes_out_of_the_filter_leaves_the_cursor_near(
         kept = [f for f in screen.findings if f.fingerprint != middle]
         shown.show_findings(kept, dict(screen.entries), None)
         assert shown.cursor_fingerprint == order[len(order) // 2 + 1]
+
+
+async def test_a_triage_key_in_a_pane_acts_on_the_finding_shown(tmp_path) -> None:
+    """`tab` to the panes, then `a`: the finding they show is accepted and the focus is back
+    on the tree (a triage key in a pane did nothing, with no sign)."""
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        first = shown.cursor_fingerprint
+        await pilot.press("tab")
+        await settle(pilot, app)
+        assert app.focused is not shown
+        await pilot.press("a")
+        for _ in range(40):
+            await pilot.pause(0.05)
+            if not app.triage.decisions.pending:
+                break
+        await settle(pilot, app)
+        assert app.session.review.decisions()[first].decision == "accepted"
+        assert app.focused is shown

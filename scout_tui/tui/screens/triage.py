@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -45,6 +45,7 @@ from scout_tui.tui.messages import (
     PublishedElsewhere,
 )
 from scout_tui.tui.screens.drop_reason import DropReason
+from scout_tui.tui.screens.modal import resend
 from scout_tui.tui.view import Filter, changed_decisions
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.finding_panes import FindingPanes
@@ -122,6 +123,21 @@ class TriageScreen(Screen[None]):
         {"filter", "preview", "publish", "rerun", "zoom", "help"}
         | {"copy_repro", "run_repro", "open_url", "open_log"}
     )
+
+    def on_key(self, event: events.Key) -> None:
+        """A triage key pressed in a pane (the diff, the log) acts on the finding the panes
+        show, as in the tree: the focus goes back to the tree and the key with it."""
+        if self.app.screen is not self or event.key in ("tab", "shift+tab", "escape"):
+            return
+        tree, focused = self.query_one(FindingsTree), self.app.focused
+        if focused is tree or isinstance(focused, Input) or tree.cursor_fingerprint is None:
+            return  # (a filter's text is typed, not acted on)
+        if not tree._bindings.key_to_bindings.get(event.key):
+            return
+        event.stop()
+        event.prevent_default()
+        tree.focus()
+        resend(self.app, [event])
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         above = self.app.screen is not self  # a modal, the log viewer
@@ -354,7 +370,11 @@ class TriageScreen(Screen[None]):
         tree = self.query_one(FindingsTree)
         found = tree.targets_of(self.findings, action == "accept")
         if not found:
-            self.notify("no finding under the cursor", severity="warning", timeout=2)
+            header = tree.cursor_node is not None and tree.cursor_fingerprint is None
+            hint = " (on a header, space marks every finding under it)" if header else ""
+            self.notify(
+                f"{action}: no finding under the cursor{hint}", severity="warning", timeout=3
+            )
         hidden = sum(1 for f in found if tree.row(f.fingerprint) is None)  # rows shown only
         if hidden:
             self.notify(

@@ -898,8 +898,7 @@ class FindingsTree(Tree[NodeData]):
         else:  # lines are drawn from the marks as they show: one redraw, not 5,000 labels
             self._line_cache.clear()
             self.refresh()
-        self.notify(f"{len(self.marked)} marked", timeout=2)
-        self.post_message(self.MarksChanged(len(self.marked)))
+        self.post_message(self.MarksChanged(len(self.marked)))  # the status line counts them
 
     def clear_marks(self) -> None:
         """No mark left, on screen too (a refused decision changes no line: its marks'
