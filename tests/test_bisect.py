@@ -416,3 +416,78 @@ def test_the_commits_between_are_counted_by_githubs_compare(tmp_path) -> None:
     assert any("/compare/" in entry.path for entry in github.log)
     found = json.loads(offline.stdout)
     assert found["commits_between"] is None and found["commits_between_why"] == "skipped — offline"
+
+
+def test_a_checkout_does_not_choose_where_torch_comes_from(tmp_path) -> None:
+    """A checkout's uv.toml, and a requirements file naming indexes, are not read as
+    where to install from: the other index is never asked (run from inside the checkout,
+    where uv would find its uv.toml)."""
+    builds = nightly_builds(first_day=1, count=3, first_bad=2)
+    evil_builds = nightly_builds(first_day=1, count=3, first_bad=99)  # would pass everywhere
+    repo = checkout(tmp_path / "repo")
+    with (
+        nightly_index(tmp_path / "wheels", builds) as (url, _),
+        nightly_index(tmp_path / "evil", evil_builds, json_pages=True) as (evil, asked),
+    ):
+        (repo / "uv.toml").write_text(f'[pip]\nextra-index-url = ["{evil}"]\n')
+        (repo / "requirements.txt").write_text(f"--extra-index-url {evil}\n-i {evil}\n")
+        for n, env in enumerate((with_uv(), without_uv())):
+            cache = tmp_path / f"cache-{n}"
+            args = bisect_args(repo, cache, url, builds[0].version, builds[-1].version)
+            done = subprocess.run(
+                [sys.executable, "-m", "scout_tui", *args],
+                capture_output=True,
+                text=True,
+                env={**os.environ, **env},
+                cwd=repo,
+                timeout=600,
+            )
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["first_bad"]["version"] == builds[2].version
+    assert asked.requests == []
+
+
+def test_a_repro_leaves_nothing_running_and_its_end_decides(tmp_path) -> None:
+    """A repro that starts a background child holding its output and then fails: the
+    failure counts at once (not a timeout), and the child is stopped with the run."""
+    builds = nightly_builds(first_day=1, count=3, first_bad=2)
+    repo = checkout(tmp_path / "repo")
+    marker = f"sleep-{os.getpid()}-{tmp_path.name}"
+    (repo / "train.py").write_text(
+        "import subprocess, sys\n"
+        f"subprocess.Popen(['bash', '-c', 'exec -a {marker} sleep 300'])\n" + TRAIN
+    )
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+        args = bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version)
+        done = scout(*args, "--timeout", "60", env=with_uv())
+    found = json.loads(done.stdout)
+    assert found["first_bad"]["version"] == builds[2].version, done.stderr
+    assert all(run["seconds"] < 30 for run in found["runs"])
+    assert running(marker) == []
+
+
+def test_results_are_not_reused_over_an_uncommitted_edit(tmp_path) -> None:
+    builds = nightly_builds(first_day=1, count=3, first_bad=2)
+    repo = checkout(tmp_path / "repo")
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+        args = bisect_args(repo, tmp_path / "cache", url, builds[0].version, builds[-1].version)
+        first = scout(*args, env=with_uv())
+        (repo / "train.py").write_text("print('patched: no torch at all')\n")
+        again = scout(*args, env=with_uv())
+    assert first.returncode == 0, first.stderr
+    assert "kept from an earlier run" not in again.stderr
+    assert json.loads(again.stdout)["decision"] == "does not reproduce"
+
+
+def test_names_made_from_an_index_stay_short_and_say_no_password() -> None:
+    from scout_tui.nightlies.envs import safe_name
+    from scout_tui.nightlies.index import shown
+
+    absurd = "2." + ".".join("0" * 3 for _ in range(200)) + ".dev20260602"
+    assert len(safe_name(absurd)) <= 48 and safe_name(absurd) != safe_name(absurd + "1")
+    assert safe_name("2.13.0.dev20260602+cu130") == "2.13.0.dev20260602+cu130"
+    assert shown("https://me:ghp_secret@pypi.example/simple") == "https://pypi.example/simple"
+    assert (
+        shown("https://download.pytorch.org/whl/nightly")
+        == "https://download.pytorch.org/whl/nightly"
+    )

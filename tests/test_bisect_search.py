@@ -93,6 +93,7 @@ def test_the_ends_decide_first() -> None:
     runs, tried = bisect(verifying, lambda n: Outcome.FAIL)
     assert runs == [candidates[-1], good]
     assert verifying.verdict(tried).decision is Decision.GOOD_END_FAILS
+    assert verifying.verdict(tried).first_bad is None  # nothing in the range is the first
     runs, tried = bisect(verifying, lambda n: Outcome.FAIL if n == candidates[-1] else Outcome.PASS)
     assert runs[:2] == [candidates[-1], good]
     assert len(runs) <= 2 + math.ceil(math.log2(6))

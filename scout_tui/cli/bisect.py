@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
+import math
 import re
 import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro_command
 from scout_tui.cli.output import dumps, write_output
 from scout_tui.config.profile import load_config, load_user_config
-from scout_tui.errors import EXIT_FAILURE, EXIT_OK, ScoutError, UsageError
+from scout_tui.errors import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    ScoutError,
+    UsageError,
+    clean,
+    redact,
+    register_secret,
+)
 from scout_tui.nightlies.bisect import Found, Request, bisect
 from scout_tui.nightlies.envs import Environments, InstallFailed, Recipe
-from scout_tui.nightlies.index import list_nightlies, nightly, resolve
+from scout_tui.nightlies.index import RangeError, list_nightlies, nightly, resolve
 from scout_tui.nightlies.trial import Expected
 from scout_tui.nightlies.wheels import NightlyError
 from scout_tui.repro.lock import BoxLock
@@ -44,7 +56,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             nightly(text)
         except ValueError as exc:
             raise UsageError(f"{flag}: {exc}") from None
-    if (args.runs is not None and args.runs < 1) or args.keep_envs < 1 or args.timeout <= 0:
+    runs_bad = args.runs is not None and args.runs < 1
+    if runs_bad or args.keep_envs < 1 or not (math.isfinite(args.timeout) and args.timeout > 0):
         raise UsageError("--runs, --keep-envs and --timeout take a positive number")
     if args.test and args.command_line:
         raise UsageError("--test picks a failing test's repro; --command gives one: not both")
@@ -54,8 +67,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         argv = repro_argv(command)
     except ReproError as exc:
         raise UsageError(str(exc)) from None
-    for said in failure.said:
-        print(f"scout: {said}", file=sys.stderr)
+    for said in failure.said:  # a finding's text: no terminal control reaches the screen
+        print(f"scout: {clean(said)}", file=sys.stderr)
     repo = Path(args.repo).resolve()
     index_url = chosen_index(args.index_url)
     request = Request(
@@ -64,7 +77,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         argv=[*argv.argv],
         command=command,
         cwd=repo,
-        head=_head(repo),
+        head=_checkout_state(repo),
         recipe=recipe_for(repo, argv, index_url),
         env=dict(argv.env),
         timeout=args.timeout,
@@ -77,7 +90,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     environments = Environments(root / "envs", args.keep_envs)
 
     def say(message: str) -> None:
-        print(f"scout: {message}", file=sys.stderr, flush=True)
+        print(f"scout: {clean(redact(message))}", file=sys.stderr, flush=True)
 
     def line(text: str) -> None:  # the repro's own output, as it runs
         if not args.json:
@@ -97,6 +110,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
                 line,
                 _commit_counter(args, compare_url),
             )
+    except RangeError as exc:
+        raise UsageError(str(exc)) from None
     except NightlyError as exc:
         raise ScoutError(str(exc)) from None
     if args.json:
@@ -190,8 +205,13 @@ def _commit_counter(
 
 def chosen_index(flag: str | None) -> str:
     """The nightly index: `--index-url`, else the user's own config, else scout's default.
-    Never a checkout's scout.toml or a bundle's: the index decides what code runs."""
-    return flag or load_user_config().nightly_index or load_config(None).torch.nightly_index
+    Never a checkout's scout.toml or a bundle's: the index decides what code runs. A
+    password in it is redacted wherever text is said."""
+    url = flag or load_user_config().nightly_index or load_config(None).torch.nightly_index
+    password = urlsplit(url).password
+    if password:
+        register_secret(password)
+    return url
 
 
 def recipe_for(repo: Path, argv: ReproArgv, index_url: str) -> Recipe:
@@ -223,14 +243,27 @@ def nightly_environment(
     return env.variables()
 
 
-def _head(repo: Path) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
-        )
-    except OSError:
+def _checkout_state(repo: Path) -> str:
+    """What the kept results are keyed by: HEAD, and a digest of what differs from it (an
+    edit not committed is another repro; results from before it are not reused)."""
+
+    def git(*args: str) -> bytes | None:
+        try:
+            done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True)
+        except OSError:
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    head = git("rev-parse", "HEAD")
+    if head is None:
         return "no-git"
-    return done.stdout.strip() if done.returncode == 0 else "no-git"
+    digest = hashlib.sha256(git("diff", "HEAD", "--no-ext-diff", "--binary") or b"")
+    untracked = (git("ls-files", "-z", "--others", "--exclude-standard") or b"").split(b"\0")
+    for name in filter(None, untracked):
+        digest.update(name)
+        with contextlib.suppress(OSError):
+            digest.update(hashlib.sha256((repo / name.decode()).read_bytes()).digest())
+    return f"{head.decode().strip()}+{digest.hexdigest()[:16]}"
 
 
 def _summary(found: Found) -> str:
@@ -238,6 +271,11 @@ def _summary(found: Found) -> str:
     for label, end in (("first bad", found.first_bad), ("last good", found.last_good)):
         if end:
             lines.append(f"{label}: torch {end['version']} (commit {end['commit'] or 'unknown'})")
+    if found.last_good and not found.last_good_passed_here:
+        lines.append(
+            "  (the last good one is CI's word: nothing passed on this box — --verify-good "
+            "runs it here, and a box that fails every nightly the same way fails it too)"
+        )
     if found.compare_url:
         lines.append(f"compare: {found.compare_url}")
     for item in found.could_not_test:

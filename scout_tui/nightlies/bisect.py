@@ -17,8 +17,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
-from scout_tui.nightlies.envs import Environments, InstallFailed, Recipe
-from scout_tui.nightlies.index import Nightly, between, list_nightlies, nightly, resolve
+from scout_tui.nightlies.envs import Environments, InstallFailed, Recipe, safe_name
+from scout_tui.nightlies.index import (
+    Nightly,
+    between,
+    list_nightlies,
+    nightly,
+    resolve,
+    shown,
+)
 from scout_tui.nightlies.search import Outcome, Search, Verdict
 from scout_tui.nightlies.trial import Expected, Trial, run_trial
 from scout_tui.nightlies.wheels import NightlyError, torch_commit
@@ -57,6 +64,8 @@ class Found:
     could_not_test: list[dict[str, str]]
     candidates: int
     most_runs: int  # 1 + ceil(log2 n), plus one per nightly that could not be tested
+    # Whether the last good nightly passed on this box; False: CI's word (--verify-good).
+    last_good_passed_here: bool = False
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
@@ -69,10 +78,13 @@ class Results:
         self.root = root
         self.request = request
 
-    def _path(self, nightly: str) -> Path:
+    def key(self, nightly: str) -> str:
         r = self.request
         key = "\0".join([nightly, r.command, r.head, r.recipe.digest(), str(r.runs)])
-        return self.root / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+        return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+    def _path(self, nightly: str) -> Path:
+        return self.root / f"{self.key(nightly)}.json"
 
     def get(self, nightly: str) -> Trial | None:
         try:
@@ -109,7 +121,7 @@ def bisect(
     search = Search(good.name, tuple(n.name for n in candidates), request.verify_good)
     most = 1 + math.ceil(math.log2(len(candidates))) + (1 if request.verify_good else 0)
     say(
-        f"{len(candidates)} nightlies after {good} up to {bad} on {index_url}: "
+        f"{len(candidates)} nightlies after {good} up to {bad} on {shown(index_url)}: "
         f"at most {most} runs, plus one for each that cannot be tested"
     )
     results = Results(cache_dir / "results", request)
@@ -121,7 +133,8 @@ def bisect(
         if trial is not None:
             say(f"torch {name}: {trial.outcome.value} (kept from an earlier run: {trial.why})")
         else:
-            trial = _try(request, by_name[name], environments, cache_dir, expected, say, line)
+            log = cache_dir / "logs" / f"torch-{safe_name(name)}-{results.key(name)}"
+            trial = _try(request, by_name[name], environments, log, expected, say, line)
             results.put(trial)
         if name == search.bad and trial.outcome is Outcome.FAIL and expected.error is None:
             expected = Expected(trial.error, expected.timeout_is_failure)
@@ -170,13 +183,12 @@ def _try(
     request: Request,
     nightly_: Nightly,
     environments: Environments,
-    cache_dir: Path,
+    log_stem: Path,
     expected: Expected,
     say: Callable[[str], None],
     line: Callable[[str], None],
 ) -> Trial:
     name = nightly_.name
-    log = cache_dir / "logs" / f"torch-{name}.log"
     try:
         env = environments.get(nightly_, request.recipe, say)
     except InstallFailed as exc:
@@ -186,6 +198,7 @@ def _try(
     for attempt in range(request.runs):
         counted = f" (run {attempt + 1} of {request.runs})" if request.runs > 1 else ""
         say(f"torch {name}: running{counted}: {request.command}")
+        log = log_stem.with_name(f"{log_stem.name}-{attempt + 1}.log")
         trial = run_trial(
             env,
             request.argv,
@@ -244,4 +257,7 @@ def _outcome(
         ],
         candidates=candidates,
         most_runs=most,
+        last_good_passed_here=any(
+            t.nightly == verdict.last_good and t.outcome is Outcome.PASS for t in trials
+        ),
     )

@@ -12,15 +12,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from scout_tui.errors import redact
+from packaging.requirements import InvalidRequirement, Requirement
+
+from scout_tui.errors import SECRET_VARIABLES, clean, redact
 from scout_tui.nightlies.index import Nightly
 
 READY = "scout-env.json"
@@ -67,6 +70,15 @@ class Environment:
         return {"VIRTUAL_ENV": str(self.root), "PATH": f"{self.bin}{os.pathsep}{path}"}
 
 
+def safe_name(version: str) -> str:
+    """A version as part of a file name: short (an index may list absurd versions), and
+    only the characters a version has."""
+    kept = re.sub(r"[^\w.+-]", "_", version)
+    if len(kept) <= 48:
+        return kept
+    return f"{kept[:32]}-{hashlib.sha256(version.encode()).hexdigest()[:12]}"
+
+
 def installer() -> str:
     """`uv` when it is on PATH, else `pip`."""
     return "uv" if shutil.which("uv") else "pip"
@@ -87,7 +99,7 @@ class Environments:
         self, nightly: Nightly, recipe: Recipe, say: Callable[[str], None] = lambda _: None
     ) -> Environment:
         """The nightly's environment, built if need be (InstallFailed)."""
-        name = f"torch-{nightly.name}-{recipe.digest()}"
+        name = f"torch-{safe_name(nightly.name)}-{recipe.digest()}"
         env = Environment(self.root / name, nightly.name)
         if (env.root / READY).is_file():
             os.utime(env.root / READY)  # used: the last to be removed
@@ -99,8 +111,8 @@ class Environments:
         say(f"building an environment for torch {nightly.name} with {self.tool}")
         started = time.monotonic()
         try:
-            for argv in self._steps(env, nightly, recipe):
-                _run(argv)
+            for step in self._steps(env, nightly, recipe):
+                _run(step, self.root)
         except BaseException:
             shutil.rmtree(env.root, ignore_errors=True)  # never half an environment kept
             raise
@@ -110,27 +122,30 @@ class Environments:
         say(f"environment ready in {time.monotonic() - started:.0f} s")
         return env
 
-    def _steps(self, env: Environment, nightly: Nightly, recipe: Recipe) -> list[list[str]]:
+    def _steps(self, env: Environment, nightly: Nightly, recipe: Recipe) -> list[Step]:
+        """The installs; the index goes in the environment (never on a command line,
+        which any user of the box sees), the checkout's requirements as plain names."""
         pin = f"torch=={nightly.name}"
+        nightly_only = {"PIP_INDEX_URL": recipe.index_url, "UV_INDEX_URL": recipe.index_url}
+        also = {"PIP_EXTRA_INDEX_URL": recipe.index_url, "UV_EXTRA_INDEX_URL": recipe.index_url}
         if self.tool == "uv":
             uv = shutil.which("uv") or "uv"
             install = [uv, "pip", "install", "--python", str(env.python)]
             steps = [
-                [uv, "venv", "--quiet", "--python", sys.executable, str(env.root)],
-                [*install, "--index-url", recipe.index_url, pin],
+                Step([uv, "venv", "--quiet", "--python", sys.executable, str(env.root)]),
+                Step([*install, pin], nightly_only),
             ]
         else:
             install = [str(env.python), "-m", "pip", "install", "--disable-pip-version-check"]
             steps = [
-                [sys.executable, "-m", "venv", str(env.root)],
-                [*install, "--index-url", recipe.index_url, pin],
+                Step([sys.executable, "-m", "venv", str(env.root)]),
+                Step([*install, pin], nightly_only),
             ]
         # The checkout's requirements and the runner from the user's own index settings,
         # torch held at the nightly (the nightly index offered too: its own dependencies).
-        for path in recipe.requirements:
-            steps.append([*install, "-r", str(path), pin, "--extra-index-url", recipe.index_url])
-        if recipe.tools:
-            steps.append([*install, *recipe.tools, pin, "--extra-index-url", recipe.index_url])
+        wanted = [line for path in recipe.requirements for line in plain_requirements(path)]
+        if wanted or recipe.tools:
+            steps.append(Step([*install, *wanted, *recipe.tools, pin], also))
         return steps
 
     def _make_room(self, keep_for_new: bool) -> None:
@@ -145,14 +160,45 @@ class Environments:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def _run(argv: Sequence[str]) -> None:
+@dataclass(frozen=True)
+class Step:
+    argv: list[str]
+    variables: dict[str, str] = field(default_factory=dict)
+
+
+def plain_requirements(path: Path) -> list[str]:
+    """A requirements file's requirements, as names and versions only: its options
+    (`--index-url`, `--extra-index-url`, `-f`, `-r`, `-e`) and URLs dropped — a checkout's
+    file does not choose where code is installed from."""
+    found = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        text = raw.split(" #", 1)[0].strip()
+        if not text or text.startswith(("#", "-")):
+            continue
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.url is None and requirement.name.lower() != "torch":
+            found.append(str(requirement))
+    return found
+
+
+def _run(step: Step, cwd: Path) -> None:
+    """One install, in a folder of scout's (a checkout's uv.toml or pyproject.toml is not
+    read), with no GitHub token in its environment (a package's build code runs there)."""
+    environment = {**os.environ, **step.variables, "PIP_NO_INPUT": "1"}
+    for name in SECRET_VARIABLES:
+        environment.pop(name, None)
+    argv = step.argv
     try:
         done = subprocess.run(
-            list(argv),
+            argv,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=INSTALL_TIMEOUT,
-            env={**os.environ, "PIP_NO_INPUT": "1"},
+            env=environment,
+            cwd=cwd,
         )
     except subprocess.TimeoutExpired:
         raise InstallFailed(f"{Path(argv[0]).name} took over {INSTALL_TIMEOUT} s") from None
@@ -160,5 +206,5 @@ def _run(argv: Sequence[str]) -> None:
         raise InstallFailed(f"{argv[0]}: {exc.strerror}") from None
     if done.returncode:
         output = (done.stderr or done.stdout).decode("utf-8", "replace").strip()
-        last = output.splitlines()[-1] if output else f"exit {done.returncode}"
-        raise InstallFailed(redact(last)[:OUTPUT_KEPT])
+        last = output.splitlines()[-1].strip() if output else f"exit {done.returncode}"
+        raise InstallFailed(redact(clean(last))[:OUTPUT_KEPT])

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 from datetime import date
 from functools import cache, total_ordering
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 PROJECT = "torch"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 PAGE_LIMIT = 64 * 1024 * 1024  # torch's nightly page is ~10 MB of links
+PAGE_DEADLINE = 120  # seconds for the whole page
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -99,6 +101,8 @@ def filenames(page: bytes, content_type: str) -> list[str]:
     if content_type.split(";", 1)[0].strip() == SIMPLE_JSON:
         try:
             files = json.loads(page)["files"]
+            if not isinstance(files, list):
+                raise TypeError("files is not a list")
             return [str(f["filename"]) for f in files if isinstance(f, dict) and "filename" in f]
         except (ValueError, KeyError, TypeError):
             raise NightlyError("the index's JSON page is not PEP 691's") from None
@@ -107,24 +111,43 @@ def filenames(page: bytes, content_type: str) -> list[str]:
     return [unquote(href.split("#", 1)[0].rsplit("/", 1)[-1]) for href in links.links]
 
 
+def shown(url: str) -> str:
+    """A URL as said to the user: without the credentials it may carry."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.hostname or ""))  # port dropped too: rare
+
+
 def list_nightlies(index_url: str, session: requests.Session | None = None) -> list[Nightly]:
-    """The nightlies on `index_url` that install here, oldest first (NightlyError)."""
+    """The nightlies on `index_url` that install here, oldest first (NightlyError). The
+    page is read within PAGE_DEADLINE in all (a server sending a byte now and then would
+    otherwise hold the box's lock for ever)."""
     import requests
 
     session = session or requests.Session()
     page_url = index_url.rstrip("/") + f"/{PROJECT}/"
     accept = f"{SIMPLE_JSON}, text/html;q=0.1"
+    deadline = time.monotonic() + PAGE_DEADLINE
+    chunks: list[bytes] = []
+    size = 0
     try:
         with session.get(page_url, headers={"Accept": accept}, timeout=TIMEOUT, stream=True) as r:
             if r.status_code != 200:
-                raise NightlyError(f"{page_url}: HTTP {r.status_code}")
-            page = r.raw.read(PAGE_LIMIT + 1, decode_content=True)
+                raise NightlyError(f"{shown(page_url)}: HTTP {r.status_code}")
+            for chunk in r.iter_content(64 * 1024):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > PAGE_LIMIT:
+                    raise NightlyError(
+                        f"{shown(page_url)}: the page is over {PAGE_LIMIT // 2**20} MiB"
+                    )
+                if time.monotonic() > deadline:
+                    raise NightlyError(f"{shown(page_url)}: no whole page in {PAGE_DEADLINE} s")
             content_type = r.headers.get("Content-Type", "")
     except requests.RequestException as exc:
-        raise NightlyError(f"cannot reach {page_url}: {type(exc).__name__}") from None
-    if len(page) > PAGE_LIMIT:
-        raise NightlyError(f"{page_url}: the page is over {PAGE_LIMIT // 2**20} MiB")
-    return installable(filenames(page, content_type))
+        raise NightlyError(f"cannot reach {shown(page_url)}: {type(exc).__name__}") from None
+    return installable(filenames(b"".join(chunks), content_type))
 
 
 def resolve(wanted: Nightly | date, nightlies: list[Nightly], index_url: str) -> Nightly:
@@ -132,15 +155,21 @@ def resolve(wanted: Nightly | date, nightlies: list[Nightly], index_url: str) ->
     if isinstance(wanted, Nightly):
         if wanted in nightlies:
             return wanted
-        raise NightlyError(f"torch {wanted} is not on {index_url} for this Python and platform")
+        raise NightlyError(
+            f"torch {wanted} is not on {shown(index_url)} for this Python and platform"
+        )
     of_day = [n for n in nightlies if n.day == wanted]
     if not of_day:
-        raise NightlyError(f"no torch nightly of {wanted} on {index_url} for this Python")
+        raise NightlyError(f"no torch nightly of {wanted} on {shown(index_url)} for this Python")
     return of_day[-1]  # two versions the same day (a release branch cut): the newer line
+
+
+class RangeError(NightlyError):
+    """The two ends given make no range (the user's input, not the index's)."""
 
 
 def between(good: Nightly, bad: Nightly, nightlies: list[Nightly]) -> tuple[Nightly, ...]:
     """The nightlies after `good` up to and including `bad`, oldest first."""
     if not good < bad:
-        raise NightlyError(f"the good nightly {good} is not older than the bad one {bad}")
+        raise RangeError(f"the good nightly {good} is not older than the bad one {bad}")
     return tuple(n for n in nightlies if good < n <= bad)

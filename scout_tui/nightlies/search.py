@@ -87,8 +87,8 @@ class Search:
             return Verdict(Decision.BAD_END_UNTESTABLE)
         if self.verify_good:
             at_good = tried.get(self.good)
-            if at_good is Outcome.FAIL:
-                return Verdict(Decision.GOOD_END_FAILS, first_bad=self.good)
+            if at_good is Outcome.FAIL:  # no bound: the failure is older than the range
+                return Verdict(Decision.GOOD_END_FAILS)
             if at_good is not Outcome.PASS:
                 return Verdict(Decision.GOOD_END_UNTESTABLE)
         low, high = self._bounds(tried)

@@ -4,6 +4,7 @@ runs), or could not test (a timeout, a different error: not evidence either way)
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +17,8 @@ from scout_tui.errors import redact
 from scout_tui.nightlies.envs import Environment
 from scout_tui.nightlies.search import Outcome
 from scout_tui.repro.process import ProcessGroup
+
+DRAIN = 2.0  # seconds the output left in the pipe is read for, once the command ended
 
 
 @dataclass(frozen=True)
@@ -65,37 +68,38 @@ def run_trial(
     as a whole group after `timeout` seconds; KeyboardInterrupt stops it and propagates."""
     started = time.monotonic()
     log.parent.mkdir(parents=True, exist_ok=True)
-    timed_out = threading.Event()
+    timed_out = False
     group: ProcessGroup | None = None
+    with log.open("w", encoding="utf-8") as out:
 
-    def expire() -> None:
-        timed_out.set()
-        if group is not None:
-            group.stop()
-
-    timer = threading.Timer(timeout, expire)
-    timer.daemon = True
-    try:
-        group = ProcessGroup(argv, cwd, {**env.variables(), **(variables or {})})
-        timer.start()
-        with log.open("w", encoding="utf-8") as out:
-            for text in group.lines():
+        def read(source: ProcessGroup) -> None:
+            for text in source.lines():
                 text = redact(text)
                 out.write(text + "\n")
                 line(text)
-        code = group.wait()
-    except OSError as exc:  # the environment has no such program
-        timer.cancel()
-        why = f"cannot run {argv[0]}: {exc.strerror or exc}"
-        return Trial(env.nightly, Outcome.UNTESTABLE, 0.0, why, str(log))
-    except BaseException:  # Ctrl-C: nothing of the run left behind
-        if group is not None:
-            group.stop(grace=2.0)
-        raise
-    finally:
-        timer.cancel()
+
+        try:
+            group = ProcessGroup(argv, cwd, {**env.variables(), **(variables or {})})
+            # Read apart: a child it left in the background may hold the pipe open long
+            # after the command itself ended, and its end is what decides.
+            reader = threading.Thread(target=read, args=(group,), daemon=True)
+            reader.start()
+            try:
+                code = group.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out, code = True, -1
+            reader.join(DRAIN)
+            group.stop(grace=2.0)  # what it left running (GPU workers) goes with it
+            reader.join(DRAIN)
+        except OSError as exc:  # the environment has no such program
+            why = f"cannot run {argv[0]}: {exc.strerror or exc}"
+            return Trial(env.nightly, Outcome.UNTESTABLE, 0.0, why, str(log))
+        except BaseException:  # Ctrl-C: nothing of the run left behind
+            if group is not None:
+                group.stop(grace=2.0)
+            raise
     seconds = round(time.monotonic() - started, 1)
-    if timed_out.is_set():
+    if timed_out:
         why = f"timed out after {timeout:g} s"
         if expected.timeout_is_failure:
             return Trial(env.nightly, Outcome.FAIL, seconds, why, str(log), "timeout")
