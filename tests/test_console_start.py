@@ -857,3 +857,24 @@ async def test_a_triage_key_in_a_pane_acts_on_the_finding_shown(tmp_path) -> Non
         await settle(pilot, app)
         assert app.session.review.decisions()[first].decision == "accepted"
         assert app.focused is shown
+
+
+async def test_the_tree_narrows_as_the_filter_is_typed(tmp_path) -> None:
+    """`/` and words, no enter yet: once the typing pauses the tree shows what matches, the
+    focus still in the filter; escape shows every finding again."""
+    from textual.widgets import Input
+
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        every = set(shown._finding_nodes)
+        await pilot.press("slash", *"ci")
+        await pilot.pause(0.4)
+        await settle(pilot, app)
+        assert isinstance(app.focused, Input)
+        narrowed = set(shown._finding_nodes)
+        assert narrowed and narrowed < every
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert set(shown._finding_nodes) == every

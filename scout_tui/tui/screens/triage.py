@@ -59,6 +59,7 @@ from scout_tui.tui.widgets.workspace import Workspace
 
 LIVE_REFRESH = 0.25  # seconds between tree rebuilds while findings stream in
 PANES_DELAY = 0.04  # seconds the cursor rests before the panes follow it
+FILTER_AS_TYPED = 0.15  # seconds the typing pauses before the tree narrows to the filter
 STORE_ANSWER_HOLD = 2.0  # seconds, at most, keys typed after undo wait for the store's answer
 
 
@@ -108,6 +109,7 @@ class TriageScreen(Screen[None]):
         self._kept: RunResult | None = None  # the day's run, when the collection's is poorer
         self._panes_timer: Timer | None = None
         self._store_answer_hold: Timer | None = None  # keys held until undo is answered
+        self._filter_timer: Timer | None = None  # the tree narrowed as the filter is typed
         self._last_highlight = 0.0
         self._live_dirty = False
         self._pending_section: Section | None = None  # where the overview asked to open
@@ -744,6 +746,28 @@ class TriageScreen(Screen[None]):
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, message: Input.Submitted) -> None:
         self._set_filter(message.value)
+
+    @on(Input.Changed, "#filter")
+    def _filter_typed(self, message: Input.Changed) -> None:
+        """The tree narrows as the filter is typed, once the typing pauses."""
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(
+            FILTER_AS_TYPED, lambda: self._filter_as_typed(message.value)
+        )
+
+    def _filter_as_typed(self, text: str) -> None:
+        self._filter_timer = None
+        box = self.query_one("#filter", Input)
+        if not box.has_focus or box.value != text:  # submitted, closed or typed on since
+            return
+        tree = self.query_one(FindingsTree)
+        before, self.filter = self.filter, Filter.parse(text)
+        if self.filter and not before:
+            self._unfiltered_at = tree.cursor_fingerprint
+        self.query_one(StatusLine).filter_text = text.strip()
+        if self.filter != before:
+            self._show()
 
     def _set_filter(self, text: str) -> None:
         self.query_one(Workspace).show_filter(text)
