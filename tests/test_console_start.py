@@ -878,3 +878,19 @@ async def test_the_tree_narrows_as_the_filter_is_typed(tmp_path) -> None:
         await pilot.press("escape")
         await settle(pilot, app)
         assert set(shown._finding_nodes) == every
+
+
+async def test_moving_keys_in_a_pane_stay_in_the_pane(tmp_path) -> None:
+    """`down`, `pagedown` in a pane scroll it: only the triage keys go to the tree."""
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        first = tree(app).cursor_fingerprint
+        await pilot.press("tab")
+        await settle(pilot, app)
+        pane = app.focused
+        for key in ("down", "pagedown", "up", "end", "home"):
+            await pilot.press(key)
+            await settle(pilot, app)
+            assert app.focused is pane, key
+        assert tree(app).cursor_fingerprint == first

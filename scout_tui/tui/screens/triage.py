@@ -134,7 +134,8 @@ class TriageScreen(Screen[None]):
         tree, focused = self.query_one(FindingsTree), self.app.focused
         if focused is tree or isinstance(focused, Input) or tree.cursor_fingerprint is None:
             return  # (a filter's text is typed, not acted on)
-        if not tree._bindings.key_to_bindings.get(event.key):
+        bound = tree._bindings.key_to_bindings.get(event.key, [])
+        if not any(b.id for b in bound):  # scout's triage keys, not the Tree's moves
             return
         event.stop()
         event.prevent_default()
