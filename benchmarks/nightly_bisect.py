@@ -24,16 +24,13 @@ import time
 from pathlib import Path
 
 from scout_tui.sandbox.demo.file_server import FileServer, Served
-from scout_tui.sandbox.nightlies import nightly_builds, stand_in_wheel
-
-TRAIN = "import torch\n\nstep = torch.compile(lambda x: x + 1)\nprint('loss', step(1))\n"
-
-
-def checkout(path: Path) -> Path:
-    path.mkdir(parents=True)
-    (path / "train.py").write_text(TRAIN)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    return path
+from scout_tui.sandbox.nightlies import (
+    REPRO,
+    nightly_builds,
+    places,
+    stand_in_checkout,
+    stand_in_wheel,
+)
 
 
 def one(n: int, first_bad: int, untestable: dict[int, str], work: Path) -> dict:
@@ -47,7 +44,7 @@ def one(n: int, first_bad: int, untestable: dict[int, str], work: Path) -> dict:
     for build in builds:
         wheel = stand_in_wheel(work / "wheels", build)
         served.files[wheel.name] = wheel
-    repo = checkout(work / "repo")
+    repo = stand_in_checkout(work / "repo")
     with FileServer(served) as url:
         started = time.perf_counter()
         done = subprocess.run(
@@ -61,15 +58,8 @@ def one(n: int, first_bad: int, untestable: dict[int, str], work: Path) -> dict:
                 "--bad",
                 builds[-1].version,
                 "--command",
-                "torchrun --nproc_per_node=1 train.py",
-                "--index-url",
-                url,
-                "--repo",
-                str(repo),
-                "--cache-dir",
-                str(work / "cache"),
-                "--state-dir",
-                str(work / "state"),
+                REPRO,
+                *places(repo, work / "cache", work / "state", url),
                 "--keep-envs",
                 "2",
                 "--json",

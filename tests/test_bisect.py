@@ -17,15 +17,17 @@ from pathlib import Path
 import pytest
 
 from scout_tui.sandbox.demo.file_server import FileServer, Served
-from scout_tui.sandbox.nightlies import FAILURE, nightly_builds, stand_in_wheel
+from scout_tui.sandbox.nightlies import (
+    FAILURE,
+    REPRO,
+    TRAIN,
+    nightly_builds,
+    places,
+    stand_in_checkout,
+    stand_in_wheel,
+)
 
 pytestmark = pytest.mark.slow
-
-TRAIN = """import torch
-
-step = torch.compile(lambda x: x + 1)
-print("loss", step(1))
-"""
 
 
 @contextmanager
@@ -38,16 +40,7 @@ def nightly_index(folder: Path, builds, json_pages: bool = False):
         yield url, served
 
 
-def checkout(path: Path) -> Path:
-    path.mkdir(parents=True)
-    (path / "train.py").write_text(TRAIN)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    subprocess.run(["git", "-C", str(path), "add", "."], check=True)
-    subprocess.run(
-        ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "a"],
-        check=True,
-    )
-    return path
+checkout = stand_in_checkout
 
 
 def scout(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -61,25 +54,8 @@ def scout(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
 
 
 def bisect_args(repo: Path, cache: Path, url: str, good: str, bad: str, *more: str) -> list[str]:
-    return [
-        "bisect",
-        "--good",
-        good,
-        "--bad",
-        bad,
-        "--command",
-        "torchrun --nproc_per_node=1 train.py",
-        "--index-url",
-        url,
-        "--repo",
-        str(repo),
-        "--cache-dir",
-        str(cache),
-        "--state-dir",
-        str(cache.parent / "state"),
-        "--json",
-        *more,
-    ]
+    where = places(repo, cache, cache.parent / "state", url)
+    return ["bisect", "--good", good, "--bad", bad, "--command", REPRO, *where, "--json", *more]
 
 
 def without_uv() -> dict[str, str]:
@@ -358,23 +334,9 @@ def test_repro_runs_in_a_nightlys_environment(tmp_path) -> None:
     with nightly_index(tmp_path / "wheels", builds) as (url, _):
 
         def repro(nightly: str) -> subprocess.CompletedProcess:
-            return scout(
-                "repro",
-                "--command",
-                "torchrun --nproc_per_node=1 train.py",
-                "--run",
-                "--nightly",
-                nightly,
-                "--index-url",
-                url,
-                "--repo",
-                str(repo),
-                "--cache-dir",
-                str(cache),
-                "--state-dir",
-                str(state),
-                env=with_uv(),
-            )
+            where = places(repo, cache, state, url)
+            run = ["repro", "--command", REPRO, "--run", "--nightly", nightly, *where]
+            return scout(*run, env=with_uv())
 
         good, bad = repro(builds[1].version), repro("2026-06-03")
         again = repro(builds[1].version)

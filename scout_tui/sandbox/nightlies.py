@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -14,6 +15,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 FAILURE = "torch._dynamo.exc.Unsupported: graph break on aten.scatter_reduce at layer 3"
+# A checkout's repro that calls `torch.compile`, and the command that runs it.
+TRAIN = "import torch\n\nstep = torch.compile(lambda x: x + 1)\nprint('loss', step(1))\n"
+REPRO = "torchrun --nproc_per_node=1 train.py"
 
 
 @dataclass(frozen=True)
@@ -110,3 +114,28 @@ def nightly_builds(
         commit = hashlib.sha1(f"nightly {day}".encode()).hexdigest()
         builds.append(Build(f"2.13.0.dev{day:%Y%m%d}", commit, behaviour))
     return builds
+
+
+def stand_in_checkout(path: Path) -> Path:
+    """A git checkout holding `train.py` (TRAIN), committed."""
+    path.mkdir(parents=True)
+    (path / "train.py").write_text(TRAIN)
+    git = ["git", "-C", str(path), "-c", "user.name=scout", "-c", "user.email=scout@localhost"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "a repro"], check=True)
+    return path
+
+
+def places(repo: Path, cache: Path, state: Path, index_url: str) -> list[str]:
+    """The flags that say where `scout bisect` and `scout repro --nightly` work."""
+    return [
+        "--index-url",
+        index_url,
+        "--repo",
+        str(repo),
+        "--cache-dir",
+        str(cache),
+        "--state-dir",
+        str(state),
+    ]
