@@ -146,6 +146,10 @@ class Evidence(_Model):
         description="Why each failing test's run ended, when its log says: `rc=1`, "
         "`timed out after 600s`.",
     )
+    test_errors: dict[str, str] = Field(
+        default_factory=dict,
+        description="Each failing test's root-cause line, as its log gives it.",
+    )
     context: str | None = None
     urls: list[str] = Field(default_factory=list)
     log_path: str | None = Field(

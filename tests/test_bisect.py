@@ -258,7 +258,9 @@ def test_one_run_at_a_time_on_a_box(tmp_path) -> None:
     assert "another run" not in done.stderr and "cannot reach" in done.stderr
 
 
-def cached_ci_failure(repo: Path, cache: Path, good: str, bad: str, *, intermittent: bool):
+def cached_ci_failure(
+    repo: Path, cache: Path, good: str, bad: str, *, intermittent: bool, ci_error: str = ""
+):
     """The day's run of `repo` in `cache`, holding a CI failure finding with a regression
     range (its nightlies with a build label, as the index names them) and two tests' repros."""
     from datetime import UTC, datetime
@@ -288,6 +290,7 @@ def cached_ci_failure(repo: Path, cache: Path, good: str, bad: str, *, intermitt
                 "flux": "torchrun --nproc_per_node=1 flux.py",
             },
             test_classes={"llama3_compile": "intermittent" if intermittent else "new failure"},
+            test_errors={"llama3_compile": ci_error} if ci_error else {},
         ),
     )
     now = datetime.now(UTC)
@@ -453,3 +456,34 @@ def test_names_made_from_an_index_stay_short_and_say_no_password() -> None:
         shown("https://download.pytorch.org/whl/nightly")
         == "https://download.pytorch.org/whl/nightly"
     )
+
+
+@pytest.mark.parametrize(
+    ("ci_error", "reproduced"),
+    [
+        (f"RuntimeError: {FAILURE.replace('layer 3', 'layer 5')}", True),  # numbers vary
+        ("ValueError: the batch has 0 tokens", False),
+    ],
+)
+def test_the_bad_end_must_fail_with_cis_root_cause(tmp_path, ci_error, reproduced) -> None:
+    """From the day's CI failure: the bad end's failure counts only when its normalised
+    root cause is CI's; another error there is no reproduction (exit 1, said why)."""
+    builds = nightly_builds(first_day=1, count=4, first_bad=2)
+    repo = checkout(tmp_path / "repo")
+    cache = tmp_path / "cache"
+    cached_ci_failure(
+        repo, cache, builds[0].version, builds[-1].version, intermittent=False, ci_error=ci_error
+    )
+    with nightly_index(tmp_path / "wheels", builds) as (url, _):
+        args = ["bisect", *places(repo, cache, tmp_path / "state", url), "--json"]
+        done = scout(*args, env=with_uv())
+    found = json.loads(done.stdout)
+    assert "CI's root cause, which the bad end must show" in done.stderr
+    if reproduced:
+        assert done.returncode == 0, done.stderr
+        assert found["first_bad"]["version"] == builds[2].version
+    else:
+        assert done.returncode == 1
+        assert found["decision"] == "the bad end could not be tested"
+        assert found["could_not_test"][0]["why"].startswith("a different error")
+        assert len(found["runs"]) == 1

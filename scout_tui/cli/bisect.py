@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from scout_tui.analysis.ci.ci_history import normalize_error
 from scout_tui.analysis.ci.repro import ReproArgv, ReproError, repro_argv, repro_command
 from scout_tui.cli.output import dumps, write_output
 from scout_tui.config.profile import load_config, load_user_config
@@ -45,6 +46,7 @@ class Failure:
     command: str
     runs: int = 1
     timeout_is_failure: bool = False
+    error: str | None = None  # CI's root cause, normalised: the bad end must fail with it
     said: tuple[str, ...] = ()  # what was taken from the day's run, told before the first run
 
 
@@ -83,7 +85,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         runs=args.runs or failure.runs,
         verify_good=args.verify_good,
-        expected=Expected(timeout_is_failure=failure.timeout_is_failure),
+        expected=Expected(failure.error, failure.timeout_is_failure),
         python_tag=f"cp{sys.version_info.major}{sys.version_info.minor}",
     )
     root = Cache(args.cache_dir).bisect_dir()  # `cache info` lists it, `cache clear` empties it
@@ -163,7 +165,10 @@ def _failure(args: argparse.Namespace) -> Failure:
         if timed_out:
             said.append("CI's run of it timed out: a timeout here counts as the failure")
         command = args.command_line or evidence.repros[test]
-        return Failure(good, bad, command, runs, timed_out, tuple(said))
+        ci_error = normalize_error(evidence.test_errors.get(test)) or None
+        if ci_error and not timed_out:
+            said.append(f"CI's root cause, which the bad end must show: {ci_error}")
+        return Failure(good, bad, command, runs, timed_out, ci_error, tuple(said))
     which = f" for the test {args.test}" if args.test else ""
     raise UsageError(f"no CI failure with a regression range and a repro{which} today: {ask}")
 

@@ -115,6 +115,7 @@ def ci_finding(
             repros=repros,
             test_classes=dict(kinds or {}),
             test_reasons=reasons,
+            test_errors={f.name: f.error for f in analysis.failures if f.error},
             urls=list(urls or []),
             log_path=first.log,
             log_offset=first.root_offset,
