@@ -894,3 +894,15 @@ async def test_moving_keys_in_a_pane_stay_in_the_pane(tmp_path) -> None:
             await settle(pilot, app)
             assert app.focused is pane, key
         assert tree(app).cursor_fingerprint == first
+
+
+async def test_the_tree_opens_with_its_first_headers_in_view(tmp_path) -> None:
+    """Reopened on a cached run, the cursor on the first finding: the section and priority
+    headers above it are on screen (the tree is placed before its first layout)."""
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        await settle(pilot, app)
+        assert shown.cursor_line < shown.scrollable_content_region.height
+        assert shown.scroll_offset.y == 0

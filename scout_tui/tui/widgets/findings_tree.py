@@ -684,8 +684,16 @@ class FindingsTree(Tree[NodeData]):
             self.move_cursor(target)
         elif self.last_line >= 0:
             self.move_cursor_to_line(max(0, min(line, self.last_line)))
+        if not self.size.height:  # before the first layout, scrolled as if 0 lines high
+            self.call_after_refresh(self._from_the_top)
         # The same line after a rebuild is no highlight event: say what is under it.
         self.post_message(self.FindingHighlighted(self.cursor_fingerprint))
+
+    def _from_the_top(self) -> None:
+        """The cursor's line shown with the headers above it when it fits on the first
+        screen (placed before the layout, the tree was scrolled to put it at the top)."""
+        if 0 <= self.cursor_line < self.scrollable_content_region.height:
+            self.scroll_to(y=0, animate=False)
 
     def refresh_row(self, row: Row) -> None:
         """A finding's badges changed but not its place: relabel it alone (and its
