@@ -9,6 +9,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Label
 
 from scout_tui.tui.screens.modal import Modal
+from scout_tui.tui.widgets.key_footer import KeyFooter
 
 
 class DropReason(Modal[str | None]):
@@ -23,6 +24,7 @@ class DropReason(Modal[str | None]):
             yield Label(Text(f"Drop {self.what}: why? It is remembered."))
             yield Label("enter drops · escape cancels", id="drop-hint")
             yield Input(placeholder="e.g. not our code; fixed upstream", id="reason")
+        yield KeyFooter()  # this dialog's keys, not the tree's behind it
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.value.strip():

@@ -10,6 +10,7 @@ from textual.widgets import Input, Label, Select, TextArea
 from scout_tui.model import Finding, Priority
 from scout_tui.tui.edit_document import Edited
 from scout_tui.tui.screens.modal import Modal
+from scout_tui.tui.widgets.key_footer import KeyFooter
 
 NO_PRIORITY = "none"
 
@@ -42,6 +43,7 @@ class EditFinding(Modal[Edited | None]):
             )
             yield Label("Body (Markdown)")
             yield TextArea(finding.body, id="edit-body")
+        yield KeyFooter()  # this dialog's keys, not the tree's behind it
 
     def action_save(self) -> None:
         title = self.query_one("#edit-title", Input).value

@@ -11,6 +11,7 @@ from textual.widgets import Label, Static
 
 from scout_tui.tui.proposal import PublishProposal, proposal_markdown
 from scout_tui.tui.screens.modal import Modal
+from scout_tui.tui.widgets.key_footer import KeyFooter
 
 CONFIRM_KEYS = "y/enter publish · r reviewed only · d dry run (escape comes back) · n/escape cancel"
 
@@ -46,6 +47,7 @@ class ConfirmPublish(Modal[str | None]):
                     id="publish-unreviewed",
                 )
             yield Label(CONFIRM_KEYS, id="publish-keys")  # always in view, at 80x24 too
+        yield KeyFooter()  # this dialog's keys, not the tree's behind it
 
     def action_choose(self, choice: str | None) -> None:
         if choice == "reviewed" and not self.proposal.unreviewed:
@@ -77,6 +79,7 @@ class PublishProgress(Modal[None]):
         with Vertical(classes="dialog wide tall"):
             yield Label(Text(self.title_text), id="progress-title")
             yield VerticalScroll(Static("", id="progress-lines"), id="progress-scroll")
+        yield KeyFooter()
 
     def add_line(self, line: str) -> None:
         lines = self.query_one("#progress-lines", Static)

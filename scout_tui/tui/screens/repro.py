@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from scout_tui.analysis.ci.repro import ReproError, gpus_of, repro_argv
 from scout_tui.errors import visible
 from scout_tui.tui.screens.modal import Modal
+from scout_tui.tui.widgets.key_footer import KeyFooter
 
 
 def gpus_asked(command: str) -> str:
@@ -51,6 +52,7 @@ class ConfirmRepro(Modal[bool]):
                 "group: torchrun's workers too)."
             )
             yield Label("y/enter runs · n/escape cancels")
+        yield KeyFooter()  # this dialog's keys, not the tree's behind it
 
     def action_run(self) -> None:
         self.answer(True)
@@ -74,6 +76,7 @@ class PickTest(Modal[str | None]):
             yield Label(f"{self.doing}: which failing test?", classes="dialog-title")
             yield OptionList(*(Option(Text(visible(test)), id=test) for test in self.tests))
             yield Label("enter picks · escape cancels")
+        yield KeyFooter()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.answer(event.option.id)
