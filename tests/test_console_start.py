@@ -906,3 +906,42 @@ async def test_the_tree_opens_with_its_first_headers_in_view(tmp_path) -> None:
         await settle(pilot, app)
         assert shown.cursor_line < shown.scrollable_content_region.height
         assert shown.scroll_offset.y == 0
+
+
+async def test_keys_typed_after_a_triage_key_in_a_pane_follow_it_to_the_tree(tmp_path) -> None:
+    """In a pane, `a down` in one burst accepts the finding shown, then moves down the
+    tree; `x dup enter` drops it with its reason — as the same keys typed slowly."""
+    from tests.console import settle, tree
+
+    async with console_open(tmp_path) as (app, pilot):
+        shown = tree(app)
+        order = list(shown._finding_nodes)
+        first, second = order[0], order[1]
+        await pilot.press("tab")
+        await settle(pilot, app)
+        burst(app, "a", "down")
+        await pilot.pause(0.5)
+        await settle(pilot, app)
+        decided = app.session.review.decisions()
+        assert decided[first].decision == "accepted" and second not in decided
+        assert shown.cursor_fingerprint == second
+        await pilot.press("tab")
+        await settle(pilot, app)
+        burst(app, "x", *"dup", "enter")
+        await pilot.pause(1.0)
+        await settle(pilot, app)
+        assert app.screen is app.triage  # no preview opened by the reason's `p`
+        assert app.session.review.decisions()[second].reason == "dup"
+
+
+async def test_keys_typed_past_the_filters_enter_reach_a_dialog_whole(tmp_path) -> None:
+    """`/todo enter x dup enter` in one burst: the drop's reason is `dup`, not `up` (the
+    keys re-sent after the filter went ahead of the one that waited for the dialog)."""
+    from tests.console import settle
+
+    async with console_open(tmp_path) as (app, pilot):
+        burst(app, "/", *"todo", "enter", "x", *"dup", "enter")
+        await pilot.pause(1.5)
+        await settle(pilot, app)
+        dropped = [e for e in app.session.review.decisions().values() if e.decision == "dropped"]
+        assert [e.reason for e in dropped] == ["dup"]

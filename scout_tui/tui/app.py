@@ -116,6 +116,8 @@ class ScoutApp(App[int]):
                 for key in split:
                     await self._route(key)
                 return
+        if isinstance(modal, TriageScreen):
+            modal.focus_tree_for(event.key)
         focused = self.focused
         if isinstance(modal, Modal) and focused is None:
             # Just pushed, its field not focused yet: the key would reach the screen alone

@@ -80,14 +80,14 @@ class KeyOrder:
     def waits(self, event: events.Key) -> bool:
         """Whether `event` must wait behind keys re-sent or parked before it (it is kept,
         and sent again after them)."""
-        if self._resent and event is self._resent[0]:
-            self._resent.popleft()
-            return False
-        if self._parked:
-            if event in self._resent:  # re-sent before: its place is now behind the parked
+        if self._parked:  # every key after a parked one waits with it, re-sent ones too
+            if event in self._resent:
                 self._resent.remove(event)
             self._parked.append(event)
             return True
+        if self._resent and event is self._resent[0]:
+            self._resent.popleft()
+            return False
         if not self._resent:
             return False
         if time.monotonic() - self._since > RESENT_WAIT:  # a re-sent key was lost

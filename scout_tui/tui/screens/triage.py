@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -45,7 +45,6 @@ from scout_tui.tui.messages import (
     PublishedElsewhere,
 )
 from scout_tui.tui.screens.drop_reason import DropReason
-from scout_tui.tui.screens.modal import resend
 from scout_tui.tui.view import Filter, changed_decisions
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.finding_panes import FindingPanes
@@ -126,21 +125,18 @@ class TriageScreen(Screen[None]):
         | {"copy_repro", "run_repro", "open_url", "open_log"}
     )
 
-    def on_key(self, event: events.Key) -> None:
+    def focus_tree_for(self, key: str) -> None:
         """A triage key pressed in a pane (the diff, the log) acts on the finding the panes
-        show, as in the tree: the focus goes back to the tree and the key with it."""
-        if self.app.screen is not self or event.key in ("tab", "shift+tab", "escape"):
-            return
+        show, as in the tree: the focus goes to the tree now, before the key is routed,
+        so that it and the keys typed after it all reach the tree, in order."""
         tree, focused = self.query_one(FindingsTree), self.app.focused
-        if focused is tree or isinstance(focused, Input) or tree.cursor_fingerprint is None:
+        if focused is None or focused is tree or isinstance(focused, Input):
             return  # (a filter's text is typed, not acted on)
-        bound = tree._bindings.key_to_bindings.get(event.key, [])
-        if not any(b.id for b in bound):  # scout's triage keys, not the Tree's moves
+        if tree.cursor_fingerprint is None:
             return
-        event.stop()
-        event.prevent_default()
-        tree.focus()
-        resend(self.app, [event])
+        bound = tree._bindings.key_to_bindings.get(key, [])
+        if any(b.id for b in bound):  # scout's triage keys, not the Tree's moves
+            self.set_focus(tree)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         above = self.app.screen is not self  # a modal, the log viewer
@@ -482,7 +478,7 @@ class TriageScreen(Screen[None]):
         if decided is not None and decided.decision in ("dropped", "merged"):
             # Refused here, the marks kept: the store would refuse it by fingerprint.
             self.notify(
-                f"cannot merge into “{target.title[:60]}”: it is {decided.decision} — accept "
+                f"cannot merge into “{_cut(target.title)}”: it is {decided.decision} — accept "
                 "it first, or put the cursor on the finding to merge into",
                 severity="warning",
                 timeout=5,
@@ -797,3 +793,9 @@ class TriageScreen(Screen[None]):
             self.collection.kill()
         self.repro_flow.stop(grace=2)  # nothing the console started keeps a GPU
         self.decisions.close()
+
+
+def _cut(title: str, width: int = 60) -> str:
+    """A title said in a notice: without Markdown's backticks, cut with "…"."""
+    plain = " ".join(title.replace("`", "").split())
+    return plain if len(plain) <= width else plain[: width - 1].rstrip() + "…"
