@@ -14,8 +14,10 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from scout_tui.cli.bisect import BISECT_SCHEMA_FILE, render_schema
 from scout_tui.sandbox.demo.file_server import FileServer, Served
 from scout_tui.sandbox.nightlies import (
     FAILURE,
@@ -95,6 +97,7 @@ def test_the_first_bad_nightly_in_one_plus_log2_n_runs(tmp_path, tool) -> None:
     assert found["could_not_test"] == []
     assert found["compare_url"].endswith(f"{builds[3].commit}...{builds[4].commit}")
     assert f"building an environment for torch {builds[-1].version} with {tool}" in done.stderr
+    jsonschema.validate(found, json.loads(BISECT_SCHEMA_FILE.read_text()))
     log = Path(found["runs"][0]["log"]).read_text()
     assert FAILURE.split(":")[0] in log
     # At most --keep-envs environments stay, listed with their size, removed by a clear.
@@ -487,3 +490,9 @@ def test_the_bad_end_must_fail_with_cis_root_cause(tmp_path, ci_error, reproduce
         assert found["decision"] == "the bad end could not be tested"
         assert found["could_not_test"][0]["why"].startswith("a different error")
         assert len(found["runs"]) == 1
+
+
+def test_the_committed_schema_is_the_documents() -> None:
+    assert BISECT_SCHEMA_FILE.read_text() == render_schema(), (
+        "schema/bisect.schema.json is stale: run `python -m scout_tui.cli.bisect`"
+    )

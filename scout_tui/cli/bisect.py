@@ -27,11 +27,12 @@ from scout_tui.errors import (
     redact,
     register_secret,
 )
-from scout_tui.nightlies.bisect import Found, Request, bisect
+from scout_tui.nightlies.bisect import BISECT_FORMAT, Found, Request, bisect
 from scout_tui.nightlies.envs import Environments, InstallFailed, Recipe
 from scout_tui.nightlies.index import RangeError, list_nightlies, nightly, resolve
 from scout_tui.nightlies.trial import Expected
 from scout_tui.nightlies.wheels import NightlyError
+from scout_tui.report.schema import schema_of, schema_text
 from scout_tui.repro.lock import BoxLock
 from scout_tui.store.cache import Cache
 from scout_tui.store.state import StateStore
@@ -48,6 +49,15 @@ class Failure:
     timeout_is_failure: bool = False
     error: str | None = None  # CI's root cause, normalised: the bad end must fail with it
     said: tuple[str, ...] = ()  # what was taken from the day's run, told before the first run
+
+
+BISECT_SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schema" / "bisect.schema.json"
+
+
+def render_schema() -> str:
+    """`--json`'s schema as committed in schema/bisect.schema.json (`python -m
+    scout_tui.cli.bisect` rewrites it; a test compares the two)."""
+    return schema_text(schema_of(Found, BISECT_FORMAT.replace("/", ".v")))
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
@@ -275,7 +285,7 @@ def _summary(found: Found) -> str:
     lines = [f"decision: {found.decision}"]
     for label, end in (("first bad", found.first_bad), ("last good", found.last_good)):
         if end:
-            lines.append(f"{label}: torch {end['version']} (commit {end['commit'] or 'unknown'})")
+            lines.append(f"{label}: torch {end.version} (commit {end.commit or 'unknown'})")
     if found.last_good and not found.last_good_passed_here:
         lines.append(
             "  (the last good one is CI's word: nothing passed on this box — --verify-good "
@@ -284,9 +294,14 @@ def _summary(found: Found) -> str:
     if found.compare_url:
         lines.append(f"compare: {found.compare_url}")
     for item in found.could_not_test:
-        lines.append(f"could not test: torch {item['nightly']} — {item['why']}")
+        lines.append(f"could not test: torch {item.nightly} — {item.why}")
     lines.append(
         f"runs: {len(found.runs)} for {found.candidates} nightlies (at most {found.most_runs} "
         "plus one per untestable)"
     )
     return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    BISECT_SCHEMA_FILE.write_text(render_schema(), encoding="utf-8")
+    print(f"wrote {BISECT_SCHEMA_FILE}")

@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from scout_tui.nightlies.envs import Environments, InstallFailed, Recipe, safe_name
 from scout_tui.nightlies.index import (
@@ -29,6 +32,8 @@ from scout_tui.nightlies.index import (
 from scout_tui.nightlies.search import Outcome, Search, Verdict
 from scout_tui.nightlies.trial import Expected, Trial, run_trial
 from scout_tui.nightlies.wheels import NightlyError, torch_commit
+
+BISECT_FORMAT = "scout-bisect/1"
 
 
 @dataclass(frozen=True)
@@ -50,25 +55,46 @@ class Request:
     platform_tag: str = "manylinux"
 
 
-@dataclass
-class Found:
-    """What a bisect found, as `--json` prints it."""
+class _Document(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
+
+class End(_Document):
+    version: str
+    commit: str | None  # null: the wheel's torch/version.py could not be read
+
+
+class Run(_Document):
+    nightly: str
+    result: Literal["pass", "fail", "could not test"]
+    seconds: float
+    log: str  # the file its output went to ("" when it never ran: the install failed)
+
+
+class Untested(_Document):
+    nightly: str
+    why: str
+
+
+class Found(_Document):
+    """What a bisect found: `--json`'s document (schema/bisect.schema.json)."""
+
+    format: str = BISECT_FORMAT
     decision: str
-    first_bad: dict[str, str | None] | None
-    last_good: dict[str, str | None] | None
+    first_bad: End | None
+    last_good: End | None
     compare_url: str | None
     commits_between: int | None
     commits_between_why: str | None
-    runs: list[dict[str, object]]
-    could_not_test: list[dict[str, str]]
+    runs: list[Run]
+    could_not_test: list[Untested]
     candidates: int
     most_runs: int  # 1 + ceil(log2 n), plus one per nightly that could not be tested
     # Whether the last good nightly passed on this box; False: CI's word (--verify-good).
     last_good_passed_here: bool = False
 
     def as_json(self) -> dict[str, object]:
-        return asdict(self)
+        return self.model_dump(mode="json")
 
 
 class Results:
@@ -144,8 +170,8 @@ def bisect(
     found = _outcome(
         request, verdict, trials, len(candidates), most, index_url, compare_url, cache_dir, say
     )
-    if found.compare_url and count is not None:
-        old, new = (found.last_good or {}).get("commit"), (found.first_bad or {}).get("commit")
+    if found.compare_url and count is not None and found.last_good and found.first_bad:
+        old, new = found.last_good.commit, found.first_bad.commit
         if old and new:
             found.commits_between, found.commits_between_why = count(old, new)
     return verdict, found
@@ -233,8 +259,8 @@ def _outcome(
         if name is not None:
             commits[name] = _commit(name, index_url, request, kept, say)
 
-    def end(name: str | None) -> dict[str, str | None] | None:
-        return None if name is None else {"version": name, "commit": commits.get(name)}
+    def end(name: str | None) -> End | None:
+        return None if name is None else End(version=name, commit=commits.get(name))
 
     old = commits.get(verdict.last_good or "")
     new = commits.get(verdict.first_bad or "")
@@ -249,11 +275,13 @@ def _outcome(
         if compare
         else "no compare: a commit is unknown",
         runs=[
-            {"nightly": t.nightly, "result": t.outcome.value, "seconds": t.seconds, "log": t.log}
+            Run(nightly=t.nightly, result=t.outcome.value, seconds=t.seconds, log=t.log)
             for t in trials
         ],
         could_not_test=[
-            {"nightly": t.nightly, "why": t.why} for t in trials if t.outcome is Outcome.UNTESTABLE
+            Untested(nightly=t.nightly, why=t.why)
+            for t in trials
+            if t.outcome is Outcome.UNTESTABLE
         ],
         candidates=candidates,
         most_runs=most,
