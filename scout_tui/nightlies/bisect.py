@@ -106,7 +106,7 @@ class Results:
 
     def key(self, nightly: str) -> str:
         r = self.request
-        key = "\0".join([nightly, r.command, r.head, r.recipe.digest(), str(r.runs)])
+        key = "\0".join([nightly, r.command, r.head, r.recipe.digest, str(r.runs)])
         return hashlib.sha256(key.encode()).hexdigest()[:24]
 
     def _path(self, nightly: str) -> Path:

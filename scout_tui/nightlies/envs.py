@@ -9,6 +9,7 @@ stay, the least recently used removed first: each can take gigabytes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -44,7 +45,9 @@ class Recipe:
     requirements: tuple[Path, ...] = ()
     tools: tuple[str, ...] = ()  # what runs the repro besides torch (`pytest`)
 
+    @functools.cached_property
     def digest(self) -> str:
+        """What the environment holds, as a name (read once: every tried nightly asks)."""
         parts = [self.index_url, sys.version, *(str(p) for p in self.requirements), *self.tools]
         for path in self.requirements:
             parts.append(hashlib.sha256(path.read_bytes()).hexdigest())
@@ -99,7 +102,7 @@ class Environments:
         self, nightly: Nightly, recipe: Recipe, say: Callable[[str], None] = lambda _: None
     ) -> Environment:
         """The nightly's environment, built if need be (InstallFailed)."""
-        name = f"torch-{safe_name(nightly.name)}-{recipe.digest()}"
+        name = f"torch-{safe_name(nightly.name)}-{recipe.digest}"
         env = Environment(self.root / name, nightly.name)
         if (env.root / READY).is_file():
             os.utime(env.root / READY)  # used: the last to be removed

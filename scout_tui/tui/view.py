@@ -69,7 +69,7 @@ def badges(
         if label == "merged" and entry is not None and entry.merged_into:
             target = (titles or {}).get(entry.merged_into)
             label = (
-                f"merged into “{_short(target)}”"
+                f"merged into “{short_title(target)}”"
                 if target
                 else (f"merged into {entry.merged_into.rsplit('-', 1)[-1][:6]}")
             )
@@ -88,9 +88,10 @@ def badges(
     return tuple(out)
 
 
-def _short(title: str, width: int = 32) -> str:
-    title = title.replace("`", "")
-    return title if len(title) <= width else title[: width - 1] + "…"
+def short_title(title: str, width: int = 32) -> str:
+    """A title said in a badge or a notice: without Markdown's backticks, cut with "…"."""
+    plain = " ".join(title.replace("`", "").split())
+    return plain if len(plain) <= width else plain[: width - 1].rstrip() + "…"
 
 
 def rows_of(

@@ -45,7 +45,7 @@ from scout_tui.tui.messages import (
     PublishedElsewhere,
 )
 from scout_tui.tui.screens.drop_reason import DropReason
-from scout_tui.tui.view import Filter, changed_decisions
+from scout_tui.tui.view import Filter, changed_decisions, short_title
 from scout_tui.tui.widgets.collectors_bar import CollectorsBar
 from scout_tui.tui.widgets.finding_panes import FindingPanes
 from scout_tui.tui.widgets.findings_tree import FindingsTree
@@ -477,9 +477,10 @@ class TriageScreen(Screen[None]):
         decided = self.entries.get(target.fingerprint)
         if decided is not None and decided.decision in ("dropped", "merged"):
             # Refused here, the marks kept: the store would refuse it by fingerprint.
+            into = short_title(target.title, 60)
             self.notify(
-                f"cannot merge into “{_cut(target.title)}”: it is {decided.decision} — accept "
-                "it first, or put the cursor on the finding to merge into",
+                f"cannot merge into “{into}”: it is {decided.decision} — accept it first, "
+                "or put the cursor on the finding to merge into",
                 severity="warning",
                 timeout=5,
             )
@@ -793,9 +794,3 @@ class TriageScreen(Screen[None]):
             self.collection.kill()
         self.repro_flow.stop(grace=2)  # nothing the console started keeps a GPU
         self.decisions.close()
-
-
-def _cut(title: str, width: int = 60) -> str:
-    """A title said in a notice: without Markdown's backticks, cut with "…"."""
-    plain = " ".join(title.replace("`", "").split())
-    return plain if len(plain) <= width else plain[: width - 1].rstrip() + "…"
