@@ -430,7 +430,8 @@ def test_a_repro_leaves_nothing_running_and_its_end_decides(tmp_path) -> None:
         done = scout(*args, "--timeout", "60", env=with_uv())
     found = json.loads(done.stdout)
     assert found["first_bad"]["version"] == builds[2].version, done.stderr
-    assert all(run["seconds"] < 30 for run in found["runs"])
+    assert found["could_not_test"] == []  # the failure counted, not taken for a timeout
+    assert {run["result"] for run in found["runs"]} <= {"pass", "fail"}
     assert running(marker) == []
 
 
